@@ -1,0 +1,44 @@
+import { build } from "esbuild";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { DIST_DIR, FUNCTIONS_DIR, ROOT, functionNames } from "./functions";
+
+export const MAX_BUNDLE_BYTES = 1024 * 1024;
+
+export interface BundleInfo {
+  name: string;
+  path: string;
+  bytes: number;
+}
+
+/** Bundles one entry for workerd: ESM, minified, Node built-ins left to nodejs_compat. */
+async function bundle(entry: string, outfile: string): Promise<void> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*", "node:*"],
+    minify: true,
+    keepNames: true,
+    sourcemap: false,
+    logLevel: "warning",
+  });
+}
+
+/** Builds every function into its own bundle (dist/functions/<name>.js) plus the local router. */
+export async function buildAll(names = functionNames()): Promise<BundleInfo[]> {
+  const bundles = await Promise.all(
+    names.map(async (name) => {
+      const path = join(DIST_DIR, "functions", `${name}.js`);
+      await bundle(join(FUNCTIONS_DIR, name, "index.ts"), path);
+      return { name, path, bytes: (await stat(path)).size };
+    }),
+  );
+  await bundle(join(ROOT, "scripts", "router.ts"), join(DIST_DIR, "router.js"));
+  return bundles;
+}

@@ -1,0 +1,36 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Sql } from "../../shared/db";
+
+export const MIGRATIONS_DIR = join(import.meta.dirname, "../../supabase/migrations");
+
+/**
+ * Applies every migration in supabase/migrations not yet recorded in private.schema_migrations,
+ * in file-name order, each in its own transaction, under an advisory lock so concurrent starters
+ * (dev server, tests, CLI) never apply one twice. Re-running is a no-op.
+ */
+export async function applyMigrations(sql: Sql): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort();
+  const applied: string[] = [];
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext('schema_migrations'))`;
+    await tx.unsafe(`
+      create schema if not exists private;
+      create table if not exists private.schema_migrations (
+        name text primary key,
+        applied_at timestamptz not null default now()
+      );
+      comment on table private.schema_migrations is 'Migrations already applied, by file name.';
+      comment on column private.schema_migrations.name is 'File name in supabase/migrations.';
+      comment on column private.schema_migrations.applied_at is 'When it was applied.';
+    `);
+    const done = new Set((await tx`select name from private.schema_migrations`).map((r) => r.name as string));
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.unsafe(await readFile(join(MIGRATIONS_DIR, file), "utf8"));
+      await tx`insert into private.schema_migrations (name) values (${file})`;
+      applied.push(file);
+    }
+  });
+  return applied;
+}

@@ -1,0 +1,96 @@
+import { Miniflare, type WorkerOptions } from "miniflare";
+import { dirname } from "node:path";
+import { connect } from "../../shared/db";
+import { bindingName } from "./binding-name";
+import { buildAll } from "./build";
+import { startEmbeddedDatabase } from "./embedded-db";
+import { cronSchedules, passedBindings } from "./functions";
+import { applyMigrations } from "./migrate";
+
+export const COMPATIBILITY_DATE = "2026-04-01";
+export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+
+export interface ServerOptions {
+  port?: number;
+  host?: string;
+  /** Environment the bindings are read from (process.env by default). */
+  env?: Record<string, string | undefined>;
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  databaseUrl: string;
+  miniflare: Miniflare;
+  /** Runs one cron tick of a scheduled worker now, as the minute timer does. */
+  triggerCron(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service as it runs at the edge: the database (DATABASE_URL, or embedded PGlite),
+ * migrations, one workerd worker per function from its own bundle, the router in front of them on
+ * `host:port`, and a minute timer driving the cron triggers.
+ */
+export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {} }: ServerOptions = {}): Promise<RunningServer> {
+  const embedded = env.DATABASE_URL ? null : await startEmbeddedDatabase();
+  const databaseUrl = env.DATABASE_URL ?? embedded!.url;
+  const sql = connect(databaseUrl, { pooled: true });
+  try {
+    const applied = await applyMigrations(sql);
+    if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
+  } finally {
+    await sql.end();
+  }
+
+  const bundles = await buildAll();
+  const bindings: Record<string, string> = {};
+  for (const name of passedBindings) if (env[name] !== undefined) bindings[name] = env[name]!;
+  bindings.DATABASE_URL = databaseUrl;
+
+  const workers: WorkerOptions[] = [
+    {
+      name: "router",
+      modules: true,
+      scriptPath: bundles.length ? `${dirname(dirname(bundles[0].path))}/router.js` : "dist/router.js",
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: { FUNCTIONS: bundles.map((b) => b.name) },
+      serviceBindings: Object.fromEntries(bundles.map((b) => [bindingName(b.name), b.name])),
+    },
+    ...bundles.map(
+      (b): WorkerOptions => ({
+        name: b.name,
+        modules: true,
+        modulesRoot: dirname(b.path),
+        scriptPath: b.path,
+        compatibilityDate: COMPATIBILITY_DATE,
+        compatibilityFlags: COMPATIBILITY_FLAGS,
+        bindings,
+      }),
+    ),
+  ];
+  const miniflare = new Miniflare({ host, port, workers });
+  const url = (await miniflare.ready).toString().replace(/\/$/, "");
+
+  const triggerCron = async (name: string) => {
+    const worker = await miniflare.getWorker(name);
+    for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron });
+  };
+  const timers = Object.keys(cronSchedules)
+    .filter((name) => bundles.some((b) => b.name === name))
+    .map((name) =>
+      setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000),
+    );
+
+  return {
+    url,
+    databaseUrl,
+    miniflare,
+    triggerCron,
+    async stop() {
+      timers.forEach(clearInterval);
+      await miniflare.dispose();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { Hono, type Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestClock } from "./clock";
+import { readConfig, type Bindings, type Config } from "./config";
+import { connect, type Sql } from "./db";
+import { ApiError, errorCatalogue } from "./errors";
+import { negotiateLocale, type Locale } from "./i18n";
+import type { Principal } from "./auth";
+
+export type AppEnv = {
+  Bindings: Bindings;
+  Variables: {
+    requestId: string;
+    config: Config;
+    now: Date;
+    locale: Locale;
+    db: () => Sql;
+    principal: Principal | null;
+  };
+};
+export type AppContext = Context<AppEnv>;
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/**
+ * The one place every function app is built: request id, configuration, clock, locale, a lazily
+ * opened per-request database client, the error handler, not-found and method-not-allowed.
+ * Routes are declared on "/" of the returned app, which is mounted at `/functions/v1/<name>`.
+ *
+ * @example
+ * const app = createFunctionApp("mandate-scopes");
+ * app.get("/", (c) => c.json(catalogue(c.var.locale)));
+ * export default app;
+ */
+export function createFunctionApp(name: string) {
+  const basePath = `/functions/v1/${name}`;
+  const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
+
+  app.use(async function requestContext(c, next) {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.header("x-request-id", requestId);
+    const config = readConfig(c.env);
+    c.set("config", config);
+    c.set("now", requestClock(config, c.req.raw.headers));
+    c.set("locale", negotiateLocale(c.req.header("accept-language")));
+    c.set("principal", null);
+    let sql: Sql | undefined;
+    c.set("db", () => (sql ??= connect(config.DATABASE_URL)));
+    try {
+      await next();
+    } finally {
+      if (sql) {
+        const closing = sql.end({ timeout: 1 });
+        try {
+          c.executionCtx.waitUntil(closing);
+        } catch {
+          await closing;
+        }
+      }
+    }
+  });
+
+  app.notFound((c) => {
+    const path = c.req.path.replace(/\/+$/, "");
+    const allowed = app.routes
+      .filter((route) => route.method !== "ALL" && route.path.replace(/\/+$/, "") === path)
+      .map((route) => route.method);
+    if (allowed.length > 0) {
+      c.header("allow", [...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", "));
+      return c.json(new ApiError("METHOD_NOT_ALLOWED").body(), 405);
+    }
+    return c.json(new ApiError("ROUTE_NOT_FOUND").body(), 404);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.body(), error.status as 400);
+    if (error instanceof HTTPException && error.status < 500) {
+      const code = error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT";
+      return c.json(new ApiError(code).body(), errorCatalogue[code][0]);
+    }
+    console.error(JSON.stringify({ function: name, request_id: c.var.requestId, error: String(error?.stack ?? error) }));
+    return c.json(new ApiError("INTERNAL_ERROR").body(), 500);
+  });
+
+  return app;
+}

@@ -1,0 +1,70 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./app";
+import { parseApiKey, type Environment, type KeyKind } from "./api-keys";
+import { sha256Hex, timingSafeEqual } from "./crypto";
+import { rpc } from "./db";
+import { ApiError } from "./errors";
+
+export const API_KEY_HEADER = "x-service-api-key";
+
+/** Who is calling: a merchant through one of its keys, in one environment. */
+export interface Principal {
+  kind: "merchant_key";
+  merchantId: string;
+  environment: Environment;
+  keyKind: KeyKind;
+  keyId: string;
+}
+
+/**
+ * Which keys an endpoint accepts (spec section 5):
+ * - `secret`: server endpoints; a publishable key is `401 AUTH_REQUIRED`.
+ * - `publishable`: browser endpoints; publishable or secret keys.
+ * - `anonymous`: a key is optional; without one the principal is null.
+ */
+export type KeyPolicy = "secret" | "publishable" | "anonymous";
+
+interface KeyRow {
+  key_id: string;
+  merchant_id: string;
+  key_hash: string;
+}
+
+/** The presented key: `x-service-api-key`, else the configured legacy header (the first one wins). */
+export function presentedKey(headers: Headers, legacyHeader: string): string | null {
+  return headers.get(API_KEY_HEADER) ?? headers.get(legacyHeader);
+}
+
+/**
+ * Authenticates the merchant key and sets `principal`. Every later read and write is scoped by
+ * the principal's merchant and environment.
+ *
+ * @example app.post("/", apiKeyAuth("secret"), handler)
+ */
+export function apiKeyAuth(policy: KeyPolicy): MiddlewareHandler<AppEnv> {
+  return async function authenticateApiKey(c, next) {
+    const key = presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER);
+    if (!key) {
+      if (policy === "anonymous") return next();
+      throw new ApiError("API_KEY_REQUIRED");
+    }
+    const parsed = parseApiKey(key);
+    if (!parsed) throw new ApiError("INVALID_API_KEY");
+    if (policy === "secret" && parsed.kind === "publishable") throw new ApiError("AUTH_REQUIRED");
+    const hash = await sha256Hex(key);
+    const row = await rpc<KeyRow | null>(c.var.db(), "api_key_authenticate", {
+      key_hash: hash,
+      kind: parsed.kind,
+      environment: parsed.environment,
+    });
+    if (!row || !timingSafeEqual(row.key_hash, hash)) throw new ApiError("INVALID_API_KEY");
+    c.set("principal", {
+      kind: "merchant_key",
+      merchantId: row.merchant_id,
+      environment: parsed.environment,
+      keyKind: parsed.kind,
+      keyId: row.key_id,
+    });
+    return next();
+  };
+}

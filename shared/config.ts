@@ -1,0 +1,36 @@
+import * as v from "valibot";
+
+/** Bindings every function worker receives (wrangler vars/secrets in production, miniflare bindings locally). */
+const configSchema = v.object({
+  DATABASE_URL: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "DATABASE_URL must be a postgres:// URL")),
+  UPSTASH_REDIS_REST_URL: v.optional(v.pipe(v.string(), v.url())),
+  UPSTASH_REDIS_REST_TOKEN: v.optional(v.string()),
+  LEGACY_API_KEY_HEADER: v.optional(
+    v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9-]+$/, "LEGACY_API_KEY_HEADER must be a header name")),
+    "x-api-key",
+  ),
+  TEST_CLOCK: v.optional(v.picklist(["0", "1"]), "0"),
+});
+
+export type Config = v.InferOutput<typeof configSchema>;
+export type Bindings = v.InferInput<typeof configSchema> & Record<string, unknown>;
+
+const parsed = new WeakMap<object, Config>();
+
+/**
+ * Validates the worker's bindings once per bindings object and returns them typed.
+ * A misconfiguration fails loudly in the log and as a generic 500 to the caller.
+ *
+ * @example const { DATABASE_URL } = readConfig(c.env);
+ */
+export function readConfig(env: Bindings): Config {
+  const cached = parsed.get(env);
+  if (cached) return cached;
+  const result = v.safeParse(configSchema, env);
+  if (!result.success) {
+    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? "?"}: ${issue.message}`);
+    throw new Error(`invalid configuration: ${problems.join("; ")}`);
+  }
+  parsed.set(env, result.output);
+  return result.output;
+}

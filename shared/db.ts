@@ -1,0 +1,84 @@
+import postgres from "postgres";
+import { ApiError, type ErrorCode } from "./errors";
+
+export type Sql = postgres.Sql;
+
+/**
+ * Custom SQLSTATEs raised by the RPCs in supabase/migrations, each mapped to exactly one API error code.
+ * Class `HA` is ours; the number is stable once published.
+ */
+const sqlStateCodes: Record<string, ErrorCode> = {
+  HA001: "ALIAS_TAKEN",
+  HA002: "CLAIM_TOKEN_INVALID",
+  HA404: "not_found",
+};
+
+const unreachableErrors = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/**
+ * Opens a postgres.js client. Workers open one connection per request (I/O cannot cross requests
+ * in workerd; Hyperdrive or a transaction pooler does the pooling in production); Node processes pool.
+ * Prepared statements stay off so transaction poolers and the embedded multiplexer work unchanged.
+ */
+export function connect(url: string, { pooled = false }: { pooled?: boolean } = {}): Sql {
+  return postgres(url, {
+    max: pooled ? 10 : 1,
+    prepare: false,
+    fetch_types: false,
+    connect_timeout: 5,
+    idle_timeout: pooled ? 20 : 0,
+    onnotice: () => {},
+  });
+}
+
+/** True when the error means the database could not be reached, as opposed to a failed statement. */
+export function isUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== "string") return false;
+  return unreachableErrors.has(code) || code.startsWith("08") || code === "57P01" || code === "57P03";
+}
+
+/**
+ * Calls one RPC: `public.<name>(p jsonb) returns jsonb`, in one round trip and one implicit
+ * transaction. Our SQLSTATEs become their API error; an unreachable database becomes 503.
+ *
+ * @example const result = await rpc<{ claim_token: string }>(sql, "alias_reserve", { alias, ttl_seconds });
+ */
+export async function rpc<T>(sql: Sql, name: string, params: Record<string, unknown>): Promise<T> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
+  try {
+    const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [JSON.stringify(params)]);
+    return rows[0].result as T;
+  } catch (error) {
+    throw translateDatabaseError(error);
+  }
+}
+
+/** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */
+export function translateDatabaseError(error: unknown): unknown {
+  const state = (error as { code?: unknown })?.code;
+  if (typeof state === "string" && state in sqlStateCodes) {
+    const detail = (error as { detail?: string }).detail;
+    return new ApiError(sqlStateCodes[state], detail ? safeJson(detail) : {});
+  }
+  if (isUnreachable(error)) return new ApiError("DATABASE_UNAVAILABLE");
+  return error;
+}
+
+function safeJson(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The error catalogue: every API error code the service can answer with, its HTTP status and its
+ * English text. Codes are spelled exactly as the specification spells them. A handler raises an
+ * `ApiError`; the app factory turns it into `{error, code}` (plus any extra fields) with that status.
+ */
+export const errorCatalogue = {
+  INVALID_INPUT: [400, "The request body or query is invalid."],
+  INVALID_JSON: [400, "The request body is not valid JSON."],
+  MERCHANT_ID_REQUIRED: [400, "merchant_id is required."],
+  INVALID_SURFACE: [400, "surface must be capture or mandate."],
+  SCENARIO_NOT_ALLOWED: [400, "x-service-scenario is only accepted with sandbox keys."],
+  INVALID_SCENARIO: [400, "x-service-scenario is not a known scenario."],
+  API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
+  INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],
+  AUTH_REQUIRED: [401, "This endpoint needs a secret key; a publishable key is not accepted here."],
+  not_found: [404, "Not found."],
+  FUNCTION_NOT_FOUND: [404, "No function with this name exists."],
+  ROUTE_NOT_FOUND: [404, "No route matches this path."],
+  METHOD_NOT_ALLOWED: [405, "This method is not allowed on this function."],
+  ALIAS_TAKEN: [409, "The alias is already held by someone else."],
+  CLAIM_TOKEN_INVALID: [409, "The claim token does not hold this alias."],
+  PAYLOAD_TOO_LARGE: [413, "The request body is too large."],
+  UNSUPPORTED_MEDIA_TYPE: [415, "The request body must be application/json."],
+  RATE_LIMITED: [429, "Too many requests; retry after the time given in Retry-After."],
+  INTERNAL_ERROR: [500, "An internal error occurred."],
+  DATABASE_UNAVAILABLE: [503, "The database cannot be reached; retry later."],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** A failure the client should see as `{error, code}` with the catalogue's status. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly extra: Record<string, unknown> = {},
+    message?: string,
+  ) {
+    super(message ?? errorCatalogue[code][1]);
+    this.status = errorCatalogue[code][0];
+  }
+
+  body(): Record<string, unknown> {
+    return { error: this.message, code: this.code, ...this.extra };
+  }
+}
+
+/** Builds the JSON response for a catalogue code outside of a Hono context (the router, for instance). */
+export function errorResponse(code: ErrorCode, init: ResponseInit = {}): Response {
+  const error = new ApiError(code);
+  return Response.json(error.body(), { ...init, status: error.status });
+}

@@ -1,0 +1,105 @@
+import { Ratelimit } from "@upstash/ratelimit";
+import { Redis } from "@upstash/redis/cloudflare";
+import type { AppContext } from "./app";
+import type { Config } from "./config";
+import { ApiError } from "./errors";
+
+/** A named limit: at most `limit` requests per `windowSeconds` for one identifier. */
+export interface RateLimitRule {
+  name: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateLimitDecision {
+  success: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch milliseconds at which the window frees up. */
+  reset: number;
+}
+
+/** The one interface both implementations satisfy. */
+export interface RateLimiter {
+  limit(rule: RateLimitRule, identifier: string): Promise<RateLimitDecision>;
+}
+
+/** @upstash/ratelimit (sliding window) over the Upstash REST protocol. */
+export class UpstashRateLimiter implements RateLimiter {
+  private readonly limiters = new Map<string, Ratelimit>();
+  constructor(private readonly redis: Redis) {}
+
+  async limit(rule: RateLimitRule, identifier: string): Promise<RateLimitDecision> {
+    let limiter = this.limiters.get(rule.name);
+    if (!limiter) {
+      limiter = new Ratelimit({
+        redis: this.redis,
+        limiter: Ratelimit.slidingWindow(rule.limit, `${rule.windowSeconds} s`),
+        prefix: `ratelimit:${rule.name}`,
+        ephemeralCache: false,
+      });
+      this.limiters.set(rule.name, limiter);
+    }
+    const { success, limit, remaining, reset } = await limiter.limit(identifier);
+    return { success, limit, remaining, reset };
+  }
+}
+
+/** Sliding-window counters in this process's memory: the default when no Redis is configured. */
+export class InProcessRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { start: number; current: number; previous: number }>();
+
+  async limit(rule: RateLimitRule, identifier: string, nowMs = Date.now()): Promise<RateLimitDecision> {
+    const windowMs = rule.windowSeconds * 1000;
+    const start = Math.floor(nowMs / windowMs) * windowMs;
+    const key = `${rule.name}:${identifier}`;
+    let entry = this.windows.get(key);
+    if (!entry || entry.start < start - windowMs) entry = { start, current: 0, previous: 0 };
+    else if (entry.start < start) entry = { start, current: 0, previous: entry.current };
+    const weight = 1 - (nowMs - start) / windowMs;
+    const used = Math.floor(entry.previous * weight) + entry.current;
+    const success = used < rule.limit;
+    if (success) entry.current += 1;
+    this.windows.set(key, entry);
+    if (this.windows.size > 50_000) this.evictBefore(start - windowMs);
+    return { success, limit: rule.limit, remaining: Math.max(0, rule.limit - used - (success ? 1 : 0)), reset: start + windowMs };
+  }
+
+  private evictBefore(cutoff: number) {
+    for (const [key, entry] of this.windows) if (entry.start < cutoff) this.windows.delete(key);
+  }
+}
+
+const limiters = new WeakMap<Config, RateLimiter>();
+
+/** The limiter for this deployment: Upstash when UPSTASH_REDIS_REST_URL is set, in-process otherwise. */
+export function rateLimiterFor(config: Config): RateLimiter {
+  let limiter = limiters.get(config);
+  if (!limiter) {
+    limiter = config.UPSTASH_REDIS_REST_URL
+      ? new UpstashRateLimiter(new Redis({ url: config.UPSTASH_REDIS_REST_URL, token: config.UPSTASH_REDIS_REST_TOKEN ?? "" }))
+      : new InProcessRateLimiter();
+    limiters.set(config, limiter);
+  }
+  return limiter;
+}
+
+/**
+ * Counts one request against `rule` for `identifier`; over the limit it raises `429 RATE_LIMITED`
+ * with `Retry-After` (seconds).
+ *
+ * @example await enforceRateLimit(c, { name: "alias-check-key", limit: 120, windowSeconds: 60 }, merchantId);
+ */
+export async function enforceRateLimit(c: AppContext, rule: RateLimitRule, identifier: string): Promise<void> {
+  const decision = await rateLimiterFor(c.var.config).limit(rule, identifier);
+  if (!decision.success) {
+    const retryAfter = Math.max(1, Math.ceil((decision.reset - Date.now()) / 1000));
+    c.header("retry-after", String(retryAfter));
+    throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
+  }
+}
+
+/** The caller's IP as the edge reports it (CF-Connecting-IP at Cloudflare, the router locally). */
+export function clientIp(c: AppContext): string {
+  return c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? "unknown";
+}
