@@ -56,7 +56,7 @@ export function isUnreachable(error: unknown): boolean {
 export async function rpc<T>(sql: Sql, name: string, params: Record<string, unknown>): Promise<T> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
   try {
-    const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [JSON.stringify(params)]);
+    const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
     return rows[0].result as T;
   } catch (error) {
     throw translateDatabaseError(error);

@@ -18,7 +18,7 @@ export interface EmbeddedDatabase {
  */
 export async function startEmbeddedDatabase({
   dataDir = join(process.cwd(), ".data", "pglite"),
-  port = Number(process.env.PGPORT_EMBEDDED ?? DEFAULT_EMBEDDED_PORT),
+  port = DEFAULT_EMBEDDED_PORT,
   host = "127.0.0.1",
 }: { dataDir?: string; port?: number; host?: string } = {}): Promise<EmbeddedDatabase> {
   if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });

@@ -33,7 +33,12 @@ export interface RunningServer {
  * `host:port`, and a minute timer driving the cron triggers.
  */
 export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {} }: ServerOptions = {}): Promise<RunningServer> {
-  const embedded = env.DATABASE_URL ? null : await startEmbeddedDatabase();
+  const embedded = env.DATABASE_URL
+    ? null
+    : await startEmbeddedDatabase({
+        dataDir: env.PGLITE_DATA_DIR,
+        port: env.PGPORT_EMBEDDED ? Number(env.PGPORT_EMBEDDED) : undefined,
+      });
   const databaseUrl = env.DATABASE_URL ?? embedded!.url;
   const sql = connect(databaseUrl, { pooled: true });
   try {

@@ -1,0 +1,30 @@
+/**
+ * The operator CLI: `npm run --silent cli -- <group> <command> [--flag value] --json`.
+ * Prints exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs, usage, type CommandGroup } from "./cli/args";
+
+const groupsDir = join(import.meta.dirname, "cli");
+const groups = readdirSync(groupsDir)
+  .filter((file) => file.endsWith(".ts") && file !== "args.ts")
+  .map((file) => file.slice(0, -3))
+  .sort();
+
+async function main(argv: string[]): Promise<unknown> {
+  const [group, command, ...rest] = argv;
+  if (!group || !groups.includes(group)) throw usage(`unknown command group ${group ?? "(none)"}; groups: ${groups.join(", ")}`);
+  const commands = (await import(join(groupsDir, `${group}.ts`))).default as CommandGroup;
+  const run = command ? commands[command] : undefined;
+  if (!run) throw usage(`unknown command "${group} ${command ?? ""}"; commands: ${Object.keys(commands).join(", ")}`);
+  return run(parseArgs(rest));
+}
+
+try {
+  const result = await main(process.argv.slice(2));
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+} catch (error) {
+  process.stderr.write(`error: ${(error as Error).message}\n`);
+  process.exitCode = (error as { exitCode?: number }).exitCode ?? 1;
+}

@@ -1,0 +1,348 @@
+/**
+ * The named checks of the presence engine. Each takes already validated series
+ * and returns a value, the threshold it is held to and a score in (0, 1) that is
+ * 0.5 exactly at the threshold (a logistic of the margin).
+ */
+import type { PresenceConfig } from './config.js';
+import {
+  bandPass,
+  bandPower,
+  detrendLinear,
+  interpolate,
+  maxLaggedCorrelation,
+  mean,
+  movingAverage,
+  powerSpectrum,
+  quantile,
+  spectralPeak,
+  std,
+  upwardZeroCrossings,
+} from './dsp.js';
+
+/** Logistic of a margin: 0.5 at the threshold, towards 1 above it, towards 0 below. */
+export function marginScore(value: number, threshold: number, scale: number): number {
+  const z = (value - threshold) / scale;
+  if (!Number.isFinite(z)) return z > 0 ? 1 : 0;
+  return 1 / (1 + Math.exp(-z));
+}
+
+function round(x: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Number.isFinite(x) ? Math.round(x * f) / f : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Quality
+// ---------------------------------------------------------------------------
+
+/** Result of {@link checkQuality}. */
+export interface QualityCheck {
+  passed: boolean;
+  score: number;
+  face_quality: number;
+  valid_fraction: number;
+  threshold: { face_quality: number; valid_fraction: number };
+}
+
+/** Face quality and the fraction of real (not interpolated) frames. */
+export function checkQuality(faceQuality: number, valid: readonly number[] | undefined, cfg: PresenceConfig): QualityCheck {
+  const c = cfg.quality;
+  let validFraction = 1;
+  if (valid && valid.length > 0) {
+    let s = 0;
+    for (const x of valid) s += x;
+    validFraction = s / valid.length;
+  }
+  const margin = Math.min(faceQuality - c.minFaceQuality, validFraction - c.minValidFraction);
+  return {
+    passed: faceQuality >= c.minFaceQuality && validFraction >= c.minValidFraction,
+    score: round(marginScore(margin, 0, c.scale), 4),
+    face_quality: round(faceQuality),
+    valid_fraction: round(validFraction),
+    threshold: { face_quality: c.minFaceQuality, valid_fraction: c.minValidFraction },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Speech segmentation
+// ---------------------------------------------------------------------------
+
+/** Speech/pause segmentation of the voice envelope. */
+export interface SpeechAnalysis {
+  /** 1 inside a breath pause (a silence of at least minPauseSeconds), 0 in speech. */
+  pause: Float64Array;
+  speechFraction: number;
+  pauses: number;
+  /** 10th to 90th percentile range of the smoothed envelope. */
+  range: number;
+}
+
+/** Splits the voice envelope into speech and breath pauses. */
+export function analyseSpeech(voice: readonly number[], fs: number, cfg: PresenceConfig): SpeechAnalysis {
+  const c = cfg.speech;
+  const n = voice.length;
+  const smooth = movingAverage(voice, Math.max(1, Math.round(c.smoothSeconds * fs)) | 1);
+  const lo = quantile(smooth, 0.1);
+  const hi = quantile(smooth, 0.9);
+  const range = hi - lo;
+  const thr = lo + c.thresholdPosition * range;
+  const pause = new Float64Array(n);
+  const minPause = Math.max(1, Math.round(c.minPauseSeconds * fs));
+  let speechSamples = 0;
+  let pauses = 0;
+  let i = 0;
+  while (i < n) {
+    if ((smooth[i] as number) > thr) {
+      speechSamples++;
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < n && (smooth[i] as number) <= thr) i++;
+    if (i - start >= minPause) {
+      for (let k = start; k < i; k++) pause[k] = 1;
+      pauses++;
+    } else {
+      speechSamples += i - start; // a gap between words counts as speech
+    }
+  }
+  return { pause, speechFraction: n > 0 ? speechSamples / n : 0, pauses, range };
+}
+
+/** Result of {@link checkSpeech}. */
+export interface SpeechCheck {
+  passed: boolean;
+  score: number;
+  range: number;
+  speech_fraction: number;
+  pauses: number;
+  threshold: { range: number; speech_fraction: [number, number]; pauses: number };
+}
+
+/** Speech is present, varies, and leaves at least one breath pause. */
+export function checkSpeech(a: SpeechAnalysis, cfg: PresenceConfig): SpeechCheck {
+  const c = cfg.speech;
+  const passed =
+    a.range >= c.minRange &&
+    a.speechFraction >= c.minSpeechFraction &&
+    a.speechFraction <= c.maxSpeechFraction &&
+    a.pauses >= 1;
+  const margin = Math.min(
+    (a.range - c.minRange) / c.scale,
+    (a.speechFraction - c.minSpeechFraction) / 0.05,
+    (c.maxSpeechFraction - a.speechFraction) / 0.02,
+    a.pauses >= 1 ? Infinity : -2,
+  );
+  return {
+    passed,
+    score: round(marginScore(margin, 0, 1), 4),
+    range: round(a.range),
+    speech_fraction: round(a.speechFraction),
+    pauses: a.pauses,
+    threshold: { range: c.minRange, speech_fraction: [c.minSpeechFraction, c.maxSpeechFraction], pauses: 1 },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// 1. Pulse present
+// ---------------------------------------------------------------------------
+
+/** Result of {@link checkPulse}. */
+export interface PulseCheck {
+  passed: boolean;
+  score: number;
+  /** Spectral SNR of the pulse, dB. */
+  snr_db: number;
+  /** Heart rate at the spectral peak, bpm (0 when the band is empty). */
+  heart_rate_bpm: number;
+  threshold: { snr_db: number; bpm: [number, number] };
+}
+
+/** A heart rate in 40..180 bpm at the spectral peak of `pulse`, with SNR above threshold. */
+export function checkPulse(pulse: readonly number[], fs: number, cfg: PresenceConfig): PulseCheck {
+  const c = cfg.pulse;
+  const seconds = pulse.length / fs;
+  const hiBand = Math.min(c.bandHiHz, fs * 0.45);
+  const spec = powerSpectrum(detrendLinear(pulse), fs, 2048);
+  const peak = spectralPeak(spec, c.minBpm / 60, c.maxBpm / 60);
+  const hw = Math.max(c.peakHalfWidthHz, 1.5 / seconds);
+  const total = bandPower(spec, c.bandLoHz, hiBand);
+  let signal = bandPower(spec, peak.hz - hw, peak.hz + hw);
+  if (2 * peak.hz + hw <= hiBand) signal += bandPower(spec, 2 * peak.hz - hw, 2 * peak.hz + hw);
+  const noise = Math.max(total - signal, total * 1e-6, 1e-30);
+  const snrDb = peak.hz > 0 && signal > 0 ? 10 * Math.log10(signal / noise) : -60;
+  const bpm = peak.hz * 60;
+  // A peak on the very edge of the search band is a slope, not a heart rate.
+  const edge = bpm < c.minBpm + 0.5 || bpm > c.maxBpm - 0.5;
+  const value = edge ? Math.min(snrDb, c.minSnrDb - 1) : snrDb;
+  return {
+    passed: value >= c.minSnrDb,
+    score: round(marginScore(value, c.minSnrDb, c.scale), 4),
+    snr_db: round(value, 2),
+    heart_rate_bpm: round(bpm, 1),
+    threshold: { snr_db: c.minSnrDb, bpm: [c.minBpm, c.maxBpm] },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// 2. The speaking face is this face (mouth/voice synchrony)
+// ---------------------------------------------------------------------------
+
+/** Result of {@link checkAvSync}. */
+export interface AvSyncCheck {
+  passed: boolean;
+  score: number;
+  /** Highest correlation of mouth and voice in the syllabic band within the lag window. */
+  correlation: number;
+  /** Lag of that correlation: positive when the mouth leads the voice, ms. */
+  lag_ms: number;
+  threshold: { correlation: number; max_lag_ms: number };
+}
+
+/** `mouth` and `voice` correlate in the syllabic band at a lag within +-maxLagMs. */
+export function checkAvSync(mouth: readonly number[], voice: readonly number[], fs: number, cfg: PresenceConfig): AvSyncCheck {
+  const c = cfg.avSync;
+  const hi = Math.min(c.bandHiHz, fs * 0.45);
+  const m = bandPass(mouth, fs, c.bandLoHz, hi, 0.3);
+  const vo = bandPass(voice, fs, c.bandLoHz, hi, 0.3);
+  const maxLag = Math.max(1, Math.round((c.maxLagMs / 1000) * fs));
+  // voice[i] against mouth[i - lag]: lag > 0 means the mouth moves first.
+  const best = maxLaggedCorrelation(vo, m, -maxLag, maxLag);
+  return {
+    passed: best.r >= c.minCorrelation,
+    score: round(marginScore(best.r, c.minCorrelation, c.scale), 4),
+    correlation: round(best.r),
+    lag_ms: Math.round((best.lag / fs) * 1000),
+    threshold: { correlation: c.minCorrelation, max_lag_ms: c.maxLagMs },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// 3. Speech and pulse at the same instant (respiratory sinus arrhythmia)
+// ---------------------------------------------------------------------------
+
+/** Result of {@link checkCoupling}. */
+export interface CouplingCheck {
+  passed: boolean;
+  score: number;
+  /** Correlation of the instantaneous heart rate with the breath-pause drive at the best lag. */
+  correlation: number;
+  /** Lag of the heart-rate response after the pause drive, seconds. */
+  lag_s: number;
+  /** Beat intervals used. */
+  beats: number;
+  /** Standard deviation of the detrended beat-to-beat heart rate, bpm. */
+  hr_variability_bpm: number;
+  /** Peak-to-peak heart-rate swing explained by the breath drive, bpm. */
+  rsa_bpm: number;
+  threshold: { correlation: number; lag_s: [number, number]; beats: number };
+}
+
+/**
+ * Beat-to-beat heart rate (from upward zero crossings of `pulse` in a narrow band
+ * around `heartRateHz`) correlated with the breath pauses of the voice: heart rate
+ * rises after each inhalation pause and falls while speaking.
+ */
+export function checkCoupling(
+  pulse: readonly number[],
+  speech: SpeechAnalysis,
+  fs: number,
+  heartRateHz: number,
+  cfg: PresenceConfig,
+): CouplingCheck {
+  const c = cfg.coupling;
+  const threshold = { correlation: c.minCorrelation, lag_s: [c.minLagS, c.maxLagS] as [number, number], beats: c.minBeats };
+  const fail = (beats: number, hrv = 0): CouplingCheck => ({
+    passed: false,
+    score: round(marginScore(0, c.minCorrelation, c.scale), 4),
+    correlation: 0,
+    lag_s: 0,
+    beats,
+    hr_variability_bpm: round(hrv, 2),
+    rsa_bpm: 0,
+    threshold,
+  });
+  if (!(heartRateHz > 0)) return fail(0);
+  const lo = Math.max(0.4, heartRateHz - c.beatBandHalfWidthHz);
+  const hi = Math.min(fs * 0.45, heartRateHz + c.beatBandHalfWidthHz);
+  const narrow = bandPass(pulse, fs, lo, hi, 0.15);
+  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz);
+  const times: number[] = [];
+  const rates: number[] = [];
+  const nominal = heartRateHz * 60;
+  for (let k = 1; k < crossings.length; k++) {
+    const ibi = (crossings[k] as number) - (crossings[k - 1] as number);
+    const bpm = 60 / ibi;
+    if (Math.abs(bpm - nominal) <= c.maxBeatDeviation * nominal) {
+      times.push(((crossings[k] as number) + (crossings[k - 1] as number)) / 2);
+      rates.push(bpm);
+    }
+  }
+  const hrv = rates.length >= 3 ? std(detrendLinear(rates)) : 0;
+  if (rates.length < c.minBeats) return fail(rates.length, hrv);
+
+  // Heart rate and breath drive on a common grid.
+  const dt = 1 / c.gridHz;
+  const seconds = pulse.length / fs;
+  const gridCount = Math.max(1, Math.floor(seconds * c.gridHz));
+  const drive = new Float64Array(gridCount);
+  const decay = Math.exp(-dt / c.responseTauS);
+  let y = mean(speech.pause);
+  const perCell = fs * dt;
+  for (let g = 0; g < gridCount; g++) {
+    const a = Math.floor(g * perCell);
+    const b = Math.min(speech.pause.length, Math.max(a + 1, Math.floor((g + 1) * perCell)));
+    const p = mean(speech.pause, a, b);
+    y = decay * y + (1 - decay) * p;
+    drive[g] = y;
+  }
+  const t0 = times[0] as number;
+  const t1 = times[times.length - 1] as number;
+  const g0 = Math.ceil(t0 / dt);
+  const g1 = Math.min(gridCount - 1, Math.floor(t1 / dt));
+  if (g1 - g0 < 8) return fail(rates.length, hrv);
+  const at = new Float64Array(g1 - g0 + 1);
+  for (let g = g0; g <= g1; g++) at[g - g0] = g * dt;
+  const hr = detrendLinear(interpolate(times, rates, at));
+
+  let best = -Infinity;
+  let bestLag = 0;
+  let bestSlope = 0;
+  let bestDriveRange = 0;
+  const minLag = Math.round(c.minLagS / dt);
+  const maxLag = Math.round(c.maxLagS / dt);
+  const shifted = new Float64Array(at.length);
+  for (let lag = minLag; lag <= maxLag; lag++) {
+    for (let j = 0; j < at.length; j++) shifted[j] = drive[Math.max(0, g0 + j - lag)] as number;
+    const d = detrendLinear(shifted);
+    let sxy = 0;
+    let sxx = 0;
+    let syy = 0;
+    for (let j = 0; j < d.length; j++) {
+      const x = d[j] as number;
+      const h = hr[j] as number;
+      sxy += x * h;
+      sxx += x * x;
+      syy += h * h;
+    }
+    const den = Math.sqrt(sxx * syy);
+    const r = den > 1e-12 ? sxy / den : 0;
+    if (r > best) {
+      best = r;
+      bestLag = lag;
+      bestSlope = sxx > 1e-12 ? sxy / sxx : 0;
+      bestDriveRange = quantile(d, 0.95) - quantile(d, 0.05);
+    }
+  }
+  const r = Number.isFinite(best) ? best : 0;
+  return {
+    passed: r >= c.minCorrelation,
+    score: round(marginScore(r, c.minCorrelation, c.scale), 4),
+    correlation: round(r),
+    lag_s: round(bestLag * dt, 2),
+    beats: rates.length,
+    hr_variability_bpm: round(hrv, 2),
+    rsa_bpm: round(Math.max(0, bestSlope * bestDriveRange), 2),
+    threshold,
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * The presence engine: judges a descriptor v1 (see docs/presence-descriptor.md).
+ * Pure and deterministic: no I/O, no clock unless `now` is passed, no randomness.
+ *
+ * @example
+ * const parsed = parseDescriptor(body.face_template);
+ * if (!parsed.ok) return invalidInput(parsed.fields);
+ * const result = evaluatePresence(parsed.descriptor, { baseline, expectedNonce: body.capture_nonce });
+ * if (!result.accepted) return refuse(result.reason);
+ */
+import {
+  analyseSpeech,
+  checkAvSync,
+  checkCoupling,
+  checkPulse,
+  checkQuality,
+  checkSpeech,
+  marginScore,
+  type AvSyncCheck,
+  type CouplingCheck,
+  type PulseCheck,
+  type QualityCheck,
+  type SpeechCheck,
+} from './checks.js';
+import { presenceConfig, type PresenceConfig } from './config.js';
+import type { PresenceDescriptor } from './descriptor.js';
+
+export {
+  DESCRIPTOR_LIMITS,
+  REFERENCE_FACE_MODEL,
+  parseDescriptor,
+  presenceDescriptorSchema,
+  type ParseDescriptorResult,
+  type PresenceDescriptor,
+} from './descriptor.js';
+export { presenceConfig, type PresenceConfig } from './config.js';
+export { cosineSimilarity } from './dsp.js';
+export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from './checks.js';
+
+/** Version of the engine's scoring; recorded with results so that scores stay comparable. */
+export const ENGINE_VERSION = 'presence-1';
+
+/** Why liveness failed (the first failing check, in this order). */
+export type LivenessReason = 'low_quality' | 'no_speech' | 'no_pulse' | 'av_desync' | 'pulse_speech_uncoupled';
+/** Every refusal reason `evaluatePresence` can return. */
+export type PresenceReason = 'nonce_mismatch' | 'capture_stale' | LivenessReason | 'coercion_detected';
+
+/** Every reason, in precedence order. */
+export const PRESENCE_REASONS: readonly PresenceReason[] = [
+  'nonce_mismatch',
+  'capture_stale',
+  'low_quality',
+  'no_speech',
+  'no_pulse',
+  'av_desync',
+  'pulse_speech_uncoupled',
+  'coercion_detected',
+];
+
+/** An identity's physiological baseline, taken from earlier accepted captures. */
+export interface PresenceBaseline {
+  /** Resting heart rate while reading aloud, bpm. */
+  heart_rate_bpm: number;
+  /** Beat-to-beat heart-rate variability (standard deviation), bpm. */
+  hr_variability_bpm: number;
+}
+
+/** Options of {@link evaluatePresence}. */
+export interface EvaluateOptions {
+  /** The identity's baseline, when one exists; enables the coercion signal. */
+  baseline?: PresenceBaseline | null;
+  /** When given, a descriptor whose `capture_nonce` differs is refused with `nonce_mismatch`. */
+  expectedNonce?: string;
+  /** When given, a capture older than `maxAgeSeconds` (or more than 30 s in the future) is `capture_stale`. */
+  now?: Date | number | string;
+  /** Default 300 seconds. */
+  maxAgeSeconds?: number;
+  /** Override the thresholds (tests and the benchmark's sweep). */
+  config?: PresenceConfig;
+}
+
+/** The engine's verdict on one descriptor. */
+export interface PresenceResult {
+  /** Liveness passed, no coercion signal, nonce and age acceptable. */
+  accepted: boolean;
+  /** The first refusal reason, or null when accepted. */
+  reason: PresenceReason | null;
+  liveness: {
+    passed: boolean;
+    /** The lowest check score: 0.5 is the pass boundary, towards 1 is a clear pass. */
+    score: number;
+    reason: LivenessReason | null;
+    checks: {
+      quality: QualityCheck;
+      speech: SpeechCheck;
+      pulse: PulseCheck;
+      av_sync: AvSyncCheck;
+      pulse_speech_coupling: CouplingCheck;
+    };
+  };
+  coercion: {
+    /** True only with a baseline, when heart rate is well above it and variability has collapsed. */
+    signal: boolean;
+    /** 0..1; 0.5 is the signal boundary. 0 without a baseline. */
+    score: number;
+    reason: 'coercion_detected' | null;
+    basis: 'baseline' | 'none';
+    heart_rate_rise_bpm: number | null;
+    variability_ratio: number | null;
+  };
+  /** Heart rate at the spectral peak when a pulse is present, else null. */
+  heart_rate_bpm: number | null;
+  /** Plain numbers the platform may use to derive an assurance level. */
+  assurance_inputs: {
+    engine: string;
+    liveness_score: number;
+    face_model: string;
+    face_quality: number;
+    valid_fraction: number;
+    pulse_snr_db: number;
+    av_correlation: number;
+    coupling_correlation: number;
+    hr_variability_bpm: number;
+    rsa_bpm: number;
+    seconds: number;
+    sample_rate_hz: number;
+    baseline_used: boolean;
+  };
+}
+
+function round(x: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Number.isFinite(x) ? Math.round(x * f) / f : 0;
+}
+
+function toMillis(t: Date | number | string): number {
+  if (t instanceof Date) return t.getTime();
+  if (typeof t === 'number') return t;
+  return Date.parse(t);
+}
+
+/**
+ * Judges one validated descriptor: liveness from the named checks, the coercion
+ * signal against an optional baseline, the heart rate and the assurance inputs.
+ * Never throws for a descriptor accepted by `parseDescriptor`.
+ */
+export function evaluatePresence(descriptor: PresenceDescriptor, options: EvaluateOptions = {}): PresenceResult {
+  const cfg = options.config ?? presenceConfig;
+  const { signals, face } = descriptor;
+  const fs = signals.sample_rate_hz;
+
+  const quality = checkQuality(face.quality, signals.valid, cfg);
+  const speechAnalysis = analyseSpeech(signals.voice, fs, cfg);
+  const speech = checkSpeech(speechAnalysis, cfg);
+  const pulse = checkPulse(signals.pulse, fs, cfg);
+  const avSync = checkAvSync(signals.mouth, signals.voice, fs, cfg);
+  const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, pulse.passed ? pulse.heart_rate_bpm / 60 : 0, cfg);
+
+  let livenessReason: LivenessReason | null = null;
+  if (!quality.passed) livenessReason = 'low_quality';
+  else if (!speech.passed) livenessReason = 'no_speech';
+  else if (!pulse.passed) livenessReason = 'no_pulse';
+  else if (!avSync.passed) livenessReason = 'av_desync';
+  else if (!coupling.passed) livenessReason = 'pulse_speech_uncoupled';
+  const livenessScore = Math.min(quality.score, speech.score, pulse.score, avSync.score, coupling.score);
+
+  const heartRate = pulse.passed ? pulse.heart_rate_bpm : null;
+
+  // Coercion: only against a baseline, only when the pulse could be read.
+  const baseline = options.baseline ?? null;
+  let coercion: PresenceResult['coercion'] = {
+    signal: false,
+    score: 0,
+    reason: null,
+    basis: baseline ? 'baseline' : 'none',
+    heart_rate_rise_bpm: null,
+    variability_ratio: null,
+  };
+  if (
+    baseline &&
+    heartRate !== null &&
+    coupling.beats >= cfg.coupling.minBeats &&
+    Number.isFinite(baseline.heart_rate_bpm) &&
+    Number.isFinite(baseline.hr_variability_bpm)
+  ) {
+    const c = cfg.coercion;
+    const rise = heartRate - baseline.heart_rate_bpm;
+    const ratio = coupling.hr_variability_bpm / Math.max(0.5, baseline.hr_variability_bpm);
+    const signal = rise >= c.minHrRiseBpm && ratio <= c.maxVariabilityRatio;
+    const score = Math.min(marginScore(rise, c.minHrRiseBpm, 5), marginScore(c.maxVariabilityRatio - ratio, 0, 0.1));
+    coercion = {
+      signal,
+      score: round(score, 4),
+      reason: signal ? 'coercion_detected' : null,
+      basis: 'baseline',
+      heart_rate_rise_bpm: round(rise, 1),
+      variability_ratio: round(ratio),
+    };
+  }
+
+  let reason: PresenceReason | null = null;
+  if (options.expectedNonce !== undefined && options.expectedNonce !== descriptor.capture_nonce) reason = 'nonce_mismatch';
+  else if (options.now !== undefined) {
+    const age = (toMillis(options.now) - Date.parse(descriptor.captured_at)) / 1000;
+    const maxAge = options.maxAgeSeconds ?? 300;
+    if (!Number.isFinite(age) || age > maxAge || age < -30) reason = 'capture_stale';
+  }
+  if (reason === null) reason = livenessReason ?? (coercion.signal ? 'coercion_detected' : null);
+
+  return {
+    accepted: reason === null,
+    reason,
+    liveness: {
+      passed: livenessReason === null,
+      score: round(livenessScore, 4),
+      reason: livenessReason,
+      checks: { quality, speech, pulse, av_sync: avSync, pulse_speech_coupling: coupling },
+    },
+    coercion,
+    heart_rate_bpm: heartRate,
+    assurance_inputs: {
+      engine: ENGINE_VERSION,
+      liveness_score: round(livenessScore, 4),
+      face_model: face.model,
+      face_quality: quality.face_quality,
+      valid_fraction: quality.valid_fraction,
+      pulse_snr_db: pulse.snr_db,
+      av_correlation: avSync.correlation,
+      coupling_correlation: coupling.correlation,
+      hr_variability_bpm: coupling.hr_variability_bpm,
+      rsa_bpm: coupling.rsa_bpm,
+      seconds: round(signals.pulse.length / fs, 2),
+      sample_rate_hz: fs,
+      baseline_used: coercion.basis === 'baseline',
+    },
+  };
+}
+
+/**
+ * The baseline to store for an identity from an accepted evaluation (enrolment),
+ * or null when the capture gave no usable pulse.
+ *
+ * @example
+ * const baseline = baselineFromResult(evaluatePresence(enrolmentDescriptor));
+ */
+export function baselineFromResult(result: PresenceResult): PresenceBaseline | null {
+  if (!result.liveness.passed || result.heart_rate_bpm === null) return null;
+  return {
+    heart_rate_bpm: result.heart_rate_bpm,
+    hr_variability_bpm: result.liveness.checks.pulse_speech_coupling.hr_variability_bpm,
+  };
+}

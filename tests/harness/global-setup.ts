@@ -1,0 +1,43 @@
+import type { TestProject } from "vitest/node";
+import { randomHex } from "../../shared/crypto";
+import { startRedisRestBridge, type RunningBridge } from "../../scripts/lib/redis-rest-bridge";
+import { startServer, type RunningServer } from "../../scripts/lib/server";
+import { freePort } from "./ports";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    baseUrl: string;
+    databaseUrl: string;
+    limiter: "upstash" | "in-process";
+  }
+}
+
+let server: RunningServer | undefined;
+let bridge: RunningBridge | undefined;
+
+/**
+ * Starts the service once for the whole run, exactly as `npm start` does: against DATABASE_URL
+ * (CI: the machine's real Postgres) or a fresh in-memory embedded database, and with the
+ * Upstash limiter through the Redis REST bridge when REDIS_URL is set (CI), in-process otherwise.
+ */
+export async function setup(project: TestProject) {
+  const env: Record<string, string | undefined> = { ...process.env, TEST_CLOCK: "1" };
+  if (process.env.REDIS_URL && !process.env.UPSTASH_REDIS_REST_URL) {
+    bridge = await startRedisRestBridge({ redisUrl: process.env.REDIS_URL, token: randomHex(16) });
+    env.UPSTASH_REDIS_REST_URL = bridge.url;
+    env.UPSTASH_REDIS_REST_TOKEN = bridge.token;
+  }
+  if (!env.DATABASE_URL) {
+    env.PGLITE_DATA_DIR = "memory://";
+    env.PGPORT_EMBEDDED = String(await freePort());
+  }
+  server = await startServer({ port: await freePort(), env });
+  project.provide("baseUrl", server.url);
+  project.provide("databaseUrl", server.databaseUrl);
+  project.provide("limiter", env.UPSTASH_REDIS_REST_URL ? "upstash" : "in-process");
+}
+
+export async function teardown() {
+  await server?.stop();
+  await bridge?.stop();
+}

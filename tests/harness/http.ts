@@ -1,0 +1,47 @@
+import { inject } from "vitest";
+
+export interface CallOptions {
+  method?: string;
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  /** Sets the server clock for this request (the service honours it only in test mode). */
+  now?: Date;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** One HTTP call to `/functions/v1/<name>` on the service started by the global setup. */
+export async function call<T = any>(name: string, options: CallOptions = {}): Promise<CallResult<T>> {
+  const url = new URL(`${inject("baseUrl")}/functions/v1/${name}`);
+  for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers["x-service-api-key"] = options.key;
+  if (options.now) headers["x-test-now"] = options.now.toISOString();
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // non-JSON bodies stay text
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+/** Asserts nothing; returns the `{error, code}` pair of an error response for compact expectations. */
+export function errorOf(result: CallResult): { status: number; code: string } {
+  return { status: result.status, code: (result.body as { code?: string })?.code ?? "" };
+}

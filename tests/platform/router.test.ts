@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { call, errorOf } from "../harness/http";
+
+describe("router and app factory", () => {
+  it("answers an unknown function name with 404 FUNCTION_NOT_FOUND", async () => {
+    for (const name of ["no-such-function", "disclose-claims-x", "MANDATE-SCOPES"]) {
+      expect(errorOf(await call(name))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
+    }
+    const outside = await fetch(`${inject("baseUrl")}/v2/whatever`);
+    expect(outside.status).toBe(404);
+    expect((await outside.json()).code).toBe("FUNCTION_NOT_FOUND");
+  });
+
+  it("answers an unknown sub-path of a function with 404 ROUTE_NOT_FOUND", async () => {
+    expect(errorOf(await call("mandate-scopes/extra"))).toEqual({ status: 404, code: "ROUTE_NOT_FOUND" });
+  });
+
+  it("gives every response a request id and echoes a well-formed incoming one", async () => {
+    const fresh = await call("mandate-scopes");
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await call("mandate-scopes", { headers: { "x-request-id": "req-12345678" } });
+    expect(echoed.headers.get("x-request-id")).toBe("req-12345678");
+    const refused = await call("mandate-scopes", { headers: { "x-request-id": "bad id with spaces" } });
+    expect(refused.headers.get("x-request-id")).not.toBe("bad id with spaces");
+  });
+});
