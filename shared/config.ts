@@ -10,10 +10,25 @@ const configSchema = v.object({
     "x-api-key",
   ),
   TEST_CLOCK: v.optional(v.picklist(["0", "1"]), "0"),
+  TEMPLATE_STORE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "TEMPLATE_STORE_URL must be a postgres:// URL"))),
+  SUBJECT_REF_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, "SUBJECT_REF_SECRET must be at least 32 characters"))),
+  TEMPLATE_PROTECTION_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "TEMPLATE_PROTECTION_KEY must be at least 32 characters"))),
+  SIGNING_KEYS_JWK: v.optional(v.string()),
+  SERVICE_ROLE_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "SERVICE_ROLE_KEY must be at least 32 characters"))),
+  PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
 });
 
 export type Config = v.InferOutput<typeof configSchema>;
 export type Bindings = v.InferInput<typeof configSchema> & Record<string, unknown>;
+
+type SecretName = "SUBJECT_REF_SECRET" | "TEMPLATE_PROTECTION_KEY" | "SIGNING_KEYS_JWK" | "SERVICE_ROLE_KEY";
+
+/** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
+export function requireSecret(config: Config, name: SecretName): string {
+  const value = config[name];
+  if (!value) throw new Error(`missing secret binding ${name}`);
+  return value;
+}
 
 const parsed = new WeakMap<object, Config>();
 

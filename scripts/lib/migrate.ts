@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Sql } from "../../shared/db";
@@ -18,17 +19,24 @@ export async function applyMigrations(sql: Sql): Promise<string[]> {
       create schema if not exists private;
       create table if not exists private.schema_migrations (
         name text primary key,
+        checksum text not null,
         applied_at timestamptz not null default now()
       );
       comment on table private.schema_migrations is 'Migrations already applied, by file name.';
       comment on column private.schema_migrations.name is 'File name in supabase/migrations.';
+      comment on column private.schema_migrations.checksum is 'SHA-256 of the file as applied; a later edit of an applied migration is refused.';
       comment on column private.schema_migrations.applied_at is 'When it was applied.';
     `);
-    const done = new Set((await tx`select name from private.schema_migrations`).map((r) => r.name as string));
+    const done = new Map((await tx`select name, checksum from private.schema_migrations`).map((r) => [r.name as string, r.checksum as string]));
     for (const file of files) {
-      if (done.has(file)) continue;
-      await tx.unsafe(await readFile(join(MIGRATIONS_DIR, file), "utf8"));
-      await tx`insert into private.schema_migrations (name) values (${file})`;
+      const text = await readFile(join(MIGRATIONS_DIR, file), "utf8");
+      const checksum = createHash("sha256").update(text).digest("hex");
+      if (done.has(file)) {
+        if (done.get(file) !== checksum) throw new Error(`migration ${file} was edited after it was applied; add a new migration instead`);
+        continue;
+      }
+      await tx.unsafe(text);
+      await tx`insert into private.schema_migrations (name, checksum) values (${file}, ${checksum})`;
       applied.push(file);
     }
   });

@@ -1,11 +1,12 @@
 import { Miniflare, type WorkerOptions } from "miniflare";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { connect } from "../../shared/db";
 import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { cronSchedules, passedBindings } from "./functions";
 import { applyMigrations } from "./migrate";
+import { localSecrets } from "./secrets";
 
 export const COMPATIBILITY_DATE = "2026-04-01";
 export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
@@ -49,8 +50,11 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   }
 
   const bundles = await buildAll();
+  const ephemeral = embedded && env.PGLITE_DATA_DIR?.startsWith("memory://");
+  const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
+  const merged = { ...env, ...localSecrets(env, secretsFile) };
   const bindings: Record<string, string> = {};
-  for (const name of passedBindings) if (env[name] !== undefined) bindings[name] = env[name]!;
+  for (const name of passedBindings) if (merged[name] !== undefined) bindings[name] = merged[name]!;
   bindings.DATABASE_URL = databaseUrl;
 
   const workers: WorkerOptions[] = [
