@@ -30,6 +30,7 @@ export const errorCatalogue = {
   IDEMPOTENCY_KEY_REUSED: [422, "This Idempotency-Key was used with a different request body."],
   RATE_LIMITED: [429, "Too many requests; retry after the time given in Retry-After."],
   INTERNAL_ERROR: [500, "An internal error occurred."],
+  SLO_BREACH_PAUSED: [503, "This function is paused by its circuit breaker after repeated failures; retry after Retry-After."],
   DATABASE_UNAVAILABLE: [503, "The database cannot be reached; retry later."],
 } as const satisfies Record<string, readonly [number, string]>;
 
