@@ -1,0 +1,268 @@
+/**
+ * Merchant themes (spec 2.9, 4.16): the token lists of the two surfaces, the default theme, the
+ * schema a theme file must satisfy, and the resolution rule. Pure: no I/O.
+ *
+ * Rule 1 is read literally: a stored theme counts only when it is complete. A merchant without a
+ * published theme, or whose published theme has any token NULL (or missing, or invalid), receives
+ * the complete default theme with `customized: false`. Never a merge of the two.
+ */
+import * as v from "valibot";
+
+/** The interface version, served as `version` (spec 9.1); it changes only when the token set does. */
+export const THEME_API_VERSION = "1.0.0-beta";
+
+export const surfaces = ["capture", "mandate"] as const;
+export type Surface = (typeof surfaces)[number];
+
+/** The 22 capture tokens, in the spec's order (2.9). */
+export const captureTokens = [
+  "brand_name",
+  "mode",
+  "logo_wide_url",
+  "logo_square_url",
+  "logo_icon_url",
+  "color_primary",
+  "color_primary_fg",
+  "color_background",
+  "color_foreground",
+  "color_muted",
+  "color_border",
+  "color_success",
+  "color_danger",
+  "radius_sm_px",
+  "radius_md_px",
+  "radius_lg_px",
+  "font_heading_family",
+  "font_body_family",
+  "font_heading_url",
+  "font_body_url",
+  "font_heading_weight",
+  "font_body_weight",
+] as const;
+export type ThemeToken = (typeof captureTokens)[number];
+
+/** Tokens the mandate surface does not have. */
+export const captureOnlyTokens = ["logo_icon_url", "color_success", "color_danger"] as const satisfies readonly ThemeToken[];
+
+/** The 19 mandate tokens: the capture tokens minus the three capture-only ones, same order. */
+export const mandateTokens: readonly ThemeToken[] = captureTokens.filter(
+  (token) => !(captureOnlyTokens as readonly string[]).includes(token),
+);
+
+export const themeTokens: Record<Surface, readonly ThemeToken[]> = { capture: captureTokens, mandate: mandateTokens };
+
+export type ThemeValues = Partial<Record<ThemeToken, string | number>>;
+
+export function isSurface(value: unknown): value is Surface {
+  return typeof value === "string" && (surfaces as readonly string[]).includes(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token value rules (the SQL domains in 20261121000200_themes.sql enforce the same ones)
+// ---------------------------------------------------------------------------------------------
+
+const HSL_TRIPLE = /^(\d{1,3}(?:\.\d{1,2})?) (\d{1,3}(?:\.\d{1,2})?)% (\d{1,3}(?:\.\d{1,2})?)%$/;
+
+/**
+ * An `H S% L%` colour triple: hue 0 to 360, saturation and lightness 0 to 100 percent, each with at
+ * most two decimals, separated by single spaces.
+ *
+ * @example isHslTriple("212 78% 15%") // true
+ * @example isHslTriple("#0a2540") // false
+ */
+export function isHslTriple(value: string): boolean {
+  const match = HSL_TRIPLE.exec(value);
+  return !!match && Number(match[1]) <= 360 && Number(match[2]) <= 100 && Number(match[3]) <= 100;
+}
+
+const HTTPS_URL = /^https:\/\/[^\s/?#]+([/?#]\S*)?$/;
+
+/** An absolute `https://` URL of at most 2048 characters. */
+export function isHttpsUrl(value: string): boolean {
+  if (value.length > 2048 || !HTTPS_URL.test(value)) return false;
+  try {
+    return new URL(value).protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const FONT_FAMILY = /^[A-Za-z0-9 ,'"._-]{1,200}$/;
+
+const hsl = v.pipe(v.string("must be a string"), v.check(isHslTriple, 'must be an "H S% L%" triple such as "212 78% 15%"'));
+const url = v.pipe(v.string("must be a string"), v.check(isHttpsUrl, "must be an absolute https:// URL"));
+const integerBetween = (min: number, max: number) =>
+  v.pipe(
+    v.number(`must be an integer from ${min} to ${max}`),
+    v.integer(`must be an integer from ${min} to ${max}`),
+    v.minValue(min, `must be an integer from ${min} to ${max}`),
+    v.maxValue(max, `must be an integer from ${min} to ${max}`),
+  );
+const fontFamily = v.pipe(
+  v.string("must be a string"),
+  v.check(
+    (s) => FONT_FAMILY.test(s) && /[A-Za-z]/.test(s),
+    "must be a font family list of letters, digits, spaces, commas, quotes, dots, hyphens and underscores (at most 200)",
+  ),
+);
+const brandName = v.pipe(
+  v.string("must be a string"),
+  v.check(
+    (s) => [...s].length >= 1 && [...s].length <= 80 && s === s.trim() && !CONTROL.test(s),
+    "must be 1 to 80 characters, without control characters or surrounding spaces",
+  ),
+);
+
+const tokenSchemas = {
+  brand_name: brandName,
+  mode: v.picklist(["light", "dark"], 'must be "light" or "dark"'),
+  logo_wide_url: url,
+  logo_square_url: url,
+  logo_icon_url: url,
+  color_primary: hsl,
+  color_primary_fg: hsl,
+  color_background: hsl,
+  color_foreground: hsl,
+  color_muted: hsl,
+  color_border: hsl,
+  color_success: hsl,
+  color_danger: hsl,
+  radius_sm_px: integerBetween(0, 64),
+  radius_md_px: integerBetween(0, 64),
+  radius_lg_px: integerBetween(0, 64),
+  font_heading_family: fontFamily,
+  font_body_family: fontFamily,
+  font_heading_url: url,
+  font_body_url: url,
+  font_heading_weight: integerBetween(100, 900),
+  font_body_weight: integerBetween(100, 900),
+} satisfies Record<ThemeToken, v.GenericSchema>;
+
+function surfaceSchema(surface: Surface) {
+  const entries: v.ObjectEntries = Object.fromEntries(themeTokens[surface].map((token) => [token, tokenSchemas[token]]));
+  return v.strictObject(entries, "must be a JSON object");
+}
+
+/** The schema of a complete theme of each surface: every token present and valid, nothing else. */
+export const themeSchemas: Record<Surface, v.GenericSchema<unknown, ThemeValues>> = {
+  capture: surfaceSchema("capture") as v.GenericSchema<unknown, ThemeValues>,
+  mandate: surfaceSchema("mandate") as v.GenericSchema<unknown, ThemeValues>,
+};
+
+export type ThemeValidation = { ok: true; theme: ThemeValues } | { ok: false; problems: string[] };
+
+/**
+ * Validates a theme file for one surface. Each problem names its token.
+ *
+ * @example validateTheme("mandate", { ...tokens, color_danger: "0 84% 60%" })
+ * // { ok: false, problems: ["color_danger: not a mandate token (capture only)"] }
+ */
+export function validateTheme(surface: Surface, data: unknown): ThemeValidation {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    return { ok: false, problems: ["the theme must be a JSON object of tokens"] };
+  }
+  const allowed = themeTokens[surface] as readonly string[];
+  const unknown = Object.keys(data).filter((key) => !allowed.includes(key));
+  const known = Object.fromEntries(Object.entries(data).filter(([key]) => allowed.includes(key)));
+  const result = v.safeParse(themeSchemas[surface], known);
+  if (result.success && unknown.length === 0) return { ok: true, theme: result.output };
+  const problems = unknown.map((token) => {
+    const captureOnly = (captureOnlyTokens as readonly string[]).includes(token);
+    return `${token}: not a ${surface} token${captureOnly ? " (capture only)" : ""}`;
+  });
+  for (const issue of result.issues ?? []) {
+    const token = v.getDotPath(issue);
+    if (issue.input === undefined) problems.push(`${token}: missing (every ${surface} token is required)`);
+    else problems.push(`${token}: ${issue.message} (got ${JSON.stringify(issue.input)})`);
+  }
+  return { ok: false, problems: [...new Set(problems)] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults and resolution
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Where the service's own default assets live when the `THEME_ASSETS_BASE_URL` binding is not set.
+ * A reserved `.example` host: no third party can ever serve content there; deployments set the binding.
+ */
+export const DEFAULT_THEME_ASSETS_BASE_URL = "https://assets.human-authorisation.example/theme/v1";
+
+/** The default sans-serif family stack (the spec omits the names): system fonts, nothing to download. */
+export const DEFAULT_FONT_FAMILY =
+  'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+
+/**
+ * The assets base URL from the binding value: unset or empty gives the default; anything other
+ * than an https URL is a misconfiguration and throws.
+ */
+export function themeAssetsBaseUrl(binding: unknown): string {
+  if (binding === undefined || binding === null || binding === "") return DEFAULT_THEME_ASSETS_BASE_URL;
+  if (typeof binding !== "string" || !isHttpsUrl(binding)) {
+    throw new Error("invalid configuration: THEME_ASSETS_BASE_URL must be an absolute https:// URL");
+  }
+  return binding.replace(/\/+$/, "");
+}
+
+/**
+ * The complete default theme of a surface (spec 2.9 defaults). The five URL tokens, `null` in the
+ * spec, point at the service's own default assets, because a response never contains NULL.
+ */
+export function defaultTheme(surface: Surface, assetsBaseUrl = DEFAULT_THEME_ASSETS_BASE_URL): Record<ThemeToken, string | number> {
+  const all: Record<ThemeToken, string | number> = {
+    brand_name: "Human Authorisation",
+    mode: "light",
+    logo_wide_url: `${assetsBaseUrl}/logo-wide.svg`,
+    logo_square_url: `${assetsBaseUrl}/logo-square.svg`,
+    logo_icon_url: `${assetsBaseUrl}/logo-icon.svg`,
+    color_primary: "212 78% 15%",
+    color_primary_fg: "0 0% 100%",
+    color_background: "0 0% 97%",
+    color_foreground: "212 78% 15%",
+    color_muted: "210 10% 55%",
+    color_border: "210 14% 89%",
+    color_success: "152 55% 42%",
+    color_danger: "0 84% 60%",
+    radius_sm_px: 8,
+    radius_md_px: 12,
+    radius_lg_px: 20,
+    font_heading_family: DEFAULT_FONT_FAMILY,
+    font_body_family: DEFAULT_FONT_FAMILY,
+    font_heading_url: `${assetsBaseUrl}/fonts/system-sans.css`,
+    font_body_url: `${assetsBaseUrl}/fonts/system-sans.css`,
+    font_heading_weight: 600,
+    font_body_weight: 400,
+  };
+  return pick(all, themeTokens[surface]);
+}
+
+export interface ResolvedTheme {
+  customized: boolean;
+  tokens: ThemeToken[];
+  theme: Record<ThemeToken, string | number>;
+}
+
+/**
+ * What a caller receives for one surface: the published theme when it is complete and valid
+ * (`customized: true`), otherwise the complete default theme (`customized: false`). Never a merge.
+ *
+ * @example resolveTheme("capture", null).customized // false
+ */
+export function resolveTheme(
+  surface: Surface,
+  published: Record<string, unknown> | null | undefined,
+  assetsBaseUrl = DEFAULT_THEME_ASSETS_BASE_URL,
+): ResolvedTheme {
+  const tokens = [...themeTokens[surface]];
+  const stored = published ? pick(published, tokens) : null;
+  const complete = stored !== null && tokens.every((token) => stored[token] !== null && stored[token] !== undefined);
+  if (complete && validateTheme(surface, stored).ok) {
+    return { customized: true, tokens, theme: stored as Record<ThemeToken, string | number> };
+  }
+  return { customized: false, tokens, theme: defaultTheme(surface, assetsBaseUrl) };
+}
+
+function pick<T>(source: Record<string, T>, keys: readonly ThemeToken[]): Record<ThemeToken, T> {
+  return Object.fromEntries(keys.map((key) => [key, source[key]])) as Record<ThemeToken, T>;
+}
