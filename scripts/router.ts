@@ -6,6 +6,10 @@
 import { errorResponse } from "../shared/errors";
 import { bindingName } from "./lib/binding-name";
 
+interface ServiceBinding {
+  fetch(request: Request): Promise<Response>;
+}
+
 interface RouterEnv {
   FUNCTIONS: string[];
   [binding: string]: unknown;
@@ -17,7 +21,7 @@ export default {
   async fetch(request: Request, env: RouterEnv): Promise<Response> {
     const name = FUNCTION_PATH.exec(new URL(request.url).pathname)?.[1];
     if (!name || !env.FUNCTIONS.includes(name)) return errorResponse("FUNCTION_NOT_FOUND");
-    const target = env[bindingName(name)] as Fetcher;
+    const target = env[bindingName(name)] as ServiceBinding;
     return target.fetch(request);
   },
 };

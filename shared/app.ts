@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestClock } from "./clock";
 import { readConfig, type Bindings, type Config } from "./config";
@@ -23,7 +24,8 @@ export type AppContext = Context<AppEnv>;
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /**
- * The one place every function app is built: request id, configuration, clock, locale, a lazily
+ * The one place every function app is built: CORS for browser callers (publishable keys), request
+ * id, configuration, clock, locale, a lazily
  * opened per-request database client, the error handler, not-found and method-not-allowed.
  * Routes are declared on "/" of the returned app, which is mounted at `/functions/v1/<name>`.
  *
@@ -35,6 +37,27 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 export function createFunctionApp(name: string) {
   const basePath = `/functions/v1/${name}`;
   const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
+
+  app.use(
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowHeaders: [
+        "content-type",
+        "accept-language",
+        "authorization",
+        "x-service-api-key",
+        "x-api-key",
+        "x-service-timestamp",
+        "x-service-nonce",
+        "x-service-scenario",
+        "idempotency-key",
+        "x-request-id",
+      ],
+      exposeHeaders: ["x-request-id", "idempotency-status", "retry-after", "x-session-token"],
+      maxAge: 600,
+    }),
+  );
 
   app.use(async function requestContext(c, next) {
     const incoming = c.req.header("x-request-id");

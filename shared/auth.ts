@@ -4,17 +4,31 @@ import { parseApiKey, type Environment, type KeyKind } from "./api-keys";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { rpc } from "./db";
 import { ApiError } from "./errors";
+import { verifyUserJwt } from "./signing";
 
 export const API_KEY_HEADER = "x-service-api-key";
 
-/** Who is calling: a merchant through one of its keys, in one environment. */
-export interface Principal {
+/** A merchant calling through one of its keys, in one environment. */
+export interface MerchantKeyPrincipal {
   kind: "merchant_key";
   merchantId: string;
   environment: Environment;
   keyKind: KeyKind;
   keyId: string;
 }
+
+/** A person calling from a first-party app with the session JWT minted at enrollment. */
+export interface UserPrincipal {
+  kind: "user";
+  /** The merchant through which the session was minted; scopes the person's requests. */
+  merchantId: string;
+  environment: Environment;
+  identityId: string;
+  sessionTokenHash: string;
+}
+
+/** Who is calling. Every principal is scoped to one merchant and one environment. */
+export type Principal = MerchantKeyPrincipal | UserPrincipal;
 
 /**
  * Which keys an endpoint accepts (spec section 5):
@@ -64,6 +78,34 @@ export function apiKeyAuth(policy: KeyPolicy): MiddlewareHandler<AppEnv> {
       environment: parsed.environment,
       keyKind: parsed.kind,
       keyId: row.key_id,
+    });
+    return next();
+  };
+}
+
+/**
+ * Server endpoints that also accept a first-party user JWT (spec 5.3): `Authorization: Bearer
+ * <session JWT>` when no API key is presented; otherwise the secret-key policy applies.
+ * The JWT's `sub` is the identity, `mid` the merchant and `env` the environment it was minted for.
+ *
+ * @example app.post("/", secretKeyOrUserAuth(), handler)
+ */
+export function secretKeyOrUserAuth(): MiddlewareHandler<AppEnv> {
+  const keyAuth = apiKeyAuth("secret");
+  return async function authenticateKeyOrUser(c, next) {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) return keyAuth(c, next);
+    const claims = await verifyUserJwt(c.var.config, bearer, c.var.now);
+    const environment = claims?.env;
+    if (!claims?.sub || typeof claims.mid !== "string" || (environment !== "test" && environment !== "live")) {
+      throw new ApiError("INVALID_USER_TOKEN");
+    }
+    c.set("principal", {
+      kind: "user",
+      merchantId: claims.mid,
+      environment,
+      identityId: claims.sub,
+      sessionTokenHash: await sha256Hex(bearer),
     });
     return next();
   };

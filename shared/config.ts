@@ -16,6 +16,7 @@ const configSchema = v.object({
   SIGNING_KEYS_JWK: v.optional(v.string()),
   SERVICE_ROLE_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "SERVICE_ROLE_KEY must be at least 32 characters"))),
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
+  THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
 });
 
 export type Config = v.InferOutput<typeof configSchema>;

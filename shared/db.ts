@@ -55,12 +55,35 @@ export function isUnreachable(error: unknown): boolean {
  */
 export async function rpc<T>(sql: Sql, name: string, params: Record<string, unknown>): Promise<T> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
-  try {
-    const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
-    return rows[0].result as T;
-  } catch (error) {
-    throw translateDatabaseError(error);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
+      return rows[0].result as T;
+    } catch (error) {
+      if (attempt < CONNECT_ATTEMPTS && isConnectionSlotShortage(error)) {
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+        continue;
+      }
+      throw translateDatabaseError(error);
+    }
   }
+}
+
+const CONNECT_ATTEMPTS = 8;
+
+/**
+ * The server refused the connection for lack of slots (53300) or while starting (57P03): the
+ * statement never ran, so trying again is safe. Bursts wider than max_connections queue here
+ * instead of failing.
+ */
+function isConnectionSlotShortage(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === "53300" || code === "57P03";
+}
+
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(1000, 20 * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
 /** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */

@@ -16,6 +16,7 @@ export const errorCatalogue = {
   IDEMPOTENCY_KEY_INVALID: [400, "Idempotency-Key must be 8 to 200 printable characters."],
   API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
   INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],
+  INVALID_USER_TOKEN: [401, "The bearer token is not a valid, unexpired user session token."],
   AUTH_REQUIRED: [401, "This endpoint needs a secret key; a publishable key is not accepted here."],
   not_found: [404, "Not found."],
   FUNCTION_NOT_FOUND: [404, "No function with this name exists."],

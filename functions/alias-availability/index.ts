@@ -24,7 +24,7 @@ app.use(async function noStore(c, next) {
 app.post("/", apiKeyAuth("anonymous"), async (c) => {
   // The limit depends on the action, so the body is validated first; a malformed body costs no query.
   const input = await validJson(c, aliasRequestSchema);
-  const principal = c.var.principal;
+  const principal = c.var.principal?.kind === "merchant_key" ? c.var.principal : null;
   if (input.action === "check") {
     if (principal) await enforceRateLimit(c, aliasLimits.checkKey, principal.keyId);
     else await enforceRateLimit(c, aliasLimits.checkAnonymous, clientIp(c));

@@ -24,7 +24,7 @@ export async function startEmbeddedDatabase({
   if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir, { extensions: { vector } });
   await db.exec("create extension if not exists vector");
-  const server = new PGLiteSocketServer({ db, port, host, maxConnections: 64 });
+  const server = new PGLiteSocketServer({ db: holdExtendedQueryCycles(db), port, host, maxConnections: 64 });
   await server.start();
   const address = server.getServerConn?.() ?? `${host}:${port}`;
   return {
@@ -34,6 +34,34 @@ export async function startEmbeddedDatabase({
       await db.close();
     },
   };
+}
+
+const EXTENDED_QUERY_MESSAGES = new Set("PBDECH".split("").map((c) => c.charCodeAt(0)));
+const SYNC = "S".charCodeAt(0);
+
+/**
+ * The multiplexer queues each wire message on its own and, outside an explicit transaction, runs
+ * them first come first served across connections. One PGlite session has one unnamed statement
+ * and portal, so a Parse/Bind/Execute cycle of one connection interleaved with another's runs the
+ * wrong statement with the wrong parameters. Reporting a cycle in progress (from its first
+ * extended-query message to its Sync) as "in a transaction" keeps each cycle on one connection.
+ */
+function holdExtendedQueryCycles(db: PGlite): PGlite {
+  let cycleOpen = false;
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === "isInTransaction") return () => cycleOpen || target.isInTransaction();
+      if (property === "execProtocolRawStream") {
+        return async (message: Uint8Array, options: Parameters<PGlite["execProtocolRawStream"]>[1]) => {
+          if (EXTENDED_QUERY_MESSAGES.has(message[0])) cycleOpen = true;
+          else if (message[0] === SYNC) cycleOpen = false;
+          return target.execProtocolRawStream(message, options);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /** The URL the CLI and other processes use: DATABASE_URL, else the running embedded database. */

@@ -6,7 +6,9 @@ export const FUNCTIONS_DIR = join(ROOT, "functions");
 export const DIST_DIR = join(ROOT, "dist");
 
 /** Cron schedules of the workers that have one (wrangler `--schedule` in deploy, a timer locally). */
-export const cronSchedules: Record<string, string[]> = {};
+export const cronSchedules: Record<string, string[]> = {
+  "receipt-anchor": ["* * * * *"],
+};
 
 /** Every implemented function: a folder under functions/ holding index.ts. */
 export function functionNames(): string[] {
@@ -25,6 +27,7 @@ export const passedBindings = [
   "TEST_CLOCK",
   "TEMPLATE_STORE_URL",
   "PUBLIC_BASE_URL",
+  "THEME_ASSETS_BASE_URL",
   "SUBJECT_REF_SECRET",
   "TEMPLATE_PROTECTION_KEY",
   "SIGNING_KEYS_JWK",

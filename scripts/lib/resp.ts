@@ -12,7 +12,7 @@ export class RespError {
  * order, so several commands can be in flight on one connection.
  */
 export class RespConnection {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private readonly waiting: { resolve: (v: RespValue) => void; reject: (e: Error) => void }[] = [];
   private closedWith: Error | null = null;
 

@@ -22,6 +22,8 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   databaseUrl: string;
+  /** The bindings every function worker received (secrets included): for test harnesses only. */
+  bindings: Readonly<Record<string, string>>;
   miniflare: Miniflare;
   /** Runs one cron tick of a scheduled worker now, as the minute timer does. */
   triggerCron(name: string): Promise<void>;
@@ -52,7 +54,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   const bundles = await buildAll();
   const ephemeral = embedded && env.PGLITE_DATA_DIR?.startsWith("memory://");
   const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
-  const merged = { ...env, ...localSecrets(env, secretsFile) };
+  const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
   const bindings: Record<string, string> = {};
   for (const name of passedBindings) if (merged[name] !== undefined) bindings[name] = merged[name]!;
   bindings.DATABASE_URL = databaseUrl;
@@ -82,7 +84,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   const url = (await miniflare.ready).toString().replace(/\/$/, "");
 
   const triggerCron = async (name: string) => {
-    const worker = await miniflare.getWorker(name);
+    const worker = (await miniflare.getWorker(name)) as unknown as { scheduled(options: { cron: string }): Promise<unknown> };
     for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron });
   };
   const timers = Object.keys(cronSchedules)
@@ -94,6 +96,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   return {
     url,
     databaseUrl,
+    bindings,
     miniflare,
     triggerCron,
     async stop() {
