@@ -77,28 +77,52 @@ export interface SpeechAnalysis {
   range: number;
 }
 
-/** Splits the voice envelope into speech and breath pauses. */
-export function analyseSpeech(voice: readonly number[], fs: number, cfg: PresenceConfig): SpeechAnalysis {
+/**
+ * Splits the voice envelope into speech and breath pauses. The mouth, when given,
+ * keeps room noise out of the levels: the speech level is read where the mouth
+ * articulates and the pause level where it is still. The split itself is the
+ * voice's alone, so the mouth never decides when a breath was taken.
+ */
+export function analyseSpeech(
+  voice: readonly number[],
+  fs: number,
+  cfg: PresenceConfig,
+  mouth?: readonly number[],
+): SpeechAnalysis {
   const c = cfg.speech;
   const n = voice.length;
   const smooth = movingAverage(voice, Math.max(1, Math.round(c.smoothSeconds * fs)) | 1);
-  const lo = quantile(smooth, 0.1);
-  const hi = quantile(smooth, 0.9);
+  let lo = quantile(smooth, 0.1);
+  let hi = quantile(smooth, 0.9);
+  if (mouth && mouth.length === n) {
+    const syllabic = bandPass(mouth, fs, 1, Math.min(7, fs * 0.45), 0.3);
+    for (let i = 0; i < n; i++) syllabic[i] = (syllabic[i] as number) ** 2;
+    const energy = movingAverage(syllabic, Math.max(1, Math.round(c.articulationSeconds * fs)) | 1);
+    const gate = c.articulationFraction * quantile(energy, 0.9);
+    const talk: number[] = [];
+    const still: number[] = [];
+    for (let i = 0; i < n; i++) ((energy[i] as number) > gate ? talk : still).push(smooth[i] as number);
+    if (talk.length >= fs && still.length >= fs) {
+      lo = quantile(still, 0.25);
+      hi = quantile(talk, 0.75);
+    }
+  }
   const range = hi - lo;
   const thr = lo + c.thresholdPosition * range;
   const pause = new Float64Array(n);
   const minPause = Math.max(1, Math.round(c.minPauseSeconds * fs));
+  const isSpeech = (i: number): boolean => (smooth[i] as number) > thr;
   let speechSamples = 0;
   let pauses = 0;
   let i = 0;
   while (i < n) {
-    if ((smooth[i] as number) > thr) {
+    if (isSpeech(i)) {
       speechSamples++;
       i++;
       continue;
     }
     const start = i;
-    while (i < n && (smooth[i] as number) <= thr) i++;
+    while (i < n && !isSpeech(i)) i++;
     if (i - start >= minPause) {
       for (let k = start; k < i; k++) pause[k] = 1;
       pauses++;
@@ -106,7 +130,7 @@ export function analyseSpeech(voice: readonly number[], fs: number, cfg: Presenc
       speechSamples += i - start; // a gap between words counts as speech
     }
   }
-  return { pause, speechFraction: n > 0 ? speechSamples / n : 0, pauses, range };
+  return { pause, speechFraction: n > 0 ? speechSamples / n : 0, pauses, range: Math.max(0, range) };
 }
 
 /** Result of {@link checkSpeech}. */
@@ -235,7 +259,9 @@ export interface CouplingCheck {
   hr_variability_bpm: number;
   /** Peak-to-peak heart-rate swing explained by the breath drive, bpm. */
   rsa_bpm: number;
-  threshold: { correlation: number; lag_s: [number, number]; beats: number };
+  /** Beat-to-beat jitter of the measured heart rate (successive differences / sqrt 2), bpm. */
+  beat_noise_bpm: number;
+  threshold: { correlation: number; rsa_bpm: number; rsa_to_noise: number; lag_s: [number, number]; beats: number };
 }
 
 /**
@@ -251,8 +277,14 @@ export function checkCoupling(
   cfg: PresenceConfig,
 ): CouplingCheck {
   const c = cfg.coupling;
-  const threshold = { correlation: c.minCorrelation, lag_s: [c.minLagS, c.maxLagS] as [number, number], beats: c.minBeats };
-  const fail = (beats: number, hrv = 0): CouplingCheck => ({
+  const threshold = {
+    correlation: c.minCorrelation,
+    rsa_bpm: c.minRsaBpm,
+    rsa_to_noise: c.minRsaToNoise,
+    lag_s: [c.minLagS, c.maxLagS] as [number, number],
+    beats: c.minBeats,
+  };
+  const fail = (beats: number, hrv = 0, beatNoise = 0): CouplingCheck => ({
     passed: false,
     score: round(marginScore(0, c.minCorrelation, c.scale), 4),
     correlation: 0,
@@ -260,13 +292,18 @@ export function checkCoupling(
     beats,
     hr_variability_bpm: round(hrv, 2),
     rsa_bpm: 0,
+    beat_noise_bpm: round(beatNoise, 2),
     threshold,
   });
   if (!(heartRateHz > 0)) return fail(0);
   const lo = Math.max(0.4, heartRateHz - c.beatBandHalfWidthHz);
   const hi = Math.min(fs * 0.45, heartRateHz + c.beatBandHalfWidthHz);
-  const narrow = bandPass(pulse, fs, lo, hi, 0.15);
-  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz);
+  const narrow = bandPass(pulse, fs, lo, hi, 0.3);
+  const seconds = pulse.length / fs;
+  // Filter transients distort the first and last beats: ignore them.
+  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz).filter(
+    (t) => t >= c.edgeTrimS && t <= seconds - c.edgeTrimS,
+  );
   const times: number[] = [];
   const rates: number[] = [];
   const nominal = heartRateHz * 60;
@@ -279,11 +316,15 @@ export function checkCoupling(
     }
   }
   const hrv = rates.length >= 3 ? std(detrendLinear(rates)) : 0;
-  if (rates.length < c.minBeats) return fail(rates.length, hrv);
+  // Beat-to-beat measurement noise: successive differences remove the slow (breath and
+  // Mayer-wave) variation and keep the jitter of the beat times.
+  let sd2 = 0;
+  for (let k = 1; k < rates.length; k++) sd2 += ((rates[k] as number) - (rates[k - 1] as number)) ** 2;
+  const beatNoise = rates.length >= 3 ? Math.sqrt(sd2 / (rates.length - 1) / 2) : 0;
+  if (rates.length < c.minBeats) return fail(rates.length, hrv, beatNoise);
 
   // Heart rate and breath drive on a common grid.
   const dt = 1 / c.gridHz;
-  const seconds = pulse.length / fs;
   const gridCount = Math.max(1, Math.floor(seconds * c.gridHz));
   const drive = new Float64Array(gridCount);
   const decay = Math.exp(-dt / c.responseTauS);
@@ -300,11 +341,12 @@ export function checkCoupling(
   const t1 = times[times.length - 1] as number;
   const g0 = Math.ceil(t0 / dt);
   const g1 = Math.min(gridCount - 1, Math.floor(t1 / dt));
-  if (g1 - g0 < 8) return fail(rates.length, hrv);
+  if (g1 - g0 < 8) return fail(rates.length, hrv, beatNoise);
   const at = new Float64Array(g1 - g0 + 1);
   for (let g = g0; g <= g1; g++) at[g - g0] = g * dt;
   const hr = detrendLinear(interpolate(times, rates, at));
 
+  // Pearson correlation of the detrended heart rate with the detrended, lagged drive.
   let best = -Infinity;
   let bestLag = 0;
   let bestSlope = 0;
@@ -335,14 +377,18 @@ export function checkCoupling(
     }
   }
   const r = Number.isFinite(best) ? best : 0;
+  const rsa = Math.max(0, bestSlope * bestDriveRange);
+  const rsaFloor = Math.max(c.minRsaBpm, c.minRsaToNoise * beatNoise);
+  const margin = Math.min(r - c.minCorrelation, ((rsa - rsaFloor) * c.scale) / c.rsaScale);
   return {
-    passed: r >= c.minCorrelation,
-    score: round(marginScore(r, c.minCorrelation, c.scale), 4),
+    passed: r >= c.minCorrelation && rsa >= rsaFloor,
+    score: round(marginScore(margin, 0, c.scale), 4),
     correlation: round(r),
     lag_s: round(bestLag * dt, 2),
     beats: rates.length,
     hr_variability_bpm: round(hrv, 2),
-    rsa_bpm: round(Math.max(0, bestSlope * bestDriveRange), 2),
+    rsa_bpm: round(rsa, 2),
+    beat_noise_bpm: round(beatNoise, 2),
     threshold,
   };
 }

@@ -17,12 +17,16 @@ export const presenceConfig = deepFreeze({
     smoothSeconds: 0.2,
     /** Segmentation threshold between the 10th and 90th percentiles of the envelope (0..1). */
     thresholdPosition: 0.4,
-    /** The 10th-90th percentile range of the envelope must reach this (about 9 dB). */
-    minRange: 0.15,
+    /** Speech level above the pause level (envelope units; 0.08 is about 5 dB). */
+    minRange: 0.08,
     /** Speech must cover at least this fraction of the capture... */
-    minSpeechFraction: 0.25,
+    minSpeechFraction: 0.1,
     /** ...and at most this (breath pauses must exist). */
     maxSpeechFraction: 0.97,
+    /** Mouth movement (1-7 Hz band energy) is averaged over this window, seconds... */
+    articulationSeconds: 0.5,
+    /** ...and the mouth articulates where it exceeds this fraction of its 90th percentile. */
+    articulationFraction: 0.15,
     /** Silences shorter than this are gaps between words, not breaths, seconds. */
     minPauseSeconds: 0.3,
     /** Logistic scale of the range margin. */
@@ -46,12 +50,14 @@ export const presenceConfig = deepFreeze({
     /** Syllabic band in which mouth and voice are compared, Hz. */
     bandLoHz: 1.0,
     bandHiHz: 7.0,
-    minCorrelation: 0.3,
+    minCorrelation: 0.4,
     scale: 0.05,
   },
   coupling: {
     /** Half-width of the narrow band around the heart rate used for beat detection, Hz. */
     beatBandHalfWidthHz: 0.45,
+    /** Beats within this many seconds of either end are ignored (filter transients). */
+    edgeTrimS: 1.5,
     /** Beats whose rate departs from the spectral rate by more than this fraction are discarded. */
     maxBeatDeviation: 0.35,
     /** At least this many beat intervals. */
@@ -61,18 +67,32 @@ export const presenceConfig = deepFreeze({
     /** Time constant of the heart-rate response to an inhalation pause, seconds. */
     responseTauS: 1.2,
     /** Physiological lag window of that response, seconds. */
-    minLagS: 0,
-    maxLagS: 2.5,
+    minLagS: 0.5,
+    maxLagS: 2.25,
     /** Correlation of heart rate with the breath drive at the best lag. */
     minCorrelation: 0.35,
+    /** ...and a breath-locked heart-rate swing of at least this, bpm (a constant-rate rhythm has none). */
+    minRsaBpm: 1.2,
+    /** ...and at least this multiple of the beat-to-beat measurement noise. */
+    minRsaToNoise: 1.0,
     scale: 0.05,
+    /** Logistic scale of the RSA margin, bpm. */
+    rsaScale: 0.3,
+    /**
+     * When coupling fails and the beat-to-beat noise exceeds this (bpm), the reason is
+     * `low_quality`: the pulse was too noisy to time the beats (poor light or motion).
+     */
+    maxBeatNoiseBpm: 3,
   },
   coercion: {
-    /** Heart rate this far above the baseline resting rate, bpm... */
+    /** Heart rate at least this far above the baseline, bpm... */
     minHrRiseBpm: 25,
-    /** ...and variability at most this fraction of the baseline's... */
-    maxVariabilityRatio: 0.5,
-    /** ...raise the signal. Without a baseline the signal is never raised. */
+    /** ...with variability at most this fraction of the baseline's at that rise... */
+    maxVariabilityRatio: 0.6,
+    /** ...a fraction allowed to grow by this much per bpm of further rise... */
+    variabilityRatioPerBpm: 0.02,
+    /** ...up to this cap, raises the signal. Without a baseline the signal is never raised. */
+    maxVariabilityRatioCap: 1.0,
   },
 });
 

@@ -121,7 +121,7 @@ export function detrendLinear(x: ArrayLike<number>): Float64Array {
 /**
  * Zero-phase band-pass by FFT masking with raised-cosine edges of width `taperHz`.
  * The series is linearly detrended and mirrored at both ends first, which keeps
- * edge transients small. Returns a series of the input's length.
+ * edge transients small (callers still ignore the first and last second or so). Returns a series of the input's length.
  */
 export function bandPass(
   x: ArrayLike<number>,

@@ -150,8 +150,9 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   const fs = signals.sample_rate_hz;
 
   const quality = checkQuality(face.quality, signals.valid, cfg);
-  const speechAnalysis = analyseSpeech(signals.voice, fs, cfg);
-  const speech = checkSpeech(speechAnalysis, cfg);
+  // Is there speech at all (voice alone)? Then the breath pauses, with the mouth keeping room noise out.
+  const speech = checkSpeech(analyseSpeech(signals.voice, fs, cfg), cfg);
+  const speechAnalysis = analyseSpeech(signals.voice, fs, cfg, signals.mouth);
   const pulse = checkPulse(signals.pulse, fs, cfg);
   const avSync = checkAvSync(signals.mouth, signals.voice, fs, cfg);
   const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, pulse.passed ? pulse.heart_rate_bpm / 60 : 0, cfg);
@@ -161,7 +162,10 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   else if (!speech.passed) livenessReason = 'no_speech';
   else if (!pulse.passed) livenessReason = 'no_pulse';
   else if (!avSync.passed) livenessReason = 'av_desync';
-  else if (!coupling.passed) livenessReason = 'pulse_speech_uncoupled';
+  else if (!coupling.passed) {
+    // Beat timing too noisy to see a breath-locked swing: ask for better light, not a retry as is.
+    livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? 'low_quality' : 'pulse_speech_uncoupled';
+  }
   const livenessScore = Math.min(quality.score, speech.score, pulse.score, avSync.score, coupling.score);
 
   const heartRate = pulse.passed ? pulse.heart_rate_bpm : null;
@@ -186,8 +190,13 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
     const c = cfg.coercion;
     const rise = heartRate - baseline.heart_rate_bpm;
     const ratio = coupling.hr_variability_bpm / Math.max(0.5, baseline.hr_variability_bpm);
-    const signal = rise >= c.minHrRiseBpm && ratio <= c.maxVariabilityRatio;
-    const score = Math.min(marginScore(rise, c.minHrRiseBpm, 5), marginScore(c.maxVariabilityRatio - ratio, 0, 0.1));
+    // The higher the rise, the less collapse is needed (up to a cap).
+    const allowedRatio = Math.min(
+      c.maxVariabilityRatioCap,
+      c.maxVariabilityRatio + c.variabilityRatioPerBpm * Math.max(0, rise - c.minHrRiseBpm),
+    );
+    const signal = rise >= c.minHrRiseBpm && ratio <= allowedRatio;
+    const score = Math.min(marginScore(rise, c.minHrRiseBpm, 5), marginScore(allowedRatio - ratio, 0, 0.1));
     coercion = {
       signal,
       score: round(score, 4),

@@ -36,7 +36,7 @@ export interface PersonProfile {
   breathsPerMin: number;
   /** Peak-to-peak respiratory sinus arrhythmia while reading aloud, bpm. */
   rsaBpm: number;
-  /** Typical per-sample skin-signal SNR of this person's captures, dB. */
+  /** Per-sample skin-signal SNR of this person's sandbox captures (studio light), dB. */
   skinSnrDb: number;
   syllableRateHz: number;
   mouthGain: number;
@@ -52,6 +52,12 @@ export interface Nuisance {
   rsaDelayS: number;
   /** Time constant of the heart-rate response, seconds. */
   rsaTauS: number;
+  /** Amplitude of the slow (~0.1 Hz, Mayer-wave) heart-rate oscillation, bpm. */
+  mayerBpm: number;
+  /** Heart-rate drift over the capture, bpm (either sign). */
+  driftBpm: number;
+  /** Standard deviation of the remaining random heart-rate variation, bpm. */
+  hrNoiseBpm: number;
   /** Per-sample SNR of the pulse in the skin signal, dB (poor light ~ -6, good ~ +6). */
   snrDb: number;
   /** Motion-artefact intensity, 0 (still) to 1 (restless). */
@@ -125,8 +131,8 @@ export function personProfile(person: number): PersonProfile {
     embedding: faceEmbeddingOfPerson(person),
     restingHrBpm: rng.uniform(56, 84),
     breathsPerMin: rng.uniform(10, 16),
-    rsaBpm: rng.uniform(4, 8),
-    skinSnrDb: rng.uniform(0, 6),
+    rsaBpm: rng.uniform(5, 9),
+    skinSnrDb: rng.uniform(20, 26),
     syllableRateHz: rng.uniform(3.6, 5.2),
     mouthGain: rng.uniform(0.15, 0.35),
     speechLevelDb: rng.uniform(-28, -16),
@@ -134,21 +140,27 @@ export function personProfile(person: number): PersonProfile {
 }
 
 /**
- * Sandbox conditions for a person: good light, little motion, a quiet room. Used
- * by {@link simulateCapture}, so that a bona fide sandbox capture passes.
+ * Sandbox conditions for a person: studio light, little motion, a quiet room,
+ * a calm reader with clear breathing. Used by {@link simulateCapture} so that
+ * sandbox answers are dependable (a bona fide capture passes, an attack is
+ * refused); real-world error rates are what the benchmark measures with
+ * {@link wildNuisance}.
  */
 export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = 'calm'): Nuisance {
   const coerced = state === 'coerced';
   return {
-    heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(32, 45) : profile.restingHrBpm + rng.uniform(-3, 3),
+    heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(42, 50) : profile.restingHrBpm + rng.uniform(-3, 3),
     breathsPerMin: profile.breathsPerMin * (coerced ? 1.25 : rng.uniform(0.9, 1.1)),
-    rsaBpm: coerced ? Math.max(1.8, profile.rsaBpm * 0.3) : profile.rsaBpm * rng.uniform(0.9, 1.1),
+    rsaBpm: coerced ? Math.max(3.5, profile.rsaBpm * 0.35) : profile.rsaBpm * rng.uniform(0.9, 1.1),
     rsaDelayS: rng.uniform(0.3, 1.0),
     rsaTauS: rng.uniform(0.8, 1.4),
+    mayerBpm: rng.uniform(0, 0.5),
+    driftBpm: rng.uniform(-1, 1),
+    hrNoiseBpm: rng.uniform(0.2, 0.4),
     snrDb: profile.skinSnrDb + rng.uniform(-1, 1),
-    motion: rng.uniform(0, 0.25),
+    motion: rng.uniform(0, 0.1),
     dropRate: rng.uniform(0, 0.01),
-    jitterMs: rng.uniform(0, 3),
+    jitterMs: rng.uniform(0, 2),
     avOffsetMs: rng.uniform(-50, 50),
     vadNoise: rng.uniform(0, 0.2),
     faceQuality: rng.uniform(0.85, 0.99),
@@ -171,6 +183,9 @@ export function wildNuisance(rng: Rng): Nuisance {
     rsaBpm: rng.uniform(1, 8),
     rsaDelayS: rng.uniform(0.2, 1.2),
     rsaTauS: rng.uniform(0.6, 1.6),
+    mayerBpm: rng.uniform(0, 1.5),
+    driftBpm: rng.uniform(-3, 3),
+    hrNoiseBpm: rng.uniform(0.3, 0.8),
     snrDb: rng.uniform(-6, 6),
     motion: rng.uniform(0, 1),
     dropRate: rng.uniform(0, 0.05),
@@ -221,7 +236,7 @@ function makeSpeech(rng: Rng, seconds: number, breathsPerMin: number, syllableRa
   let t = -LEAD_S + rng.uniform(0, cycle);
   const end = seconds + 2;
   while (t < end) {
-    const c = cycle * clamp(1 + 0.15 * rng.normal(), 0.6, 1.5);
+    const c = cycle * clamp(1 + 0.3 * rng.normal(), 0.5, 1.8);
     const pause = clamp(c * rng.uniform(0.14, 0.26), 0.35, 1.2);
     const i0 = Math.max(0, Math.round((t + LEAD_S) * FINE_HZ));
     const i1 = Math.min(n, Math.round((t + pause + LEAD_S) * FINE_HZ));
@@ -265,9 +280,11 @@ interface HeartOptions {
   rsaBpm: number;
   rsaDelayS: number;
   rsaTauS: number;
-  /** false: a constant-rate pulse with only slow random variability (no breath coupling). */
+  /** false: no breath coupling (only the slow and random variation below). */
   coupled: boolean;
-  variability: number;
+  mayerBpm: number;
+  driftBpm: number;
+  hrNoiseBpm: number;
 }
 
 /** Cardiac phase (cycles) on the fine grid. */
@@ -293,13 +310,13 @@ function heartPhase(rng: Rng, seconds: number, inhale: Float64Array, o: HeartOpt
     }
   }
   // Slow Mayer-wave and drift, plus small random variability.
-  const mayerAmp = rng.uniform(0, 1.5) * o.variability;
+  const mayerAmp = o.mayerBpm;
   const mayerHz = rng.uniform(0.07, 0.13);
   const mayerPhase = rng.uniform(0, 2 * Math.PI);
-  const drift = rng.uniform(-3, 3) * o.variability;
+  const drift = o.driftBpm;
   let noise = 0;
   const noiseStep = Math.exp(-1 / (FINE_HZ * 0.6));
-  const noiseSd = rng.uniform(0.3, 0.8) * o.variability;
+  const noiseSd = o.hrNoiseBpm;
   const phase = new Float64Array(n);
   let p = rng.uniform(0, 1);
   for (let i = 0; i < n; i++) {
@@ -454,10 +471,10 @@ function rawPulse(rng: Rng, src: PulseSource, speech: Speech | null, s: Sampling
   const out = new Float64Array(s.count);
   // Motion bumps: head movements.
   const bumps: Array<{ t: number; w: number; a: number }> = [];
-  const rate = 0.05 + 0.35 * n.motion;
-  let t = rng.uniform(0, 3);
+  const rate = 0.4 * n.motion;
+  let t = rate > 0 ? rng.uniform(0, 3) : Infinity;
   while (t < seconds) {
-    bumps.push({ t, w: rng.uniform(0.15, 0.8), a: rng.normal() * rng.uniform(0.5, 3) * (0.3 + n.motion) });
+    bumps.push({ t, w: rng.uniform(0.15, 0.8), a: rng.normal() * rng.uniform(0.5, 3) * (0.1 + n.motion) });
     t += -Math.log(Math.max(1e-9, rng.next())) / rate;
   }
   const jaw = 0.6 * n.motion * rng.uniform(0.3, 1);
@@ -500,7 +517,20 @@ export interface SessionOptions {
   capturedAt?: string;
   /** Nuisance of the attacker (voice for replay and lipsync); drawn from the seed when absent. */
   attackerNuisance?: Nuisance;
+  /** The puppet's pulse in a `lipsync` attack; drawn from the seed among absent/drifting/recorded when absent. */
+  lipsyncPulse?: LipsyncPulse;
+  /** Amplitude of the recording's own pulse seen through the screen, relative to the flicker (default 0.05..0.25). */
+  screenPulseLeak?: number;
+  /** Rate of the screen's flicker, Hz (default 0.75..2.9). */
+  screenFlickerHz?: number;
 }
+
+/**
+ * The pulse of a lip-sync puppet: `absent`; `constant` (a synthetic constant rate);
+ * `drifting` (synthetic, with slow random rate changes, not breath-locked);
+ * `recorded` (lifted from a recording of the victim: real RSA, but locked to another breath).
+ */
+export type LipsyncPulse = 'absent' | 'constant' | 'drifting' | 'recorded';
 
 const DEFAULT_CAPTURED_AT = '2026-01-01T00:00:00.000Z';
 
@@ -540,7 +570,9 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
       rsaDelayS: n.rsaDelayS,
       rsaTauS: n.rsaTauS,
       coupled: true,
-      variability: 1,
+      mayerBpm: n.mayerBpm,
+      driftBpm: n.driftBpm,
+      hrNoiseBpm: n.hrNoiseBpm,
     });
     return { speech, src: { kind: 'heart', phase, shape: pulseShape(rng) } };
   };
@@ -571,10 +603,10 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     }
     case 'lipsync': {
       const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-      const variant = rng.int(0, 2);
+      const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
       let src: PulseSource;
-      if (variant === 0) src = { kind: 'none' };
-      else if (variant === 1) src = genuine().src; // a pulse lifted from a recording of the victim
+      if (variant === 'absent') src = { kind: 'none' };
+      else if (variant === 'recorded') src = genuine().src; // a pulse lifted from a recording of the victim
       else {
         const phase = heartPhase(rng, seconds, live.inhale, {
           heartRateBpm: rng.uniform(55, 110),
@@ -582,7 +614,9 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
           rsaDelayS: 0,
           rsaTauS: 1,
           coupled: false,
-          variability: rng.uniform(1, 3),
+          ...(variant === 'constant'
+            ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
+            : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
         });
         src = { kind: 'heart', phase, shape: pulseShape(rng) };
       }
@@ -595,11 +629,11 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     }
     case 'screen': {
       const recorded = genuine();
-      const flicker: PulseSource = { kind: 'flicker', flickerHz: rng.uniform(0.75, 2.9) };
+      const flicker: PulseSource = { kind: 'flicker', flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
       const flick = rawPulse(rng, flicker, null, sampling, n, seconds);
       // The recording's own pulse survives only weakly through the screen.
       const through = rawPulse(rng, recorded.src, null, sampling, { ...n, snrDb: 40, motion: 0 }, seconds);
-      const k = rng.uniform(0.05, 0.25);
+      const k = o.screenPulseLeak ?? rng.uniform(0.05, 0.25);
       pulseRaw = flick.map((x, i) => x + k * (through[i] as number));
       mouth = mouthSeries(rng, recorded.speech, sampling, n);
       voice = voiceSeries(rng, recorded.speech, sampling, n, seconds);
@@ -682,6 +716,11 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     attack,
     nuisance,
     attackerNuisance,
+    // The sandbox puppet is the textbook one: no pulse, or a synthetic constant rate.
+    lipsyncPulse: rng.next() < 0.5 ? 'absent' : 'constant',
+    // The sandbox screen shows only its flicker, at a resting-pulse-like rate.
+    screenPulseLeak: 0,
+    screenFlickerHz: rng.uniform(0.8, 1.8),
     nonce,
     seconds,
     sampleRateHz: fs,
