@@ -1,6 +1,6 @@
 import { build } from "esbuild";
-import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { DIST_DIR, FUNCTIONS_DIR, ROOT, functionNames } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
@@ -11,9 +11,13 @@ export interface BundleInfo {
   bytes: number;
 }
 
-/** Bundles one entry for workerd: ESM, minified, Node built-ins left to nodejs_compat. */
+/**
+ * Bundles one entry for workerd: ESM, minified, Node built-ins left to nodejs_compat. The file is
+ * replaced atomically (write, then rename), so a server or deploy reading it while another build
+ * runs never sees a half-written bundle.
+ */
 async function bundle(entry: string, outfile: string): Promise<void> {
-  await build({
+  const result = await build({
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -27,7 +31,14 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     keepNames: true,
     sourcemap: false,
     logLevel: "warning",
+    write: false,
   });
+  await mkdir(dirname(outfile), { recursive: true });
+  for (const file of result.outputFiles) {
+    const temporary = `${file.path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    await writeFile(temporary, file.contents);
+    await rename(temporary, file.path);
+  }
 }
 
 /** Builds every function into its own bundle (dist/functions/<name>.js) plus the local router. */
