@@ -1,0 +1,51 @@
+/**
+ * `npm run deploy -- <name> [--dry-run]`: builds one function's bundle and deploys it with wrangler
+ * as its own Worker named after the function, with the shared settings of wrangler.toml and the
+ * function's cron schedules. `--dry-run` writes what would be uploaded to dist/deploy/<name> and
+ * needs neither network nor a Cloudflare account.
+ */
+import { spawnSync } from "node:child_process";
+import { join, relative } from "node:path";
+import { MAX_BUNDLE_BYTES, buildAll } from "./lib/build";
+import { DIST_DIR, ROOT, cronSchedules, functionNames } from "./lib/functions";
+
+const USAGE = "usage: npm run deploy -- <function-name> [--dry-run]";
+
+function fail(message: string, exitCode = 2): never {
+  console.error(`error: ${message}\n${USAGE}`);
+  process.exit(exitCode);
+}
+
+const args = process.argv.slice(2);
+const dryRun = args.includes("--dry-run");
+const unknownFlags = args.filter((arg) => arg.startsWith("-") && arg !== "--dry-run");
+const positionals = args.filter((arg) => !arg.startsWith("-"));
+if (unknownFlags.length) fail(`unknown option ${unknownFlags.join(", ")}`);
+if (positionals.length !== 1) fail(positionals.length ? "give exactly one function name" : "a function name is required");
+
+const name = positionals[0];
+const names = functionNames();
+if (!names.includes(name)) fail(`unknown function "${name}"; functions: ${names.join(", ")}`);
+
+const [bundle] = await buildAll([name]);
+console.log(`built ${relative(ROOT, bundle.path)} (${(bundle.bytes / 1024).toFixed(1)} KiB)`);
+if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the 1 MiB limit`, 1);
+
+const wranglerArgs = [
+  "deploy",
+  bundle.path,
+  "--name",
+  name,
+  "--config",
+  join(ROOT, "wrangler.toml"),
+  "--no-bundle",
+  ...(cronSchedules[name] ?? []).flatMap((cron) => ["--schedule", cron]),
+  ...(dryRun ? ["--dry-run", "--outdir", join(DIST_DIR, "deploy", name)] : []),
+];
+const result = spawnSync(join(ROOT, "node_modules", ".bin", "wrangler"), wranglerArgs, {
+  cwd: ROOT,
+  stdio: "inherit",
+  env: { WRANGLER_SEND_METRICS: "false", ...process.env },
+});
+if (result.error) fail(`cannot run wrangler: ${result.error.message}`, 1);
+process.exit(result.status ?? 1);

@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dirname, "../..");
+
+export interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** The child's whole environment (process.env when omitted); an undefined value unsets the name. */
+  env?: Record<string, string | undefined>;
+  timeoutMs?: number;
+}
+
+/** The current environment with `changes` applied; `undefined` removes a variable. */
+export function childEnv(changes: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, ...changes };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+  return env;
+}
+
+/**
+ * Runs a command from the repository root to completion and collects its output.
+ *
+ * @example const { code, stdout } = await run("npx", ["tsx", "scripts/cli.ts", "merchant", "create", "--name", "A", "--json"]);
+ */
+export function run(command: string, args: string[], { env = process.env, timeoutMs = 60_000 }: RunOptions = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined));
+    const child = spawn(command, args, { cwd: ROOT, env: defined, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** `npx tsx scripts/cli.ts <args>` with `env` applied over the current environment. */
+export function cli(args: string[], env: Record<string, string | undefined>): Promise<Ran> {
+  return run("npx", ["tsx", "scripts/cli.ts", ...args], { env: childEnv(env) });
+}
