@@ -1,0 +1,123 @@
+import { describe, expect, inject, it } from "vitest";
+import { createFunctionApp } from "../../shared/app";
+import { parseApiKey } from "../../shared/api-keys";
+import { apiKeyAuth } from "../../shared/auth";
+import { sha256Hex } from "../../shared/crypto";
+import { rpc } from "../../shared/db";
+import { merchantFactory, testDb } from "../harness/factories";
+import { cli as runCli, type Ran } from "../harness/spawn";
+
+const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
+
+/** Exactly one JSON document on stdout. */
+function json(ran: Ran): any {
+  expect(ran.code, ran.stderr).toBe(0);
+  return JSON.parse(ran.stdout);
+}
+
+/** A usage or lookup failure: a message on stderr, nothing on stdout, a non-zero exit. */
+function expectFailure(ran: Ran, message: string | RegExp) {
+  expect(ran.code).not.toBe(0);
+  expect(ran.code).not.toBeNull();
+  expect(ran.stdout).toBe("");
+  expect(ran.stderr).toMatch(typeof message === "string" ? new RegExp(`error: .*${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`) : message);
+}
+
+// A probe behind the real key middleware, as a function using the keys would be.
+const probe = createFunctionApp("cli-probe");
+probe.get("/", apiKeyAuth("publishable"), (c) => c.json(c.var.principal));
+const bindings = { DATABASE_URL: inject("databaseUrl") };
+async function authenticate(key: string) {
+  const res = await probe.request("/functions/v1/cli-probe", { headers: { "x-service-api-key": key } }, bindings);
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const KEY_NAMES = ["pk_test", "sk_test", "pk_live", "sk_live"] as const;
+
+describe("cli", () => {
+  describe("merchant create", () => {
+    it("prints one JSON document with the merchant id and four keys of the right form", async () => {
+      const ran = await cli("merchant", "create", "--name", "CLI merchant", "--json");
+      const out = json(ran);
+      expect(Object.keys(out).sort()).toEqual(["keys", "merchant_id"]);
+      expect(out.merchant_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(Object.keys(out.keys).sort()).toEqual([...KEY_NAMES].sort());
+      for (const name of KEY_NAMES) expect(out.keys[name]).toMatch(new RegExp(`^${name}_[0-9A-Za-z]{32,}$`));
+      expect(new Set(Object.values(out.keys)).size).toBe(4);
+    });
+
+    it("creates keys that authenticate as that merchant, and stores only their hashes", async () => {
+      const out = json(await cli("merchant", "create", "--name", "CLI keys", "--json"));
+      for (const name of KEY_NAMES) {
+        const key = out.keys[name];
+        const parsed = parseApiKey(key)!;
+        const row = await rpc<{ merchant_id: string; key_hash: string } | null>(testDb(), "api_key_authenticate", {
+          key_hash: await sha256Hex(key),
+          kind: parsed.kind,
+          environment: parsed.environment,
+        });
+        expect(row).toMatchObject({ merchant_id: out.merchant_id, key_hash: await sha256Hex(key) });
+        const res = await authenticate(key);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ merchantId: out.merchant_id, keyKind: parsed.kind, environment: parsed.environment });
+      }
+      const stored = await testDb()`select key_hash, key_hint from private.api_keys where merchant_id = ${out.merchant_id}`;
+      const hashes = await Promise.all(KEY_NAMES.map((name) => sha256Hex(out.keys[name])));
+      expect(stored.map((row) => row.key_hash).sort()).toEqual(hashes.sort());
+      for (const row of stored) expect(Object.values(out.keys)).not.toContain(row.key_hint);
+    });
+  });
+
+  describe("key create and revoke", () => {
+    it("adds a key of the asked kind and environment that authenticates", async () => {
+      const merchant = await merchantFactory();
+      const out = json(await cli("key", "create", "--merchant", merchant.merchant_id, "--kind", "secret", "--env", "live", "--json"));
+      expect(out).toMatchObject({ merchant_id: merchant.merchant_id, kind: "secret", environment: "live" });
+      expect(out.key).toMatch(/^sk_live_[0-9A-Za-z]{32,}$/);
+      expect((await authenticate(out.key)).body).toMatchObject({ merchantId: merchant.merchant_id, keyId: out.key_id });
+    });
+
+    it("revokes a key by its value: it stops authenticating, the others do not", async () => {
+      const merchant = await merchantFactory();
+      expect((await authenticate(merchant.keys.sk_test)).status).toBe(200);
+      const out = json(await cli("key", "revoke", "--key", merchant.keys.sk_test, "--json"));
+      expect(out).toMatchObject({ already_revoked: false, revoked_at: expect.any(String) });
+      expect(await authenticate(merchant.keys.sk_test)).toEqual({ status: 401, body: { error: expect.any(String), code: "INVALID_API_KEY" } });
+      expect((await authenticate(merchant.keys.pk_test)).status).toBe(200);
+      const again = json(await cli("key", "revoke", "--key", merchant.keys.sk_test, "--json"));
+      expect(again).toMatchObject({ key_id: out.key_id, already_revoked: true });
+    });
+
+    it("revokes a key by its id", async () => {
+      const merchant = await merchantFactory();
+      const created = json(await cli("key", "create", "--merchant", merchant.merchant_id, "--kind", "publishable", "--env", "test", "--json"));
+      expect((await authenticate(created.key)).status).toBe(200);
+      json(await cli("key", "revoke", "--key-id", created.key_id, "--json"));
+      expect((await authenticate(created.key)).body.code).toBe("INVALID_API_KEY");
+    });
+  });
+
+  describe.concurrent("bad arguments", () => {
+    const uuid = "00000000-0000-4000-8000-000000000000";
+    it.each([
+      ["no arguments", [], "unknown command group (none)"],
+      ["an unknown group", ["frobnicate", "create"], "unknown command group frobnicate"],
+      ["an unknown command", ["merchant", "frobnicate"], 'unknown command "merchant frobnicate"'],
+      ["a missing --name", ["merchant", "create", "--json"], "--name <value> is required"],
+      ["an empty --name", ["merchant", "create", "--name", " ", "--json"], "--name <value> is required"],
+      ["a stray positional", ["merchant", "create", "Acme", "--json"], 'unexpected argument "Acme"'],
+      ["a bad --env", ["key", "create", "--merchant", uuid, "--kind", "secret", "--env", "staging", "--json"], "--env must be one of test, live"],
+      ["a bad --kind", ["key", "create", "--merchant", uuid, "--kind", "admin", "--env", "test", "--json"], "--kind must be one of publishable, secret"],
+      ["a malformed --merchant", ["key", "create", "--merchant", "acme", "--kind", "secret", "--env", "test", "--json"], "--merchant must be a merchant id"],
+      ["a malformed --key", ["key", "revoke", "--key", "sk_test_short", "--json"], "--key is not a well-formed API key"],
+      ["revoke without a key", ["key", "revoke", "--json"], "--key-id <value> is required"],
+    ])("refuses %s: message on stderr, nothing on stdout, non-zero exit", async (_, args, message) => {
+      expectFailure(await cli(...args), message);
+    });
+
+    it("refuses an unknown merchant or key with a clear message", async () => {
+      expectFailure(await cli("key", "create", "--merchant", uuid, "--kind", "secret", "--env", "test", "--json"), "unknown merchant");
+      expectFailure(await cli("key", "revoke", "--key-id", uuid, "--json"), "unknown key");
+    });
+  });
+});
