@@ -15,7 +15,8 @@ export type AppEnv = {
     config: Config;
     now: Date;
     locale: Locale;
-    db: () => Sql;
+    /** The request's database client: DATABASE_URL, or another Postgres URL (one client per URL). */
+    db: (url?: string) => Sql;
     principal: Principal | null;
   };
 };
@@ -69,13 +70,17 @@ export function createFunctionApp(name: string) {
     c.set("now", requestClock(config, c.req.raw.headers));
     c.set("locale", negotiateLocale(c.req.header("accept-language")));
     c.set("principal", null);
-    let sql: Sql | undefined;
-    c.set("db", () => (sql ??= connect(config.DATABASE_URL)));
+    const clients = new Map<string, Sql>();
+    c.set("db", (url = config.DATABASE_URL) => {
+      let sql = clients.get(url);
+      if (!sql) clients.set(url, (sql = connect(url)));
+      return sql;
+    });
     try {
       await next();
     } finally {
-      if (sql) {
-        const closing = sql.end({ timeout: 1 });
+      if (clients.size) {
+        const closing = Promise.all([...clients.values()].map((sql) => sql.end({ timeout: 1 })));
         try {
           c.executionCtx.waitUntil(closing);
         } catch {

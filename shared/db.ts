@@ -11,6 +11,13 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA001: "ALIAS_TAKEN",
   HA002: "CLAIM_TOKEN_INVALID",
   HA404: "not_found",
+  HA408: "SESSION_PRESENT",
+  HA409: "IDENTITY_UNREACHABLE",
+  HA410: "ENROLLMENT_RACE",
+  HA411: "CAPTURE_REPLAYED",
+  HA501: "IDENTITY_CREATE_FAILED",
+  HA502: "TEMPLATE_STORE_FAILED",
+  HA503: "SESSION_MINT_FAILED",
 };
 
 const unreachableErrors = new Set([

@@ -20,6 +20,20 @@ comment on column private.subject_refs.identity_id is 'The identity behind the p
 comment on column private.subject_refs.created_at is 'When the merchant first received it.';
 
 -- ----------------------------------------------------------------------------
+-- Enrollment capture nonces: a descriptor enrols at most once
+-- ----------------------------------------------------------------------------
+create table private.enrollment_nonces (
+  environment text not null check (environment in ('test', 'live')),
+  capture_nonce text not null check (length(capture_nonce) between 8 and 128),
+  used_at timestamptz not null,
+  primary key (environment, capture_nonce)
+);
+comment on table private.enrollment_nonces is 'capture_nonce values already used by an enrollment; a replayed descriptor cannot mint a second session.';
+comment on column private.enrollment_nonces.environment is 'test or live.';
+comment on column private.enrollment_nonces.capture_nonce is 'The nonce the enrolling descriptor was bound to.';
+comment on column private.enrollment_nonces.used_at is 'When it was used.';
+
+-- ----------------------------------------------------------------------------
 -- Captures
 -- ----------------------------------------------------------------------------
 create table private.captures (
@@ -113,7 +127,7 @@ create index receipts_unanchored_idx on private.receipts (issued_at) where envir
 -- RPCs
 -- ============================================================================
 
--- identity_enroll({environment, merchant_id, now, identity_id, existing, subject_ref, key_id, embedding,
+-- identity_enroll({environment, merchant_id, now, capture_nonce, identity_id, existing, subject_ref, key_id, embedding,
 --                  match_threshold, consent: {version, retention_days}, session: {token_hash, expires_at},
 --                  presented_session_hash?, baseline?}) -> {identity_id, created}
 -- Enrollments of one environment are serialised by an advisory lock; a new identity is created only if,
@@ -134,6 +148,12 @@ begin
   ) then
     raise exception 'a session is already present on this device' using errcode = 'HA408';
   end if;
+
+  begin
+    insert into private.enrollment_nonces (environment, capture_nonce, used_at) values (v_env, p ->> 'capture_nonce', v_now);
+  exception when unique_violation then
+    raise exception 'capture nonce already used' using errcode = 'HA411';
+  end;
 
   perform pg_advisory_xact_lock(hashtext('enroll:' || v_env));
 

@@ -8,6 +8,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     databaseUrl: string;
+    /** The service's SIGNING_KEYS_JWK, so tests can sign receipts as the transaction sink will. */
+    signingKeysJwk: string;
     limiter: "upstash" | "in-process";
   }
 }
@@ -34,6 +36,7 @@ export async function setup(project: TestProject) {
   server = await startServer({ port: await freePort(), env });
   project.provide("baseUrl", server.url);
   project.provide("databaseUrl", server.databaseUrl);
+  project.provide("signingKeysJwk", server.bindings.SIGNING_KEYS_JWK);
   project.provide("limiter", env.UPSTASH_REDIS_REST_URL ? "upstash" : "in-process");
 }
 

@@ -45,3 +45,11 @@ export async function call<T = any>(name: string, options: CallOptions = {}): Pr
 export function errorOf(result: CallResult): { status: number; code: string } {
   return { status: result.status, code: (result.body as { code?: string })?.code ?? "" };
 }
+
+/** Fresh replay-guard headers (spec 4.1) for a request at `now`. */
+export function replayHeaders(now: Date = new Date()): Record<string, string> {
+  return {
+    "x-service-timestamp": String(Math.floor(now.getTime() / 1000)),
+    "x-service-nonce": `n-${crypto.randomUUID()}`,
+  };
+}

@@ -1,0 +1,44 @@
+import { evaluatePresence, parseDescriptor, type PresenceBaseline, type PresenceDescriptor, type PresenceResult } from "../engine";
+import { ApiError } from "../errors";
+import type { ForcedScenario } from "./scenario";
+
+/** The match gate of spec 8: cosine similarity of protected templates at or above this is the same face. */
+export const FACE_MATCH_GATE = 0.75;
+
+/** A validated descriptor, or `400 INVALID_INPUT` naming the offending fields under `face_template`. */
+export function descriptorFrom(faceTemplate: unknown, captureNonce: string): PresenceDescriptor {
+  const parsed = parseDescriptor(faceTemplate, { path: "face_template" });
+  if (!parsed.ok) throw new ApiError("INVALID_INPUT", { fields: parsed.fields });
+  if (parsed.descriptor.capture_nonce !== captureNonce) {
+    throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce", "face_template.capture_nonce"] });
+  }
+  return parsed.descriptor;
+}
+
+export interface Judgement {
+  result: PresenceResult;
+  /** The refusal, if any: the engine's reason, or the one a sandbox scenario forced. */
+  refusal: string | null;
+  livenessPassed: boolean;
+  coercion: boolean;
+}
+
+/**
+ * Runs the presence engine on a descriptor at the request's instant (a capture older than five
+ * minutes is stale) against the identity's baseline, then applies a forced sandbox scenario —
+ * which can only turn an acceptance into a refusal, never the reverse.
+ */
+export function judge(descriptor: PresenceDescriptor, now: Date, baseline: PresenceBaseline | null, scenario: ForcedScenario | null): Judgement {
+  const result = evaluatePresence(descriptor, { baseline, expectedNonce: descriptor.capture_nonce, now });
+  let livenessPassed = result.liveness.passed && result.reason !== "capture_stale";
+  let coercion = result.coercion.signal;
+  let refusal: string | null = result.reason;
+  if (scenario === "liveness_fail") {
+    livenessPassed = false;
+    refusal = "liveness_fail";
+  } else if (scenario === "vrc_coerced" && refusal === null) {
+    coercion = true;
+    refusal = "coercion_detected";
+  }
+  return { result, refusal, livenessPassed, coercion };
+}

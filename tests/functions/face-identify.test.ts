@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { capture } from "../harness/captures";
+import { merchantFactory } from "../harness/factories";
+import { call, errorOf, replayHeaders } from "../harness/http";
+import { enrolPerson, strangerCapture } from "../harness/identity";
+
+function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}) {
+  return call("face-identify", { key, body: { face_template: template, capture_nonce: nonce }, headers: { ...replayHeaders(), ...headers } });
+}
+
+describe("face-identify", () => {
+  describe("happy", () => {
+    it("recognises an enrolled test person and answers the caller's pseudonym", async () => {
+      const merchant = await merchantFactory();
+      const enrolled = await enrolPerson(merchant.keys.pk_test, 7);
+      const { descriptor, nonce } = capture(7);
+      const res = await identify(merchant.keys.pk_test, descriptor, nonce);
+      expect(res.status).toBe(200);
+      expect(res.body.matched).toBe(true);
+      expect(res.body.subject_ref).toBe(enrolled.subject_ref);
+      expect(res.body.confidence).toBeGreaterThanOrEqual(0.75);
+      expect(res.body.confidence).toBeLessThanOrEqual(1);
+    });
+
+    it("does not match a stranger's face and gives no pseudonym", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor, nonce } = strangerCapture();
+      const res = await identify(merchant.keys.pk_test, descriptor, nonce);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ matched: false, subject_ref: null });
+      expect(res.body.confidence).toBeLessThan(0.75);
+    });
+
+    it("refuses person 8 as person 7: different faces never share a pseudonym", async () => {
+      const merchant = await merchantFactory();
+      const seven = await enrolPerson(merchant.keys.pk_test, 7);
+      const eight = await enrolPerson(merchant.keys.pk_test, 8);
+      const { descriptor, nonce } = capture(8);
+      const res = await identify(merchant.keys.pk_test, descriptor, nonce);
+      expect(res.body.subject_ref).toBe(eight.subject_ref);
+      expect(res.body.subject_ref).not.toBe(seven.subject_ref);
+    });
+
+    it("accepts a secret key as well", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor, nonce } = capture(7);
+      expect((await identify(merchant.keys.sk_test, descriptor, nonce)).status).toBe(200);
+    });
+  });
+
+  describe("security", () => {
+    it("gives each merchant its own stable, unlinkable pseudonym for the same person", async () => {
+      const a = await merchantFactory();
+      const b = await merchantFactory();
+      await enrolPerson(a.keys.pk_test, 11);
+      const first = capture(11);
+      const second = capture(11);
+      const third = capture(11);
+      const refA1 = (await identify(a.keys.pk_test, first.descriptor, first.nonce)).body.subject_ref;
+      const refA2 = (await identify(a.keys.pk_test, second.descriptor, second.nonce)).body.subject_ref;
+      const refB = (await identify(b.keys.pk_test, third.descriptor, third.nonce)).body.subject_ref;
+      expect(refA1).toMatch(/^sub_[0-9a-f]{48}$/);
+      expect(refA2).toBe(refA1);
+      expect(refB).toMatch(/^sub_[0-9a-f]{48}$/);
+      expect(refB).not.toBe(refA1);
+    });
+
+    it("keeps sandbox and live identities apart", async () => {
+      const merchant = await merchantFactory();
+      await enrolPerson(merchant.keys.pk_test, 12);
+      const { descriptor, nonce } = capture(12);
+      const live = await identify(merchant.keys.pk_live, descriptor, nonce);
+      expect(live.status).toBe(200);
+      if (live.body.matched) {
+        const again = capture(12);
+        const sandbox = await identify(merchant.keys.pk_test, again.descriptor, again.nonce);
+        expect(live.body.subject_ref).toBe(sandbox.body.subject_ref);
+      }
+    });
+
+    it("refuses a photo: identification needs a live capture", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor, nonce } = capture(7, { attack: "photo" });
+      const res = await identify(merchant.keys.pk_test, descriptor, nonce);
+      expect(errorOf(res)).toEqual({ status: 400, code: "LIVE_CAPTURE_REQUIRED" });
+    });
+
+    it("refuses a descriptor bound to another nonce", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor } = capture(7);
+      const res = await identify(merchant.keys.pk_test, descriptor, "another-nonce-123");
+      expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toContain("capture_nonce");
+    });
+  });
+
+  describe("errors", () => {
+    it("requires a key, and refuses unknown keys", async () => {
+      const { descriptor, nonce } = capture(7);
+      expect(errorOf(await call("face-identify", { body: { face_template: descriptor, capture_nonce: nonce }, headers: replayHeaders() }))).toEqual({
+        status: 401,
+        code: "API_KEY_REQUIRED",
+      });
+      expect(errorOf(await identify(`pk_test_${"x".repeat(40)}`, descriptor, nonce))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+    });
+
+    it("validates capture_nonce length and the descriptor, naming the fields", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor } = capture(7);
+      const short = await identify(merchant.keys.pk_test, descriptor, "short");
+      expect(errorOf(short)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(short.body.fields).toContain("capture_nonce");
+      const broken = { ...descriptor, signals: { ...descriptor.signals, pulse: "nope" } };
+      const bad = await identify(merchant.keys.pk_test, broken, descriptor.capture_nonce);
+      expect(errorOf(bad)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(bad.body.fields.some((f: string) => f.startsWith("face_template.signals"))).toBe(true);
+    });
+
+    it("enforces the replay guard: timestamp window and single-use nonce", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor, nonce } = capture(7);
+      const body = { face_template: descriptor, capture_nonce: nonce };
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body }))).toEqual({ status: 400, code: "TIMESTAMP_REQUIRED" });
+      const stale = replayHeaders(new Date(Date.now() - 301_000));
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers: stale }))).toEqual({ status: 400, code: "TIMESTAMP_OUT_OF_WINDOW" });
+      const headers = replayHeaders();
+      expect((await call("face-identify", { key: merchant.keys.pk_test, body, headers })).status).toBe(200);
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers }))).toEqual({ status: 409, code: "NONCE_REUSED" });
+      const other = await merchantFactory();
+      expect((await call("face-identify", { key: other.keys.pk_test, body, headers })).status).toBe(200);
+    });
+  });
+});
