@@ -47,11 +47,14 @@ export function connect(url: string, { pooled = false }: { pooled?: boolean } = 
   });
 }
 
+/** Socket failures as workerd reports them (no error code, only a message). */
+const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network connection lost|socket/i;
+
 /** True when the error means the database could not be reached, as opposed to a failed statement. */
 export function isUnreachable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code !== "string") return false;
-  return unreachableErrors.has(code) || code.startsWith("08") || code === "57P01" || code === "57P03";
+  const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || code === "57P01" || code === "57P03")) return true;
+  return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
 }
 
 /**

@@ -35,7 +35,7 @@ app.post("/", apiKeyAuth("publishable"), replayGuard(), async (c) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
   const confidence = Math.max(0, Math.round((match?.similarity ?? 0) * 10_000) / 10_000);
-  if (!match || match.similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
+  if (!match || !match.reachable || match.similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
     return c.json({ matched: false, subject_ref: null, confidence });
   }
 

@@ -41,15 +41,15 @@ async function bundle(entry: string, outfile: string): Promise<void> {
   }
 }
 
-/** Builds every function into its own bundle (dist/functions/<name>.js) plus the local router. */
-export async function buildAll(names = functionNames()): Promise<BundleInfo[]> {
+/** Builds every function into its own bundle (`<outDir>/functions/<name>.js`) plus the local router. */
+export async function buildAll(names = functionNames(), outDir = DIST_DIR): Promise<BundleInfo[]> {
   const bundles = await Promise.all(
     names.map(async (name) => {
-      const path = join(DIST_DIR, "functions", `${name}.js`);
+      const path = join(outDir, "functions", `${name}.js`);
       await bundle(join(FUNCTIONS_DIR, name, "index.ts"), path);
       return { name, path, bytes: (await stat(path)).size };
     }),
   );
-  await bundle(join(ROOT, "scripts", "router.ts"), join(DIST_DIR, "router.js"));
+  await bundle(join(ROOT, "scripts", "router.ts"), join(outDir, "router.js"));
   return bundles;
 }

@@ -4,7 +4,7 @@ import { connect } from "../../shared/db";
 import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
 import { startEmbeddedDatabase } from "./embedded-db";
-import { cronSchedules, passedBindings } from "./functions";
+import { DIST_DIR, cronSchedules, passedBindings } from "./functions";
 import { applyMigrations } from "./migrate";
 import { localSecrets } from "./secrets";
 
@@ -17,6 +17,8 @@ export interface ServerOptions {
   /** Environment the bindings are read from (process.env by default). */
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
+  /** Run only these functions (default: every function under functions/). */
+  functions?: string[];
 }
 
 export interface RunningServer {
@@ -35,7 +37,7 @@ export interface RunningServer {
  * migrations, one workerd worker per function from its own bundle, the router in front of them on
  * `host:port`, and a minute timer driving the cron triggers.
  */
-export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {} }: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {}, functions }: ServerOptions = {}): Promise<RunningServer> {
   const embedded = env.DATABASE_URL
     ? null
     : await startEmbeddedDatabase({
@@ -51,7 +53,8 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     await sql.end();
   }
 
-  const bundles = await buildAll();
+  const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
+  const bundles = await buildAll(functions, outDir);
   const ephemeral = embedded && env.PGLITE_DATA_DIR?.startsWith("memory://");
   const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
   const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
@@ -63,7 +66,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     {
       name: "router",
       modules: true,
-      scriptPath: bundles.length ? `${dirname(dirname(bundles[0].path))}/router.js` : "dist/router.js",
+      scriptPath: join(outDir, "router.js"),
       compatibilityDate: COMPATIBILITY_DATE,
       bindings: { FUNCTIONS: bundles.map((b) => b.name) },
       serviceBindings: Object.fromEntries(bundles.map((b) => [bindingName(b.name), b.name])),

@@ -7,6 +7,8 @@ import { templateProtector, type TemplateProtector } from "./template-protection
 export interface TemplateMatch {
   identity_id: string;
   similarity: number;
+  /** False when the identity was erased: found, but never to be attached to anything. */
+  reachable: boolean;
 }
 
 /** The protector for this deployment's TEMPLATE_PROTECTION_KEY. */

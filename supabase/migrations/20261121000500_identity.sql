@@ -100,7 +100,9 @@ begin
   end if;
 end $$;
 
--- face_template_search({environment, key_id, embedding, limit, exact}) -> [{identity_id, similarity}]
+-- face_template_search({environment, key_id, embedding, limit, exact}) -> [{identity_id, similarity, reachable}]
+-- Erased identities are still found (reachable = false) until their templates are purged, so a
+-- returning face is told it cannot be reached instead of silently becoming a second identity.
 create or replace function public.face_template_search(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
 declare
@@ -113,11 +115,13 @@ begin
     where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'
   ) then
     execute format($q$
-      select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity) order by similarity desc), '[]')
+      select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
+                                order by similarity desc), '[]')
       from (
-        select t.identity_id, 1 - (t.embedding_vector operator(public.<=>) $1::public.vector(128)) as similarity
+        select t.identity_id, 1 - (t.embedding_vector operator(public.<=>) $1::public.vector(128)) as similarity,
+               i.erased_at is null as reachable
         from private.face_templates t
-        join private.identities i on i.id = t.identity_id and i.erased_at is null
+        join private.identities i on i.id = t.identity_id
         where t.environment = $2 and t.key_id = $3
         order by t.embedding_vector operator(public.<=>) $1::public.vector(128)
         limit $4
@@ -125,13 +129,15 @@ begin
     into v_result using v_query, p ->> 'environment', p ->> 'key_id', v_limit;
     return v_result;
   end if;
-  select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity) order by similarity desc), '[]')
+  select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
+                            order by similarity desc), '[]')
   into v_result
   from (
     select t.identity_id,
-           (select sum(a * b) from unnest(t.embedding, v_query) as pair(a, b)) as similarity
+           (select sum(a * b) from unnest(t.embedding, v_query) as pair(a, b)) as similarity,
+           i.erased_at is null as reachable
     from private.face_templates t
-    join private.identities i on i.id = t.identity_id and i.erased_at is null
+    join private.identities i on i.id = t.identity_id
     where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id'
     order by similarity desc
     limit v_limit

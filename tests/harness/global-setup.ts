@@ -11,6 +11,8 @@ declare module "vitest" {
     /** The service's SIGNING_KEYS_JWK, so tests can sign receipts as the transaction sink will. */
     signingKeysJwk: string;
     limiter: "upstash" | "in-process";
+    /** Every binding the workers received, so a test can start a variant server with one of them changed. */
+    serverBindings: Record<string, string>;
   }
 }
 
@@ -37,6 +39,7 @@ export async function setup(project: TestProject) {
   project.provide("baseUrl", server.url);
   project.provide("databaseUrl", server.databaseUrl);
   project.provide("signingKeysJwk", server.bindings.SIGNING_KEYS_JWK);
+  project.provide("serverBindings", { ...server.bindings });
   project.provide("limiter", env.UPSTASH_REDIS_REST_URL ? "upstash" : "in-process");
 }
 

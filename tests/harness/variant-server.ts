@@ -1,0 +1,22 @@
+import { inject } from "vitest";
+import { startServer, type RunningServer } from "../../scripts/lib/server";
+import { freePort } from "./ports";
+
+/**
+ * A second instance of the service on the same database with some bindings changed (an
+ * unreachable template store, a broken signing key …), running only the given functions: for
+ * testing real failures, never flags.
+ */
+export async function startVariantServer(functions: string[], overrides: Record<string, string>): Promise<RunningServer> {
+  return startServer({ port: await freePort(), functions, env: { ...inject("serverBindings"), ...overrides } });
+}
+
+/** Calls a function on a variant server. */
+export async function callOn(server: RunningServer, name: string, init: { key: string; body: unknown; headers?: Record<string, string> }) {
+  const response = await fetch(`${server.url}/functions/v1/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-service-api-key": init.key, ...init.headers },
+    body: JSON.stringify(init.body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
