@@ -79,6 +79,7 @@ export function createFunctionApp(name: string) {
     try {
       await next();
     } finally {
+      await drainUnreadBody(c.req.raw);
       if (clients.size) {
         const closing = Promise.all([...clients.values()].map((sql) => sql.end({ timeout: 1 })));
         try {
@@ -113,4 +114,13 @@ export function createFunctionApp(name: string) {
   });
 
   return app;
+}
+
+/**
+ * workerd drops the client connection when a response goes out before the request body was read
+ * (an early 401 or 405, for instance), which breaks the caller's next keep-alive request. The body
+ * is therefore always consumed before the response is returned.
+ */
+async function drainUnreadBody(request: Request): Promise<void> {
+  if (request.body && !request.bodyUsed) await request.arrayBuffer().catch(() => undefined);
 }
