@@ -130,8 +130,8 @@ export function personProfile(person: number): PersonProfile {
     person,
     embedding: faceEmbeddingOfPerson(person),
     restingHrBpm: rng.uniform(56, 84),
-    breathsPerMin: rng.uniform(10, 16),
-    rsaBpm: rng.uniform(5, 9),
+    breathsPerMin: rng.uniform(9, 15),
+    rsaBpm: rng.uniform(6, 10),
     skinSnrDb: rng.uniform(20, 26),
     syllableRateHz: rng.uniform(3.6, 5.2),
     mouthGain: rng.uniform(0.15, 0.35),
@@ -149,9 +149,9 @@ export function personProfile(person: number): PersonProfile {
 export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = 'calm'): Nuisance {
   const coerced = state === 'coerced';
   return {
-    heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(42, 50) : profile.restingHrBpm + rng.uniform(-3, 3),
+    heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(45, 55) : profile.restingHrBpm + rng.uniform(-3, 3),
     breathsPerMin: profile.breathsPerMin * (coerced ? 1.25 : rng.uniform(0.9, 1.1)),
-    rsaBpm: coerced ? Math.max(3.5, profile.rsaBpm * 0.35) : profile.rsaBpm * rng.uniform(0.9, 1.1),
+    rsaBpm: coerced ? Math.max(4, profile.rsaBpm * 0.4) : profile.rsaBpm * rng.uniform(0.9, 1.1),
     rsaDelayS: rng.uniform(0.3, 1.0),
     rsaTauS: rng.uniform(0.8, 1.4),
     mayerBpm: rng.uniform(0, 0.5),
@@ -675,7 +675,7 @@ export interface CaptureOptions {
   seconds?: number;
   /** Samples per second, 10..60 (default 30). */
   sampleRateHz?: number;
-  /** Any integer; derived from the other options when absent, so equal options give equal captures. */
+  /** Any integer; derived from the other options (not `capturedAt`) when absent, so equal options give equal signals. */
   seed?: number;
   /** ISO time of the first sample (default 2026-01-01T00:00:00.000Z). */
   capturedAt?: string;
@@ -702,9 +702,22 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
   if (!(fs >= DESCRIPTOR_LIMITS.sampleRateMinHz && fs <= DESCRIPTOR_LIMITS.sampleRateMaxHz)) {
     throw new RangeError(`sampleRateHz must be ${DESCRIPTOR_LIMITS.sampleRateMinHz} to ${DESCRIPTOR_LIMITS.sampleRateMaxHz}`);
   }
+  if (
+    opts.nonce !== undefined &&
+    !(
+      opts.nonce.length >= DESCRIPTOR_LIMITS.nonceMinLength &&
+      opts.nonce.length <= DESCRIPTOR_LIMITS.nonceMaxLength &&
+      /^[\x21-\x7e]+$/.test(opts.nonce)
+    )
+  ) {
+    throw new RangeError('nonce must be 8 to 128 printable ASCII characters without spaces');
+  }
+  if (opts.capturedAt !== undefined && !Number.isFinite(Date.parse(opts.capturedAt))) {
+    throw new RangeError('capturedAt must be an ISO 8601 time');
+  }
   const state = opts.state ?? 'calm';
   const seed =
-    opts.seed ?? hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state, opts.capturedAt ?? '');
+    opts.seed ?? hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state);
   const nonce = opts.nonce ?? `sim-${seed.toString(16).padStart(8, '0')}`;
   const rng = createRng(hashSeed(seed, 'nuisance'));
   const profile = personProfile(opts.person);
