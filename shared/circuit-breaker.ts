@@ -16,7 +16,8 @@ export interface BreakerPolicy {
 export const DEFAULT_BREAKER_POLICY: BreakerPolicy = { latencyObjectiveMs: 3000, threshold: 10, windowSeconds: 60, openSeconds: 30 };
 
 /**
- * A circuit breaker per function and environment, kept in Postgres so every isolate sees it.
+ * A circuit breaker per deployment (DEPLOYMENT_ID), function and environment, kept in Postgres so
+ * every isolate sees it.
  * Each request ending in a 5xx, or slower than the latency objective, is a breach; `threshold`
  * breaches inside `windowSeconds` open the breaker, and for `openSeconds` the function answers
  * `503 SLO_BREACH_PAUSED` with Retry-After instead of adding load to what is failing. After that
@@ -27,7 +28,7 @@ export const DEFAULT_BREAKER_POLICY: BreakerPolicy = { latencyObjectiveMs: 3000,
 export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEFAULT_BREAKER_POLICY): MiddlewareHandler<AppEnv> {
   return async function guardWithCircuitBreaker(c, next) {
     const environment = c.var.principal?.environment ?? "live";
-    const scope = { function_name: functionName, environment, now: c.var.now.toISOString() };
+    const scope = { deployment: c.var.config.DEPLOYMENT_ID, function_name: functionName, environment, now: c.var.now.toISOString() };
     const state = await rpc<{ open: boolean; retry_after_seconds: number }>(c.var.db(), "circuit_breaker_state", scope);
     if (state.open) {
       c.header("retry-after", String(state.retry_after_seconds));

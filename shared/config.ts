@@ -17,6 +17,7 @@ const configSchema = v.object({
   SERVICE_ROLE_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "SERVICE_ROLE_KEY must be at least 32 characters"))),
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
+  DEPLOYMENT_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")), "default"),
 });
 
 export type Config = v.InferOutput<typeof configSchema>;

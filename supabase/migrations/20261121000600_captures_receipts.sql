@@ -208,8 +208,9 @@ language sql security definer set search_path = '' as $$
 $$;
 comment on function public.subject_ref_record(jsonb) is 'Remembers that a merchant was given this subject_ref for an identity.';
 
--- identity_resolve({merchant_id, environment, user_id?, subject_ref?, now}) -> identity facts | null
+-- identity_resolve({merchant_id, environment, user_id?, subject_ref?, session_token_hash?, now}) -> identity facts | null
 -- user_id is the identity id (first-party callers); subject_ref is the merchant's pseudonym.
+-- session_active reports whether the presented first-party session is still live (not revoked, not expired).
 create or replace function public.identity_resolve(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select jsonb_build_object(
@@ -227,7 +228,11 @@ language sql stable security definer set search_path = '' as $$
                                    where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid
                                      and c.revoked_at is null)
                        and exists (select 1 from private.consents c
-                                   where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid)
+                                   where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid),
+    'session_active', case when p ? 'session_token_hash' then exists (
+                        select 1 from private.sessions s
+                        where s.token_hash = p ->> 'session_token_hash' and s.identity_id = i.id
+                          and s.revoked_at is null and s.expires_at > (p ->> 'now')::timestamptz) end
   )
   from private.identities i
   where i.environment = p ->> 'environment'
@@ -280,21 +285,23 @@ comment on function public.capture_record(jsonb) is 'Writes a capture with its r
 -- Circuit breaker (503 SLO_BREACH_PAUSED)
 -- ============================================================================
 create table private.circuit_breakers (
+  deployment text not null,
   function_name text not null,
   environment text not null check (environment in ('test', 'live')),
   window_started_at timestamptz not null,
   breaches int not null default 0,
   open_until timestamptz,
-  primary key (function_name, environment)
+  primary key (deployment, function_name, environment)
 );
 comment on table private.circuit_breakers is 'SLO breaches per function and environment; enough breaches inside a window pause the function.';
+comment on column private.circuit_breakers.deployment is 'DEPLOYMENT_ID of the workers: a canary''s failures never pause the stable deployment.';
 comment on column private.circuit_breakers.function_name is 'The guarded function.';
 comment on column private.circuit_breakers.environment is 'test or live: a failing sandbox never pauses production.';
 comment on column private.circuit_breakers.window_started_at is 'Start of the current counting window.';
 comment on column private.circuit_breakers.breaches is 'SLO breaches (5xx or over the latency objective) counted in the window.';
 comment on column private.circuit_breakers.open_until is 'While in the future the function answers 503 SLO_BREACH_PAUSED; afterwards it is half-open.';
 
--- circuit_breaker_state({function_name, environment, now}) -> {open, retry_after_seconds}
+-- circuit_breaker_state({deployment, function_name, environment, now}) -> {open, retry_after_seconds}
 create or replace function public.circuit_breaker_state(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select jsonb_build_object(
@@ -302,11 +309,11 @@ language sql stable security definer set search_path = '' as $$
     'retry_after_seconds', greatest(1, ceil(extract(epoch from (b.open_until - (p ->> 'now')::timestamptz)))::int))
   from (select 1) one
   left join private.circuit_breakers b
-    on b.function_name = p ->> 'function_name' and b.environment = p ->> 'environment'
+    on b.deployment = p ->> 'deployment' and b.function_name = p ->> 'function_name' and b.environment = p ->> 'environment'
 $$;
 comment on function public.circuit_breaker_state(jsonb) is 'Whether a function is paused by its circuit breaker.';
 
--- circuit_breaker_record({function_name, environment, now, window_seconds, threshold, open_seconds}) -> {opened}
+-- circuit_breaker_record({deployment, function_name, environment, now, window_seconds, threshold, open_seconds}) -> {opened}
 -- Counts one breach; the threshold-th breach inside the window opens the breaker for open_seconds.
 create or replace function public.circuit_breaker_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
@@ -314,9 +321,9 @@ declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_row private.circuit_breakers;
 begin
-  insert into private.circuit_breakers as b (function_name, environment, window_started_at, breaches)
-  values (p ->> 'function_name', p ->> 'environment', v_now, 1)
-  on conflict (function_name, environment) do update
+  insert into private.circuit_breakers as b (deployment, function_name, environment, window_started_at, breaches)
+  values (p ->> 'deployment', p ->> 'function_name', p ->> 'environment', v_now, 1)
+  on conflict (deployment, function_name, environment) do update
     set breaches = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
                         then 1 else b.breaches + 1 end,
         window_started_at = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
@@ -325,7 +332,7 @@ begin
   if v_row.breaches >= (p ->> 'threshold')::int and (v_row.open_until is null or v_row.open_until <= v_now) then
     update private.circuit_breakers
     set open_until = v_now + make_interval(secs => (p ->> 'open_seconds')::int), breaches = 0, window_started_at = v_now
-    where function_name = v_row.function_name and environment = v_row.environment;
+    where deployment = v_row.deployment and function_name = v_row.function_name and environment = v_row.environment;
     return jsonb_build_object('opened', true);
   end if;
   return jsonb_build_object('opened', false);

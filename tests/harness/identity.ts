@@ -1,7 +1,8 @@
 import { expect } from "vitest";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { faceEmbeddingOfPerson } from "../../shared/engine/simulate";
 import { capture } from "./captures";
-import { call } from "./http";
+import { call, replayHeaders } from "./http";
 
 export const CONSENT = { version: "2026-11", retention_days: 365 };
 
@@ -13,13 +14,62 @@ export async function enrolPerson(publishableKey: string, person: number) {
     body: { capture_nonce: nonce, face_template: descriptor, consent: CONSENT },
   });
   expect(res.status, res.text).toBe(200);
-  return { ...res.body, session_token: res.headers.get("x-session-token") as string };
+  return { ...res.body, session_token: res.headers.get("x-session-token") as string } as {
+    subject_ref: string;
+    session_token: string;
+    session_token_hash: string;
+  };
 }
 
 /** A live capture of someone who is no sandbox test person: a real capture with a random face. */
 export function strangerCapture(): { descriptor: PresenceDescriptor; nonce: string } {
   const { descriptor, nonce } = capture(1);
+  return { descriptor: withFace(descriptor, randomFace()), nonce };
+}
+
+/** A random unit-norm face embedding: nobody's. */
+export function randomFace(): number[] {
   const raw = Array.from({ length: 128 }, () => Math.random() - 0.5);
   const norm = Math.hypot(...raw);
-  return { descriptor: { ...descriptor, face: { ...descriptor.face, embedding: raw.map((x) => x / norm) } }, nonce };
+  return raw.map((x) => x / norm);
+}
+
+/** The same capture with another face embedding (the signals stay those of a live person). */
+export function withFace(descriptor: PresenceDescriptor, embedding: number[]): PresenceDescriptor {
+  return { ...descriptor, face: { ...descriptor.face, embedding } };
+}
+
+/** A document attestation whose photo is `person`'s face (or `embedding`), expiring on `expiresOn`. */
+export function documentOf(faceEmbedding: number[], expiresOn = "2031-01-31") {
+  return { type: "passport", issuing_country: "BR", expires_on: expiresOn, face_embedding: faceEmbedding };
+}
+
+export { faceEmbeddingOfPerson };
+
+/** Enrols a person who is nobody else's (a random face), and returns a capture factory for them. */
+export async function enrolStranger(publishableKey: string) {
+  const face = randomFace();
+  const { descriptor, nonce } = capture(1);
+  const res = await call("process-biovital-enrollment", {
+    key: publishableKey,
+    body: { capture_nonce: nonce, face_template: withFace(descriptor, face), consent: CONSENT },
+  });
+  expect(res.status, res.text).toBe(200);
+  return {
+    subject_ref: res.body.subject_ref as string,
+    session_token: res.headers.get("x-session-token") as string,
+    face,
+    /** A fresh live capture of this person at `at`. */
+    capture(options: { attack?: "photo" | "replay" | "lipsync" | "screen"; at?: Date; state?: "calm" | "coerced" } = {}) {
+      const fresh = capture(1, options);
+      return { descriptor: withFace(fresh.descriptor, face), nonce: fresh.nonce };
+    },
+  };
+}
+
+/** Sends one transaction with fresh replay headers. */
+export function transact(key: string, body: Record<string, unknown>, options: { headers?: Record<string, string>; now?: Date; bearer?: string } = {}) {
+  const headers = { ...replayHeaders(options.now), ...options.headers };
+  if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
+  return call("process-biovital-transaction", { key: options.bearer ? null : key, body, headers, now: options.now });
 }

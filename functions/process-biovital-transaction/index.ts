@@ -1,0 +1,30 @@
+/**
+ * POST /functions/v1/process-biovital-transaction (spec 4.4): the authorisation sink. A live
+ * capture of the person named by `user_id` is matched against their template, judged by the
+ * presence engine and recorded with its assurance level frozen at this instant; an approval gets a
+ * signed receipt. The capture row is what mandate-issue accepts as proof for five minutes.
+ * Server key or first-party user JWT; replay guard; optional Idempotency-Key.
+ */
+import { createFunctionApp } from "../../shared/app";
+import { secretKeyOrUserAuth } from "../../shared/auth";
+import { circuitBreaker } from "../../shared/circuit-breaker";
+import { idempotency } from "../../shared/idempotency";
+import { descriptorFrom } from "../../shared/identity/presence";
+import { forcedScenario } from "../../shared/identity/scenario";
+import { judgeAndRecord, resolveIdentity, transactionInput } from "../../shared/identity/transaction";
+import { replayGuard } from "../../shared/replay-guard";
+import { readJson } from "../../shared/validation";
+
+const NAME = "process-biovital-transaction";
+const app = createFunctionApp(NAME);
+
+app.post("/", secretKeyOrUserAuth(), circuitBreaker(NAME), replayGuard(), idempotency(NAME), async (c) => {
+  const input = transactionInput(await readJson(c));
+  const scenario = forcedScenario(c);
+  const identity = await resolveIdentity(c, input.user_id);
+  const descriptor = descriptorFrom(input.face_template, input.capture_nonce);
+  const approval = await judgeAndRecord(c, input, descriptor, identity, scenario);
+  return c.json({ success: true, status: "approved", ...approval });
+});
+
+export default app;

@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeJwt } from "jose";
+import type { RunningServer } from "../../scripts/lib/server";
+import { merchantFactory, testDb } from "../harness/factories";
+import { call, errorOf, replayHeaders } from "../harness/http";
+import { capture } from "../harness/captures";
+import { documentOf, enrolPerson, enrolStranger, faceEmbeddingOfPerson, randomFace, transact } from "../harness/identity";
+import { callOn, startVariantServer } from "../harness/variant-server";
+
+function body(subjectRef: string, shot: { descriptor: unknown; nonce: string }, extra: Record<string, unknown> = {}) {
+  return {
+    action: "ACTION_LOGIN",
+    service_hash: `svc:${crypto.randomUUID()}`,
+    user_id: subjectRef,
+    capture_nonce: shot.nonce,
+    face_template: shot.descriptor,
+    ...extra,
+  };
+}
+
+describe("process-biovital-transaction", () => {
+  describe("happy", () => {
+    it("approves a live capture of the named person and records a capture with a verifiable receipt", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const res = await transact(merchant.keys.sk_test, request);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ success: true, status: "approved", service_hash: request.service_hash, assurance_level: "face_voice" });
+      expect(res.body.transaction_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.body.immutability_seal).toMatch(/^[0-9a-f]{64}$/);
+      const [row] = await testDb()`select liveness_passed, coercion_signal, assurance_level, action from private.captures where id = ${res.body.transaction_id}`;
+      expect(row).toEqual({ liveness_passed: true, coercion_signal: false, assurance_level: "face_voice", action: "ACTION_LOGIN" });
+      const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
+      expect(verified.status).toBe(200);
+      expect(verified.body).toMatchObject({ valid: true, transaction_id: res.body.transaction_id, assurance_level: "face_voice", immutability_seal: res.body.immutability_seal });
+      expect(JSON.stringify(verified.body)).not.toContain(person.subject_ref);
+    });
+
+    it("recognises sandbox person 7 and refuses person 8 as person 7", async () => {
+      const merchant = await merchantFactory();
+      const seven = await enrolPerson(merchant.keys.pk_test, 7);
+      await enrolPerson(merchant.keys.pk_test, 8);
+      expect((await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(7)))).status).toBe(200);
+      expect(errorOf(await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(8))))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+    });
+
+    it("accepts the person's own first-party session JWT and refuses it for anyone else", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const userId = decodeJwt(person.session_token).sub!;
+      const ok = await transact("", body(userId, person.capture()), { bearer: person.session_token });
+      expect(ok.status, ok.text).toBe(200);
+      const other = await transact("", body(crypto.randomUUID(), person.capture()), { bearer: person.session_token });
+      expect(errorOf(other)).toEqual({ status: 403, code: "UNAUTHORIZED_DEVICE" });
+      await testDb()`update private.sessions set revoked_at = now() where token_hash = encode(sha256(${person.session_token}::bytea), 'hex')`;
+      const revoked = await transact("", body(userId, person.capture()), { bearer: person.session_token });
+      expect(errorOf(revoked)).toEqual({ status: 403, code: "ACCESS_REVOKED" });
+      const forged = await transact("", body(userId, person.capture()), { bearer: `${person.session_token}x` });
+      expect(errorOf(forged)).toEqual({ status: 401, code: "INVALID_USER_TOKEN" });
+    });
+  });
+
+  describe("documents and assurance", () => {
+    it("requires a valid document for payments and signatures; a matching attestation yields face_voice_doc", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
+      const refused = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay));
+      expect(errorOf(refused)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+      expect(refused.body).toMatchObject({ action: "ACTION_PAYMENT" });
+      const sign = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
+      expect(errorOf(sign)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+
+      const someoneElsesDocument = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(randomFace()) }));
+      expect(errorOf(someoneElsesDocument)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+      const expired = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face, "2020-01-01") }));
+      expect(errorOf(expired)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+
+      const withDocument = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face) }));
+      expect(withDocument.status, withDocument.text).toBe(200);
+      expect(withDocument.body.assurance_level).toBe("face_voice_doc");
+      const later = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
+      expect(later.status).toBe(200);
+      expect(later.body.assurance_level).toBe("face_voice_doc");
+    });
+
+    it("stops deriving face_voice_doc once the document on record has expired", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const first = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { document: documentOf(person.face, "2027-06-30") }));
+      expect(first.body.assurance_level).toBe("face_voice_doc");
+      const after = new Date("2027-07-01T12:00:00Z");
+      const late = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ at: after })), { now: after });
+      expect(late.status, late.text).toBe(200);
+      expect(late.body.assurance_level).toBe("face_voice");
+    });
+
+    it("never accepts a client-sent assurance_level", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { assurance_level: "face_voice_doc" }));
+      expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toContain("assurance_level");
+    });
+  });
+
+  describe("refusals", () => {
+    it.each(["photo", "replay", "lipsync", "screen"] as const)("refuses a %s attack with the liveness refusal", async (attack) => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ attack })));
+      expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+      expect(typeof res.body.reason).toBe("string");
+    });
+
+    it("refuses a coerced person (arousal against their baseline) with COERCION_DETECTED", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const shot = person.capture({ state: "coerced" });
+      const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot));
+      expect(errorOf(res)).toEqual({ status: 403, code: "COERCION_DETECTED" });
+      const [row] = await testDb()`select liveness_passed, coercion_signal, assurance_level from private.captures where capture_nonce = ${shot.nonce}`;
+      expect(row).toEqual({ liveness_passed: true, coercion_signal: true, assurance_level: null });
+    });
+
+    it("refuses a face that is nobody's with FACE_MATCH_BELOW_THRESHOLD", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const shot = capture(1);
+      shot.descriptor.face.embedding = randomFace();
+      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, shot)))).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
+    });
+
+    it("refuses an unknown user_id and another merchant's subject_ref", async () => {
+      const a = await merchantFactory();
+      const b = await merchantFactory();
+      const person = await enrolStranger(a.keys.pk_test);
+      expect(errorOf(await transact(a.keys.sk_test, body(`sub_${"0".repeat(48)}`, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      expect(errorOf(await transact(b.keys.sk_test, body(person.subject_ref, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      expect(errorOf(await transact(a.keys.sk_live, body(person.subject_ref, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+    });
+
+    it("sandbox scenarios force refusals, never approvals", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const forced = (scenario: string, key = merchant.keys.sk_test) =>
+        transact(key, body(person.subject_ref, person.capture()), { headers: { "x-service-scenario": scenario } });
+      expect(errorOf(await forced("liveness_fail"))).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+      expect(errorOf(await forced("vrc_coerced"))).toEqual({ status: 403, code: "COERCION_DETECTED" });
+      expect(errorOf(await forced("subject_mismatch"))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      expect(errorOf(await forced("liveness_fail", merchant.keys.sk_live))).toEqual({ status: 400, code: "SCENARIO_NOT_ALLOWED" });
+      const photo = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ attack: "photo" })), { headers: { "x-service-scenario": "success" } });
+      expect(errorOf(photo)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+    });
+  });
+
+  describe("input", () => {
+    it.each([
+      ["a float", 10.5],
+      ["a string", "1000"],
+      ["a negative", -1],
+      ["beyond 2^53", 2 ** 60],
+    ])("400 AMOUNT_INVALID for %s", async (_label, amount) => {
+      const merchant = await merchantFactory();
+      const res = await transact(merchant.keys.sk_test, body("sub_x", capture(1), { amount, currency: "USD" }));
+      expect(errorOf(res)).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+    });
+
+    it("400 AMOUNT_INVALID for a payment without an amount", async () => {
+      const merchant = await merchantFactory();
+      expect(errorOf(await transact(merchant.keys.sk_test, body("sub_x", capture(1), { action: "ACTION_PAYMENT" })))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+    });
+
+    it("400 when service_hash or user_id is missing, naming the field", async () => {
+      const merchant = await merchantFactory();
+      const { service_hash: _s, ...noHash } = body("sub_x", capture(1));
+      const res = await transact(merchant.keys.sk_test, noHash);
+      expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toContain("service_hash");
+      const { user_id: _u, ...noUser } = body("sub_x", capture(1));
+      const res2 = await transact(merchant.keys.sk_test, noUser);
+      expect(res2.body.fields).toContain("user_id");
+      const badCurrency = await transact(merchant.keys.sk_test, body("sub_x", capture(1), { amount: 100, currency: "XYZ" }));
+      expect(badCurrency.body.fields).toContain("currency");
+    });
+
+    it("refuses publishable keys and missing keys", async () => {
+      const merchant = await merchantFactory();
+      expect(errorOf(await transact(merchant.keys.pk_test, body("sub_x", capture(1))))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
+      expect(errorOf(await call("process-biovital-transaction", { body: body("sub_x", capture(1)), headers: replayHeaders() }))).toEqual({ status: 401, code: "API_KEY_REQUIRED" });
+    });
+  });
+
+  describe("replay and idempotency", () => {
+    it("409 on x-service-nonce reuse and on a replayed capture", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const headers = replayHeaders();
+      expect((await transact(merchant.keys.sk_test, request, { headers })).status).toBe(200);
+      expect(errorOf(await transact(merchant.keys.sk_test, request, { headers }))).toEqual({ status: 409, code: "NONCE_REUSED" });
+      expect(errorOf(await transact(merchant.keys.sk_test, request))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+    });
+
+    it("replays the original body for the same Idempotency-Key and body, and refuses a different body", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const key = `idem-${crypto.randomUUID()}`;
+      const first = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
+      expect(first.status).toBe(200);
+      expect(first.headers.get("idempotency-status")).toBeNull();
+      const again = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotency-status")).toBe("replayed");
+      expect(again.body).toEqual(first.body);
+      const [{ count }] = await testDb()`select count(*)::int as count from private.captures where service_hash = ${request.service_hash}`;
+      expect(count).toBe(1);
+      const different = await transact(merchant.keys.sk_test, { ...request, service_hash: "svc:other-body" }, { headers: { "idempotency-key": key } });
+      expect(errorOf(different)).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    });
+
+    it("409 IDEMPOTENCY_IN_FLIGHT while the first request with the key still runs", async () => {
+      const merchant = await merchantFactory();
+      const request = body("sub_x", capture(1));
+      const key = `idem-${crypto.randomUUID()}`;
+      const { sha256Hex } = await import("../../shared/crypto");
+      await testDb()`insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state, created_at, lease_expires_at, expires_at)
+        values (${merchant.merchant_id}, 'test', 'process-biovital-transaction', ${key}, ${await sha256Hex(JSON.stringify(request))}, 'in_flight', now(), now() + interval '1 minute', now() + interval '1 day')`;
+      expect(errorOf(await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } }))).toEqual({ status: 409, code: "IDEMPOTENCY_IN_FLIGHT" });
+    });
+  });
+
+  describe("real failures: 5xx never stored, circuit breaker", () => {
+    let brokenSigning: RunningServer;
+    const deployment = `canary-${crypto.randomUUID().slice(0, 8)}`;
+
+    beforeAll(async () => {
+      brokenSigning = await startVariantServer(["process-biovital-transaction"], {
+        DEPLOYMENT_ID: deployment,
+        SIGNING_KEYS_JWK: JSON.stringify([{ kty: "OKP", crv: "Ed25519", x: "AAAA", d: "AAAA", kid: "broken" }]),
+      });
+    }, 120_000);
+    afterAll(async () => brokenSigning?.stop());
+
+    const send = (server: RunningServer, key: string, request: unknown, headers: Record<string, string> = {}) =>
+      callOn(server, "process-biovital-transaction", { key, body: request, headers: { ...replayHeaders(), ...headers } });
+
+    it("a 5xx is not stored under its Idempotency-Key: the retry executes", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const key = `idem-${crypto.randomUUID()}`;
+      const failed = await send(brokenSigning, merchant.keys.sk_test, request, { "idempotency-key": key });
+      expect(failed.status).toBe(500);
+      const retried = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.headers.get("idempotency-status")).toBeNull();
+    });
+
+    it("opens after 10 failures in a minute: 503 SLO_BREACH_PAUSED with Retry-After, per deployment", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      // The previous test left one breach in this deployment's window.
+      for (let i = 0; i < 9; i++) {
+        expect((await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture()))).status).toBe(500);
+      }
+      const paused = await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect([paused.status, paused.body.code]).toEqual([503, "SLO_BREACH_PAUSED"]);
+      expect(paused.body.retry_after_seconds).toBeGreaterThan(0);
+      const stable = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect(stable.status).toBe(200);
+      const later = new Date(Date.now() + 31_000);
+      const halfOpen = await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture({ at: later })), {
+        ...replayHeaders(later),
+        "x-test-now": later.toISOString(),
+      });
+      expect(halfOpen.status).toBe(500);
+    });
+  });
+});
