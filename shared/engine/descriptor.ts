@@ -94,6 +94,8 @@ type SignalsShape = {
 };
 
 function samplesFit(s: SignalsShape): boolean {
+  // An out-of-range rate is reported on its own field; do not blame the series for it.
+  if (!(s.sample_rate_hz >= L.sampleRateMinHz && s.sample_rate_hz <= L.sampleRateMaxHz)) return true;
   const n = s.pulse.length;
   const seconds = n / s.sample_rate_hz;
   return seconds >= L.minSeconds - 1e-9 && seconds <= L.maxSeconds + 1e-9;
@@ -174,6 +176,7 @@ export type ParseDescriptorResult =
  */
 export function parseDescriptor(input: unknown, options: { path?: string } = {}): ParseDescriptorResult {
   const prefix = options.path ?? 'face_template';
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, fields: [prefix] };
   let result: ReturnType<typeof v.safeParse<typeof presenceDescriptorSchema>>;
   try {
     result = v.safeParse(presenceDescriptorSchema, input);
