@@ -151,7 +151,7 @@ export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: Subject
   return {
     heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(45, 55) : profile.restingHrBpm + rng.uniform(-3, 3),
     breathsPerMin: profile.breathsPerMin * (coerced ? 1.25 : rng.uniform(0.9, 1.1)),
-    rsaBpm: coerced ? Math.max(4, profile.rsaBpm * 0.4) : profile.rsaBpm * rng.uniform(0.9, 1.1),
+    rsaBpm: coerced ? Math.max(3.5, profile.rsaBpm * 0.35) : profile.rsaBpm * rng.uniform(0.9, 1.1),
     rsaDelayS: rng.uniform(0.3, 1.0),
     rsaTauS: rng.uniform(0.8, 1.4),
     mayerBpm: rng.uniform(0, 0.5),
@@ -679,7 +679,7 @@ export interface CaptureOptions {
   seed?: number;
   /** ISO time of the first sample (default 2026-01-01T00:00:00.000Z). */
   capturedAt?: string;
-  /** `coerced`: heart rate 32-45 bpm above the person's rest, RSA cut to about a third. */
+  /** `coerced`: heart rate 45-55 bpm above the person's rest, RSA cut to about a third (at least 3.5 bpm), faster breathing. */
   state?: SubjectState;
 }
 
