@@ -6,7 +6,7 @@ import { readConfig, type Bindings, type Config } from "./config";
 import { connect, type Sql } from "./db";
 import { ApiError, errorCatalogue } from "./errors";
 import { negotiateLocale, type Locale } from "./i18n";
-import type { Principal } from "./auth";
+import type { Principal, ServicePrincipal } from "./auth";
 
 export type AppEnv = {
   Bindings: Bindings;
@@ -18,6 +18,7 @@ export type AppEnv = {
     /** The request's database client: DATABASE_URL, or another Postgres URL (one client per URL). */
     db: (url?: string) => Sql;
     principal: Principal | null;
+    servicePrincipal: ServicePrincipal | null;
   };
 };
 export type AppContext = Context<AppEnv>;
@@ -70,6 +71,7 @@ export function createFunctionApp(name: string) {
     c.set("now", requestClock(config, c.req.raw.headers));
     c.set("locale", negotiateLocale(c.req.header("accept-language")));
     c.set("principal", null);
+    c.set("servicePrincipal", null);
     const clients = new Map<string, Sql>();
     c.set("db", (url = config.DATABASE_URL) => {
       let sql = clients.get(url);

@@ -27,7 +27,12 @@ export interface UserPrincipal {
   sessionTokenHash: string;
 }
 
-/** Who is calling. Every principal is scoped to one merchant and one environment. */
+/** The service's own servers (SERVICE_ROLE_KEY): not scoped to a merchant. */
+export interface ServicePrincipal {
+  kind: "service";
+}
+
+/** Who is calling. Merchant and user principals are scoped to one merchant and one environment. */
 export type Principal = MerchantKeyPrincipal | UserPrincipal;
 
 /**
@@ -108,5 +113,23 @@ export function secretKeyOrUserAuth(): MiddlewareHandler<AppEnv> {
       sessionTokenHash: await sha256Hex(bearer),
     });
     return next();
+  };
+}
+
+/**
+ * Accepts the service role (`Authorization: Bearer <SERVICE_ROLE_KEY>`, compared in constant
+ * time) before falling back to `fallback`. The service role sets `servicePrincipal`, not `principal`.
+ *
+ * @example app.post("/", serviceRoleOr(secretKeyOrUserAuth()), handler)
+ */
+export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return async function authenticateServiceRole(c, next) {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const serviceKey = c.var.config.SERVICE_ROLE_KEY;
+    if (bearer && serviceKey && bearer.startsWith("svc_") && timingSafeEqual(bearer, serviceKey)) {
+      c.set("servicePrincipal", { kind: "service" });
+      return next();
+    }
+    return fallback(c, next);
   };
 }

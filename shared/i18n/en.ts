@@ -16,4 +16,13 @@ export const en = {
   "scope.message.description": "Send messages or requests to a service on your behalf.",
   "scope.booking.label": "Make bookings",
   "scope.booking.description": "Reserve appointments, tables or tickets that need no payment now.",
+  "refusal.mandate_revoked": "This authorisation was revoked.",
+  "refusal.mandate_expired": "This authorisation has expired. Please grant a new one.",
+  "refusal.mandate_consumed": "This authorisation has been fully used.",
+  "refusal.mandate_exhausted": "The limit of this authorisation is used up until {resets}.",
+  "refusal.ceiling_exceeded": "This action is above what you authorised.",
+  "refusal.scope_not_granted": "You did not authorise this kind of action.",
+  "refusal.merchant_not_allowed": "You did not authorise actions with this merchant.",
+  "refusal.category_not_allowed": "You did not authorise actions in this category.",
+  "refusal.country_not_allowed": "You did not authorise actions in this country.",
 } as const;

@@ -18,4 +18,13 @@ export const ptBR: Record<keyof typeof en, string> = {
   "scope.message.description": "Enviar mensagens ou solicitações a um serviço em seu nome.",
   "scope.booking.label": "Fazer reservas",
   "scope.booking.description": "Reservar consultas, mesas ou ingressos que não exigem pagamento agora.",
+  "refusal.mandate_revoked": "Esta autorização foi revogada.",
+  "refusal.mandate_expired": "Esta autorização expirou. Conceda uma nova.",
+  "refusal.mandate_consumed": "Esta autorização já foi totalmente usada.",
+  "refusal.mandate_exhausted": "O limite desta autorização está esgotado até {resets}.",
+  "refusal.ceiling_exceeded": "Esta ação ultrapassa o que você autorizou.",
+  "refusal.scope_not_granted": "Você não autorizou este tipo de ação.",
+  "refusal.merchant_not_allowed": "Você não autorizou ações com este estabelecimento.",
+  "refusal.category_not_allowed": "Você não autorizou ações nesta categoria.",
+  "refusal.country_not_allowed": "Você não autorizou ações neste país.",
 };

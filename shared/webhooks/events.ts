@@ -1,0 +1,65 @@
+/**
+ * The event catalogue (resource API section 6; docs/webhooks.md): every event type an endpoint can
+ * subscribe to, when it fires and the fields of its `data`. The catalogue is open: a new type is one
+ * entry here plus the RPC that emits it through `private.outbox_emit`. Endpoints that subscribe to
+ * everything (the default) receive new types without being touched.
+ */
+
+export interface EventDefinition {
+  /** When the event is written, in the words of the spec. */
+  firesWhen: string;
+  /** The fields of `data`, in the order documented. */
+  data: readonly string[];
+}
+
+export const eventCatalogue = {
+  "mandate.granted": {
+    firesWhen: "A verified human issued a mandate; sent once, after the grant is anchored.",
+    data: ["mandate_id", "granted_to", "granted_to_kind", "scopes", "ceiling", "expires_at", "assurance_level", "step_up_of"],
+  },
+  "mandate.consumed": {
+    firesWhen: "An action consumed part of the ceiling; one per consuming check. `remaining` is authoritative.",
+    data: ["mandate_id", "consumption_id", "scope", "amount", "currency", "action_ref", "remaining", "period_resets_at", "at_limit"],
+  },
+  "mandate.at_limit": {
+    firesWhen: "The remaining ceiling crossed the merchant's configured threshold, before the agent is refused.",
+    data: ["mandate_id", "consumption_id", "remaining", "period_resets_at", "threshold_percent"],
+  },
+  "mandate.revoked": {
+    firesWhen: "The granter revoked a mandate; effective on the agent's next request.",
+    data: ["mandate_id", "granted_to", "revoked_at", "reason"],
+  },
+  "session.completed": {
+    firesWhen: "A hosted session ended with an outcome (arrives with hosted sessions).",
+    data: ["id", "metadata"],
+  },
+  "session.expired": {
+    firesWhen: "A hosted session was not finished within 30 minutes (arrives with hosted sessions).",
+    data: ["id", "metadata"],
+  },
+} as const satisfies Record<string, EventDefinition>;
+
+export type EventType = keyof typeof eventCatalogue;
+
+/** Every known type, in catalogue order. */
+export const eventTypes = Object.keys(eventCatalogue) as EventType[];
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(eventCatalogue, value);
+}
+
+/** The dated API version every envelope carries unless the event row says otherwise (resource API 9.1). */
+export const WEBHOOK_API_VERSION = "2026-09-14";
+
+/**
+ * The body of every delivery (resource API 2.4). `id` is the outbox event id: the same on every
+ * attempt and every replay, so the receiver deduplicates on it. `attempt` counts from 1.
+ */
+export interface WebhookEnvelope<T = Record<string, unknown>> {
+  id: string;
+  type: string;
+  created_at: string;
+  api_version: string;
+  attempt: number;
+  data: T;
+}

@@ -1,0 +1,242 @@
+import { describe, expect, it } from "vitest";
+import { merchantFactory, testDb } from "../harness/factories";
+import { call, errorOf } from "../harness/http";
+import { enrolStranger } from "../harness/identity";
+import { check, consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+
+describe("mandate-issue", () => {
+  it("issues a mandate against a fresh capture: 201, localised scope labels, assurance from the capture", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const body = mandateBody(person, captureId, { agent_display_name: "Shopping helper", scopes: ["purchase", "payment"] });
+    const res = await issue(merchant.keys.sk_test, body, { headers: { "accept-language": "pt-BR" } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({
+      status: "active",
+      granted_by: person.subject_ref,
+      granted_to: body.granted_to,
+      granted_to_kind: "agent",
+      agent_display_name: "Shopping helper",
+      scopes: ["purchase", "payment"],
+      assurance_level: "face_voice_doc",
+      ceiling: { kind: "amount", amount: 700, currency: "USD", count: null, period: "lifetime" },
+      scope_labels: [{ scope: "purchase", label: "Fazer compras" }, { scope: "payment", label: "Fazer pagamentos" }],
+    });
+    expect(res.body.mandate_id).toMatch(/^mdt_[0-9a-f]{32}$/);
+    expect(res.body).not.toHaveProperty("agent_descriptor");
+  });
+
+  it("copies face_voice from a capture without a document, and refuses money scopes without one", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person);
+    const login = await issue(merchant.keys.sk_test, mandateBody(person, captureId, { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "daily" } }));
+    expect(login.status, login.text).toBe(201);
+    expect(login.body.assurance_level).toBe("face_voice");
+    const money = await issue(merchant.keys.sk_test, mandateBody(person, await proofCapture(merchant, person)));
+    expect(errorOf(money)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+  });
+
+  it("refuses a proof older than five minutes, someone else's, or unknown", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const other = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const late = new Date(Date.now() + 301_000);
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, captureId), { now: late }))).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId)))).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, crypto.randomUUID())))).toEqual({ status: 403, code: "PROOF_INVALID" });
+    const stranger = await merchantFactory();
+    expect(errorOf(await issue(stranger.keys.sk_test, mandateBody(person, captureId)))).toEqual({ status: 403, code: "PROOF_INVALID" });
+  });
+
+  it("validates scopes, constraints, ceilings, agent fields and expiry with the spec's codes", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const attempt = (extra: Record<string, unknown>) => issue(merchant.keys.sk_test, mandateBody(person, captureId, extra)).then(errorOf);
+    expect(await attempt({ scopes: ["purchase", "teleport"] })).toEqual({ status: 400, code: "UNKNOWN_SCOPE" });
+    expect(await attempt({ scopes: ["*"] })).toEqual({ status: 400, code: "WILDCARD_SCOPE_FORBIDDEN" });
+    expect(await attempt({ scopes: ["purchase:*"] })).toEqual({ status: 400, code: "WILDCARD_SCOPE_FORBIDDEN" });
+    expect(await attempt({ scopes: ["task"], ceiling: { kind: "count", count: 1 } })).toEqual({ status: 400, code: "CONSTRAINTS_REQUIRED_FOR_SCOPE" });
+    expect(await attempt({ scopes: ["task"], constraints: { merchant_allowlist: [] }, ceiling: { kind: "none" } })).toEqual({ status: 400, code: "CONSTRAINTS_REQUIRED_FOR_SCOPE" });
+    expect(await attempt({ scopes: ["login"] })).toEqual({ status: 400, code: "AMOUNT_CEILING_NOT_APPLICABLE" });
+    expect(await attempt({ scopes: ["purchase", "login"] })).toEqual({ status: 400, code: "AMOUNT_CEILING_NOT_APPLICABLE" });
+    expect(await attempt({ agent_display_name: "   " })).toEqual({ status: 400, code: "AGENT_DISPLAY_NAME_EMPTY" });
+    expect(await attempt({ agent_display_name: "x".repeat(65) })).toEqual({ status: 400, code: "AGENT_DISPLAY_NAME_TOO_LONG" });
+    expect(await attempt({ agent_descriptor: "" })).toEqual({ status: 400, code: "AGENT_DESCRIPTOR_EMPTY" });
+    expect(await attempt({ agent_descriptor: "x".repeat(141) })).toEqual({ status: 400, code: "AGENT_DESCRIPTOR_TOO_LONG" });
+    expect(await attempt({ ceiling: { kind: "amount", amount: 10.5, currency: "USD" } })).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+    expect(await attempt({ ceiling: { kind: "amount", amount: 100 } })).toEqual({ status: 400, code: "INVALID_CEILING" });
+    expect(await attempt({ ceiling: { kind: "count", amount: 100, currency: "USD" } })).toEqual({ status: 400, code: "INVALID_CEILING" });
+    expect(await attempt({ ceiling: { kind: "both", amount: 100, currency: "USD" } })).toEqual({ status: 400, code: "INVALID_CEILING" });
+    expect(await attempt({ ceiling: { kind: "amount", amount: 100, currency: "ZZZ" } })).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(await attempt({ ceiling: { kind: "count", count: 1.5 } })).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(await attempt({ expires_at: new Date(Date.now() - 1000).toISOString() })).toEqual({ status: 400, code: "EXPIRES_AT_NOT_IN_FUTURE" });
+    expect(await attempt({ expires_at: undefined })).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(await attempt({ assurance_level: "face_voice_doc" })).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(await attempt({ step_up_of: "mdt_nope" })).toEqual({ status: 400, code: "STEP_UP_OF_INVALID" });
+  });
+
+  it("accepts the ceiling's period anchor without using it, and is immutable in the database", async () => {
+    const { mandate } = await mandateFixture({ ceiling: { kind: "amount", amount: 700, currency: "USD", period: "monthly", anchor: "2020-01-15" } });
+    expect(mandate.ceiling.period).toBe("monthly");
+    const id = mandate.mandate_id.slice(4);
+    await expect(testDb()`update private.mandates set ceiling_amount = 1 where id = ${id}::uuid`).rejects.toMatchObject({ code: "HA423" });
+    await expect(testDb()`update private.mandates set expires_at = now() + interval '10 years' where id = ${id}::uuid`).rejects.toMatchObject({ code: "HA423" });
+  });
+
+  it("refuses publishable keys", async () => {
+    const merchant = await merchantFactory();
+    expect(errorOf(await issue(merchant.keys.pk_test, {}))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
+  });
+});
+
+describe("mandate-consume and mandate-check", () => {
+  it("consumes within the ceiling, reports remaining {amount, currency}, flags at_limit on the last unit", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 300, currency: "USD" };
+    const first = await consume(merchant.keys.sk_test, action);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ allowed: true, idempotent_replay: false, at_limit: false, remaining: { amount: 400, currency: "USD" } });
+    expect(first.body.consumption_id).toMatch(/^cns_[0-9a-f]{32}$/);
+    const refused = await consume(merchant.keys.sk_test, { ...action, amount: 500 }, { locale: "es" });
+    expect(refused.body).toMatchObject({ allowed: false, reason: "ceiling_exceeded", step_up_available: true, user_message: "Esta acción supera lo que autorizaste." });
+    const last = await consume(merchant.keys.sk_test, { ...action, amount: 400 });
+    expect(last.body).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, currency: "USD" } });
+    const after = await consume(merchant.keys.sk_test, { ...action, amount: 1 });
+    expect(after.body).toMatchObject({ allowed: false, reason: "mandate_consumed" });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body).toMatchObject({ status: "consumed", stored_status: "consumed" });
+  });
+
+  it("refuses without an Idempotency-Key at HTTP 200, and replays a key once", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 100, currency: "USD" };
+    const missing = await consume(merchant.keys.sk_test, action, { idempotencyKey: null });
+    expect(missing.status).toBe(200);
+    expect(missing.body).toMatchObject({ allowed: false, reason: "idempotency_key_required" });
+    expect(missing.body).not.toHaveProperty("user_message");
+    expect((await consume(merchant.keys.sk_test, action, { idempotencyKey: "short" })).body.reason).toBe("idempotency_key_required");
+    const key = `idem-${crypto.randomUUID()}`;
+    const first = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
+    const replay = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
+    expect(replay.body).toEqual({ ...first.body, idempotent_replay: true });
+    expect(errorOf(await consume(merchant.keys.sk_test, { ...action, amount: 200 }, { idempotencyKey: key }))).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.consumptions).toHaveLength(1);
+  });
+
+  it("checks advisorily: no debit, same answer shape", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 700, currency: "USD" };
+    for (let i = 0; i < 3; i++) expect((await check(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: true, remaining: { amount: 700 } });
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 701 })).body).toMatchObject({ allowed: false, reason: "ceiling_exceeded" });
+    expect((await check(merchant.keys.sk_test, { ...action, scope: "payment" })).body).toMatchObject({ allowed: false, reason: "scope_not_granted" });
+    expect((await check(merchant.keys.sk_test, { ...action, scope: "teleport" })).body).toMatchObject({ allowed: false, reason: "unknown_scope" });
+    expect((await check(merchant.keys.sk_test, { ...action, currency: "EUR" })).body).toMatchObject({ allowed: false, reason: "currency_mismatch" });
+    expect((await check(merchant.keys.sk_test, { ...action, mandate_id: "mdt_00000000000000000000000000000000" })).body).toMatchObject({ allowed: false, reason: "mandate_not_found" });
+    expect(errorOf(await check(merchant.keys.sk_test, { ...action, amount: 1.5 }))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+  });
+
+  it("enforces constraints against context for task mandates", async () => {
+    const { merchant, mandate } = await mandateFixture({
+      scopes: ["task"],
+      constraints: { merchant_allowlist: ["acme"], country_allowlist: ["BR"] },
+      ceiling: { kind: "count", count: 5, period: "daily" },
+    });
+    const base = { mandate_id: mandate.mandate_id, scope: "task" };
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme", country: "BR" } })).body.allowed).toBe(true);
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "evil", country: "BR" } })).body.reason).toBe("merchant_not_allowed");
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme", country: "US" } })).body.reason).toBe("country_not_allowed");
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme" } })).body.reason).toBe("context_required");
+  });
+
+  it("counts per daily period in UTC and resets at the boundary", async () => {
+    const { merchant, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 2, period: "daily" } });
+    const base = { mandate_id: mandate.mandate_id, scope: "login" };
+    const day = new Date();
+    day.setUTCHours(23, 59, 0, 0);
+    if (day.getTime() < Date.now()) day.setUTCDate(day.getUTCDate() + 1);
+    expect((await consume(merchant.keys.sk_test, base, { now: day })).body).toMatchObject({ allowed: true, remaining: { count: 1 } });
+    const second = await consume(merchant.keys.sk_test, base, { now: day });
+    expect(second.body).toMatchObject({ allowed: true, at_limit: true, remaining: { count: 0 } });
+    const resets = new Date(day);
+    resets.setUTCHours(24, 0, 0, 0);
+    expect(second.body.period_resets_at).toBe(resets.toISOString().replace(".000Z", "+00:00"));
+    expect((await consume(merchant.keys.sk_test, base, { now: day })).body).toMatchObject({ allowed: false, reason: "mandate_exhausted", step_up_available: true });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id }, now: day });
+    expect(got.body).toMatchObject({ status: "exhausted", stored_status: "active" });
+    const next = new Date(resets.getTime() + 1000);
+    expect((await consume(merchant.keys.sk_test, base, { now: next })).body).toMatchObject({ allowed: true, remaining: { count: 1 } });
+  });
+
+  it("reports expired at read time, before any cleanup, and refuses consumption", async () => {
+    const { merchant, mandate } = await mandateFixture({ expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const later = new Date(Date.now() + 120_000);
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id }, now: later });
+    expect(got.body).toMatchObject({ status: "expired", stored_status: "active" });
+    const listed = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "expired" }, now: later });
+    expect(listed.body.mandates.map((m: { mandate_id: string }) => m.mandate_id)).toContain(mandate.mandate_id);
+    const res = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" }, { now: later });
+    expect(res.body).toMatchObject({ allowed: false, reason: "mandate_expired" });
+  });
+});
+
+describe("mandate-get", () => {
+  it("answers unknown and another merchant's mandate with the same 404 body", async () => {
+    const { mandate } = await mandateFixture();
+    const other = await merchantFactory();
+    const foreign = await call("mandate-get", { key: other.keys.sk_test, query: { id: mandate.mandate_id } });
+    const unknown = await call("mandate-get", { key: other.keys.sk_test, query: { id: "mdt_00000000000000000000000000000000" } });
+    const garbage = await call("mandate-get", { key: other.keys.sk_test, query: { id: "nonsense" } });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe("not_found");
+    expect(foreign.text).toBe(unknown.text);
+    expect(garbage.text).toBe(unknown.text);
+  });
+
+  it("lists the last 100 consumptions newest first", async () => {
+    const { merchant, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 150, period: "lifetime" } });
+    const refs: string[] = [];
+    for (let i = 0; i < 103; i++) {
+      const res = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "login", action_ref: `a${i}` }, { now: new Date(Date.now() + i * 1000) });
+      refs.push(res.body.consumption_id);
+    }
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.consumptions).toHaveLength(100);
+    expect(got.body.consumptions[0].consumption_id).toBe(refs[102]);
+    expect(got.body.consumptions[99].consumption_id).toBe(refs[3]);
+  });
+
+  it("requires exactly one of id or status", async () => {
+    const merchant = await merchantFactory();
+    expect(errorOf(await call("mandate-get", { key: merchant.keys.sk_test }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(errorOf(await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "sleeping" } }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+  });
+});
+
+describe("mandate-revoke", () => {
+  it("revokes at once for the issuing merchant; repeats say already_revoked; the next consume fails", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const res = await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id, reason: "user asked" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ revoked: true, already_revoked: false, mandate_id: mandate.mandate_id, status: "revoked" });
+    const again = await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    expect(again.body).toMatchObject({ revoked: true, already_revoked: true, revoked_at: res.body.revoked_at });
+    const consumed = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" });
+    expect(consumed.body).toMatchObject({ allowed: false, reason: "mandate_revoked", step_up_available: false });
+  });
+
+  it("lets the granting human revoke with their session, never another merchant or person", async () => {
+    const { merchant, person, mandate } = await mandateFixture();
+    const other = await merchantFactory();
+    const otherPerson = await enrolStranger(other.keys.pk_test);
+    expect(errorOf(await call("mandate-revoke", { key: other.keys.sk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await call("mandate-revoke", { headers: { authorization: `Bearer ${otherPerson.session_token}` }, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await call("mandate-revoke", { key: merchant.keys.pk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
+    const res = await call("mandate-revoke", { headers: { authorization: `Bearer ${person.session_token}` }, body: { mandate_id: mandate.mandate_id } });
+    expect(res.body).toMatchObject({ revoked: true, already_revoked: false });
+  });
+});

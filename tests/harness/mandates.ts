@@ -1,0 +1,65 @@
+import { expect } from "vitest";
+import { call, replayHeaders } from "./http";
+import { documentOf, enrolStranger, transact } from "./identity";
+import { merchantFactory } from "./factories";
+
+type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
+type Person = Awaited<ReturnType<typeof enrolStranger>>;
+
+/** A fresh capture of `person` through the transaction sink: its transaction_id is mandate-issue's proof. */
+export async function proofCapture(merchant: Merchant, person: Person, options: { document?: boolean; at?: Date } = {}) {
+  const shot = person.capture({ at: options.at });
+  const res = await transact(
+    merchant.keys.sk_test,
+    {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      capture_nonce: shot.nonce,
+      face_template: shot.descriptor,
+      ...(options.document ? { document: documentOf(person.face) } : {}),
+    },
+    { now: options.at },
+  );
+  expect(res.status, res.text).toBe(200);
+  return res.body.transaction_id as string;
+}
+
+/** A mandate-issue body for `person`, proven by `captureId`, one day long. */
+export function mandateBody(person: Person, captureId: string, extra: Record<string, unknown> = {}) {
+  return {
+    granted_by: person.subject_ref,
+    granted_to: `agent_${crypto.randomUUID()}`,
+    granted_to_kind: "agent",
+    scopes: ["purchase"],
+    ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" },
+    expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    proof: { capture_id: captureId },
+    ...extra,
+  };
+}
+
+export function issue(key: string, body: unknown, options: { now?: Date; headers?: Record<string, string> } = {}) {
+  return call("mandate-issue", { key, body, headers: { ...replayHeaders(options.now), ...options.headers }, now: options.now });
+}
+
+/** A merchant, a person with a document on record, and an issued mandate (amount 700 USD lifetime by default). */
+export async function mandateFixture(extra: Record<string, unknown> = {}) {
+  const merchant = await merchantFactory();
+  const person = await enrolStranger(merchant.keys.pk_test);
+  const captureId = await proofCapture(merchant, person, { document: true });
+  const res = await issue(merchant.keys.sk_test, mandateBody(person, captureId, extra));
+  expect(res.status, res.text).toBe(201);
+  return { merchant, person, mandate: res.body as Record<string, any> };
+}
+
+export function consume(key: string, body: unknown, options: { idempotencyKey?: string | null; now?: Date; locale?: string } = {}) {
+  const headers: Record<string, string> = { ...replayHeaders(options.now) };
+  if (options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? `idem-${crypto.randomUUID()}`;
+  if (options.locale) headers["accept-language"] = options.locale;
+  return call("mandate-consume", { key, body, headers, now: options.now });
+}
+
+export function check(key: string, body: unknown, options: { now?: Date } = {}) {
+  return call("mandate-check", { key, body, headers: replayHeaders(options.now), now: options.now });
+}
