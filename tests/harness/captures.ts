@@ -1,4 +1,4 @@
-import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
+import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor } from "../../shared/engine";
 import { simulateCapture, type AttackType } from "../../shared/engine/simulate";
 
 let counter = 0;
@@ -15,17 +15,21 @@ type State = "calm" | "coerced";
  * measured by `npm run bench:engine` and its unit tests; HTTP tests need fixtures whose verdict
  * is known, so a seed is drawn until the descriptor is a clear example of its kind.
  */
-function isClearExample(descriptor: PresenceDescriptor, attack: AttackType, state: State): boolean {
-  const result = evaluatePresence(descriptor);
+function isClearExample(descriptor: PresenceDescriptor, attack: AttackType, state: State, baseline: PresenceBaseline | null): boolean {
+  const result = evaluatePresence(descriptor, { baseline });
   if (attack !== "none") return !result.liveness.passed;
-  return result.liveness.passed && (state === "calm" || result.liveness.checks.pulse.passed);
+  return result.liveness.passed && (baseline === null || result.coercion.signal === (state === "coerced"));
 }
 
 /**
  * A simulator descriptor of sandbox test person `person` taken at `at` (default now), bound to a
- * fresh capture nonce. Persons 1..1000 are the documented sandbox test persons.
+ * fresh capture nonce. Persons 1..1000 are the documented sandbox test persons. With `baseline`
+ * (the identity's), a calm capture shows no coercion signal and a coerced one shows it.
  */
-export function capture(person: number, options: { attack?: AttackType; at?: Date; state?: State; nonce?: string } = {}): {
+export function capture(
+  person: number,
+  options: { attack?: AttackType; at?: Date; state?: State; nonce?: string; baseline?: PresenceBaseline | null } = {},
+): {
   descriptor: PresenceDescriptor;
   nonce: string;
 } {
@@ -41,7 +45,7 @@ export function capture(person: number, options: { attack?: AttackType; at?: Dat
       capturedAt: (options.at ?? new Date()).toISOString(),
       seed: Math.floor(Math.random() * 2 ** 31),
     });
-    if (isClearExample(descriptor, attack, state)) return { descriptor, nonce };
+    if (isClearExample(descriptor, attack, state, options.baseline ?? null)) return { descriptor, nonce };
   }
   throw new Error(`no clear ${attack}/${state} capture of person ${person} in 50 seeds`);
 }

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { PresenceDescriptor } from "../../shared/engine";
+import { baselineFromResult, evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 import { faceEmbeddingOfPerson } from "../../shared/engine/simulate";
 import { capture } from "./captures";
 import { call, replayHeaders } from "./http";
@@ -50,6 +50,7 @@ export { faceEmbeddingOfPerson };
 export async function enrolStranger(publishableKey: string) {
   const face = randomFace();
   const { descriptor, nonce } = capture(1);
+  const baseline = baselineFromResult(evaluatePresence(descriptor));
   const res = await call("process-biovital-enrollment", {
     key: publishableKey,
     body: { capture_nonce: nonce, face_template: withFace(descriptor, face), consent: CONSENT },
@@ -61,7 +62,7 @@ export async function enrolStranger(publishableKey: string) {
     face,
     /** A fresh live capture of this person at `at`. */
     capture(options: { attack?: "photo" | "replay" | "lipsync" | "screen"; at?: Date; state?: "calm" | "coerced" } = {}) {
-      const fresh = capture(1, options);
+      const fresh = capture(1, { ...options, baseline });
       return { descriptor: withFace(fresh.descriptor, face), nonce: fresh.nonce };
     },
   };
