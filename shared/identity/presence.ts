@@ -6,7 +6,8 @@ import type { ForcedScenario } from "./scenario";
 export const FACE_MATCH_GATE = 0.75;
 
 /** A validated descriptor, or `400 INVALID_INPUT` naming the offending fields under `face_template`. */
-export function descriptorFrom(faceTemplate: unknown, captureNonce: string): PresenceDescriptor {
+export function descriptorFrom(faceTemplate: unknown, captureNonce: string | undefined): PresenceDescriptor {
+  if (captureNonce === undefined) throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce"] });
   const parsed = parseDescriptor(faceTemplate, { path: "face_template" });
   if (!parsed.ok) throw new ApiError("INVALID_INPUT", { fields: parsed.fields });
   if (parsed.descriptor.capture_nonce !== captureNonce) {

@@ -5,6 +5,7 @@ import { rpc } from "../db";
 import { baselineFromResult, cosineSimilarity, ENGINE_VERSION, type PresenceBaseline, type PresenceDescriptor } from "../engine";
 import { currencySchema, isMinorUnitAmount } from "../money";
 import { buildReceipt, newReceiptCode, type AssuranceLevel } from "../receipts";
+import { decisionSchema } from "../mandates/decision";
 import { parseWith } from "../validation";
 import { documentAttestationSchema, verifyDocument, type VerifiedDocument } from "./documents";
 import { FACE_MATCH_GATE, judge } from "./presence";
@@ -14,17 +15,20 @@ import { bestMatch, protectorFor } from "./template-store";
 export const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
 export type TransactionAction = (typeof transactionActions)[number];
 /** Acts that bind the person legally or move money need a valid identity document on record (rule 3). */
-const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION_PAYMENT", "ACTION_SIGN"]);
+export const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION_PAYMENT", "ACTION_SIGN"]);
 
 export const transactionSchema = v.strictObject({
   action: v.picklist(transactionActions),
   service_hash: v.pipe(v.string(), v.regex(/^[A-Za-z0-9:._-]{8,128}$/, "8 to 128 of A-Z a-z 0-9 : . _ -")),
   user_id: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
-  capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
-  face_template: v.unknown(),
+  capture_nonce: v.optional(v.pipe(v.string(), v.minLength(8), v.maxLength(128))),
+  face_template: v.optional(v.unknown()),
   amount: v.optional(v.number()),
   currency: v.optional(currencySchema),
   document: v.optional(documentAttestationSchema),
+  mandate_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+  scope: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+  context: v.optional(decisionSchema.entries.context),
 });
 export type TransactionInput = v.InferOutput<typeof transactionSchema>;
 

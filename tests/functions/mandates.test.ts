@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrolStranger, transact } from "../harness/identity";
 import { check, consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 
 describe("mandate-issue", () => {
@@ -238,5 +238,90 @@ describe("mandate-revoke", () => {
     expect(errorOf(await call("mandate-revoke", { key: merchant.keys.pk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
     const res = await call("mandate-revoke", { headers: { authorization: `Bearer ${person.session_token}` }, body: { mandate_id: mandate.mandate_id } });
     expect(res.body).toMatchObject({ revoked: true, already_revoked: false });
+  });
+});
+
+describe("step-up (spec 3.1)", () => {
+  it("never alters the standing mandate's balance, and consuming the step-up never touches its parent", async () => {
+    const { merchant, person, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 600, currency: "USD" };
+    expect((await consume(merchant.keys.sk_test, action)).body.remaining.amount).toBe(100);
+    const captureId = await proofCapture(merchant, person);
+    const stepUp = await issue(merchant.keys.sk_test, mandateBody(person, captureId, {
+      step_up_of: mandate.mandate_id,
+      ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
+    }));
+    expect(stepUp.status, stepUp.text).toBe(201);
+    expect(stepUp.body.step_up_of).toBe(mandate.mandate_id);
+    const parent = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(parent.body.consumptions).toHaveLength(1);
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({ allowed: true, remaining: { amount: 100 } });
+    expect((await consume(merchant.keys.sk_test, { ...action, mandate_id: stepUp.body.mandate_id, amount: 2000 })).body).toMatchObject({ allowed: true, remaining: { amount: 3000 } });
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({ allowed: true, remaining: { amount: 100 } });
+  });
+
+  it("refuses a step-up from another person's or a revoked mandate", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const other = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, other, { document: true });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId, { step_up_of: mandate.mandate_id })))).toEqual({ status: 400, code: "STEP_UP_OF_INVALID" });
+  });
+});
+
+describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () => {
+  async function viaMandate(merchant: { keys: { sk_test: string } }, person: { subject_ref: string }, mandateId: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    return transact(merchant.keys.sk_test, {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      mandate_id: mandateId,
+      ...extra,
+    }, { headers });
+  }
+
+  it("stands in for the live capture through the same consume, and the response gains the mandate block", async () => {
+    const { merchant, person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 2, period: "lifetime" }, agent_display_name: "Login bot" });
+    const res = await viaMandate(merchant, person, mandate.mandate_id);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "face_voice_doc" });
+    expect(res.body.mandate).toMatchObject({
+      mandate_id: mandate.mandate_id,
+      scope_used: "login",
+      granted_to: mandate.granted_to,
+      agent_display_name: "Login bot",
+      assurance_level: "face_voice_doc",
+      idempotent_replay: false,
+      at_limit: false,
+      remaining: { count: 1 },
+    });
+    expect(res.body.mandate.consumption_id).toMatch(/^cns_/);
+    const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
+    expect(verified.body.valid).toBe(true);
+    const replay = await transact(merchant.keys.sk_test, { action: "ACTION_LOGIN", service_hash: res.body.service_hash, user_id: person.subject_ref, mandate_id: mandate.mandate_id });
+    expect(replay.body.transaction_id).toBe(res.body.transaction_id);
+    expect(replay.body.mandate.idempotent_replay).toBe(true);
+    const last = await viaMandate(merchant, person, mandate.mandate_id);
+    expect(last.body.mandate).toMatchObject({ at_limit: true, remaining: { count: 0 } });
+    const refused = await viaMandate(merchant, person, mandate.mandate_id);
+    expect(errorOf(refused)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(refused.body.reason).toBe("mandate_consumed");
+  });
+
+  it("a stand-in act is never proof for a new mandate", async () => {
+    const { merchant, person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+    const res = await viaMandate(merchant, person, mandate.mandate_id);
+    const escalation = await issue(merchant.keys.sk_test, mandateBody(person, res.body.transaction_id, { ceiling: { kind: "amount", amount: 100000, currency: "USD" } }));
+    expect(errorOf(escalation)).toEqual({ status: 403, code: "PROOF_INVALID" });
+  });
+
+  it("refuses another person's mandate and keeps rule 3 for payments", async () => {
+    const { merchant, mandate } = await mandateFixture({ scopes: ["payment"], ceiling: { kind: "amount", amount: 1000, currency: "BRL" } });
+    const other = await enrolStranger(merchant.keys.pk_test);
+    const res = await viaMandate(merchant, other, mandate.mandate_id, { action: "ACTION_PAYMENT", amount: 10, currency: "BRL" });
+    expect(errorOf(res)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+    await proofCapture(merchant, other, { document: true });
+    const again = await viaMandate(merchant, other, mandate.mandate_id, { action: "ACTION_PAYMENT", amount: 10, currency: "BRL" });
+    expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(again.body.reason).toBe("mandate_not_found");
   });
 });
