@@ -22,6 +22,7 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA501: "IDENTITY_CREATE_FAILED",
   HA502: "TEMPLATE_STORE_FAILED",
   HA503: "SESSION_MINT_FAILED",
+  HA601: "WEBHOOK_ENDPOINT_LIMIT",
 };
 
 const unreachableErrors = new Set([

@@ -1,0 +1,598 @@
+-- ============================================================================
+-- Webhooks (docs/webhooks.md): endpoints, their signing secrets, and one delivery per event and
+-- endpoint. The outbox worker (functions/outbox-worker) fans new outbox events out into deliveries,
+-- claims due deliveries under a lease, sends them signed and records each result; the CLI manages
+-- endpoints, rotates secrets and replays events. Every one of those steps is one RPC below. Time is
+-- always the caller's clock (`now`), so tests drive retries and the 72-hour window without sleeping.
+-- ============================================================================
+
+-- ----------------------------------------------------------------------------
+-- Endpoints
+-- ----------------------------------------------------------------------------
+create table private.webhook_endpoints (
+  id uuid primary key,
+  merchant_id uuid not null references private.merchants (id),
+  environment text not null check (environment in ('test', 'live')),
+  url text not null check (url ~ '^https?://\S+$' and length(url) <= 2048),
+  event_types text[] check (
+    event_types is null
+    or (cardinality(event_types) between 1 and 64
+        and array_to_string(event_types, ',') ~ '^[a-z_]+\.[a-z_]+(,[a-z_]+\.[a-z_]+)*$')),
+  status text not null default 'active' check (status in ('active', 'disabled')),
+  disabled_reason text check (disabled_reason in ('manual', 'gone')),
+  disabled_at timestamptz,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  check ((status = 'disabled') = (disabled_reason is not null and disabled_at is not null))
+);
+comment on table private.webhook_endpoints is 'A merchant''s webhook receiver in one environment; events of that merchant and environment are delivered to it.';
+comment on column private.webhook_endpoints.id is 'Endpoint id, chosen by the caller: it is bound into the encryption of the endpoint''s secrets.';
+comment on column private.webhook_endpoints.merchant_id is 'The merchant whose events the endpoint receives.';
+comment on column private.webhook_endpoints.environment is 'test or live: only events of this environment are delivered here.';
+comment on column private.webhook_endpoints.url is 'Where events are POSTed: https, or loopback http where the deployment allows local development (checked by the caller and again by the worker).';
+comment on column private.webhook_endpoints.event_types is 'Event types delivered; NULL means every type, including types added later.';
+comment on column private.webhook_endpoints.status is 'active (receives events) or disabled (receives nothing; its pending deliveries failed when it was disabled).';
+comment on column private.webhook_endpoints.disabled_reason is 'manual (an operator disabled it) or gone (it answered 410 Gone); NULL while active.';
+comment on column private.webhook_endpoints.disabled_at is 'When it was disabled; NULL while active.';
+comment on column private.webhook_endpoints.created_at is 'When it was registered.';
+comment on column private.webhook_endpoints.updated_at is 'Last change of status or secret.';
+create index webhook_endpoints_merchant_idx on private.webhook_endpoints (merchant_id, environment);
+
+-- ----------------------------------------------------------------------------
+-- Endpoint secrets
+-- ----------------------------------------------------------------------------
+-- The worker must sign with the secret itself, so it cannot be kept as a hash: it is stored
+-- encrypted (AES-256-GCM under a key derived from the WEBHOOK_SECRET_KEY binding, with the endpoint
+-- id as associated data; shared/webhooks/secret-box.ts). The database never sees it in the clear.
+create table private.webhook_endpoint_secrets (
+  id uuid primary key default gen_random_uuid(),
+  endpoint_id uuid not null references private.webhook_endpoints (id),
+  sealed_secret text not null check (sealed_secret ~ '^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$'),
+  secret_hint text not null check (length(secret_hint) between 1 and 40),
+  created_at timestamptz not null,
+  expires_at timestamptz,
+  check (expires_at is null or expires_at >= created_at)
+);
+comment on table private.webhook_endpoint_secrets is 'Signing secrets (whsec_…) of an endpoint, encrypted. Every secret valid at send time signs the event (one v1 each).';
+comment on column private.webhook_endpoint_secrets.id is 'Secret row id.';
+comment on column private.webhook_endpoint_secrets.endpoint_id is 'The endpoint the secret signs for.';
+comment on column private.webhook_endpoint_secrets.sealed_secret is 'v1:<iv>:<AES-256-GCM ciphertext and tag>, base64url; opened only by the worker and the CLI.';
+comment on column private.webhook_endpoint_secrets.secret_hint is 'whsec_ and the last four characters, to recognise a secret in listings.';
+comment on column private.webhook_endpoint_secrets.created_at is 'When the secret was minted (shown once, at that moment).';
+comment on column private.webhook_endpoint_secrets.expires_at is 'NULL for the current secret; after a rotation, when the previous one stops signing (24 hours later by default).';
+create unique index webhook_endpoint_secrets_current_key on private.webhook_endpoint_secrets (endpoint_id) where expires_at is null;
+create index webhook_endpoint_secrets_endpoint_idx on private.webhook_endpoint_secrets (endpoint_id, created_at);
+
+-- ----------------------------------------------------------------------------
+-- Fan-out marker on the event log
+-- ----------------------------------------------------------------------------
+-- A cursor on created_at would miss an event whose transaction commits after a later one; a
+-- marker per event cannot. Events written before webhooks existed had no endpoint to go to.
+alter table private.outbox_events add column fanned_out_at timestamptz;
+comment on column private.outbox_events.fanned_out_at is 'When the outbox worker turned the event into deliveries for the endpoints then subscribed; NULL until then.';
+update private.outbox_events set fanned_out_at = created_at where fanned_out_at is null;
+create index outbox_events_unfanned_idx on private.outbox_events (created_at, id) where fanned_out_at is null;
+
+-- ----------------------------------------------------------------------------
+-- Deliveries
+-- ----------------------------------------------------------------------------
+create table private.webhook_deliveries (
+  id uuid primary key default gen_random_uuid(),
+  event_id uuid not null references private.outbox_events (id),
+  endpoint_id uuid not null references private.webhook_endpoints (id),
+  merchant_id uuid not null references private.merchants (id),
+  origin text not null check (origin in ('fanout', 'replay')),
+  state text not null default 'pending' check (state in ('pending', 'delivering', 'succeeded', 'failed')),
+  attempt_count int not null default 0 check (attempt_count >= 0),
+  created_at timestamptz not null,
+  next_attempt_at timestamptz,
+  lease_until timestamptz,
+  lease_token uuid,
+  last_attempt_at timestamptz,
+  last_status int check (last_status between 100 and 599),
+  last_error text check (length(last_error) <= 500),
+  finished_at timestamptz,
+  check ((state in ('pending', 'delivering')) = (next_attempt_at is not null)),
+  check ((state = 'delivering') = (lease_until is not null and lease_token is not null)),
+  check ((state in ('succeeded', 'failed')) = (finished_at is not null))
+);
+comment on table private.webhook_deliveries is 'One event to one endpoint: at-least-once, retried with backoff for 72 hours from created_at, then failed (and replayable).';
+comment on column private.webhook_deliveries.id is 'Delivery id (internal; the receiver sees only the event id).';
+comment on column private.webhook_deliveries.event_id is 'The outbox event delivered; its id is the envelope id on every attempt and every replay.';
+comment on column private.webhook_deliveries.endpoint_id is 'The receiving endpoint.';
+comment on column private.webhook_deliveries.merchant_id is 'The event''s (and endpoint''s) merchant, for scoped runs and listings.';
+comment on column private.webhook_deliveries.origin is 'fanout (the worker, once per event and endpoint) or replay (an operator, any number of times).';
+comment on column private.webhook_deliveries.state is 'pending (waiting for next_attempt_at), delivering (claimed under a lease), succeeded (2xx) or failed (window over, or endpoint disabled).';
+comment on column private.webhook_deliveries.attempt_count is 'Attempts claimed so far; the envelope''s attempt is this number. A claim lost to a crash counts.';
+comment on column private.webhook_deliveries.created_at is 'Start of the 72-hour retry window (fan-out or replay time, on the caller''s clock).';
+comment on column private.webhook_deliveries.next_attempt_at is 'When the delivery is due (pending) or was due when claimed (delivering); NULL once finished.';
+comment on column private.webhook_deliveries.lease_until is 'While delivering: after this time the claim is presumed dead and the delivery may be claimed again.';
+comment on column private.webhook_deliveries.lease_token is 'While delivering: the claim''s token; only a result carrying it is recorded.';
+comment on column private.webhook_deliveries.last_attempt_at is 'When the last recorded attempt was sent.';
+comment on column private.webhook_deliveries.last_status is 'HTTP status of the last recorded attempt; NULL when no response came (timeout, connection error).';
+comment on column private.webhook_deliveries.last_error is 'Why the last recorded attempt failed (timeout, redirect, status, connection error), or why the delivery was failed.';
+comment on column private.webhook_deliveries.finished_at is 'When it succeeded or was given up.';
+create unique index webhook_deliveries_fanout_key on private.webhook_deliveries (event_id, endpoint_id) where origin = 'fanout';
+create index webhook_deliveries_due_idx on private.webhook_deliveries (next_attempt_at, id) where state = 'pending';
+create index webhook_deliveries_lease_idx on private.webhook_deliveries (lease_until) where state = 'delivering';
+create index webhook_deliveries_endpoint_idx on private.webhook_deliveries (endpoint_id, state);
+create index webhook_deliveries_event_idx on private.webhook_deliveries (event_id);
+create index webhook_deliveries_merchant_idx on private.webhook_deliveries (merchant_id, state);
+
+-- ----------------------------------------------------------------------------
+-- Helpers
+-- ----------------------------------------------------------------------------
+-- ISO 8601 in UTC with milliseconds, exactly as JavaScript's Date#toISOString writes it.
+create or replace function private.iso_utc(p_at timestamptz) returns text
+language sql stable parallel safe set search_path = '' as $$
+  select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$$;
+comment on function private.iso_utc(timestamptz) is 'A timestamp as YYYY-MM-DDTHH:MM:SS.mmmZ (UTC), the form of every time in an envelope.';
+
+-- The endpoint as the CLI shows it: never a secret, only hints.
+create or replace function private.webhook_endpoint_json(p_endpoint private.webhook_endpoints, p_now timestamptz) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'endpoint_id', p_endpoint.id,
+    'merchant_id', p_endpoint.merchant_id,
+    'environment', p_endpoint.environment,
+    'url', p_endpoint.url,
+    'event_types', to_jsonb(p_endpoint.event_types),
+    'status', p_endpoint.status,
+    'disabled_reason', p_endpoint.disabled_reason,
+    'disabled_at', p_endpoint.disabled_at,
+    'created_at', p_endpoint.created_at,
+    'secrets', (
+      select coalesce(jsonb_agg(jsonb_build_object(
+        'hint', s.secret_hint,
+        'created_at', s.created_at,
+        'expires_at', s.expires_at) order by s.created_at desc), '[]'::jsonb)
+      from private.webhook_endpoint_secrets s
+      where s.endpoint_id = p_endpoint.id and (s.expires_at is null or s.expires_at > p_now)),
+    'deliveries', (
+      select jsonb_build_object(
+        'pending', count(*) filter (where d.state in ('pending', 'delivering')),
+        'succeeded', count(*) filter (where d.state = 'succeeded'),
+        'failed', count(*) filter (where d.state = 'failed'))
+      from private.webhook_deliveries d
+      where d.endpoint_id = p_endpoint.id))
+$$;
+comment on function private.webhook_endpoint_json(private.webhook_endpoints, timestamptz) is 'An endpoint with the hints of its secrets valid at p_now and its delivery counts by state.';
+
+-- Pending deliveries of endpoints that are disabled can never be sent: they fail, replayable.
+create or replace function private.webhook_fail_disabled(p_endpoint_ids uuid[], p_now timestamptz) returns int
+language plpgsql set search_path = '' as $$
+declare v_count int;
+begin
+  update private.webhook_deliveries d
+  set state = 'failed', next_attempt_at = null, finished_at = p_now, last_error = 'endpoint disabled'
+  from private.webhook_endpoints e
+  where e.id = d.endpoint_id and e.id = any(p_endpoint_ids) and e.status = 'disabled' and d.state = 'pending';
+  get diagnostics v_count = row_count;
+  return v_count;
+end $$;
+comment on function private.webhook_fail_disabled(uuid[], timestamptz) is 'Fails the pending deliveries of those of the given endpoints that are disabled; returns how many.';
+
+-- ============================================================================
+-- RPCs: endpoint management (the CLI)
+-- ============================================================================
+
+-- webhook_endpoint_create({endpoint_id, merchant_id, environment, url, event_types | null,
+--   sealed_secret, secret_hint, now}) -> endpoint
+-- At most 16 active endpoints per merchant and environment (HA601). The secret arrives sealed.
+create or replace function public.webhook_endpoint_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
+  v_environment text := p ->> 'environment';
+  v_endpoint private.webhook_endpoints;
+begin
+  if v_now is null or p ->> 'endpoint_id' is null or coalesce(p ->> 'url', '') = ''
+     or coalesce(p ->> 'sealed_secret', '') = '' or coalesce(p ->> 'secret_hint', '') = '' then
+    raise exception 'endpoint_id, url, sealed_secret, secret_hint and now are required' using errcode = '22023';
+  end if;
+  if p ? 'event_types' and jsonb_typeof(p -> 'event_types') not in ('array', 'null') then
+    raise exception 'event_types must be an array or null' using errcode = '22023';
+  end if;
+  -- serialises endpoint creation per merchant (for the count) without blocking foreign-key checks
+  perform 1 from private.merchants where id = v_merchant for no key update;
+  if not found then
+    raise exception 'unknown merchant' using errcode = 'HA404';
+  end if;
+  if (select count(*) from private.webhook_endpoints
+      where merchant_id = v_merchant and environment = v_environment and status = 'active') >= 16 then
+    raise exception 'at most 16 active endpoints per merchant and environment' using errcode = 'HA601';
+  end if;
+
+  insert into private.webhook_endpoints (id, merchant_id, environment, url, event_types, created_at, updated_at)
+  values (
+    (p ->> 'endpoint_id')::uuid, v_merchant, v_environment, p ->> 'url',
+    case when jsonb_typeof(p -> 'event_types') = 'array'
+         then array(select jsonb_array_elements_text(p -> 'event_types')) end,
+    v_now, v_now)
+  returning * into v_endpoint;
+  insert into private.webhook_endpoint_secrets (endpoint_id, sealed_secret, secret_hint, created_at)
+  values (v_endpoint.id, p ->> 'sealed_secret', p ->> 'secret_hint', v_now);
+  return private.webhook_endpoint_json(v_endpoint, v_now);
+end $$;
+comment on function public.webhook_endpoint_create(jsonb) is 'Registers an endpoint with its first (sealed) secret; HA404 unknown merchant, HA601 too many endpoints.';
+
+-- webhook_endpoint_list({merchant_id, environment?, now}) -> {endpoints: [endpoint]}
+create or replace function public.webhook_endpoint_list(p jsonb) returns jsonb
+language plpgsql stable security definer set search_path = '' as $$
+declare
+  v_now timestamptz := coalesce((p ->> 'now')::timestamptz, now());
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
+begin
+  if not exists (select 1 from private.merchants where id = v_merchant) then
+    raise exception 'unknown merchant' using errcode = 'HA404';
+  end if;
+  return jsonb_build_object('endpoints', (
+    select coalesce(jsonb_agg(private.webhook_endpoint_json(e, v_now) order by e.created_at, e.id), '[]'::jsonb)
+    from private.webhook_endpoints e
+    where e.merchant_id = v_merchant and (p ->> 'environment' is null or e.environment = p ->> 'environment')));
+end $$;
+comment on function public.webhook_endpoint_list(jsonb) is 'A merchant''s endpoints (optionally of one environment) with secret hints and delivery counts; HA404 unknown merchant.';
+
+-- webhook_endpoint_get({endpoint_id, now}) -> endpoint (HA404 when unknown)
+create or replace function public.webhook_endpoint_get(p jsonb) returns jsonb
+language plpgsql stable security definer set search_path = '' as $$
+declare v_endpoint private.webhook_endpoints;
+begin
+  select * into v_endpoint from private.webhook_endpoints where id = (p ->> 'endpoint_id')::uuid;
+  if v_endpoint.id is null then
+    raise exception 'unknown endpoint' using errcode = 'HA404';
+  end if;
+  return private.webhook_endpoint_json(v_endpoint, coalesce((p ->> 'now')::timestamptz, now()));
+end $$;
+comment on function public.webhook_endpoint_get(jsonb) is 'One endpoint with secret hints and delivery counts; HA404 when unknown.';
+
+-- webhook_endpoint_disable({endpoint_id, now}) -> endpoint + {already_disabled, failed_deliveries}
+-- Disabling is final for the endpoint's pending deliveries: they fail (and stay replayable).
+create or replace function public.webhook_endpoint_disable(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_endpoint private.webhook_endpoints;
+  v_already boolean;
+  v_failed int;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  select * into v_endpoint from private.webhook_endpoints where id = (p ->> 'endpoint_id')::uuid for update;
+  if v_endpoint.id is null then
+    raise exception 'unknown endpoint' using errcode = 'HA404';
+  end if;
+  v_already := v_endpoint.status = 'disabled';
+  if not v_already then
+    update private.webhook_endpoints
+    set status = 'disabled', disabled_reason = 'manual', disabled_at = v_now, updated_at = v_now
+    where id = v_endpoint.id
+    returning * into v_endpoint;
+  end if;
+  v_failed := private.webhook_fail_disabled(array[v_endpoint.id], v_now);
+  return private.webhook_endpoint_json(v_endpoint, v_now)
+    || jsonb_build_object('already_disabled', v_already, 'failed_deliveries', v_failed);
+end $$;
+comment on function public.webhook_endpoint_disable(jsonb) is 'Disables an endpoint (idempotent) and fails its pending deliveries; HA404 when unknown.';
+
+-- webhook_secret_rotate({endpoint_id, sealed_secret, secret_hint, now, overlap_seconds})
+--   -> endpoint + {previous_valid_until}
+-- The current secret keeps signing for overlap_seconds (0 to 86400, default 86400) beside the new
+-- one; secrets already expired are deleted.
+create or replace function public.webhook_secret_rotate(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_overlap int := coalesce((p ->> 'overlap_seconds')::int, 86400);
+  v_endpoint private.webhook_endpoints;
+begin
+  if v_now is null or coalesce(p ->> 'sealed_secret', '') = '' or coalesce(p ->> 'secret_hint', '') = '' then
+    raise exception 'sealed_secret, secret_hint and now are required' using errcode = '22023';
+  end if;
+  if v_overlap not between 0 and 86400 then
+    raise exception 'overlap_seconds must be 0 to 86400' using errcode = '22023';
+  end if;
+  select * into v_endpoint from private.webhook_endpoints where id = (p ->> 'endpoint_id')::uuid for update;
+  if v_endpoint.id is null then
+    raise exception 'unknown endpoint' using errcode = 'HA404';
+  end if;
+  delete from private.webhook_endpoint_secrets where endpoint_id = v_endpoint.id and expires_at <= v_now;
+  update private.webhook_endpoint_secrets
+  set expires_at = v_now + make_interval(secs => v_overlap)
+  where endpoint_id = v_endpoint.id and expires_at is null;
+  insert into private.webhook_endpoint_secrets (endpoint_id, sealed_secret, secret_hint, created_at)
+  values (v_endpoint.id, p ->> 'sealed_secret', p ->> 'secret_hint', v_now);
+  update private.webhook_endpoints set updated_at = v_now where id = v_endpoint.id returning * into v_endpoint;
+  return private.webhook_endpoint_json(v_endpoint, v_now)
+    || jsonb_build_object('previous_valid_until', v_now + make_interval(secs => v_overlap));
+end $$;
+comment on function public.webhook_secret_rotate(jsonb) is 'Makes a new current secret; the previous one keeps signing for the overlap (24 h by default). HA404 when unknown.';
+
+-- webhook_replay({event_id} | {merchant_id, environment, from, to}, endpoint_id?, now)
+--   -> {events, deliveries}
+-- New deliveries (origin replay, fresh 72-hour window) of the same events, to the active endpoints
+-- of the event's merchant and environment that subscribe to its type (or only to endpoint_id).
+-- A range is created_at in [from, to), at most 10,000 events.
+create or replace function public.webhook_replay(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_endpoint uuid := (p ->> 'endpoint_id')::uuid;
+  v_events uuid[];
+  v_deliveries int;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  if p ? 'event_id' then
+    select array_agg(id) into v_events from private.outbox_events where id = (p ->> 'event_id')::uuid;
+    if v_events is null then
+      raise exception 'unknown event' using errcode = 'HA404';
+    end if;
+  else
+    if (p ->> 'from') is null or (p ->> 'to') is null or (p ->> 'environment') is null then
+      raise exception 'event_id, or merchant_id, environment, from and to, are required' using errcode = '22023';
+    end if;
+    if not exists (select 1 from private.merchants where id = (p ->> 'merchant_id')::uuid) then
+      raise exception 'unknown merchant' using errcode = 'HA404';
+    end if;
+    select coalesce(array_agg(id), '{}') into v_events from (
+      select id from private.outbox_events
+      where merchant_id = (p ->> 'merchant_id')::uuid
+        and environment = p ->> 'environment'
+        and created_at >= (p ->> 'from')::timestamptz and created_at < (p ->> 'to')::timestamptz
+      limit 10001) r;
+    if cardinality(v_events) > 10000 then
+      raise exception 'the range holds more than 10000 events; replay it in smaller ranges' using errcode = '22023';
+    end if;
+  end if;
+  if v_endpoint is not null and not exists (
+      select 1 from private.webhook_endpoints e join private.outbox_events o on o.id = any(v_events)
+      where e.id = v_endpoint and e.merchant_id = o.merchant_id) and cardinality(v_events) > 0 then
+    raise exception 'unknown endpoint for these events' using errcode = 'HA404';
+  end if;
+
+  insert into private.webhook_deliveries (event_id, endpoint_id, merchant_id, origin, created_at, next_attempt_at)
+  select o.id, e.id, o.merchant_id, 'replay', v_now, v_now
+  from private.outbox_events o
+  join private.webhook_endpoints e
+    on e.merchant_id = o.merchant_id and e.environment = o.environment and e.status = 'active'
+   and (e.event_types is null or o.type = any(e.event_types))
+  where o.id = any(v_events) and (v_endpoint is null or e.id = v_endpoint);
+  get diagnostics v_deliveries = row_count;
+  return jsonb_build_object('events', cardinality(v_events), 'deliveries', v_deliveries);
+end $$;
+comment on function public.webhook_replay(jsonb) is 'Queues the same events again (same id, new deliveries, fresh window) for the subscribed active endpoints; HA404 unknown event, merchant or endpoint.';
+
+-- ============================================================================
+-- RPCs: the outbox worker
+-- ============================================================================
+
+-- webhook_fanout({now, limit?, merchant_id?}) -> {events, deliveries}
+-- Takes up to `limit` (1 to 10000, default 2000) events not yet fanned out, oldest first, skipping
+-- rows a concurrent run holds, inserts one delivery per subscribed active endpoint of the same
+-- merchant AND environment, due now, and marks the events. merchant_id narrows the pass to one
+-- merchant (tests run hermetic passes on a shared database with it).
+create or replace function public.webhook_fanout(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 2000), 1), 10000);
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
+  v_events int;
+  v_deliveries int;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  with batch as (
+    select o.id, o.merchant_id, o.environment, o.type
+    from private.outbox_events o
+    where o.fanned_out_at is null and (v_merchant is null or o.merchant_id = v_merchant)
+    order by o.created_at, o.id
+    limit v_limit
+    for update skip locked
+  ), marked as (
+    update private.outbox_events o set fanned_out_at = v_now from batch where o.id = batch.id returning o.id
+  ), inserted as (
+    insert into private.webhook_deliveries (event_id, endpoint_id, merchant_id, origin, created_at, next_attempt_at)
+    select b.id, e.id, b.merchant_id, 'fanout', v_now, v_now
+    from batch b
+    join private.webhook_endpoints e
+      on e.merchant_id = b.merchant_id and e.environment = b.environment and e.status = 'active'
+     and (e.event_types is null or b.type = any(e.event_types))
+    on conflict (event_id, endpoint_id) where origin = 'fanout' do nothing
+    returning 1
+  )
+  select (select count(*) from marked), (select count(*) from inserted) into v_events, v_deliveries;
+  return jsonb_build_object('events', v_events, 'deliveries', v_deliveries);
+end $$;
+comment on function public.webhook_fanout(jsonb) is 'Turns new outbox events into deliveries for the matching endpoints (same merchant and environment), once per event.';
+
+-- webhook_deliveries_claim({now, limit?, lease_seconds, merchant_id?})
+--   -> {deliveries: [{delivery_id, lease_token, attempt, window_start, endpoint_id, event}],
+--       endpoints: [{endpoint_id, url, sealed_secrets: [{sealed_secret}]}]}
+-- Claims up to `limit` (1 to 2000, default 500) due deliveries of active endpoints, oldest due
+-- first: pending ones whose time has come, and delivering ones whose lease ran out (a run that
+-- died between claim and result). `for update skip locked` plus the lease mean two overlapping
+-- runs never hold the same delivery; each claim counts an attempt and gets a fresh lease token.
+create or replace function public.webhook_deliveries_claim(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 500), 1), 2000);
+  v_lease interval := make_interval(secs => (p ->> 'lease_seconds')::int);
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
+  v_claimed jsonb;
+begin
+  if v_now is null or v_lease is null or v_lease <= interval '0' then
+    raise exception 'now and a positive lease_seconds are required' using errcode = '22023';
+  end if;
+  with due as (
+    select d.id
+    from private.webhook_deliveries d
+    join private.webhook_endpoints e on e.id = d.endpoint_id and e.status = 'active'
+    where ((d.state = 'pending' and d.next_attempt_at <= v_now) or (d.state = 'delivering' and d.lease_until <= v_now))
+      and (v_merchant is null or d.merchant_id = v_merchant)
+    order by d.next_attempt_at, d.id
+    limit v_limit
+    for update of d skip locked
+  ), claimed as (
+    update private.webhook_deliveries d
+    set state = 'delivering', attempt_count = d.attempt_count + 1,
+        lease_until = v_now + v_lease, lease_token = gen_random_uuid()
+    from due where d.id = due.id
+    returning d.id, d.lease_token, d.attempt_count, d.created_at, d.endpoint_id, d.event_id, d.next_attempt_at
+  )
+  select coalesce(jsonb_agg(jsonb_build_object(
+      'delivery_id', c.id,
+      'lease_token', c.lease_token,
+      'attempt', c.attempt_count,
+      'window_start', private.iso_utc(c.created_at),
+      'endpoint_id', c.endpoint_id,
+      'event', jsonb_build_object(
+        'id', o.id,
+        'type', o.type,
+        'created_at', private.iso_utc(o.created_at),
+        'api_version', o.api_version,
+        'data', o.data)) order by c.next_attempt_at, c.id), '[]'::jsonb)
+  into v_claimed
+  from claimed c join private.outbox_events o on o.id = c.event_id;
+
+  return jsonb_build_object(
+    'deliveries', v_claimed,
+    'endpoints', (
+      select coalesce(jsonb_agg(jsonb_build_object(
+        'endpoint_id', e.id,
+        'url', e.url,
+        'sealed_secrets', (
+          select coalesce(jsonb_agg(s.sealed_secret order by s.created_at desc), '[]'::jsonb)
+          from private.webhook_endpoint_secrets s
+          where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > v_now)))), '[]'::jsonb)
+      from private.webhook_endpoints e
+      where e.id in (select (x ->> 'endpoint_id')::uuid from jsonb_array_elements(v_claimed) x)));
+end $$;
+comment on function public.webhook_deliveries_claim(jsonb) is 'Claims due deliveries under a lease (skip locked), with their events and the endpoints'' URLs and sealed secrets valid now.';
+
+-- webhook_deliveries_record({now, results: [{delivery_id, lease_token, outcome, attempted_at?,
+--   status?, error?, next_attempt_at?, gone?}]}) -> {recorded, stale, endpoints_disabled, failed_by_disable}
+-- outcome: succeeded | retry (pending again at next_attempt_at) | failed (given up) | released (never
+-- sent: pending again, the claimed attempt handed back). A result whose lease token no longer
+-- matches (the lease ran out and another run claimed it) is ignored and counted as stale.
+-- gone = the endpoint answered 410: it is disabled, and its pending deliveries fail.
+create or replace function public.webhook_deliveries_record(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_total int := jsonb_array_length(coalesce(p -> 'results', '[]'::jsonb));
+  v_recorded int;
+  v_gone uuid[];
+  v_touched uuid[];
+  v_disabled int;
+  v_failed int;
+begin
+  if v_now is null or jsonb_typeof(p -> 'results') is distinct from 'array' then
+    raise exception 'now and results are required' using errcode = '22023';
+  end if;
+  if exists (select 1 from jsonb_array_elements(p -> 'results') r
+             where r ->> 'outcome' is null or r ->> 'outcome' not in ('succeeded', 'retry', 'failed', 'released')
+                or (r ->> 'outcome' = 'retry' and r ->> 'next_attempt_at' is null)) then
+    raise exception 'each result needs an outcome (succeeded, retry with next_attempt_at, failed, released)' using errcode = '22023';
+  end if;
+
+  with r as (
+    select * from jsonb_to_recordset(p -> 'results') as x(
+      delivery_id uuid, lease_token uuid, outcome text, attempted_at timestamptz, status int, error text,
+      next_attempt_at timestamptz, gone boolean)
+  ), updated as (
+    update private.webhook_deliveries d
+    set state = case r.outcome when 'succeeded' then 'succeeded' when 'failed' then 'failed' else 'pending' end,
+        attempt_count = d.attempt_count - case when r.outcome = 'released' then 1 else 0 end,
+        next_attempt_at = case r.outcome when 'retry' then r.next_attempt_at when 'released' then d.next_attempt_at end,
+        lease_until = null,
+        lease_token = null,
+        last_attempt_at = case when r.outcome = 'released' then d.last_attempt_at else coalesce(r.attempted_at, v_now) end,
+        last_status = case when r.outcome = 'released' then d.last_status else r.status end,
+        last_error = case when r.outcome = 'released' then d.last_error else left(r.error, 500) end,
+        finished_at = case when r.outcome in ('succeeded', 'failed') then v_now end
+    from r
+    where d.id = r.delivery_id and d.state = 'delivering' and d.lease_token = r.lease_token
+    returning d.endpoint_id, coalesce(r.gone, false) as gone
+  )
+  select count(*),
+         coalesce(array_agg(distinct endpoint_id) filter (where gone), '{}'),
+         coalesce(array_agg(distinct endpoint_id), '{}')
+  into v_recorded, v_gone, v_touched
+  from updated;
+
+  update private.webhook_endpoints
+  set status = 'disabled', disabled_reason = 'gone', disabled_at = v_now, updated_at = v_now
+  where id = any(v_gone) and status = 'active';
+  get diagnostics v_disabled = row_count;
+  -- Also catches retries recorded for an endpoint disabled while this run was sending.
+  v_failed := private.webhook_fail_disabled(v_touched, v_now);
+
+  return jsonb_build_object('recorded', v_recorded, 'stale', v_total - v_recorded,
+                            'endpoints_disabled', v_disabled, 'failed_by_disable', v_failed);
+end $$;
+comment on function public.webhook_deliveries_record(jsonb) is 'Records attempt results of claimed deliveries (only with the claim''s lease token); a 410 disables the endpoint.';
+
+-- ============================================================================
+-- RPC: the mandate.at_limit threshold
+-- ============================================================================
+-- The column is private.merchants.at_limit_threshold_percent (20261121000900_mandates.sql), which
+-- mandate_consume reads: mandate.at_limit fires when a consumption takes the remaining ceiling of
+-- its period to at most that percentage of the ceiling (0, the default: when it reaches zero).
+
+-- merchant_at_limit_threshold({merchant_id, percent?}) -> {merchant_id, at_limit_threshold_percent}
+-- With percent (an integer 0 to 99) it is set; without, it is read. HA404 unknown merchant.
+create or replace function public.merchant_at_limit_threshold(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_percent int;
+begin
+  if p ? 'percent' then
+    if jsonb_typeof(p -> 'percent') is distinct from 'number' or (p ->> 'percent')::numeric not between 0 and 99
+       or (p ->> 'percent')::numeric <> trunc((p ->> 'percent')::numeric) then
+      raise exception 'percent must be an integer from 0 to 99' using errcode = '22023';
+    end if;
+    update private.merchants set at_limit_threshold_percent = (p ->> 'percent')::int
+    where id = (p ->> 'merchant_id')::uuid
+    returning at_limit_threshold_percent into v_percent;
+  else
+    select at_limit_threshold_percent into v_percent from private.merchants where id = (p ->> 'merchant_id')::uuid;
+  end if;
+  if v_percent is null then
+    raise exception 'unknown merchant' using errcode = 'HA404';
+  end if;
+  return jsonb_build_object('merchant_id', (p ->> 'merchant_id')::uuid, 'at_limit_threshold_percent', v_percent);
+end $$;
+comment on function public.merchant_at_limit_threshold(jsonb) is 'Reads, or with percent sets, the merchant''s mandate.at_limit threshold (0 to 99; 0 = at zero remaining); HA404 unknown merchant.';
+
+-- ============================================================================
+-- Grants
+-- ============================================================================
+-- Only the service's own connection calls these. On Supabase, default privileges also grant
+-- anon and authenticated; take those away too so PostgREST cannot reach them.
+revoke all on function
+  public.webhook_endpoint_create(jsonb), public.webhook_endpoint_list(jsonb), public.webhook_endpoint_get(jsonb),
+  public.webhook_endpoint_disable(jsonb), public.webhook_secret_rotate(jsonb), public.webhook_replay(jsonb),
+  public.webhook_fanout(jsonb), public.webhook_deliveries_claim(jsonb), public.webhook_deliveries_record(jsonb),
+  public.merchant_at_limit_threshold(jsonb), private.iso_utc(timestamptz), private.webhook_endpoint_json(private.webhook_endpoints, timestamptz),
+  private.webhook_fail_disabled(uuid[], timestamptz)
+from public;
+do $$
+declare v_role text;
+begin
+  foreach v_role in array array['anon', 'authenticated'] loop
+    if exists (select 1 from pg_roles where rolname = v_role) then
+      execute format('revoke all on function public.webhook_endpoint_create(jsonb), public.webhook_endpoint_list(jsonb), '
+                     'public.webhook_endpoint_get(jsonb), public.webhook_endpoint_disable(jsonb), '
+                     'public.webhook_secret_rotate(jsonb), public.webhook_replay(jsonb), public.webhook_fanout(jsonb), '
+                     'public.webhook_deliveries_claim(jsonb), public.webhook_deliveries_record(jsonb), '
+                     'public.merchant_at_limit_threshold(jsonb) from %I', v_role);
+    end if;
+  end loop;
+end $$;
