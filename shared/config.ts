@@ -18,12 +18,21 @@ const configSchema = v.object({
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   DEPLOYMENT_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")), "default"),
+  /** Encrypts webhook endpoint secrets at rest (shared/webhooks/secret-box.ts). */
+  WEBHOOK_SECRET_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "WEBHOOK_SECRET_KEY must be at least 32 characters"))),
+  /** "1" lets webhook endpoints be plain http on a loopback host: local development and tests only. */
+  WEBHOOK_ALLOW_LOOPBACK_HTTP: v.optional(v.picklist(["0", "1"]), "0"),
+  /** Per-attempt webhook timeout in milliseconds (default 15000). */
+  WEBHOOK_TIMEOUT_MS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,6}$/, "WEBHOOK_TIMEOUT_MS must be milliseconds"), v.transform(Number), v.minValue(100), v.maxValue(15_000)),
+    "15000",
+  ),
 });
 
 export type Config = v.InferOutput<typeof configSchema>;
 export type Bindings = v.InferInput<typeof configSchema> & Record<string, unknown>;
 
-type SecretName = "SUBJECT_REF_SECRET" | "TEMPLATE_PROTECTION_KEY" | "SIGNING_KEYS_JWK" | "SERVICE_ROLE_KEY";
+type SecretName = "SUBJECT_REF_SECRET" | "TEMPLATE_PROTECTION_KEY" | "SIGNING_KEYS_JWK" | "SERVICE_ROLE_KEY" | "WEBHOOK_SECRET_KEY";
 
 /** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
 export function requireSecret(config: Config, name: SecretName): string {

@@ -8,6 +8,7 @@ export const DIST_DIR = join(ROOT, "dist");
 /** Cron schedules of the workers that have one (wrangler `--schedule` in deploy, a timer locally). */
 export const cronSchedules: Record<string, string[]> = {
   "receipt-anchor": ["* * * * *"],
+  "outbox-worker": ["* * * * *"],
 };
 
 /** Every implemented function: a folder under functions/ holding index.ts. */
@@ -33,4 +34,7 @@ export const passedBindings = [
   "TEMPLATE_PROTECTION_KEY",
   "SIGNING_KEYS_JWK",
   "SERVICE_ROLE_KEY",
+  "WEBHOOK_SECRET_KEY",
+  "WEBHOOK_ALLOW_LOOPBACK_HTTP",
+  "WEBHOOK_TIMEOUT_MS",
 ] as const;

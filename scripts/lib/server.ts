@@ -27,15 +27,16 @@ export interface RunningServer {
   /** The bindings every function worker received (secrets included): for test harnesses only. */
   bindings: Readonly<Record<string, string>>;
   miniflare: Miniflare;
-  /** Runs one cron tick of a scheduled worker now, as the minute timer does. */
-  triggerCron(name: string): Promise<void>;
+  /** Runs one cron tick of a scheduled worker now, as the minute timer does; `scheduledTime` sets the tick's clock (tests, benchmarks). */
+  triggerCron(name: string, scheduledTime?: Date): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * Starts the service as it runs at the edge: the database (DATABASE_URL, or embedded PGlite),
  * migrations, one workerd worker per function from its own bundle, the router in front of them on
- * `host:port`, and a minute timer driving the cron triggers.
+ * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
+ * "0": tests trigger every tick themselves, at the time they choose).
  */
 export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {}, functions }: ServerOptions = {}): Promise<RunningServer> {
   const embedded = env.DATABASE_URL
@@ -86,12 +87,12 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   const miniflare = new Miniflare({ host, port, workers });
   const url = (await miniflare.ready).toString().replace(/\/$/, "");
 
-  const triggerCron = async (name: string) => {
-    const worker = (await miniflare.getWorker(name)) as unknown as { scheduled(options: { cron: string }): Promise<unknown> };
-    for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron });
+  const triggerCron = async (name: string, scheduledTime?: Date) => {
+    const worker = (await miniflare.getWorker(name)) as unknown as { scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown> };
+    for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron, ...(scheduledTime ? { scheduledTime } : {}) });
   };
   const timers = Object.keys(cronSchedules)
-    .filter((name) => bundles.some((b) => b.name === name))
+    .filter((name) => env.CRON_TIMER !== "0" && bundles.some((b) => b.name === name))
     .map((name) =>
       setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000),
     );

@@ -26,6 +26,9 @@ let bridge: RunningBridge | undefined;
  */
 export async function setup(project: TestProject) {
   const env: Record<string, string | undefined> = { ...process.env, TEST_CLOCK: "1" };
+  // Webhook receivers in tests are loopback http servers; a short timeout keeps the timeout test
+  // fast; no wall-clock cron ticks, so every outbox pass runs at the time its test chooses.
+  Object.assign(env, { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1", WEBHOOK_TIMEOUT_MS: "2000", CRON_TIMER: "0" });
   if (process.env.REDIS_URL && !process.env.UPSTASH_REDIS_REST_URL) {
     bridge = await startRedisRestBridge({ redisUrl: process.env.REDIS_URL, token: randomHex(16) });
     env.UPSTASH_REDIS_REST_URL = bridge.url;
