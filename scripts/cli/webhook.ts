@@ -1,0 +1,158 @@
+/**
+ * `webhook`: endpoints, secrets, replay and the at_limit threshold (docs/webhooks.md).
+ *
+ * @example
+ * npm run --silent cli -- webhook add --merchant M --env live --url https://example.com/hooks --events mandate.consumed,mandate.revoked --json
+ * npm run --silent cli -- webhook rotate --endpoint E --json
+ * npm run --silent cli -- webhook replay --merchant M --env live --from 2026-11-20T00:00:00Z --to 2026-11-21T00:00:00Z --json
+ *
+ * Secrets are sealed with WEBHOOK_SECRET_KEY: from the environment, else the one `npm start` keeps
+ * in .data/secrets.json, so the worker of that server can open them.
+ */
+import { join } from "node:path";
+import type { ErrorCode } from "../../shared/errors";
+import { rpc } from "../../shared/db";
+import {
+  EndpointInputError,
+  ROTATION_OVERLAP_SECONDS,
+  createEndpoint,
+  disableEndpoint,
+  listEndpoints,
+  replayEvents,
+  rotateEndpointSecret,
+  type Environment,
+} from "../../shared/webhooks/endpoints";
+import { localSecrets } from "../lib/secrets";
+import { UUID, choiceFlag, requireFlag, usage, withDatabase, type CommandGroup, type Flags } from "./args";
+
+const environments = ["test", "live"] as const;
+
+const webhook: CommandGroup = {
+  /**
+   * webhook add --merchant M --env test|live --url U [--events a,b]: registers an endpoint for every
+   * event type (default) or the listed ones, and prints it with its secret, shown this once.
+   */
+  async add(flags) {
+    const merchantId = uuidFlag(flags, "merchant");
+    const environment = choiceFlag(flags, "env", environments);
+    const url = requireFlag(flags, "url").trim();
+    const events = flags.events === undefined ? null : requireFlag(flags, "events").split(",").map((type) => type.trim()).filter(Boolean);
+    const secretKey = webhookSecretKey();
+    return withDatabase((sql) =>
+      createEndpoint(sql, secretKey, {
+        merchantId,
+        environment,
+        url,
+        eventTypes: events,
+        allowLoopbackHttp: process.env.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
+      }),
+    ).catch(explain("merchant"));
+  },
+
+  /** webhook list --merchant M [--env test|live]: endpoints with secret hints (never secrets) and delivery counts. */
+  async list(flags) {
+    const merchantId = uuidFlag(flags, "merchant");
+    const environment = flags.env === undefined ? undefined : choiceFlag(flags, "env", environments);
+    const endpoints = await withDatabase((sql) => listEndpoints(sql, merchantId, environment)).catch(explain("merchant"));
+    return { merchant_id: merchantId, endpoints };
+  },
+
+  /** webhook disable --endpoint E: no more deliveries; pending ones fail and stay replayable. */
+  async disable(flags) {
+    const endpointId = uuidFlag(flags, "endpoint");
+    return withDatabase((sql) => disableEndpoint(sql, endpointId)).catch(explain("endpoint"));
+  },
+
+  /**
+   * webhook rotate --endpoint E [--overlap-hours 0..24]: a new secret, printed this once; the
+   * previous one keeps signing beside it for 24 hours (or the overlap given; 0 cuts it off now).
+   */
+  async rotate(flags) {
+    const endpointId = uuidFlag(flags, "endpoint");
+    const overlapSeconds = flags["overlap-hours"] === undefined ? ROTATION_OVERLAP_SECONDS : hoursFlag(flags, "overlap-hours") * 3600;
+    const secretKey = webhookSecretKey();
+    return withDatabase((sql) => rotateEndpointSecret(sql, secretKey, endpointId, { overlapSeconds })).catch(explain("endpoint"));
+  },
+
+  /**
+   * webhook replay --event ID [--endpoint E]
+   * webhook replay --merchant M --env test|live --from ISO --to ISO [--endpoint E]
+   * Sends the same events again (same id) as new deliveries to the subscribed active endpoints.
+   * A range is created_at in [from, to).
+   */
+  async replay(flags) {
+    const endpointId = flags.endpoint === undefined ? undefined : uuidFlag(flags, "endpoint");
+    const byRange = ["merchant", "env", "from", "to"].some((name) => flags[name] !== undefined);
+    if (flags.event !== undefined && byRange) throw usage("give either --event, or --merchant --env --from --to, not both");
+    if (flags.event !== undefined) {
+      const eventId = uuidFlag(flags, "event");
+      const replayed = await withDatabase((sql) => replayEvents(sql, { eventId, endpointId })).catch(explain("event or endpoint"));
+      return { event_id: eventId, ...replayed };
+    }
+    if (!byRange) throw usage("give --event ID, or --merchant M --env test|live --from ISO --to ISO");
+    const merchantId = uuidFlag(flags, "merchant");
+    const environment = choiceFlag(flags, "env", environments);
+    const from = timeFlag(flags, "from");
+    const to = timeFlag(flags, "to");
+    if (from >= to) throw usage("--from must be earlier than --to");
+    const replayed = await withDatabase((sql) => replayEvents(sql, { merchantId, environment, from, to, endpointId })).catch(explain("merchant or endpoint"));
+    return { merchant_id: merchantId, environment, from: from.toISOString(), to: to.toISOString(), ...replayed };
+  },
+
+  /**
+   * webhook threshold --merchant M [--percent 0..99]: reads, or sets, when mandate.at_limit fires:
+   * when a consumption leaves at most this percentage of the period's ceiling (0: at zero).
+   */
+  async threshold(flags) {
+    const merchantId = uuidFlag(flags, "merchant");
+    const percent = flags.percent === undefined ? undefined : integerFlag(flags, "percent", 0, 99);
+    return withDatabase((sql) => rpc(sql, "merchant_at_limit_threshold", { merchant_id: merchantId, ...(percent === undefined ? {} : { percent }) })).catch(
+      explain("merchant"),
+    );
+  },
+};
+
+/** WEBHOOK_SECRET_KEY from the environment, else the local server's (.data/secrets.json, created if need be). */
+function webhookSecretKey(): string {
+  return process.env.WEBHOOK_SECRET_KEY ?? localSecrets(process.env, join(process.cwd(), ".data", "secrets.json")).WEBHOOK_SECRET_KEY;
+}
+
+function uuidFlag(flags: Flags, name: string): string {
+  const value = requireFlag(flags, name).trim();
+  if (!UUID.test(value)) throw usage(`--${name} must be ${name === "merchant" ? "a merchant" : `an ${name}`} id (a UUID)`);
+  return value.toLowerCase();
+}
+
+function integerFlag(flags: Flags, name: string, min: number, max: number): number {
+  const raw = requireFlag(flags, name).trim();
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw usage(`--${name} must be an integer from ${min} to ${max}`);
+  return Number(raw);
+}
+
+function hoursFlag(flags: Flags, name: string): number {
+  const raw = requireFlag(flags, name).trim();
+  const hours = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || hours > 24) throw usage(`--${name} must be a number of hours from 0 to 24`);
+  return hours;
+}
+
+function timeFlag(flags: Flags, name: string): Date {
+  const raw = requireFlag(flags, name).trim();
+  const at = new Date(raw);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) throw usage(`--${name} must be an ISO 8601 time, e.g. 2026-11-21T00:00:00Z`);
+  return at;
+}
+
+/** Turns the database's refusals into messages about the command's arguments. */
+function explain(what: string) {
+  return (error: unknown): never => {
+    if (error instanceof EndpointInputError) throw usage(`--url or --events: ${error.message}`);
+    const code = (error as { code?: ErrorCode | string }).code;
+    if (code === "not_found") throw new Error(`unknown ${what}`);
+    if (code === "WEBHOOK_ENDPOINT_LIMIT") throw new Error((error as Error).message);
+    if (code === "22023") throw new Error((error as Error).message);
+    throw error;
+  };
+}
+
+export default webhook;
