@@ -27,7 +27,7 @@ export const eventCatalogue = {
   },
   "mandate.revoked": {
     firesWhen: "The granter revoked a mandate; effective on the agent's next request.",
-    data: ["mandate_id", "granted_to", "revoked_at", "reason"],
+    data: ["mandate_id", "granted_to", "revoked_at", "reason", "revoked_by"],
   },
   "session.completed": {
     firesWhen: "A hosted session ended with an outcome (arrives with hosted sessions).",

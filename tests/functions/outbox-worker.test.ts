@@ -241,8 +241,8 @@ describe("failures and retries", () => {
     expect(given.state).toBe("failed");
     expect(given.last_attempt_at!.getTime()).toBeGreaterThanOrEqual(windowEnd);
     expect(given.last_attempt_at!.getTime() - windowEnd).toBeLessThan(60_000);
-    expect(given.attempt_count).toBeGreaterThanOrEqual(16); // nominally 18 (docs/webhooks.md#retries)
-    expect(given.attempt_count).toBeLessThanOrEqual(20);
+    expect(given.attempt_count).toBeGreaterThanOrEqual(17); // 18 nominally, 17 to 21 with jitter (docs/webhooks.md#retries)
+    expect(given.attempt_count).toBeLessThanOrEqual(21);
     expect(r.received.map((x) => x.envelope.attempt)).toEqual(Array.from({ length: given.attempt_count }, (_, i) => i + 1));
     expect(new Set(r.received.map((x) => x.envelope.id))).toEqual(new Set([eventId]));
     for (const [i, request] of r.received.entries()) await expectSignedBy(request, [endpoint.secret], passTimes[i]);
