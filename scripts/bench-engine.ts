@@ -1,5 +1,5 @@
 /**
- * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S]`.
+ * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S --paced]`.
  *
  * Simulates bona fide sessions and sessions of each attack type (ISO/IEC 30107-3
  * style: APCER per attack type, BPCER for bona fide) with nuisance drawn at random
@@ -12,6 +12,10 @@
  *   skin SNR from poor to good light, motion, dropped frames, jitter, room noise);
  * - controlled: the same physiology, but capture conditions a client can enforce
  *   before it records (enough light, a still face, a steady camera).
+ *
+ * With --paced, every session uses the nonce-paced reading challenge (the reader follows
+ * challengeSchedule(nonce) with the compliance of readers in the wild; the attacks are those
+ * against that protocol, shared/engine/simulate.ts) and the paced checks are swept.
  */
 import { performance } from 'node:perf_hooks';
 import { evaluatePresence, parseDescriptor, presenceConfig, type PresenceDescriptor } from '../shared/engine/index.js';
@@ -39,6 +43,7 @@ function flag(name: string, fallback: number): number {
 const seed = flag('seed', HELD_OUT_SEED);
 const n = Math.max(10, Math.round(flag('n', 1000)));
 const seconds = flag('seconds', 20);
+const paced = process.argv.includes('--paced');
 
 type Population = 'wild' | 'controlled';
 const POPULATIONS: Population[] = ['wild', 'controlled'];
@@ -65,6 +70,16 @@ interface Row {
   beatNoise: number;
   nuisance: Nuisance;
   variant: string;
+  /** Paced only: the voice and heart-rate statistics against the cues. */
+  voiceR: number;
+  voiceZ: number;
+  hrR: number;
+  hrZ: number;
+  /** Paced only: cue-locked heart-rate swing and beat jitter, bpm. */
+  pacedRsa: number;
+  pacedNoise: number;
+  /** Paced only: every check except the two paced ones passed. */
+  base: boolean;
 }
 
 function session(pop: Population, attack: AttackType, i: number): { d: PresenceDescriptor; nuisance: Nuisance; variant: string } {
@@ -81,6 +96,7 @@ function session(pop: Population, attack: AttackType, i: number): { d: PresenceD
     seconds,
     seed: hashSeed('bench-session', seed, pop, attack, i),
     ...(variant ? { lipsyncPulse: variant as LipsyncPulse } : {}),
+    ...(paced ? { paced: true } : {}),
   });
   return { d, nuisance, variant };
 }
@@ -100,6 +116,13 @@ function run(pop: Population, attack: AttackType): Row[] {
       beatNoise: c.pulse_speech_coupling.beat_noise_bpm,
       nuisance,
       variant,
+      voiceR: c.schedule?.correlation ?? 0,
+      voiceZ: c.schedule?.z ?? 0,
+      hrR: c.pulse_schedule_coupling?.correlation ?? 0,
+      hrZ: c.pulse_schedule_coupling?.z ?? 0,
+      pacedRsa: c.pulse_schedule_coupling?.rsa_bpm ?? 0,
+      pacedNoise: c.pulse_schedule_coupling?.beat_noise_bpm ?? 0,
+      base: c.quality.passed && c.speech.passed && c.pulse.passed && c.av_sync.passed,
     });
   }
   return rows;
@@ -110,6 +133,51 @@ const rate = (rows: Row[], f: (r: Row) => boolean): number => rows.filter(f).len
 
 function passesWith(minCorrelation: number, minRsa: number, toNoise: number): (r: Row) => boolean {
   return (r) => r.others && r.correlation >= minCorrelation && r.rsa >= Math.max(minRsa, toNoise * r.beatNoise);
+}
+
+const pc = presenceConfig.paced;
+function passesPaced(minVoiceZ: number, minHrR: number, minRsa: number): (r: Row) => boolean {
+  return (r) =>
+    r.base &&
+    r.voiceR >= pc.minVoiceCorrelation &&
+    r.voiceZ >= minVoiceZ &&
+    r.hrR >= minHrR &&
+    r.hrZ >= pc.minZ &&
+    r.pacedRsa >= Math.max(minRsa, presenceConfig.coupling.minRsaToNoise * r.pacedNoise);
+}
+
+function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
+  const line = (label: string, f: (r: Row) => boolean): string =>
+    `| ${label} | ${pct(rate(bona, (r) => !f(r)))} | ${ATTACK_TYPES.map((a) => pct(rate(attacks.get(a) ?? [], f))).join(' | ')} |`;
+  const head = (label: string): void => {
+    console.log(`| ${label} | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(' | ')} |`);
+    console.log(`|---|---|${ATTACK_TYPES.map(() => '---').join('|')}|`);
+  };
+  console.log(`\nSweep of the heart-rate-to-cues correlation threshold (voice and RSA floor as configured):\n`);
+  head('heart rate r >=');
+  for (const t of [-1, 0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
+    console.log(line(t === -1 ? 'off' : String(t), passesPaced(pc.minVoiceZ, t, presenceConfig.coupling.minRsaBpm)));
+  }
+  console.log(`\nSweep of the voice-to-cues z-score threshold (heart rate as configured):\n`);
+  head('voice z >=');
+  for (const t of [-9, 0, 0.5, 1, 1.3, 1.5, 2, 2.5]) {
+    console.log(line(t === -9 ? 'off' : String(t), passesPaced(t, pc.minCorrelation, presenceConfig.coupling.minRsaBpm)));
+  }
+  console.log(`\nSweep of the RSA floor (bpm; also at least ${presenceConfig.coupling.minRsaToNoise} x beat noise):\n`);
+  head('RSA >= bpm');
+  for (const t of [0, 1, 1.2, 1.5, 2, 3]) console.log(line(String(t), passesPaced(pc.minVoiceZ, pc.minCorrelation, t)));
+  let best: { t: number; bpcer: number; apcer: number[] } | null = null;
+  for (let t = -1; t <= 1.0001; t += 0.01) {
+    const f = passesPaced(pc.minVoiceZ, t, 0);
+    const bpcer = rate(bona, (r) => !f(r));
+    if (bpcer <= 0.03) best = { t, bpcer, apcer: ATTACK_TYPES.map((a) => rate(attacks.get(a) ?? [], f)) };
+  }
+  console.log(
+    best
+      ? `\nStrictest heart-rate threshold with BPCER <= 3% (RSA floor off): r >= ${best.t.toFixed(2)}, BPCER ${pct(best.bpcer)}, ` +
+          ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(', ')
+      : `\nNo heart-rate threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !passesPaced(pc.minVoiceZ, -1, 0)(r)))}).`,
+  );
 }
 
 function reasons(rows: Row[]): string {
@@ -130,11 +198,15 @@ const started = performance.now();
 const cfg = presenceConfig.coupling;
 console.log(`# Presence engine benchmark`);
 console.log(
-  `seed ${seed}${seed === HELD_OUT_SEED ? ' (held out; thresholds tuned with --seed 1)' : ''}, ${n} sessions per class and population, ${seconds} s at 30 Hz`,
+  `seed ${seed}${seed === HELD_OUT_SEED ? ' (held out; thresholds tuned with --seed 1)' : ''}, ${n} sessions per class and population, ${seconds} s at 30 Hz, ` +
+    (paced ? 'paced reading (signals.schedule nonce-v1)' : 'free reading'),
 );
 console.log(
   `thresholds: pulse SNR >= ${presenceConfig.pulse.minSnrDb} dB, mouth/voice r >= ${presenceConfig.avSync.minCorrelation} within ±${presenceConfig.avSync.maxLagMs} ms, ` +
-    `coupling r >= ${cfg.minCorrelation} and RSA >= max(${cfg.minRsaBpm} bpm, ${cfg.minRsaToNoise} x beat noise)`,
+    (paced
+      ? `voice to cues r >= ${pc.minVoiceCorrelation} and z >= ${pc.minVoiceZ}, heart rate to cues r >= ${pc.minCorrelation} and z >= ${pc.minZ}, `
+      : `coupling r >= ${cfg.minCorrelation} and `) +
+    `RSA >= max(${cfg.minRsaBpm} bpm, ${cfg.minRsaToNoise} x beat noise)`,
 );
 
 for (const pop of POPULATIONS) {
@@ -155,6 +227,8 @@ for (const pop of POPULATIONS) {
     console.log(`| lipsync, pulse ${v} | ${sub.length} | APCER | ${pct(rate(sub, (r) => r.passed))} | ${reasons(sub)} |`);
   }
 
+  if (paced) pacedSweeps(bona, attacks);
+  else {
   console.log(`\nSweep of the coupling correlation threshold (RSA floor as configured):\n`);
   console.log(`| coupling r >= | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(' | ')} |`);
   console.log(`|---|---|${ATTACK_TYPES.map(() => '---').join('|')}|`);
@@ -187,6 +261,7 @@ for (const pop of POPULATIONS) {
   } else {
     console.log(`\nNo coupling threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !r.others))}).`);
   }
+  }
 
   // Where the bona fide errors come from.
   const bins: Array<[string, (r: Row) => boolean]> = [
@@ -217,6 +292,7 @@ for (let i = 0; i < 400; i++) {
       nonce: `bench-cpu-${i}`,
       seconds: 20,
       seed: hashSeed('bench-cpu-session', seed, i),
+      ...(paced ? { paced: true } : {}),
     }),
   );
 }

@@ -58,9 +58,10 @@ function choice<T extends string>(flags: Flags, name: string, choices: readonly 
 const simulate = {
   /**
    * simulate capture --person 1..1000 [--attack none|photo|replay|lipsync|screen] [--nonce N]
-   *   [--seconds 5..30] [--sample-rate 10..60] [--state calm|coerced] [--captured-at ISO] [--seed INT]
+   *   [--seconds 5..30] [--sample-rate 10..60] [--state calm|coerced] [--captured-at ISO] [--seed INT] [--paced]
    * Prints one descriptor v1 (docs/presence-descriptor.md). `captured_at` is now unless --captured-at;
-   * otherwise equal flags give an equal descriptor.
+   * otherwise equal flags give an equal descriptor. --paced: the reader follows the nonce's
+   * challenge schedule and the descriptor declares `signals.schedule: "nonce-v1"`.
    */
   capture(flags: Flags): unknown {
     const person = integer(flags, "person", 1, SANDBOX_PERSONS);
@@ -80,6 +81,9 @@ const simulate = {
     const capturedAt = text(flags, "captured-at");
     if (capturedAt !== undefined && !Number.isFinite(Date.parse(capturedAt))) throw bad("--captured-at must be an ISO 8601 time");
     const seed = text(flags, "seed") === undefined ? undefined : integer(flags, "seed", 0, 2 ** 32 - 1);
+    const pacedFlag = flags["paced"];
+    if (pacedFlag !== undefined && pacedFlag !== true && pacedFlag !== "true") throw bad("--paced takes no value");
+    const paced = pacedFlag !== undefined;
     return simulateCapture({
       person,
       attack,
@@ -89,6 +93,7 @@ const simulate = {
       ...(nonce !== undefined ? { nonce } : {}),
       capturedAt: new Date(capturedAt ?? Date.now()).toISOString(),
       ...(seed !== undefined ? { seed } : {}),
+      ...(paced ? { paced: true } : {}),
     });
   },
 

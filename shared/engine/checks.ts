@@ -264,6 +264,53 @@ export interface CouplingCheck {
   threshold: { correlation: number; rsa_bpm: number; rsa_to_noise: number; lag_s: [number, number]; beats: number };
 }
 
+/** Beat-to-beat heart rate of `pulse` (see {@link checkCoupling}) with its variability and jitter. */
+export interface BeatSeries {
+  /** Mid-times of the accepted beat intervals, seconds. */
+  times: number[];
+  /** Heart rate of each accepted interval, bpm. */
+  rates: number[];
+  /** Standard deviation of the detrended rates, bpm. */
+  hrv: number;
+  /** Successive differences of the rates / sqrt 2, bpm. */
+  beatNoise: number;
+}
+
+/**
+ * Beats = upward zero crossings of `pulse` band-passed to the heart rate +-beatBandHalfWidthHz,
+ * the first and last edgeTrimS ignored, intervals departing over maxBeatDeviation from the
+ * spectral rate dropped.
+ */
+export function beatSeries(pulse: readonly number[], fs: number, heartRateHz: number, cfg: PresenceConfig): BeatSeries {
+  const c = cfg.coupling;
+  const lo = Math.max(0.4, heartRateHz - c.beatBandHalfWidthHz);
+  const hi = Math.min(fs * 0.45, heartRateHz + c.beatBandHalfWidthHz);
+  const narrow = bandPass(pulse, fs, lo, hi, 0.3);
+  const seconds = pulse.length / fs;
+  // Filter transients distort the first and last beats: ignore them.
+  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz).filter(
+    (t) => t >= c.edgeTrimS && t <= seconds - c.edgeTrimS,
+  );
+  const times: number[] = [];
+  const rates: number[] = [];
+  const nominal = heartRateHz * 60;
+  for (let k = 1; k < crossings.length; k++) {
+    const ibi = (crossings[k] as number) - (crossings[k - 1] as number);
+    const bpm = 60 / ibi;
+    if (Math.abs(bpm - nominal) <= c.maxBeatDeviation * nominal) {
+      times.push(((crossings[k] as number) + (crossings[k - 1] as number)) / 2);
+      rates.push(bpm);
+    }
+  }
+  const hrv = rates.length >= 3 ? std(detrendLinear(rates)) : 0;
+  // Beat-to-beat measurement noise: successive differences remove the slow (breath and
+  // Mayer-wave) variation and keep the jitter of the beat times.
+  let sd2 = 0;
+  for (let k = 1; k < rates.length; k++) sd2 += ((rates[k] as number) - (rates[k - 1] as number)) ** 2;
+  const beatNoise = rates.length >= 3 ? Math.sqrt(sd2 / (rates.length - 1) / 2) : 0;
+  return { times, rates, hrv, beatNoise };
+}
+
 /**
  * Beat-to-beat heart rate (from upward zero crossings of `pulse` in a narrow band
  * around `heartRateHz`) correlated with the breath pauses of the voice: heart rate
@@ -296,31 +343,8 @@ export function checkCoupling(
     threshold,
   });
   if (!(heartRateHz > 0)) return fail(0);
-  const lo = Math.max(0.4, heartRateHz - c.beatBandHalfWidthHz);
-  const hi = Math.min(fs * 0.45, heartRateHz + c.beatBandHalfWidthHz);
-  const narrow = bandPass(pulse, fs, lo, hi, 0.3);
+  const { times, rates, hrv, beatNoise } = beatSeries(pulse, fs, heartRateHz, cfg);
   const seconds = pulse.length / fs;
-  // Filter transients distort the first and last beats: ignore them.
-  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz).filter(
-    (t) => t >= c.edgeTrimS && t <= seconds - c.edgeTrimS,
-  );
-  const times: number[] = [];
-  const rates: number[] = [];
-  const nominal = heartRateHz * 60;
-  for (let k = 1; k < crossings.length; k++) {
-    const ibi = (crossings[k] as number) - (crossings[k - 1] as number);
-    const bpm = 60 / ibi;
-    if (Math.abs(bpm - nominal) <= c.maxBeatDeviation * nominal) {
-      times.push(((crossings[k] as number) + (crossings[k - 1] as number)) / 2);
-      rates.push(bpm);
-    }
-  }
-  const hrv = rates.length >= 3 ? std(detrendLinear(rates)) : 0;
-  // Beat-to-beat measurement noise: successive differences remove the slow (breath and
-  // Mayer-wave) variation and keep the jitter of the beat times.
-  let sd2 = 0;
-  for (let k = 1; k < rates.length; k++) sd2 += ((rates[k] as number) - (rates[k - 1] as number)) ** 2;
-  const beatNoise = rates.length >= 3 ? Math.sqrt(sd2 / (rates.length - 1) / 2) : 0;
   if (rates.length < c.minBeats) return fail(rates.length, hrv, beatNoise);
 
   // Heart rate and breath drive on a common grid.

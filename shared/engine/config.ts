@@ -84,6 +84,43 @@ export const presenceConfig = deepFreeze({
      */
     maxBeatNoiseBpm: 3,
   },
+  /**
+   * The nonce-paced reading challenge (`signals.schedule: "nonce-v1"`, shared/engine/schedule.ts).
+   * Applied only to descriptors that declare it; the statistics are compared with the same
+   * statistic against the schedules of `surrogates` other nonces (a z-score).
+   */
+  paced: {
+    /** Grid of the voice-activity, heart-rate and schedule series, Hz. */
+    gridHz: 4,
+    /** Schedules of other nonces the statistics are calibrated against. */
+    surrogates: 24,
+    /**
+     * Every schedule opens with a pause at 0 s (at most 3 s long): the statistics start
+     * after it, where one nonce's cues no longer resemble another's.
+     */
+    analysisStartS: 3,
+    /** The voice may follow the cues by 0 to this many seconds (reaction time). */
+    voiceMaxLagS: 1.0,
+    /** Correlation of voice activity with the speak cues at the best lag... */
+    minVoiceCorrelation: 0.3,
+    /** ...and its z-score against the other nonces' schedules. */
+    minVoiceZ: 1.3,
+    /** Time constant of the heart-rate response to an inhalation pause, seconds. */
+    responseTauS: 1.2,
+    /** Lag window of that response after the pause cue (reaction plus physiology), seconds. */
+    minLagS: 0.5,
+    maxLagS: 3.0,
+    /**
+     * Correlation of the heart rate with the cue-derived breath drive at the best lag, with the
+     * RSA floor of `coupling` (minRsaBpm, minRsaToNoise)...
+     */
+    minCorrelation: 0.4,
+    /** ...and its z-score against the other nonces' schedules (0: at least the surrogates' mean). */
+    minZ: 0,
+    /** Logistic scales of the margins (correlation units, z units). */
+    scale: 0.05,
+    zScale: 0.5,
+  },
   coercion: {
     /** Heart rate at least this far above the baseline, bpm... */
     minHrRiseBpm: 25,

@@ -52,6 +52,12 @@ export interface PresenceDescriptor {
     voice: number[];
     /** Optional: 1 when a face was tracked in a real frame at this sample, 0 when interpolated. */
     valid?: number[];
+    /**
+     * Optional: `nonce-v1` when the client paced the reading with
+     * challengeSchedule(capture_nonce) (shared/engine/schedule.ts); the engine then
+     * applies the paced checks. Absent: a free reading, judged as before.
+     */
+    schedule?: 'nonce-v1';
   };
 }
 
@@ -91,6 +97,7 @@ type SignalsShape = {
   mouth: number[];
   voice: number[];
   valid?: number[] | undefined;
+  schedule?: 'nonce-v1' | undefined;
 };
 
 function samplesFit(s: SignalsShape): boolean {
@@ -108,6 +115,7 @@ const signalsSchema = v.pipe(
     mouth: boundedSeries(0, 1),
     voice: boundedSeries(0, 1),
     valid: v.optional(validMask),
+    schedule: v.optional(v.literal('nonce-v1')),
   }),
   v.forward(v.check((s: SignalsShape) => samplesFit(s), `duration must be ${L.minSeconds} to ${L.maxSeconds} seconds`), [
     'pulse',

@@ -10,6 +10,7 @@
  */
 import {
   analyseSpeech,
+  beatSeries,
   checkAvSync,
   checkCoupling,
   checkPulse,
@@ -24,6 +25,7 @@ import {
 } from './checks.js';
 import { presenceConfig, type PresenceConfig } from './config.js';
 import type { PresenceDescriptor } from './descriptor.js';
+import { checkPacedCoupling, checkScheduleFollowed, type PacedCouplingCheck, type ScheduleCheck } from './paced.js';
 
 export {
   DESCRIPTOR_LIMITS,
@@ -36,12 +38,26 @@ export {
 export { presenceConfig, type PresenceConfig } from './config.js';
 export { cosineSimilarity } from './dsp.js';
 export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from './checks.js';
+export type { PacedCouplingCheck, ScheduleCheck } from './paced.js';
+export {
+  SCHEDULE_LIMITS,
+  SCHEDULE_NONCE_V1,
+  challengeSchedule,
+  type ChallengeSchedule,
+  type ScheduleSegment,
+} from './schedule.js';
 
 /** Version of the engine's scoring; recorded with results so that scores stay comparable. */
 export const ENGINE_VERSION = 'presence-1';
 
 /** Why liveness failed (the first failing check, in this order). */
-export type LivenessReason = 'low_quality' | 'no_speech' | 'no_pulse' | 'av_desync' | 'pulse_speech_uncoupled';
+export type LivenessReason =
+  | 'low_quality'
+  | 'no_speech'
+  | 'no_pulse'
+  | 'av_desync'
+  | 'schedule_not_followed'
+  | 'pulse_speech_uncoupled';
 /** Every refusal reason `evaluatePresence` can return. */
 export type PresenceReason = 'nonce_mismatch' | 'capture_stale' | LivenessReason | 'coercion_detected';
 
@@ -53,6 +69,7 @@ export const PRESENCE_REASONS: readonly PresenceReason[] = [
   'no_speech',
   'no_pulse',
   'av_desync',
+  'schedule_not_followed',
   'pulse_speech_uncoupled',
   'coercion_detected',
 ];
@@ -96,6 +113,13 @@ export interface PresenceResult {
       pulse: PulseCheck;
       av_sync: AvSyncCheck;
       pulse_speech_coupling: CouplingCheck;
+      /** Paced descriptors only: the voice follows the nonce's speak/pause cues. */
+      schedule?: ScheduleCheck;
+      /**
+       * Paced descriptors only: the heart rate follows the cues. It replaces
+       * `pulse_speech_coupling` in the verdict (which is still computed and reported).
+       */
+      pulse_schedule_coupling?: PacedCouplingCheck;
     };
   };
   coercion: {
@@ -125,6 +149,11 @@ export interface PresenceResult {
     seconds: number;
     sample_rate_hz: number;
     baseline_used: boolean;
+    /** `free` reading, or the paced schedule the descriptor declared (`nonce-v1`). */
+    protocol: 'free' | 'nonce-v1';
+    /** Paced only: z-scores of the voice and of the heart rate against other nonces' schedules. */
+    schedule_z?: number;
+    pulse_schedule_z?: number;
   };
 }
 
@@ -155,18 +184,33 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   const speechAnalysis = analyseSpeech(signals.voice, fs, cfg, signals.mouth);
   const pulse = checkPulse(signals.pulse, fs, cfg);
   const avSync = checkAvSync(signals.mouth, signals.voice, fs, cfg);
-  const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, pulse.passed ? pulse.heart_rate_bpm / 60 : 0, cfg);
+  const hrHz = pulse.passed ? pulse.heart_rate_bpm / 60 : 0;
+  const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, hrHz, cfg);
+  const paced = signals.schedule === 'nonce-v1';
+  const schedule = paced ? checkScheduleFollowed(signals.voice, fs, descriptor.capture_nonce, cfg, speechAnalysis) : undefined;
+  const pacedCoupling = paced
+    ? checkPacedCoupling(hrHz > 0 ? beatSeries(signals.pulse, fs, hrHz, cfg) : null, signals.pulse.length, fs, descriptor.capture_nonce, cfg)
+    : undefined;
 
   let livenessReason: LivenessReason | null = null;
   if (!quality.passed) livenessReason = 'low_quality';
   else if (!speech.passed) livenessReason = 'no_speech';
   else if (!pulse.passed) livenessReason = 'no_pulse';
   else if (!avSync.passed) livenessReason = 'av_desync';
-  else if (!coupling.passed) {
+  else if (schedule && !schedule.passed) livenessReason = 'schedule_not_followed';
+  else if (pacedCoupling) {
+    if (!pacedCoupling.passed) {
+      livenessReason =
+        pacedCoupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? 'low_quality' : 'pulse_speech_uncoupled';
+    }
+  } else if (!coupling.passed) {
     // Beat timing too noisy to see a breath-locked swing: ask for better light, not a retry as is.
     livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? 'low_quality' : 'pulse_speech_uncoupled';
   }
-  const livenessScore = Math.min(quality.score, speech.score, pulse.score, avSync.score, coupling.score);
+  const livenessScore =
+    schedule && pacedCoupling
+      ? Math.min(quality.score, speech.score, pulse.score, avSync.score, schedule.score, pacedCoupling.score)
+      : Math.min(quality.score, speech.score, pulse.score, avSync.score, coupling.score);
 
   const heartRate = pulse.passed ? pulse.heart_rate_bpm : null;
 
@@ -223,7 +267,15 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
       passed: livenessReason === null,
       score: round(livenessScore, 4),
       reason: livenessReason,
-      checks: { quality, speech, pulse, av_sync: avSync, pulse_speech_coupling: coupling },
+      checks: {
+        quality,
+        speech,
+        pulse,
+        av_sync: avSync,
+        pulse_speech_coupling: coupling,
+        ...(schedule ? { schedule } : {}),
+        ...(pacedCoupling ? { pulse_schedule_coupling: pacedCoupling } : {}),
+      },
     },
     coercion,
     heart_rate_bpm: heartRate,
@@ -241,6 +293,9 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
       seconds: round(signals.pulse.length / fs, 2),
       sample_rate_hz: fs,
       baseline_used: coercion.basis === 'baseline',
+      protocol: paced ? 'nonce-v1' : 'free',
+      ...(schedule ? { schedule_z: schedule.z } : {}),
+      ...(pacedCoupling ? { pulse_schedule_z: pacedCoupling.z } : {}),
     },
   };
 }

@@ -13,6 +13,7 @@
 import { DESCRIPTOR_LIMITS, REFERENCE_FACE_MODEL, type PresenceDescriptor } from './descriptor.js';
 import { bandPass } from './dsp.js';
 import { createRng, hashSeed, type Rng } from './rng.js';
+import { SCHEDULE_NONCE_V1, scheduleTenths } from './schedule.js';
 
 export { cosineSimilarity } from './dsp.js';
 
@@ -260,6 +261,112 @@ function makeSpeech(rng: Rng, seconds: number, breathsPerMin: number, syllableRa
     }
     t += c;
   }
+  return { inhale, envelope };
+}
+
+/**
+ * How a reader follows the paced cues: reaction time to each cue, pauses skipped
+ * (reading on through a pause cue), a late first line, and catch breaths taken in
+ * the middle of a line.
+ */
+export interface PacedCompliance {
+  /** Mean reaction time to a cue, seconds. */
+  reactionS: number;
+  /** Spread of the reaction time from cue to cue, seconds. */
+  reactionSdS: number;
+  /** Probability of reading on through a pause cue (no breath taken). */
+  skipProb: number;
+  /** Extra delay before the first line, seconds. */
+  lateStartS: number;
+  /** Probability of a short catch breath in the middle of a speak cue. */
+  catchBreathProb: number;
+}
+
+/** Compliance of readers in the wild: slow and uneven reactions, skipped pauses, late starts. */
+export function wildCompliance(rng: Rng): PacedCompliance {
+  return {
+    reactionS: rng.uniform(0.2, 0.8),
+    reactionSdS: rng.uniform(0.05, 0.25),
+    skipProb: rng.uniform(0, 0.2),
+    lateStartS: rng.next() < 0.3 ? rng.uniform(0.3, 2) : 0,
+    catchBreathProb: rng.uniform(0, 0.15),
+  };
+}
+
+/** Compliance of sandbox readers: prompt, every cue followed. */
+export function sandboxCompliance(rng: Rng): PacedCompliance {
+  return { reactionS: rng.uniform(0.25, 0.5), reactionSdS: 0.05, skipProb: 0, lateStartS: 0, catchBreathProb: 0 };
+}
+
+function fillSyllables(rng: Rng, envelope: Float64Array, from: number, to: number, syllableRateHz: number): void {
+  const n = envelope.length;
+  let s = from + rng.uniform(0.02, 0.12);
+  while (s < to - 0.12) {
+    const interval = clamp((1 / syllableRateHz) * rng.uniform(0.7, 1.3), 0.12, 0.45);
+    const dur = Math.min(interval * rng.uniform(0.8, 1.05), to - s);
+    const amp = rng.uniform(0.45, 1);
+    const j0 = Math.max(0, Math.round((s + LEAD_S) * FINE_HZ));
+    const j1 = Math.min(n, Math.round((s + dur + LEAD_S) * FINE_HZ));
+    for (let j = j0; j < j1; j++) {
+      const x = (j / FINE_HZ - LEAD_S - s) / dur;
+      const v = Math.sin(Math.PI * x);
+      envelope[j] = Math.max(envelope[j] as number, amp * v * v);
+    }
+    s += interval;
+    if (rng.next() < 0.18) s += rng.uniform(0.06, 0.22); // a word gap
+  }
+}
+
+/**
+ * A reader following the cues of `challengeSchedule(nonce)`: breathes in during each
+ * pause cue (a reaction time after it), reads aloud on the exhalation after each speak
+ * cue, with the imperfections of `c`.
+ */
+function makePacedSpeech(rng: Rng, seconds: number, nonce: string, syllableRateHz: number, c: PacedCompliance): Speech {
+  const n = fineLength(seconds);
+  const inhale = new Float64Array(n);
+  const envelope = new Float64Array(n);
+  const mark = (a: number, b: number): void => {
+    const i0 = Math.max(0, Math.round((a + LEAD_S) * FINE_HZ));
+    const i1 = Math.min(n, Math.round((b + LEAD_S) * FINE_HZ));
+    for (let i = i0; i < i1; i++) inhale[i] = 1;
+  };
+  // Before the capture: quiet, one ordinary breath.
+  const pre = -LEAD_S + rng.uniform(0.3, 1.5);
+  mark(pre, pre + rng.uniform(0.8, 1.4));
+  const segs = scheduleTenths(nonce, Math.ceil((seconds + 2) * 10)).map((x) => ({
+    kind: x.kind,
+    start: x.start / 10,
+    end: x.end / 10,
+  }));
+  const react = (): number => clamp(c.reactionS + c.reactionSdS * rng.normal(), 0.1, 1.5);
+  let speakingFrom: number | null = null; // start of the current stretch of reading
+  for (let k = 0; k < segs.length; k++) {
+    const seg = segs[k] as { kind: 'pause' | 'speak'; start: number; end: number };
+    if (seg.kind === 'speak') {
+      if (speakingFrom === null) speakingFrom = seg.start + react() + (k === 1 ? c.lateStartS : 0);
+      continue;
+    }
+    // A pause cue.
+    if (k > 0 && rng.next() < c.skipProb) continue; // reads on through it
+    const stop = seg.start + react();
+    if (speakingFrom !== null) {
+      const from = speakingFrom;
+      // A catch breath in the middle of a long line.
+      if (stop - from > 2.2 && rng.next() < c.catchBreathProb) {
+        const mid = from + (stop - from) * rng.uniform(0.35, 0.65);
+        const len = rng.uniform(0.3, 0.5);
+        fillSyllables(rng, envelope, from, mid, syllableRateHz);
+        mark(mid, mid + len);
+        fillSyllables(rng, envelope, mid + len, stop, syllableRateHz);
+      } else fillSyllables(rng, envelope, from, stop, syllableRateHz);
+      speakingFrom = null;
+    }
+    // Breathes in for part of the pause (at least most of a second), then waits for the cue.
+    const pauseLen = seg.end - seg.start;
+    mark(stop, stop + clamp(pauseLen * rng.uniform(0.5, 0.9), 0.6, pauseLen));
+  }
+  if (speakingFrom !== null) fillSyllables(rng, envelope, speakingFrom, seconds + 2, syllableRateHz);
   return { inhale, envelope };
 }
 
@@ -523,6 +630,13 @@ export interface SessionOptions {
   screenPulseLeak?: number;
   /** Rate of the screen's flicker, Hz (default 0.75..2.9). */
   screenFlickerHz?: number;
+  /**
+   * The nonce-paced reading challenge: the reader (live, or in the recording) follows the
+   * cues of challengeSchedule(nonce), and the descriptor declares `schedule: "nonce-v1"`.
+   */
+  paced?: boolean;
+  /** How the bona fide reader follows the cues (paced only); drawn with {@link wildCompliance} when absent. */
+  compliance?: PacedCompliance;
 }
 
 /**
@@ -577,7 +691,14 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     return { speech, src: { kind: 'heart', phase, shape: pulseShape(rng) } };
   };
 
-  switch (attack) {
+  if (o.paced) {
+    const p = pacedSignals(rng, o, attack, sampling, n, attacker, seconds, genuinePaced(rng, o, n, seconds));
+    pulseRaw = p.pulseRaw;
+    mouth = p.mouth;
+    voice = p.voice;
+    quality = clamp(quality - p.qualityLoss, 0, 1);
+    embeddingNoise *= p.embeddingNoiseFactor;
+  } else switch (attack) {
     case 'none': {
       const g = genuine();
       pulseRaw = rawPulse(rng, g.src, g.speech, sampling, n, seconds);
@@ -660,8 +781,135 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
       mouth: round(mouth, 4, 0, 1),
       voice,
       valid: Array.from(sampling.valid),
+      ...(o.paced ? { schedule: SCHEDULE_NONCE_V1 } : {}),
     },
   };
+}
+
+type Genuine = (nonce: string, compliance: PacedCompliance) => { speech: Speech; src: PulseSource };
+
+/** A bona fide paced reader of `nonce`'s cues with the victim's physiology. */
+function genuinePaced(rng: Rng, o: SessionOptions, n: Nuisance, seconds: number): Genuine {
+  return (nonce, compliance) => {
+    const speech = makePacedSpeech(rng, seconds, nonce, n.syllableRateHz, compliance);
+    const phase = heartPhase(rng, seconds, speech.inhale, {
+      heartRateBpm: n.heartRateBpm,
+      rsaBpm: n.rsaBpm,
+      rsaDelayS: n.rsaDelayS,
+      rsaTauS: n.rsaTauS,
+      coupled: true,
+      mayerBpm: n.mayerBpm,
+      driftBpm: n.driftBpm,
+      hrNoiseBpm: n.hrNoiseBpm,
+    });
+    return { speech, src: { kind: 'heart', phase, shape: pulseShape(rng) } };
+  };
+}
+
+/**
+ * The signals of a paced session. Attacks against the paced protocol (the face is the victim's):
+ * - `photo`: a still image; the attacker reads live, following the cues.
+ * - `replay`: a recording of the victim reading in another paced session (video and its own
+ *   sound): mouth, voice and pulse agree, but follow another nonce's cues.
+ * - `lipsync`: a puppet whose mouth follows the attacker, who reads live following the cues;
+ *   the pulse is absent, synthetic (drifting rate), or lifted from a recording of the victim in
+ *   another paced session.
+ * - `screen`: a real-time puppet shown on a screen, mouth synced to the attacker reading live;
+ *   the screen's flicker dominates the skin signal at a constant rate, the recording's own pulse
+ *   leaks through weakly.
+ */
+function pacedSignals(
+  rng: Rng,
+  o: SessionOptions,
+  attack: AttackType,
+  sampling: Sampling,
+  n: Nuisance,
+  attacker: Nuisance,
+  seconds: number,
+  genuine: Genuine,
+): { pulseRaw: Float64Array; mouth: Float64Array; voice: number[]; qualityLoss: number; embeddingNoiseFactor: number } {
+  const compliance = o.compliance ?? wildCompliance(rng);
+  const otherNonce = `recorded-${hashSeed(o.seed, 'paced-recording').toString(16)}`;
+  const liveReader = (): Speech =>
+    makePacedSpeech(rng, seconds, o.nonce, attacker.syllableRateHz, o.compliance ?? wildCompliance(rng));
+  const syncedMouth = (live: Speech): Float64Array => {
+    const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
+    return mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
+  };
+  switch (attack) {
+    case 'none': {
+      const g = genuine(o.nonce, compliance);
+      return {
+        pulseRaw: rawPulse(rng, g.src, g.speech, sampling, n, seconds),
+        mouth: mouthSeries(rng, g.speech, sampling, n),
+        voice: voiceSeries(rng, g.speech, sampling, n, seconds),
+        qualityLoss: 0,
+        embeddingNoiseFactor: 1,
+      };
+    }
+    case 'photo': {
+      const live = liveReader();
+      return {
+        pulseRaw: rawPulse(rng, { kind: 'none' }, null, sampling, n, seconds),
+        mouth: mouthSeries(rng, null, sampling, n),
+        voice: voiceSeries(rng, live, sampling, attacker, seconds),
+        qualityLoss: rng.uniform(0, 0.1),
+        embeddingNoiseFactor: 1,
+      };
+    }
+    case 'replay': {
+      const recorded = genuine(otherNonce, compliance);
+      return {
+        pulseRaw: rawPulse(rng, recorded.src, recorded.speech, sampling, n, seconds),
+        mouth: mouthSeries(rng, recorded.speech, sampling, n),
+        voice: voiceSeries(rng, recorded.speech, sampling, n, seconds),
+        qualityLoss: 0,
+        embeddingNoiseFactor: 1,
+      };
+    }
+    case 'lipsync': {
+      const live = liveReader();
+      const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
+      let src: PulseSource;
+      if (variant === 'absent') src = { kind: 'none' };
+      else if (variant === 'recorded') src = genuine(otherNonce, compliance).src;
+      else {
+        const phase = heartPhase(rng, seconds, live.inhale, {
+          heartRateBpm: rng.uniform(55, 110),
+          rsaBpm: 0,
+          rsaDelayS: 0,
+          rsaTauS: 1,
+          coupled: false,
+          ...(variant === 'constant'
+            ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
+            : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
+        });
+        src = { kind: 'heart', phase, shape: pulseShape(rng) };
+      }
+      return {
+        pulseRaw: rawPulse(rng, src, live, sampling, n, seconds),
+        mouth: syncedMouth(live),
+        voice: voiceSeries(rng, live, sampling, attacker, seconds),
+        qualityLoss: 0,
+        embeddingNoiseFactor: 1.2,
+      };
+    }
+    case 'screen': {
+      const live = liveReader();
+      const recorded = genuine(otherNonce, compliance);
+      const flicker: PulseSource = { kind: 'flicker', flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
+      const flick = rawPulse(rng, flicker, null, sampling, n, seconds);
+      const through = rawPulse(rng, recorded.src, null, sampling, { ...n, snrDb: 40, motion: 0 }, seconds);
+      const k = o.screenPulseLeak ?? rng.uniform(0.05, 0.25);
+      return {
+        pulseRaw: flick.map((x, i) => x + k * (through[i] as number)),
+        mouth: syncedMouth(live),
+        voice: voiceSeries(rng, live, sampling, attacker, seconds),
+        qualityLoss: rng.uniform(0, 0.15),
+        embeddingNoiseFactor: 1,
+      };
+    }
+  }
 }
 
 /** Options of {@link simulateCapture}. */
@@ -681,6 +929,11 @@ export interface CaptureOptions {
   capturedAt?: string;
   /** `coerced`: heart rate 45-55 bpm above the person's rest, RSA cut to about a third (at least 3.5 bpm), faster breathing. */
   state?: SubjectState;
+  /**
+   * The nonce-paced reading challenge: the reader follows challengeSchedule(nonce) and the
+   * descriptor declares `signals.schedule: "nonce-v1"` (default false: a free reading).
+   */
+  paced?: boolean;
 }
 
 /**
@@ -716,8 +969,12 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     throw new RangeError('capturedAt must be an ISO 8601 time');
   }
   const state = opts.state ?? 'calm';
+  const paced = opts.paced === true;
   const seed =
-    opts.seed ?? hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state);
+    opts.seed ??
+    (paced
+      ? hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state, 'paced')
+      : hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state));
   const nonce = opts.nonce ?? `sim-${seed.toString(16).padStart(8, '0')}`;
   const rng = createRng(hashSeed(seed, 'nuisance'));
   const profile = personProfile(opts.person);
@@ -739,5 +996,6 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     sampleRateHz: fs,
     seed,
     ...(opts.capturedAt !== undefined ? { capturedAt: opts.capturedAt } : {}),
+    ...(paced ? { paced: true, compliance: sandboxCompliance(rng) } : {}),
   });
 }
