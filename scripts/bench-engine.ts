@@ -174,7 +174,7 @@ function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
   }
   console.log(
     best
-      ? `\nStrictest heart-rate threshold with BPCER <= 3% (RSA floor off): r >= ${best.t.toFixed(2)}, BPCER ${pct(best.bpcer)}, ` +
+      ? `\nStrictest heart-rate threshold with BPCER <= 3% (RSA floor 0 bpm, still >= beat noise): r >= ${best.t.toFixed(2)}, BPCER ${pct(best.bpcer)}, ` +
           ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(', ')
       : `\nNo heart-rate threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !passesPaced(pc.minVoiceZ, -1, 0)(r)))}).`,
   );
