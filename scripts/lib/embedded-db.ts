@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { connect } from "../../shared/db";
 
 export const DEFAULT_EMBEDDED_PORT = 54322;
 
@@ -32,6 +33,26 @@ export async function startEmbeddedDatabase({
     async stop() {
       await server.stop();
       await db.close();
+    },
+  };
+}
+
+/**
+ * PGlite has no autovacuum, so nothing would ever ANALYZE it, and without statistics the planner
+ * never chooses the HNSW index for 1:N face search. This analyses now and then every
+ * `intervalMs`, through the wire protocol like any other client (so the multiplexer orders it).
+ */
+export function keepStatisticsFresh(url: string, intervalMs = 10 * 60_000): { stop(): Promise<void> } {
+  const sql = connect(url);
+  const analyse = () => sql`analyze`.catch(() => undefined);
+  const timer = setInterval(analyse, intervalMs);
+  timer.unref();
+  const first = analyse();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await first;
+      await sql.end({ timeout: 1 });
     },
   };
 }

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { connect } from "../../shared/db";
 import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
-import { startEmbeddedDatabase } from "./embedded-db";
+import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR, cronSchedules, passedBindings } from "./functions";
 import { applyMigrations } from "./migrate";
 import { localSecrets } from "./secrets";
@@ -53,6 +53,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   } finally {
     await sql.end();
   }
+  const statistics = embedded ? keepStatisticsFresh(databaseUrl) : null;
 
   const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
   const bundles = await buildAll(functions, outDir);
@@ -106,6 +107,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     async stop() {
       timers.forEach(clearInterval);
       await miniflare.dispose();
+      await statistics?.stop();
       await embedded?.stop();
     },
   };
