@@ -24,9 +24,9 @@
  * to the raw and the HTTP paths. At 100,000 templates fewer queries run (--queries-large), because
  * the exact scan takes seconds there on PGlite.
  */
-import { createServer, type AddressInfo } from "node:net";
 import { loadavg, cpus } from "node:os";
 import { performance } from "node:perf_hooks";
+import { freePort } from "./lib/ports";
 import { connect, rpc, type Sql } from "../shared/db";
 import type { PresenceDescriptor } from "../shared/engine";
 import { faceEmbeddingOfPerson, simulateCapture } from "../shared/engine/simulate";
@@ -346,16 +346,6 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Report

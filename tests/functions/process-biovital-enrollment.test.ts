@@ -6,7 +6,7 @@ import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { CONSENT, enrolPerson, strangerCapture } from "../harness/identity";
-import { freePort } from "../harness/ports";
+import { freePort } from "../../scripts/lib/ports";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
 function enrol(key: string, body: unknown, headers: Record<string, string> = {}) {

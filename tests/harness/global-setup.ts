@@ -2,7 +2,7 @@ import type { TestProject } from "vitest/node";
 import { randomHex } from "../../shared/crypto";
 import { startRedisRestBridge, type RunningBridge } from "../../scripts/lib/redis-rest-bridge";
 import { startServer, type RunningServer } from "../../scripts/lib/server";
-import { freePort } from "./ports";
+import { freePort } from "../../scripts/lib/ports";
 
 declare module "vitest" {
   export interface ProvidedContext {

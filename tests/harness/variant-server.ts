@@ -1,6 +1,6 @@
 import { inject } from "vitest";
 import { startServer, type RunningServer } from "../../scripts/lib/server";
-import { freePort } from "./ports";
+import { freePort } from "../../scripts/lib/ports";
 
 /**
  * A second instance of the service on the same database with some bindings changed (an

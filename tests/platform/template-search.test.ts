@@ -14,7 +14,7 @@ import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/engine/simu
 import { templateProtector, type TemplateProtector } from "../../shared/identity/template-protection";
 import type { TemplateMatch } from "../../shared/identity/template-store";
 import { randomFace } from "../harness/identity";
-import { freePort } from "../harness/ports";
+import { freePort } from "../../scripts/lib/ports";
 
 type Environment = "test" | "live";
 
