@@ -58,7 +58,7 @@ const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network
 /** True when the error means the database could not be reached, as opposed to a failed statement. */
 export function isUnreachable(error: unknown): boolean {
   const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
-  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || code === "57P01" || code === "57P03")) return true;
+  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || ["57P01", "57P03", "53300"].includes(code))) return true;
   return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
 }
 
@@ -84,7 +84,7 @@ export async function rpc<T>(sql: Sql, name: string, params: Record<string, unkn
   }
 }
 
-const CONNECT_ATTEMPTS = 8;
+const CONNECT_ATTEMPTS = 12;
 
 /**
  * The server refused the connection for lack of slots (53300) or while starting (57P03): the

@@ -25,7 +25,7 @@ export async function startEmbeddedDatabase({
   if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir, { extensions: { vector } });
   await db.exec("create extension if not exists vector");
-  const server = new PGLiteSocketServer({ db: holdExtendedQueryCycles(db), port, host, maxConnections: 64 });
+  const server = new PGLiteSocketServer({ db: holdExtendedQueryCycles(db), port, host, maxConnections: 512 });
   await server.start();
   const address = server.getServerConn?.() ?? `${host}:${port}`;
   return {

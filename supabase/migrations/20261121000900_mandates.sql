@@ -82,12 +82,13 @@ begin
   if (to_jsonb(new) - v_mutable) is distinct from (to_jsonb(old) - v_mutable) then
     raise exception 'a mandate cannot be changed; issue a new one' using errcode = 'HA423';
   end if;
-  if old.status in ('revoked', 'consumed') and new.status is distinct from old.status then
-    raise exception 'a % mandate stays %', old.status, old.status using errcode = 'HA423';
+  if to_jsonb(new) is distinct from to_jsonb(old)
+     and (old.status = 'revoked' or (old.status = 'consumed' and new.status <> 'revoked')) then
+    raise exception 'a % mandate can only be revoked', old.status using errcode = 'HA423';
   end if;
   return new;
 end $$;
-comment on function private.mandates_refuse_update() is 'Immutability: only status and its bookkeeping may change, and revoked and consumed are terminal.';
+comment on function private.mandates_refuse_update() is 'Immutability: only status and its bookkeeping may change; a revoked mandate never changes again, and a consumed one can only be revoked.';
 create trigger mandates_immutable before update on private.mandates
   for each row execute function private.mandates_refuse_update();
 
@@ -141,12 +142,14 @@ comment on function private.public_id(text, uuid) is 'Opaque prefixed id as resp
 -- The period bucket containing p_at: [start, resets_at). UTC; weeks are ISO weeks starting on Monday.
 create or replace function private.mandate_period(p_period text, p_at timestamptz, out period_start timestamptz, out resets_at timestamptz)
 language sql immutable set search_path = '' as $$
-  select s, s + case p_period when 'daily' then interval '1 day' when 'weekly' then interval '7 days' else interval '1 month' end
+  select s at time zone 'UTC',
+         (s + case p_period when 'daily' then interval '1 day' when 'weekly' then interval '7 days' else interval '1 month' end)
+           at time zone 'UTC'
   from (select case when p_period = 'lifetime' then null
                     else date_trunc(case p_period when 'daily' then 'day' when 'weekly' then 'week' else 'month' end,
-                                    p_at at time zone 'UTC') at time zone 'UTC' end as s) b
+                                    p_at at time zone 'UTC') end as s) b
 $$;
-comment on function private.mandate_period(text, timestamptz) is 'Period bucket of a ceiling at an instant, in UTC (lifetime: no bounds).';
+comment on function private.mandate_period(text, timestamptz) is 'Period bucket [period_start, resets_at) of a ceiling at an instant, in UTC whatever the session time zone; weeks start on Monday (ISO); lifetime: no bounds.';
 
 -- What remains of a mandate's ceiling in the bucket containing p_at (before any new consumption).
 create or replace function private.mandate_remaining(m private.mandates, p_at timestamptz,
@@ -160,11 +163,12 @@ begin
   select period_start, resets_at into v_start, period_resets_at from private.mandate_period(m.ceiling_period, p_at);
   select coalesce(sum(c.amount), 0), count(*) into v_used_amount, v_used_count
   from private.mandate_consumptions c
-  where c.mandate_id = m.id and (v_start is null or c.created_at >= v_start);
+  where c.mandate_id = m.id
+    and (v_start is null or (c.created_at >= v_start and c.created_at < period_resets_at));
   remaining_amount := case when m.ceiling_amount is null then null else greatest(m.ceiling_amount - v_used_amount, 0) end;
   remaining_count := case when m.ceiling_count is null then null else greatest(m.ceiling_count - v_used_count, 0) end;
 end $$;
-comment on function private.mandate_remaining(private.mandates, timestamptz) is 'Remaining amount and count of the current bucket, summed from consumptions.';
+comment on function private.mandate_remaining(private.mandates, timestamptz) is 'Remaining amount and count of the bucket containing p_at, summed from the consumptions stamped inside it.';
 
 -- Effective status at p_at: revoked > consumed > expired > exhausted > active.
 create or replace function private.mandate_effective_status(m private.mandates, p_at timestamptz) returns text

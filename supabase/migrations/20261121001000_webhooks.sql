@@ -301,15 +301,15 @@ begin
   end if;
   delete from private.webhook_endpoint_secrets where endpoint_id = v_endpoint.id and expires_at <= v_now;
   update private.webhook_endpoint_secrets
-  set expires_at = v_now + make_interval(secs => v_overlap)
-  where endpoint_id = v_endpoint.id and expires_at is null;
+  set expires_at = least(coalesce(expires_at, 'infinity'), v_now + make_interval(secs => v_overlap))
+  where endpoint_id = v_endpoint.id;
   insert into private.webhook_endpoint_secrets (endpoint_id, sealed_secret, secret_hint, created_at)
   values (v_endpoint.id, p ->> 'sealed_secret', p ->> 'secret_hint', v_now);
   update private.webhook_endpoints set updated_at = v_now where id = v_endpoint.id returning * into v_endpoint;
   return private.webhook_endpoint_json(v_endpoint, v_now)
     || jsonb_build_object('previous_valid_until', v_now + make_interval(secs => v_overlap));
 end $$;
-comment on function public.webhook_secret_rotate(jsonb) is 'Makes a new current secret; the previous one keeps signing for the overlap (24 h by default). HA404 when unknown.';
+comment on function public.webhook_secret_rotate(jsonb) is 'Makes a new current secret; every earlier one keeps signing for at most the overlap (24 h by default, 0 = none). HA404 when unknown.';
 
 -- webhook_replay({event_id} | {merchant_id, environment, from, to}, endpoint_id?, now)
 --   -> {events, deliveries}

@@ -1,0 +1,70 @@
+/**
+ * End to end: real grants, consumes and revocations reach a registered endpoint as signed,
+ * verifiable webhooks through the outbox worker.
+ */
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { createEndpoint } from "../../shared/webhooks/endpoints";
+import { merchantFactory, testDb } from "../harness/factories";
+import { call } from "../harness/http";
+import { enrolStranger } from "../harness/identity";
+import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
+import { expectSignedBy, startReceiver, type Receiver } from "../harness/webhook-receiver";
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+describe("mandate events through the outbox worker", () => {
+  it("delivers mandate.granted, mandate.consumed (authoritative remaining), mandate.at_limit and mandate.revoked, signed", async () => {
+    const merchant = await merchantFactory();
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const endpoint = await createEndpoint(testDb(), inject("serverBindings").WEBHOOK_SECRET_KEY, {
+      merchantId: merchant.merchant_id,
+      environment: "test",
+      url: receiver.url,
+      allowLoopbackHttp: true,
+      now: new Date(),
+    });
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    expect(granted.status, granted.text).toBe(201);
+    const mandateId = granted.body.mandate_id;
+    const action = { mandate_id: mandateId, scope: "purchase", currency: "USD" };
+    expect((await consume(merchant.keys.sk_test, { ...action, amount: 300 })).body.allowed).toBe(true);
+    expect((await consume(merchant.keys.sk_test, { ...action, amount: 400 })).body.at_limit).toBe(true);
+    expect((await consume(merchant.keys.sk_test, { ...action, amount: 1 })).body.allowed).toBe(false);
+    expect((await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandateId, reason: "done" } })).status).toBe(200);
+
+    const now = new Date(Date.now() + 1000);
+    const run = await call("outbox-worker/run", { method: "POST", body: { merchant_id: merchant.merchant_id }, now });
+    expect(run.status, run.text).toBe(200);
+    await receiver.waitFor(5);
+
+    const events = [...receiver.processed().values()].map((r) => r.envelope).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    expect(events.map((e) => e.type).sort()).toEqual(["mandate.at_limit", "mandate.consumed", "mandate.consumed", "mandate.granted", "mandate.revoked"]);
+    for (const request of receiver.received) await expectSignedBy(request, [endpoint.secret], now);
+
+    const byType = (type: string) => events.filter((e) => e.type === type);
+    expect(byType("mandate.granted")[0].data).toMatchObject({ mandate_id: mandateId, granted_to: granted.body.granted_to, scopes: ["purchase"] });
+    expect(byType("mandate.consumed").map((e) => e.data.remaining)).toEqual(
+      expect.arrayContaining([{ amount: 400, currency: "USD", count: null }, { amount: 0, currency: "USD", count: null }]),
+    );
+    expect(byType("mandate.at_limit")[0].data).toMatchObject({ mandate_id: mandateId, remaining: { amount: 0, currency: "USD" } });
+    expect(byType("mandate.revoked")[0].data).toMatchObject({ mandate_id: mandateId, granted_to: granted.body.granted_to, reason: "done" });
+    for (const event of events) expect(event).toMatchObject({ api_version: expect.any(String), attempt: 1 });
+  });
+
+  it("a refused consume writes no event", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    const refused = await consume(merchant.keys.sk_test, { mandate_id: granted.body.mandate_id, scope: "purchase", amount: 701, currency: "USD" });
+    expect(refused.body.reason).toBe("ceiling_exceeded");
+    const rows = await testDb()`select type from private.outbox_events where merchant_id = ${merchant.merchant_id}::uuid order by created_at`;
+    expect(rows.map((r) => r.type)).toEqual(["mandate.granted"]);
+  });
+});
