@@ -229,6 +229,15 @@ describe("mandate-revoke", () => {
     expect(consumed.body).toMatchObject({ allowed: false, reason: "mandate_revoked", step_up_available: false });
   });
 
+  it("revokes a consumed mandate too, and announces it", async () => {
+    const { merchant, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 1, period: "lifetime" } });
+    expect((await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "login" })).body.at_limit).toBe(true);
+    const res = await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    expect(res.body).toMatchObject({ revoked: true, already_revoked: false, status: "revoked" });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body).toMatchObject({ status: "revoked", stored_status: "revoked" });
+  });
+
   it("lets the granting human revoke with their session, never another merchant or person", async () => {
     const { merchant, person, mandate } = await mandateFixture();
     const other = await merchantFactory();
