@@ -243,22 +243,7 @@ function makeSpeech(rng: Rng, seconds: number, breathsPerMin: number, syllableRa
     const i1 = Math.min(n, Math.round((t + pause + LEAD_S) * FINE_HZ));
     for (let i = i0; i < i1; i++) inhale[i] = 1;
     // Syllables until the next breath.
-    let s = t + pause + rng.uniform(0.02, 0.12);
-    const speechEnd = t + c;
-    while (s < speechEnd - 0.12) {
-      const interval = clamp((1 / syllableRateHz) * rng.uniform(0.7, 1.3), 0.12, 0.45);
-      const dur = Math.min(interval * rng.uniform(0.8, 1.05), speechEnd - s);
-      const amp = rng.uniform(0.45, 1);
-      const j0 = Math.max(0, Math.round((s + LEAD_S) * FINE_HZ));
-      const j1 = Math.min(n, Math.round((s + dur + LEAD_S) * FINE_HZ));
-      for (let j = j0; j < j1; j++) {
-        const x = (j / FINE_HZ - LEAD_S - s) / dur;
-        const v = Math.sin(Math.PI * x);
-        envelope[j] = Math.max(envelope[j] as number, amp * v * v);
-      }
-      s += interval;
-      if (rng.next() < 0.18) s += rng.uniform(0.06, 0.22); // a word gap
-    }
+    fillSyllables(rng, envelope, t + pause, t + c, syllableRateHz);
     t += c;
   }
   return { inhale, envelope };
