@@ -8,8 +8,10 @@ import { FACE_MATCH_GATE } from "./presence";
  * the same model as the live face. Neither the image nor the document number ever leaves the
  * device. It becomes a document record when the photo matches the live face and it is unexpired.
  */
+export const documentTypes = ["passport", "national_id", "driving_licence", "residence_permit"] as const;
+
 export const documentAttestationSchema = v.strictObject({
-  type: v.picklist(["passport", "national_id", "driving_licence", "residence_permit"]),
+  type: v.picklist(documentTypes),
   issuing_country: v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "ISO 3166-1 alpha-2")),
   expires_on: v.pipe(v.string(), v.isoDate()),
   face_embedding: v.pipe(v.array(v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1))), v.length(128)),

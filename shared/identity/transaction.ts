@@ -7,7 +7,7 @@ import { currencySchema, isMinorUnitAmount } from "../money";
 import { buildReceipt, newReceiptCode, type AssuranceLevel } from "../receipts";
 import { decisionSchema } from "../mandates/decision";
 import { parseWith } from "../validation";
-import { documentAttestationSchema, verifyDocument, type VerifiedDocument } from "./documents";
+import { documentAttestationSchema, documentTypes, verifyDocument, type VerifiedDocument } from "./documents";
 import { FACE_MATCH_GATE, judge } from "./presence";
 import type { ForcedScenario } from "./scenario";
 import { bestMatch, protectorFor } from "./template-store";
@@ -117,7 +117,7 @@ export async function judgeAndRecord(c: AppContext, input: TransactionInput, des
     : judgement.coercion
       ? new ApiError("COERCION_DETECTED")
       : DOCUMENT_ACTIONS.has(input.action) && assurance !== "face_voice_doc"
-        ? new ApiError("DOCUMENT_REQUIRED", { action: input.action, required: "a valid identity document on record", accepted_documents: ["passport", "national_id", "driving_licence", "residence_permit"] })
+        ? documentRequired(input.action)
         : null;
 
   const capture = {
@@ -139,26 +139,10 @@ export async function judgeAndRecord(c: AppContext, input: TransactionInput, des
     scenario,
     created_at: c.var.now.toISOString(),
   };
-  const receiptId = crypto.randomUUID();
-  const receiptCode = newReceiptCode();
-  const receipt = refusal
-    ? null
-    : await buildReceipt(c.var.config, {
-        receiptId,
-        code: receiptCode,
-        captureId: capture.id,
-        merchantId: principal.merchantId,
-        environment: principal.environment,
-        action: input.action,
-        assuranceLevel: assurance,
-        serviceHash: input.service_hash,
-        issuedAt: c.var.now,
-        amountMinor: input.amount ?? null,
-        currency: input.currency ?? null,
-      });
+  const receipt = refusal ? null : await actReceipt(c, input, capture.id, assurance);
   await rpc(c.var.db(), "capture_record", {
     capture,
-    receipt: receipt && { id: receiptId, code: receiptCode, jws: receipt.jws, seal: receipt.seal },
+    receipt,
     document: refusal ? null : newDocument,
     baseline: identity.baseline ? null : baselineFromResult(judgement.result),
   });
@@ -168,7 +152,37 @@ export async function judgeAndRecord(c: AppContext, input: TransactionInput, des
     service_hash: input.service_hash,
     immutability_seal: receipt!.seal,
     assurance_level: assurance,
-    receipt_id: receiptId,
-    receipt_code: receiptCode,
+    receipt_id: receipt!.id,
+    receipt_code: receipt!.code,
   };
+}
+
+/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record (rule 3). */
+export function documentRequired(action: TransactionAction): ApiError {
+  return new ApiError("DOCUMENT_REQUIRED", {
+    action,
+    required: "a valid identity document on record",
+    accepted_documents: documentTypes,
+  });
+}
+
+/** The signed receipt of an act recorded as capture `captureId`, ready for the capture's RPC. */
+export async function actReceipt(c: AppContext, input: TransactionInput, captureId: string, assurance: AssuranceLevel) {
+  const principal = c.var.principal!;
+  const id = crypto.randomUUID();
+  const code = newReceiptCode();
+  const { jws, seal } = await buildReceipt(c.var.config, {
+    receiptId: id,
+    code,
+    captureId,
+    merchantId: principal.merchantId,
+    environment: principal.environment,
+    action: input.action,
+    assuranceLevel: assurance,
+    serviceHash: input.service_hash,
+    issuedAt: c.var.now,
+    amountMinor: input.amount ?? null,
+    currency: input.currency ?? null,
+  });
+  return { id, code, jws, seal };
 }

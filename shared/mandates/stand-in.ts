@@ -3,8 +3,8 @@ import { sha256Hex } from "../crypto";
 import { rpc } from "../db";
 import { ENGINE_VERSION } from "../engine";
 import { ApiError } from "../errors";
-import { DOCUMENT_ACTIONS, type TransactionAction, type TransactionInput } from "../identity/transaction";
-import { buildReceipt, newReceiptCode, type AssuranceLevel } from "../receipts";
+import { DOCUMENT_ACTIONS, actReceipt, documentRequired, type TransactionAction, type TransactionInput } from "../identity/transaction";
+import type { AssuranceLevel } from "../receipts";
 import type { Scope } from "../scopes";
 import { mandateUuid } from "./ids";
 import { answer, type Decision } from "./refusals";
@@ -42,27 +42,13 @@ export async function transactWithMandate(c: AppContext, input: TransactionInput
   };
   const mandateId = mandateUuid(input.mandate_id);
   if (!mandateId) refuse({ allowed: false, reason: "mandate_not_found" });
-  if (DOCUMENT_ACTIONS.has(input.action) && !hasDocument) throw new ApiError("DOCUMENT_REQUIRED", { action: input.action });
+  if (DOCUMENT_ACTIONS.has(input.action) && !hasDocument) throw documentRequired(input.action);
   const scope = { merchant_id: principal.merchantId, environment: principal.environment, now: c.var.now.toISOString() };
   const mandate = await rpc<StoredMandate | null>(c.var.db(), "mandate_get", { ...scope, mandate_id: mandateId });
   if (!mandate) return refuse({ allowed: false, reason: "mandate_not_found" });
 
   const captureId = crypto.randomUUID();
-  const receiptId = crypto.randomUUID();
-  const receiptCode = newReceiptCode();
-  const receipt = await buildReceipt(c.var.config, {
-    receiptId,
-    code: receiptCode,
-    captureId,
-    merchantId: principal.merchantId,
-    environment: principal.environment,
-    action: input.action,
-    assuranceLevel: mandate.assurance_level,
-    serviceHash: input.service_hash,
-    issuedAt: c.var.now,
-    amountMinor: input.amount ?? null,
-    currency: input.currency ?? null,
-  });
+  const receipt = await actReceipt(c, input, captureId, mandate.assurance_level);
   const result = await rpc<MandateTransaction>(c.var.db(), "mandate_transaction", {
     identity_id: identityId,
     consume: {
@@ -88,7 +74,7 @@ export async function transactWithMandate(c: AppContext, input: TransactionInput
       engine_version: ENGINE_VERSION,
       created_at: c.var.now.toISOString(),
     },
-    receipt: { id: receiptId, code: receiptCode, jws: receipt.jws, seal: receipt.seal },
+    receipt,
   });
   const { decision, transaction } = result;
   if (!decision.allowed || !transaction) return refuse(decision);
