@@ -6,6 +6,7 @@ import { buildAll } from "./build";
 import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR, cronSchedules, passedBindings } from "./functions";
 import { applyMigrations } from "./migrate";
+import { startPgPooler } from "./pg-pooler";
 import { localSecrets } from "./secrets";
 
 export const COMPATIBILITY_DATE = "2026-04-01";
@@ -36,7 +37,10 @@ export interface RunningServer {
  * Starts the service as it runs at the edge: the database (DATABASE_URL, or embedded PGlite),
  * migrations, one workerd worker per function from its own bundle, the router in front of them on
  * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
- * "0": tests trigger every tick themselves, at the time they choose).
+ * "0": tests trigger every tick themselves, at the time they choose). With DATABASE_URL the workers
+ * reach it through the local transaction pooler (scripts/lib/pg-pooler.ts, `DB_POOLER_SIZE`
+ * backends), as they reach Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0`
+ * connects them directly. Migrations always use the direct URL.
  */
 export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {}, functions }: ServerOptions = {}): Promise<RunningServer> {
   const embedded = env.DATABASE_URL
@@ -54,6 +58,10 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     await sql.end();
   }
   const statistics = embedded ? keepStatisticsFresh(databaseUrl) : null;
+  const pooler =
+    env.DATABASE_URL && env.DB_POOLER !== "0"
+      ? await startPgPooler({ upstreamUrl: env.DATABASE_URL, size: env.DB_POOLER_SIZE ? Number(env.DB_POOLER_SIZE) : undefined, log })
+      : null;
 
   const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
   const bundles = await buildAll(functions, outDir);
@@ -62,7 +70,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
   const bindings: Record<string, string> = {};
   for (const name of passedBindings) if (merged[name] !== undefined) bindings[name] = merged[name]!;
-  bindings.DATABASE_URL = databaseUrl;
+  bindings.DATABASE_URL = pooler?.url ?? databaseUrl;
 
   const workers: WorkerOptions[] = [
     {
@@ -86,7 +94,13 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     ),
   ];
   const miniflare = new Miniflare({ host, port, workers });
-  const url = (await miniflare.ready).toString().replace(/\/$/, "");
+  const url = await miniflare.ready.then(
+    (ready) => ready.toString().replace(/\/$/, ""),
+    async (error) => {
+      await pooler?.stop();
+      throw error;
+    },
+  );
 
   const triggerCron = async (name: string, scheduledTime?: Date) => {
     const worker = (await miniflare.getWorker(name)) as unknown as { scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown> };
@@ -107,6 +121,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
     async stop() {
       timers.forEach(clearInterval);
       await miniflare.dispose();
+      await pooler?.stop();
       await statistics?.stop();
       await embedded?.stop();
     },
