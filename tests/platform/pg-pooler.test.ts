@@ -82,7 +82,7 @@ describe.skipIf(!realPostgres)("pg-pooler (transaction mode, against the real Po
         const sql = client(pooler.url);
         try {
           const [row] = await sql.unsafe("select $1::int + 1 as n, pg_backend_pid() as pid", [i]);
-          return row as { n: number; pid: number };
+          return { n: row.n as number, pid: row.pid as number };
         } finally {
           await sql.end();
         }
