@@ -4,8 +4,9 @@
  * Drives the one call that moves a ceiling, `public.mandate_consume`, two ways at the same
  * concurrency, on one hot mandate and spread over 1,000 mandates:
  * - HTTP: POST /functions/v1/mandate-consume on the service as it runs at the edge (startServer:
- *   workerd, one Postgres connection per request, API-key auth and replay guard RPCs before the
- *   consume), each request with a fresh nonce and Idempotency-Key;
+ *   workerd, one Postgres connection per request through the local transaction pooler that stands
+ *   in for Hyperdrive, API-key auth and replay guard RPCs before the consume), each request with a
+ *   fresh nonce and Idempotency-Key;
  * - raw: pgbench with a custom script calling `select public.mandate_consume(...)` on persistent
  *   connections, each call with a fresh idempotency key (`:client_id` and a per-client sequence).
  * Every run does the same fixed amount of work on fresh mandates (so both paths sum ledgers of the
@@ -15,10 +16,10 @@
  * cell is decomposed with pgbench variants and per-process CPU time.
  *
  * Database: a scratch database `hauth_bench_consume` on BENCH_ADMIN_URL's server (default
- * postgres://postgres@127.0.0.1:5432/postgres), created and dropped by this script. With
- * BENCH_HTTP_DATABASE_URL (a transaction pooler in front of that database: PgBouncer, Supavisor)
- * the workers connect through it, as they do through Hyperdrive or Supavisor when deployed;
- * seeding, checks and pgbench stay on the direct connection.
+ * postgres://postgres@127.0.0.1:5432/postgres), created and dropped by this script. The workers
+ * reach it through startServer's built-in pooler (DB_POOLER=0 measures direct connections), or
+ * through an external pooler given as BENCH_HTTP_DATABASE_URL (PgBouncer, Supavisor); seeding,
+ * checks and pgbench stay on the direct connection.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
