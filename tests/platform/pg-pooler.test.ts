@@ -175,7 +175,3 @@ describe.skipIf(!realPostgres)("pg-pooler (transaction mode, against the real Po
     }
   });
 });
-
-describe.runIf(!realPostgres)("pg-pooler", () => {
-  it.skip("needs DATABASE_URL (a real Postgres); the embedded PGlite multiplexes in-process and runs without the pooler", () => {});
-});
