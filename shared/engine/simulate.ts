@@ -283,6 +283,32 @@ export function sandboxCompliance(rng: Rng): PacedCompliance {
   return { reactionS: rng.uniform(0.25, 0.5), reactionSdS: 0.05, skipProb: 0, lateStartS: 0, catchBreathProb: 0 };
 }
 
+/**
+ * The pulse a lip-sync puppet shows: none, one lifted from a recording (`recorded`), or a synthetic
+ * heart whose rate drifts (or holds constant) without following the live reader's breath.
+ */
+function lipsyncPulse(
+  rng: Rng,
+  seconds: number,
+  inhale: Float64Array,
+  variant: 'absent' | 'drifting' | 'recorded' | 'constant',
+  recorded: () => PulseSource,
+): PulseSource {
+  if (variant === 'absent') return { kind: 'none' };
+  if (variant === 'recorded') return recorded();
+  const phase = heartPhase(rng, seconds, inhale, {
+    heartRateBpm: rng.uniform(55, 110),
+    rsaBpm: 0,
+    rsaDelayS: 0,
+    rsaTauS: 1,
+    coupled: false,
+    ...(variant === 'constant'
+      ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
+      : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
+  });
+  return { kind: 'heart', phase, shape: pulseShape(rng) };
+}
+
 function fillSyllables(rng: Rng, envelope: Float64Array, from: number, to: number, syllableRateHz: number): void {
   const n = envelope.length;
   let s = from + rng.uniform(0.02, 0.12);
@@ -710,22 +736,8 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     case 'lipsync': {
       const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
       const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
-      let src: PulseSource;
-      if (variant === 'absent') src = { kind: 'none' };
-      else if (variant === 'recorded') src = genuine().src; // a pulse lifted from a recording of the victim
-      else {
-        const phase = heartPhase(rng, seconds, live.inhale, {
-          heartRateBpm: rng.uniform(55, 110),
-          rsaBpm: 0,
-          rsaDelayS: 0,
-          rsaTauS: 1,
-          coupled: false,
-          ...(variant === 'constant'
-            ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
-            : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
-        });
-        src = { kind: 'heart', phase, shape: pulseShape(rng) };
-      }
+      // A recorded pulse is lifted from a recording of the victim.
+      const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
       pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
       const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
       mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
@@ -855,22 +867,7 @@ function pacedSignals(
     case 'lipsync': {
       const live = liveReader();
       const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
-      let src: PulseSource;
-      if (variant === 'absent') src = { kind: 'none' };
-      else if (variant === 'recorded') src = genuine(otherNonce, compliance).src;
-      else {
-        const phase = heartPhase(rng, seconds, live.inhale, {
-          heartRateBpm: rng.uniform(55, 110),
-          rsaBpm: 0,
-          rsaDelayS: 0,
-          rsaTauS: 1,
-          coupled: false,
-          ...(variant === 'constant'
-            ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
-            : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
-        });
-        src = { kind: 'heart', phase, shape: pulseShape(rng) };
-      }
+      const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine(otherNonce, compliance).src);
       return {
         pulseRaw: rawPulse(rng, src, live, sampling, n, seconds),
         mouth: syncedMouth(live),
