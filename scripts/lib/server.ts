@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { Miniflare, type WorkerOptions } from "miniflare";
 import { dirname, join } from "node:path";
 import { connect } from "../../shared/db";
@@ -124,6 +125,7 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
       await pooler?.stop();
       await statistics?.stop();
       await embedded?.stop();
+      await rm(outDir, { recursive: true, force: true });
     },
   };
 }
