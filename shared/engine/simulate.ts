@@ -283,6 +283,21 @@ export function sandboxCompliance(rng: Rng): PacedCompliance {
   return { reactionS: rng.uniform(0.25, 0.5), reactionSdS: 0.05, skipProb: 0, lateStartS: 0, catchBreathProb: 0 };
 }
 
+/** A live heart with the person's physiology, its rate coupled to their breathing (RSA). */
+function genuinePulse(rng: Rng, seconds: number, inhale: Float64Array, n: Nuisance): PulseSource {
+  const phase = heartPhase(rng, seconds, inhale, {
+    heartRateBpm: n.heartRateBpm,
+    rsaBpm: n.rsaBpm,
+    rsaDelayS: n.rsaDelayS,
+    rsaTauS: n.rsaTauS,
+    coupled: true,
+    mayerBpm: n.mayerBpm,
+    driftBpm: n.driftBpm,
+    hrNoiseBpm: n.hrNoiseBpm,
+  });
+  return { kind: 'heart', phase, shape: pulseShape(rng) };
+}
+
 /**
  * The pulse a lip-sync puppet shows: none, one lifted from a recording (`recorded`), or a synthetic
  * heart whose rate drifts (or holds constant) without following the live reader's breath.
@@ -689,17 +704,7 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
 
   const genuine = (): { speech: Speech; src: PulseSource } => {
     const speech = makeSpeech(rng, seconds, n.breathsPerMin, n.syllableRateHz);
-    const phase = heartPhase(rng, seconds, speech.inhale, {
-      heartRateBpm: n.heartRateBpm,
-      rsaBpm: n.rsaBpm,
-      rsaDelayS: n.rsaDelayS,
-      rsaTauS: n.rsaTauS,
-      coupled: true,
-      mayerBpm: n.mayerBpm,
-      driftBpm: n.driftBpm,
-      hrNoiseBpm: n.hrNoiseBpm,
-    });
-    return { speech, src: { kind: 'heart', phase, shape: pulseShape(rng) } };
+    return { speech, src: genuinePulse(rng, seconds, speech.inhale, n) };
   };
 
   if (o.paced) {
@@ -789,17 +794,7 @@ type Genuine = (nonce: string, compliance: PacedCompliance) => { speech: Speech;
 function genuinePaced(rng: Rng, o: SessionOptions, n: Nuisance, seconds: number): Genuine {
   return (nonce, compliance) => {
     const speech = makePacedSpeech(rng, seconds, nonce, n.syllableRateHz, compliance);
-    const phase = heartPhase(rng, seconds, speech.inhale, {
-      heartRateBpm: n.heartRateBpm,
-      rsaBpm: n.rsaBpm,
-      rsaDelayS: n.rsaDelayS,
-      rsaTauS: n.rsaTauS,
-      coupled: true,
-      mayerBpm: n.mayerBpm,
-      driftBpm: n.driftBpm,
-      hrNoiseBpm: n.hrNoiseBpm,
-    });
-    return { speech, src: { kind: 'heart', phase, shape: pulseShape(rng) } };
+    return { speech, src: genuinePulse(rng, seconds, speech.inhale, n) };
   };
 }
 
