@@ -347,17 +347,60 @@ export function checkCoupling(
   const seconds = pulse.length / fs;
   if (rates.length < c.minBeats) return fail(rates.length, hrv, beatNoise);
 
+  const lock = breathLock(times, rates, speech.pause, fs, seconds, cfg);
+  if (!lock) return fail(rates.length, hrv, beatNoise);
+  const { r, lagS, rsa } = lock;
+  const rsaFloor = Math.max(c.minRsaBpm, c.minRsaToNoise * beatNoise);
+  const margin = Math.min(r - c.minCorrelation, ((rsa - rsaFloor) * c.scale) / c.rsaScale);
+  return {
+    passed: r >= c.minCorrelation && rsa >= rsaFloor,
+    score: round(marginScore(margin, 0, c.scale), 4),
+    correlation: round(r),
+    lag_s: round(lagS, 2),
+    beats: rates.length,
+    hr_variability_bpm: round(hrv, 2),
+    rsa_bpm: round(rsa, 2),
+    beat_noise_bpm: round(beatNoise, 2),
+    threshold,
+  };
+}
+
+/** The heart rate's lock to the breath pauses: see {@link breathLock}. */
+export interface BreathLock {
+  /** Correlation of the detrended heart rate with the detrended pause drive at the best lag. */
+  r: number;
+  /** That lag, seconds. */
+  lagS: number;
+  /** Peak-to-peak heart-rate swing explained by the drive (5th to 95th percentile of the drive), bpm. */
+  rsa: number;
+}
+
+/**
+ * The statistic of check 3: beat-to-beat heart rate (`rates` at `times`, seconds) on a
+ * gridHz grid against the breath drive (`pause` at `fs`, low-passed with responseTauS),
+ * correlated at the best lag in minLagS..maxLagS. Null when the beats span fewer than
+ * 8 grid cells. The benchmark also feeds it noise-free beats (its oracle bound).
+ */
+export function breathLock(
+  times: readonly number[],
+  rates: readonly number[],
+  pause: ArrayLike<number>,
+  fs: number,
+  seconds: number,
+  cfg: PresenceConfig,
+): BreathLock | null {
+  const c = cfg.coupling;
   // Heart rate and breath drive on a common grid.
   const dt = 1 / c.gridHz;
   const gridCount = Math.max(1, Math.floor(seconds * c.gridHz));
   const drive = new Float64Array(gridCount);
   const decay = Math.exp(-dt / c.responseTauS);
-  let y = mean(speech.pause);
+  let y = mean(pause);
   const perCell = fs * dt;
   for (let g = 0; g < gridCount; g++) {
     const a = Math.floor(g * perCell);
-    const b = Math.min(speech.pause.length, Math.max(a + 1, Math.floor((g + 1) * perCell)));
-    const p = mean(speech.pause, a, b);
+    const b = Math.min(pause.length, Math.max(a + 1, Math.floor((g + 1) * perCell)));
+    const p = mean(pause, a, b);
     y = decay * y + (1 - decay) * p;
     drive[g] = y;
   }
@@ -365,7 +408,7 @@ export function checkCoupling(
   const t1 = times[times.length - 1] as number;
   const g0 = Math.ceil(t0 / dt);
   const g1 = Math.min(gridCount - 1, Math.floor(t1 / dt));
-  if (g1 - g0 < 8) return fail(rates.length, hrv, beatNoise);
+  if (g1 - g0 < 8) return null;
   const at = new Float64Array(g1 - g0 + 1);
   for (let g = g0; g <= g1; g++) at[g - g0] = g * dt;
   const hr = detrendLinear(interpolate(times, rates, at));
@@ -401,18 +444,5 @@ export function checkCoupling(
     }
   }
   const r = Number.isFinite(best) ? best : 0;
-  const rsa = Math.max(0, bestSlope * bestDriveRange);
-  const rsaFloor = Math.max(c.minRsaBpm, c.minRsaToNoise * beatNoise);
-  const margin = Math.min(r - c.minCorrelation, ((rsa - rsaFloor) * c.scale) / c.rsaScale);
-  return {
-    passed: r >= c.minCorrelation && rsa >= rsaFloor,
-    score: round(marginScore(margin, 0, c.scale), 4),
-    correlation: round(r),
-    lag_s: round(bestLag * dt, 2),
-    beats: rates.length,
-    hr_variability_bpm: round(hrv, 2),
-    rsa_bpm: round(rsa, 2),
-    beat_noise_bpm: round(beatNoise, 2),
-    threshold,
-  };
+  return { r, lagS: bestLag * dt, rsa: Math.max(0, bestSlope * bestDriveRange) };
 }

@@ -889,6 +889,57 @@ function pacedSignals(
   }
 }
 
+/** The noise-free heart and breath behind a session (see {@link simulatePhysiology}). */
+export interface PhysiologyTruth {
+  /** Times of the heartbeats the camera looks at, seconds from the start of the capture. */
+  beats: number[];
+  /** 1 while the live reader breathes in, per sample at `sampleRateHz`. */
+  inhale: Float64Array;
+}
+
+/**
+ * The heart and breath behind a free-reading session, with no camera, microphone or
+ * device in between: what a perfect sensor would measure. The benchmark's oracle bound
+ * feeds them to the engine's statistic. `pulse` is whose heart the camera looks at: the
+ * live reader's (`live`: bona fide, with `nuisance`), or, while the attacker (with
+ * `attackerNuisance`) reads live, the victim's from a recording of another reading
+ * (`recorded`), or a synthetic heart at a drifting rate (`drifting`).
+ */
+export function simulatePhysiology(o: {
+  pulse: 'live' | 'recorded' | 'drifting';
+  nuisance: Nuisance;
+  attackerNuisance: Nuisance;
+  seconds: number;
+  sampleRateHz: number;
+  seed: number;
+}): PhysiologyTruth {
+  const rng = createRng(o.seed);
+  const reader = o.pulse === 'live' ? o.nuisance : o.attackerNuisance;
+  const live = makeSpeech(rng, o.seconds, reader.breathsPerMin, reader.syllableRateHz);
+  const recorded = (): PulseSource => {
+    const victim = makeSpeech(rng, o.seconds, o.nuisance.breathsPerMin, o.nuisance.syllableRateHz);
+    return genuinePulse(rng, o.seconds, victim.inhale, o.nuisance);
+  };
+  const src =
+    o.pulse === 'live'
+      ? genuinePulse(rng, o.seconds, live.inhale, o.nuisance)
+      : lipsyncPulse(rng, o.seconds, live.inhale, o.pulse, recorded);
+  const phase = src.phase ?? new Float64Array(0);
+  const beats: number[] = [];
+  for (let i = 1; i < phase.length; i++) {
+    const a = phase[i - 1] as number;
+    const b = phase[i] as number;
+    if (Math.floor(b) > Math.floor(a)) {
+      const t = (i - 1 + (Math.floor(b) - a) / (b - a)) / FINE_HZ - LEAD_S;
+      if (t >= 0 && t <= o.seconds) beats.push(t);
+    }
+  }
+  const count = Math.round(o.seconds * o.sampleRateHz);
+  const inhale = new Float64Array(count);
+  for (let i = 0; i < count; i++) inhale[i] = fineAt(live.inhale, i / o.sampleRateHz);
+  return { beats, inhale };
+}
+
 /** Options of {@link simulateCapture}. */
 export interface CaptureOptions {
   /** Sandbox test person, 1..1000. */

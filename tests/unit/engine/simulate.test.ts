@@ -6,9 +6,12 @@ import {
   faceEmbeddingOfPerson,
   personProfile,
   simulateCapture,
+  simulatePhysiology,
   simulateSession,
   wildNuisance,
 } from "../../../shared/engine/simulate";
+import { breathLock } from "../../../shared/engine/checks";
+import { presenceConfig } from "../../../shared/engine/config";
 import { createRng } from "../../../shared/engine/rng";
 
 describe("determinism", () => {
@@ -142,5 +145,36 @@ describe("wild sessions", () => {
         expect(parseDescriptor(d).ok).toBe(true);
       }
     }
+  });
+});
+
+describe("noise-free physiology (the benchmark's oracle)", () => {
+  const nuisance = { ...wildNuisance(createRng(5)), heartRateBpm: 75, breathsPerMin: 12, rsaBpm: 8, mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 };
+  const attackerNuisance = { ...nuisance, breathsPerMin: 17 };
+  const physiology = (pulse: "live" | "recorded" | "drifting", seed: number) =>
+    simulatePhysiology({ pulse, nuisance, attackerNuisance, seconds: 20, sampleRateHz: 30, seed });
+  const lock = (t: ReturnType<typeof physiology>) => {
+    const times = t.beats.slice(1).map((b, k) => (b + (t.beats[k] as number)) / 2);
+    const rates = t.beats.slice(1).map((b, k) => 60 / (b - (t.beats[k] as number)));
+    return breathLock(times, rates, t.inhale, 30, 20, presenceConfig);
+  };
+
+  it("is deterministic, beats at the heart rate and breathes in for part of the time", () => {
+    const t = physiology("live", 3);
+    expect(physiology("live", 3)).toEqual(t);
+    expect(t.beats.length).toBeGreaterThanOrEqual(23);
+    expect(t.beats.length).toBeLessThanOrEqual(27);
+    expect(t.beats.every((b, k) => k === 0 || b > (t.beats[k - 1] as number))).toBe(true);
+    const inhaling = t.inhale.reduce((a, b) => a + b, 0) / t.inhale.length;
+    expect(inhaling).toBeGreaterThan(0.05);
+    expect(inhaling).toBeLessThan(0.5);
+  });
+
+  it("locks a live reader's heart rate to their own breath, and not a recorded or synthetic heart", () => {
+    const live = [1, 2, 3, 4, 5].map((s) => lock(physiology("live", s))?.r ?? 0);
+    const attacks = [1, 2, 3, 4, 5].flatMap((s) => [lock(physiology("recorded", s))?.r ?? 0, lock(physiology("drifting", s))?.r ?? 0]);
+    expect(Math.min(...live)).toBeGreaterThan(0.8);
+    expect(attacks.filter((r) => r > 0.8)).toEqual([]);
+    expect(lock(physiology("live", 1))?.rsa).toBeGreaterThan(4);
   });
 });
