@@ -20,6 +20,10 @@ const configSchema = v.object({
   DEPLOYMENT_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")), "default"),
   /** Encrypts webhook endpoint secrets at rest (shared/webhooks/secret-box.ts). */
   WEBHOOK_SECRET_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "WEBHOOK_SECRET_KEY must be at least 32 characters"))),
+  /** During a key rotation, the key the secrets not yet re-sealed (`webhook reseal`) are still sealed under. */
+  WEBHOOK_SECRET_KEY_PREVIOUS: v.optional(
+    v.pipe(v.string(), v.minLength(32, "WEBHOOK_SECRET_KEY_PREVIOUS must be at least 32 characters")),
+  ),
   /** "1" lets webhook endpoints be plain http on a loopback host: local development and tests only. */
   WEBHOOK_ALLOW_LOOPBACK_HTTP: v.optional(v.picklist(["0", "1"]), "0"),
   /** Per-attempt webhook timeout in milliseconds (default 15000). */

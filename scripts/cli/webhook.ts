@@ -4,6 +4,7 @@
  * @example
  * npm run --silent cli -- webhook add --merchant M --env live --url https://example.com/hooks --events mandate.consumed,mandate.revoked --json
  * npm run --silent cli -- webhook rotate --endpoint E --json
+ * WEBHOOK_SECRET_KEY=new WEBHOOK_SECRET_KEY_PREVIOUS=old npm run --silent cli -- webhook reseal --json
  * npm run --silent cli -- webhook replay --merchant M --env live --from 2026-11-20T00:00:00Z --to 2026-11-21T00:00:00Z --json
  *
  * Secrets are sealed with WEBHOOK_SECRET_KEY: from the environment, else the one `npm start` keeps
@@ -19,6 +20,7 @@ import {
   disableEndpoint,
   listEndpoints,
   replayEvents,
+  resealSecrets,
   rotateEndpointSecret,
   type Environment,
 } from "../../shared/webhooks/endpoints";
@@ -72,6 +74,19 @@ const webhook: CommandGroup = {
     const overlapSeconds = flags["overlap-hours"] === undefined ? ROTATION_OVERLAP_SECONDS : hoursFlag(flags, "overlap-hours") * 3600;
     const secretKey = webhookSecretKey();
     return withDatabase((sql) => rotateEndpointSecret(sql, secretKey, endpointId, { overlapSeconds })).catch(explain("endpoint"));
+  },
+
+  /**
+   * webhook reseal: after WEBHOOK_SECRET_KEY changed, with the old key in WEBHOOK_SECRET_KEY_PREVIOUS,
+   * seals every stored endpoint secret again under the new key. Idempotent; when it reports no
+   * unreadable secrets, WEBHOOK_SECRET_KEY_PREVIOUS can be removed from the workers.
+   */
+  async reseal() {
+    const previous = process.env.WEBHOOK_SECRET_KEY_PREVIOUS;
+    if (!previous) throw usage("set WEBHOOK_SECRET_KEY_PREVIOUS to the key the secrets were sealed under (and WEBHOOK_SECRET_KEY to the new one)");
+    const current = webhookSecretKey();
+    if (previous === current) throw usage("WEBHOOK_SECRET_KEY_PREVIOUS is the current key: nothing to reseal");
+    return withDatabase((sql) => resealSecrets(sql, [current, previous]));
   },
 
   /**

@@ -5,7 +5,7 @@
  */
 import { rpc, type Sql } from "../db";
 import { isEventType, eventTypes } from "./events";
-import { mintEndpointSecret, sealEndpointSecret, secretHint } from "./secret-box";
+import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 
 export type Environment = "test" | "live";
 
@@ -138,6 +138,48 @@ export async function rotateEndpointSecret(
     now: now.toISOString(),
   });
   return { ...rotated, secret };
+}
+
+/** What {@link resealSecrets} did. */
+export interface ResealSummary {
+  /** Stored secrets read. */
+  secrets: number;
+  /** Already sealed under the current key. */
+  current: number;
+  /** Sealed again under the current key. */
+  resealed: number;
+  /** Rotated or deleted while this ran: left as they were. */
+  skipped: number;
+  /** Opened by no key of the keyring: their endpoints cannot be signed for until a key that opens them is given. */
+  unreadable: Array<{ secret_id: string; endpoint_id: string }>;
+}
+
+/**
+ * After WEBHOOK_SECRET_KEY changes: seals every stored endpoint secret that only an older key of
+ * `keyring` opens again under `keyring[0]`, the new key, and writes them back in one transaction.
+ * Idempotent; once it reports no unreadable secrets the older key can be dropped.
+ *
+ * @example await resealSecrets(sql, [process.env.WEBHOOK_SECRET_KEY, process.env.WEBHOOK_SECRET_KEY_PREVIOUS]);
+ */
+export async function resealSecrets(sql: Sql, keyring: readonly string[]): Promise<ResealSummary> {
+  const stored = await rpc<Array<{ secret_id: string; endpoint_id: string; sealed_secret: string }>>(sql, "webhook_secrets_sealed", {});
+  const summary: ResealSummary = { secrets: stored.length, current: 0, resealed: 0, skipped: 0, unreadable: [] };
+  const changes: Array<{ secret_id: string; sealed_secret: string; resealed_secret: string }> = [];
+  for (const row of stored) {
+    const opened = await openWithKeyring(keyring, row.endpoint_id, row.sealed_secret).catch(() => null);
+    if (!opened) summary.unreadable.push({ secret_id: row.secret_id, endpoint_id: row.endpoint_id });
+    else if (opened.keyIndex === 0) summary.current++;
+    else {
+      const resealed_secret = await sealEndpointSecret(keyring[0]!, row.endpoint_id, opened.secret);
+      changes.push({ secret_id: row.secret_id, sealed_secret: row.sealed_secret, resealed_secret });
+    }
+  }
+  if (changes.length > 0) {
+    const written = await rpc<{ resealed: number; skipped: number }>(sql, "webhook_secrets_reseal", { secrets: changes });
+    summary.resealed = written.resealed;
+    summary.skipped = written.skipped;
+  }
+  return summary;
 }
 
 export type ReplayTarget =

@@ -32,8 +32,8 @@ const RECORD_CHUNK = 100;
 export interface RunOptions {
   /** The pass's clock: the cron tick's scheduled time, advancing with real time. */
   clock: () => Date;
-  /** The WEBHOOK_SECRET_KEY binding, to open the endpoints' secrets. */
-  secretKey: string;
+  /** WEBHOOK_SECRET_KEY, then WEBHOOK_SECRET_KEY_PREVIOUS when set: the keys that open the endpoints' secrets. */
+  keyring: string[];
   timeoutMs: number;
   allowLoopbackHttp: boolean;
   /** Only this merchant's events and deliveries (hermetic test passes on a shared database). */
@@ -95,14 +95,19 @@ export function passClock(start: Date): () => Date {
 
 /** The options a pass takes from the worker's configuration. */
 export function passOptions(
-  config: { WEBHOOK_SECRET_KEY?: string; WEBHOOK_TIMEOUT_MS: number; WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" | "1" },
+  config: {
+    WEBHOOK_SECRET_KEY?: string;
+    WEBHOOK_SECRET_KEY_PREVIOUS?: string;
+    WEBHOOK_TIMEOUT_MS: number;
+    WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" | "1";
+  },
   clock: () => Date,
   merchantId?: string,
 ): RunOptions {
   if (!config.WEBHOOK_SECRET_KEY) throw new Error("missing secret binding WEBHOOK_SECRET_KEY");
   return {
     clock,
-    secretKey: config.WEBHOOK_SECRET_KEY,
+    keyring: config.WEBHOOK_SECRET_KEY_PREVIOUS ? [config.WEBHOOK_SECRET_KEY, config.WEBHOOK_SECRET_KEY_PREVIOUS] : [config.WEBHOOK_SECRET_KEY],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopbackHttp: config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
     ...(merchantId ? { merchantId } : {}),
@@ -112,7 +117,7 @@ export function passOptions(
 /**
  * Runs one pass and reports what it did.
  *
- * @example const summary = await runOutbox(sql, { clock, secretKey, timeoutMs: 15_000, allowLoopbackHttp: false });
+ * @example const summary = await runOutbox(sql, { clock, keyring: [secretKey], timeoutMs: 15_000, allowLoopbackHttp: false });
  */
 export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSummary> {
   const { clock, timeoutMs, budgetMs = RUN_BUDGET_MS, batchSize = CLAIM_BATCH } = options;
@@ -172,7 +177,7 @@ async function deliverBatch(
   const openSecrets = (endpoint: ClaimedEndpoint) => {
     let opened = secrets.get(endpoint.endpoint_id);
     if (!opened) {
-      opened = Promise.all(endpoint.sealed_secrets.map((sealed) => openEndpointSecret(options.secretKey, endpoint.endpoint_id, sealed)));
+      opened = Promise.all(endpoint.sealed_secrets.map((sealed) => openEndpointSecret(options.keyring, endpoint.endpoint_id, sealed)));
       secrets.set(endpoint.endpoint_id, opened);
     }
     return opened;
@@ -195,7 +200,7 @@ async function deliverBatch(
       keys = await openSecrets(endpoint);
       if (keys.length === 0) throw new Error("no valid secret");
     } catch (error) {
-      const message = `endpoint ${endpoint.endpoint_id}: cannot open its signing secret (${(error as Error).message}); check WEBHOOK_SECRET_KEY`;
+      const message = `endpoint ${endpoint.endpoint_id}: cannot open its signing secret (${(error as Error).message}); check WEBHOOK_SECRET_KEY (and WEBHOOK_SECRET_KEY_PREVIOUS during a key rotation)`;
       if (!summary.errors.includes(message)) summary.errors.push(message);
       return { outcome: "released" };
     }

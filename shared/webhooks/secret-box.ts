@@ -4,6 +4,9 @@
  * HKDF-SHA256 from the WEBHOOK_SECRET_KEY binding, a random 96-bit IV per secret, and the endpoint
  * id as associated data, so a sealed secret copied onto another endpoint's row does not open.
  * Stored form: `v1:<base64url iv>:<base64url ciphertext‖tag>`.
+ *
+ * Rotating the key: the worker opens with the current key, then with WEBHOOK_SECRET_KEY_PREVIOUS,
+ * while `webhook reseal` (resealSecrets) seals every stored secret again under the current key.
  */
 import { randomBase62 } from "../crypto";
 
@@ -56,16 +59,38 @@ export async function sealEndpointSecret(binding: string, endpointId: string, se
   return `v1:${base64url(iv)}:${base64url(new Uint8Array(ciphertext))}`;
 }
 
-/** Decrypts a sealed secret of `endpointId`; throws when the key, the endpoint or the bytes are wrong. */
-export async function openEndpointSecret(binding: string, endpointId: string, sealed: string): Promise<string> {
+/**
+ * Decrypts a sealed secret of `endpointId` with the first key of `keyring` that opens it (the
+ * current WEBHOOK_SECRET_KEY, then the previous one during a key rotation); throws when none does,
+ * or the endpoint or the bytes are wrong.
+ */
+export async function openEndpointSecret(keyring: readonly string[], endpointId: string, sealed: string): Promise<string> {
+  return (await openWithKeyring(keyring, endpointId, sealed)).secret;
+}
+
+/** Like {@link openEndpointSecret}, and says which key of `keyring` opened it (0 is the current one). */
+export async function openWithKeyring(
+  keyring: readonly string[],
+  endpointId: string,
+  sealed: string,
+): Promise<{ secret: string; keyIndex: number }> {
   const match = SEALED.exec(sealed);
   if (!match) throw new Error("not a sealed endpoint secret");
-  const plaintext = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: fromBase64url(match[1]), additionalData: encoder.encode(endpointId) },
-    await deriveKey(binding),
-    fromBase64url(match[2]),
-  );
-  return decoder.decode(plaintext);
+  const iv = fromBase64url(match[1]);
+  const ciphertext = fromBase64url(match[2]);
+  for (let keyIndex = 0; keyIndex < keyring.length; keyIndex++) {
+    try {
+      const plaintext = await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv, additionalData: encoder.encode(endpointId) },
+        await deriveKey(keyring[keyIndex]!),
+        ciphertext,
+      );
+      return { secret: decoder.decode(plaintext), keyIndex };
+    } catch {
+      // Authentication failed under this key: try the next one.
+    }
+  }
+  throw new Error(keyring.length > 1 ? "no key of the keyring opens it" : "the key does not open it");
 }
 
 function base64url(bytes: Uint8Array): string {

@@ -1,5 +1,5 @@
 /**
- * `webhook add|list|disable|rotate|replay|threshold … --json` as a child process against the
+ * `webhook add|list|disable|rotate|reseal|replay|threshold … --json` as a child process against the
  * database the service under test uses, with the server's WEBHOOK_SECRET_KEY so its worker can open
  * the secrets the CLI seals. Events are written with private.outbox_emit and marked as fanned out,
  * so no worker pass ever delivers them except through a replay; replay targets are loopback URLs on
@@ -62,7 +62,7 @@ describe("webhook add and list", () => {
     // stored sealed, and it opens under the worker's key to exactly the secret shown
     const [row] = await testDb()`select sealed_secret from private.webhook_endpoint_secrets where endpoint_id = ${added.endpoint_id}::uuid`;
     expect(row.sealed_secret).not.toContain(added.secret.slice(6));
-    expect(await openEndpointSecret(inject("serverBindings").WEBHOOK_SECRET_KEY, added.endpoint_id, row.sealed_secret)).toBe(added.secret);
+    expect(await openEndpointSecret([inject("serverBindings").WEBHOOK_SECRET_KEY], added.endpoint_id, row.sealed_secret)).toBe(added.secret);
 
     const listed = await ok(["list", "--merchant", merchant_id]);
     expect(listed.endpoints).toHaveLength(1);
@@ -88,7 +88,7 @@ describe("webhook add and list", () => {
       refused([...base, "--url", "http://hooks.example.com/in"], 2, /http is accepted only for loopback hosts/),
       refused([...base, "--url", "http://127.0.0.1:8080/in"], 2, /WEBHOOK_ALLOW_LOOPBACK_HTTP=1/, { WEBHOOK_ALLOW_LOOPBACK_HTTP: undefined }),
       refused([...base, "--url", "https://a.example.com/", "--events", "mandate.revoked,mandate.exploded"], 2, /unknown event type mandate\.exploded; known: mandate\.granted/),
-      refused(["frobnicate"], 2, /unknown command "webhook frobnicate"; commands: add, list, disable, rotate, replay, threshold/),
+      refused(["frobnicate"], 2, /unknown command "webhook frobnicate"; commands: add, list, disable, rotate, reseal, replay, threshold/),
     ]);
     expect((await ok(["list", "--merchant", merchant_id])).endpoints).toEqual([]);
   });
@@ -130,6 +130,42 @@ describe("webhook rotate and disable", () => {
     await Promise.all([
       refused(["disable", "--endpoint", crypto.randomUUID()], 1, /unknown endpoint/),
       refused(["disable"], 2, /--endpoint <value> is required/),
+    ]);
+  });
+});
+
+describe("webhook reseal", () => {
+  it("seals the secrets of an old WEBHOOK_SECRET_KEY again under the new one, once", SLOW, async () => {
+    const newKey = inject("serverBindings").WEBHOOK_SECRET_KEY;
+    const oldKey = `old-${crypto.randomUUID()}-webhook-key`;
+    const { merchant_id } = await merchantFactory();
+    const added = await ok(["add", "--merchant", merchant_id, "--env", "test", "--url", "https://hooks.example.com/k"], { WEBHOOK_SECRET_KEY: oldKey });
+    const rotated = await ok(["rotate", "--endpoint", added.endpoint_id], { WEBHOOK_SECRET_KEY: oldKey });
+    const sealed = async () =>
+      (await testDb()`select id, sealed_secret from private.webhook_endpoint_secrets where endpoint_id = ${added.endpoint_id}::uuid order by created_at`) as unknown as Array<{
+        id: string;
+        sealed_secret: string;
+      }>;
+    const before = await sealed();
+    await expect(openEndpointSecret([newKey], added.endpoint_id, before[0]!.sealed_secret)).rejects.toThrow();
+
+    const first = await ok(["reseal"], { WEBHOOK_SECRET_KEY_PREVIOUS: oldKey });
+    expect(first.resealed).toBeGreaterThanOrEqual(2);
+    expect(first.unreadable.map((u: { endpoint_id: string }) => u.endpoint_id)).not.toContain(added.endpoint_id);
+    const after = await sealed();
+    expect(after.map((row) => row.id)).toEqual(before.map((row) => row.id));
+    expect(await Promise.all(after.map((row) => openEndpointSecret([newKey], added.endpoint_id, row.sealed_secret)))).toEqual([added.secret, rotated.secret]);
+
+    const again = await ok(["reseal"], { WEBHOOK_SECRET_KEY_PREVIOUS: oldKey });
+    expect(again.current).toBeGreaterThanOrEqual(2);
+    expect(await sealed()).toEqual(after);
+    await ok(["disable", "--endpoint", added.endpoint_id]);
+  });
+
+  it("needs the previous key, and a different one", SLOW, async () => {
+    await Promise.all([
+      refused(["reseal"], 2, /set WEBHOOK_SECRET_KEY_PREVIOUS/),
+      refused(["reseal"], 2, /WEBHOOK_SECRET_KEY_PREVIOUS is the current key/, { WEBHOOK_SECRET_KEY_PREVIOUS: inject("serverBindings").WEBHOOK_SECRET_KEY }),
     ]);
   });
 });

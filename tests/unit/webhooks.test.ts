@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkEndpointUrl, checkEventTypes, isLoopbackHost } from "../../shared/webhooks/endpoints";
 import { eventCatalogue, eventTypes, isEventType } from "../../shared/webhooks/events";
 import { runPooled } from "../../shared/webhooks/pool";
+import { passOptions } from "../../shared/webhooks/run";
 import {
   MAX_RETRY_DELAY_MS,
   RETRY_WINDOW_MS,
@@ -11,7 +12,7 @@ import {
   parseRetryAfter,
   retryDelayMs,
 } from "../../shared/webhooks/retry";
-import { mintEndpointSecret, openEndpointSecret, sealEndpointSecret, secretHint } from "../../shared/webhooks/secret-box";
+import { mintEndpointSecret, openEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "../../shared/webhooks/secret-box";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -112,11 +113,38 @@ describe("endpoint secrets at rest", () => {
     expect(sealed).toMatch(/^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+$/);
     expect(sealed).not.toContain(secret.slice(6));
     expect(await sealEndpointSecret(key, endpoint, secret)).not.toBe(sealed); // fresh IV each time
-    expect(await openEndpointSecret(key, endpoint, sealed)).toBe(secret);
-    await expect(openEndpointSecret("x".repeat(64), endpoint, sealed)).rejects.toThrow();
-    await expect(openEndpointSecret(key, crypto.randomUUID(), sealed)).rejects.toThrow();
-    await expect(openEndpointSecret(key, endpoint, sealed.slice(0, -2))).rejects.toThrow();
-    await expect(openEndpointSecret(key, endpoint, "plain")).rejects.toThrow();
+    expect(await openEndpointSecret([key], endpoint, sealed)).toBe(secret);
+    await expect(openEndpointSecret(["x".repeat(64)], endpoint, sealed)).rejects.toThrow();
+    await expect(openEndpointSecret([key], crypto.randomUUID(), sealed)).rejects.toThrow();
+    await expect(openEndpointSecret([key], endpoint, sealed.slice(0, -2))).rejects.toThrow();
+    await expect(openEndpointSecret([key], endpoint, "plain")).rejects.toThrow();
+    await expect(openEndpointSecret([], endpoint, sealed)).rejects.toThrow();
+  });
+
+  it("opens with the first key of the keyring that fits, and says which one", async () => {
+    const previous = "p".repeat(40);
+    const endpoint = crypto.randomUUID();
+    const secret = mintEndpointSecret();
+    const underPrevious = await sealEndpointSecret(previous, endpoint, secret);
+    const underCurrent = await sealEndpointSecret(key, endpoint, secret);
+    expect(await openWithKeyring([key, previous], endpoint, underPrevious)).toEqual({ secret, keyIndex: 1 });
+    expect(await openWithKeyring([key, previous], endpoint, underCurrent)).toEqual({ secret, keyIndex: 0 });
+    await expect(openEndpointSecret([key], endpoint, underPrevious)).rejects.toThrow();
+    await expect(openEndpointSecret([key, previous], crypto.randomUUID(), underPrevious)).rejects.toThrow();
+  });
+});
+
+describe("passOptions", () => {
+  const base = { WEBHOOK_TIMEOUT_MS: 15_000, WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" as const };
+  const clock = () => new Date(0);
+
+  it("opens secrets with the current key, then with the previous one during a key rotation", () => {
+    expect(passOptions({ ...base, WEBHOOK_SECRET_KEY: "c".repeat(32) }, clock).keyring).toEqual(["c".repeat(32)]);
+    expect(passOptions({ ...base, WEBHOOK_SECRET_KEY: "c".repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: "p".repeat(32) }, clock).keyring).toEqual([
+      "c".repeat(32),
+      "p".repeat(32),
+    ]);
+    expect(() => passOptions({ ...base, WEBHOOK_SECRET_KEY_PREVIOUS: "p".repeat(32) }, clock)).toThrow(/WEBHOOK_SECRET_KEY/);
   });
 });
 
