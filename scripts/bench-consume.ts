@@ -9,8 +9,8 @@
  *   fresh nonce and Idempotency-Key;
  * - raw: pgbench with a custom script calling `select public.mandate_consume(...)` on persistent
  *   connections, each call with a fresh idempotency key (`:client_id` and a per-client sequence).
- * Every run does the same fixed amount of work on fresh mandates (so both paths sum ledgers of the
- * same size), and is followed by the ledger check: no mandate's consumptions pass its ceiling, and
+ * Every run does the same fixed amount of work on fresh mandates (so both paths start from the same
+ * empty ledger), and is followed by the ledger check: no mandate's consumptions pass its ceiling, and
  * the allowed answers times the amount equal the stored sum. Cells are repeated and interleaved
  * (HTTP, raw, HTTP, raw, ...); the table shows medians. With `--profile` (default) the 32-client hot
  * cell is decomposed with pgbench variants and per-process CPU time.
