@@ -8,7 +8,7 @@
  * judges a descriptor measures less than this, so where the bound misses the goal, the
  * engine cannot meet it with this statistic either, whatever its signal processing.
  */
-import { breathLock } from '../../shared/engine/checks.js';
+import { beatNoiseOf, breathLock } from '../../shared/engine/checks.js';
 import { presenceConfig } from '../../shared/engine/config.js';
 import { createRng, hashSeed } from '../../shared/engine/rng.js';
 import { simulatePhysiology, wildNuisance, type Nuisance } from '../../shared/engine/simulate.js';
@@ -73,9 +73,7 @@ function lockOf(kind: 'live' | 'recorded' | 'drifting', c: OracleCase, seed: num
       rates.push(60 / ibi);
     }
   }
-  let sd2 = 0;
-  for (let k = 1; k < rates.length; k++) sd2 += ((rates[k] as number) - (rates[k - 1] as number)) ** 2;
-  const beatNoise = Math.sqrt(sd2 / Math.max(1, rates.length - 1) / 2);
+  const beatNoise = beatNoiseOf(rates);
   const lock = breathLock(times, rates, truth.inhale, SAMPLE_HZ, c.seconds, presenceConfig);
   return lock ? { r: lock.r, rsa: lock.rsa, beatNoise } : { r: -1, rsa: 0, beatNoise };
 }

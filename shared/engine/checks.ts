@@ -303,12 +303,19 @@ export function beatSeries(pulse: readonly number[], fs: number, heartRateHz: nu
     }
   }
   const hrv = rates.length >= 3 ? std(detrendLinear(rates)) : 0;
-  // Beat-to-beat measurement noise: successive differences remove the slow (breath and
-  // Mayer-wave) variation and keep the jitter of the beat times.
+  return { times, rates, hrv, beatNoise: beatNoiseOf(rates) };
+}
+
+/**
+ * Beat-to-beat measurement noise of a heart-rate series, bpm: successive differences / sqrt 2
+ * remove the slow (breath and Mayer-wave) variation and keep the jitter of the beat times.
+ * 0 for fewer than 3 rates.
+ */
+export function beatNoiseOf(rates: readonly number[]): number {
+  if (rates.length < 3) return 0;
   let sd2 = 0;
   for (let k = 1; k < rates.length; k++) sd2 += ((rates[k] as number) - (rates[k - 1] as number)) ** 2;
-  const beatNoise = rates.length >= 3 ? Math.sqrt(sd2 / (rates.length - 1) / 2) : 0;
-  return { times, rates, hrv, beatNoise };
+  return Math.sqrt(sd2 / (rates.length - 1) / 2);
 }
 
 /**
@@ -404,25 +411,51 @@ export function breathLock(
     y = decay * y + (1 - decay) * p;
     drive[g] = y;
   }
+  const grid = heartRateOnGrid(times, rates, dt, gridCount, 0);
+  if (!grid) return null;
+  const lock = lockToDrive(grid.hr, grid.g0, drive, Math.round(c.minLagS / dt), Math.round(c.maxLagS / dt));
+  return { r: lock.r, lagS: lock.lag * dt, rsa: Math.max(0, lock.slope * lock.range) };
+}
+
+/**
+ * The beat-to-beat heart rate, linearly detrended, on the cells g0..g1 of a grid of step `dt`
+ * (`cells` long): from the first beat (and not before `fromS`) to the last. Null when that spans
+ * fewer than 9 cells.
+ */
+export function heartRateOnGrid(
+  times: readonly number[],
+  rates: readonly number[],
+  dt: number,
+  cells: number,
+  fromS: number,
+): { hr: Float64Array; g0: number } | null {
   const t0 = times[0] as number;
   const t1 = times[times.length - 1] as number;
-  const g0 = Math.ceil(t0 / dt);
-  const g1 = Math.min(gridCount - 1, Math.floor(t1 / dt));
+  const g0 = Math.ceil(Math.max(t0, fromS) / dt);
+  const g1 = Math.min(cells - 1, Math.floor(t1 / dt));
   if (g1 - g0 < 8) return null;
   const at = new Float64Array(g1 - g0 + 1);
   for (let g = g0; g <= g1; g++) at[g - g0] = g * dt;
-  const hr = detrendLinear(interpolate(times, rates, at));
+  return { hr: detrendLinear(interpolate(times, rates, at)), g0 };
+}
 
-  // Pearson correlation of the detrended heart rate with the detrended, lagged drive.
+/**
+ * The best Pearson correlation of `hr` (grid cells g0 onwards, detrended) with the detrended
+ * `drive` delayed by minLag..maxLag cells, with that lag, the regression slope of the heart rate
+ * on the drive (bpm per drive unit) and the drive's 5th-95th percentile range there.
+ */
+export function lockToDrive(
+  hr: Float64Array,
+  g0: number,
+  drive: ArrayLike<number>,
+  minLag: number,
+  maxLag: number,
+): { r: number; lag: number; slope: number; range: number } {
+  const shifted = new Float64Array(hr.length);
   let best = -Infinity;
-  let bestLag = 0;
-  let bestSlope = 0;
-  let bestDriveRange = 0;
-  const minLag = Math.round(c.minLagS / dt);
-  const maxLag = Math.round(c.maxLagS / dt);
-  const shifted = new Float64Array(at.length);
+  let out = { r: 0, lag: 0, slope: 0, range: 0 };
   for (let lag = minLag; lag <= maxLag; lag++) {
-    for (let j = 0; j < at.length; j++) shifted[j] = drive[Math.max(0, g0 + j - lag)] as number;
+    for (let j = 0; j < hr.length; j++) shifted[j] = drive[Math.max(0, g0 + j - lag)] as number;
     const d = detrendLinear(shifted);
     let sxy = 0;
     let sxx = 0;
@@ -438,11 +471,8 @@ export function breathLock(
     const r = den > 1e-12 ? sxy / den : 0;
     if (r > best) {
       best = r;
-      bestLag = lag;
-      bestSlope = sxx > 1e-12 ? sxy / sxx : 0;
-      bestDriveRange = quantile(d, 0.95) - quantile(d, 0.05);
+      out = { r, lag, slope: sxx > 1e-12 ? sxy / sxx : 0, range: quantile(d, 0.95) - quantile(d, 0.05) };
     }
   }
-  const r = Number.isFinite(best) ? best : 0;
-  return { r, lagS: bestLag * dt, rsa: Math.max(0, bestSlope * bestDriveRange) };
+  return out;
 }

@@ -9,9 +9,9 @@
  * Each statistic is calibrated against the same statistic for the schedules of other
  * nonces (surrogates), which no genuine capture of this request can follow.
  */
-import { marginScore, type BeatSeries, type SpeechAnalysis } from './checks.js';
+import { heartRateOnGrid, lockToDrive, marginScore, type BeatSeries, type SpeechAnalysis } from './checks.js';
 import type { PresenceConfig } from './config.js';
-import { detrendLinear, interpolate, mean, movingAverage, quantile } from './dsp.js';
+import { mean, movingAverage } from './dsp.js';
 import { challengeSchedule } from './schedule.js';
 
 function round(x: number, digits = 3): number {
@@ -160,12 +160,6 @@ export interface PacedCouplingCheck {
   threshold: { correlation: number; z: number; rsa_bpm: number; rsa_to_noise: number; lag_s: [number, number]; beats: number };
 }
 
-interface HrGrid {
-  hr: Float64Array;
-  g0: number;
-  cells: number;
-}
-
 /** The cue drive: the pause indicator per grid cell through a first-order response. */
 function cueDrive(speakGrid: Float64Array, gridHz: number, tauS: number): Float64Array {
   const decay = Math.exp(-1 / gridHz / tauS);
@@ -174,40 +168,6 @@ function cueDrive(speakGrid: Float64Array, gridHz: number, tauS: number): Float6
   for (let g = 0; g < speakGrid.length; g++) {
     y = decay * y + (1 - decay) * (1 - (speakGrid[g] as number));
     out[g] = y;
-  }
-  return out;
-}
-
-function hrStat(
-  h: HrGrid,
-  drive: Float64Array,
-  minLag: number,
-  maxLag: number,
-): { r: number; lag: number; slope: number; range: number } {
-  const m = h.hr.length;
-  const shifted = new Float64Array(m);
-  let best = -Infinity;
-  let out = { r: 0, lag: 0, slope: 0, range: 0 };
-  for (let lag = minLag; lag <= maxLag; lag++) {
-    for (let j = 0; j < m; j++) shifted[j] = drive[Math.max(0, h.g0 + j - lag)] as number;
-    const d = detrendLinear(shifted);
-    let sxy = 0;
-    let sxx = 0;
-    let syy = 0;
-    for (let j = 0; j < m; j++) {
-      const x = d[j] as number;
-      const y = h.hr[j] as number;
-      sxy += x * y;
-      sxx += x * x;
-      syy += y * y;
-    }
-    const den = Math.sqrt(sxx * syy);
-    const r = den > 1e-12 ? sxy / den : 0;
-    if (r > best) {
-      best = r;
-      out = { r, lag, slope: sxx > 1e-12 ? sxy / sxx : 0, range: 0 };
-      out.range = quantile(d, 0.95) - quantile(d, 0.05);
-    }
   }
   return out;
 }
@@ -249,20 +209,20 @@ export function checkPacedCoupling(
   if (!beats || count < cfg.coupling.minBeats) return fail();
   const dt = 1 / c.gridHz;
   const cells = Math.max(1, Math.floor((samples / fs) * c.gridHz));
-  const t0 = beats.times[0] as number;
-  const t1 = beats.times[count - 1] as number;
-  const g0 = Math.ceil(Math.max(t0, c.analysisStartS + c.minLagS) / dt);
-  const g1 = Math.min(cells - 1, Math.floor(t1 / dt));
-  if (g1 - g0 < 8) return fail();
-  const at = new Float64Array(g1 - g0 + 1);
-  for (let g = g0; g <= g1; g++) at[g - g0] = g * dt;
-  const h: HrGrid = { hr: detrendLinear(interpolate(beats.times, beats.rates, at)), g0, cells };
+  const grid = heartRateOnGrid(beats.times, beats.rates, dt, cells, c.analysisStartS + c.minLagS);
+  if (!grid) return fail();
   const minLag = Math.round(c.minLagS / dt);
   const maxLag = Math.round(c.maxLagS / dt);
-  const drive = (nonceOf: string): Float64Array =>
-    cueDrive(toGrid(challengeSchedule(nonceOf, fs, samples).speak, fs, c.gridHz), c.gridHz, c.responseTauS);
-  const own = hrStat(h, drive(nonce), minLag, maxLag);
-  const others = surrogateNonces(nonce, c.surrogates).map((s) => hrStat(h, drive(s), minLag, maxLag).r);
+  const lockTo = (nonceOf: string) =>
+    lockToDrive(
+      grid.hr,
+      grid.g0,
+      cueDrive(toGrid(challengeSchedule(nonceOf, fs, samples).speak, fs, c.gridHz), c.gridHz, c.responseTauS),
+      minLag,
+      maxLag,
+    );
+  const own = lockTo(nonce);
+  const others = surrogateNonces(nonce, c.surrogates).map((s) => lockTo(s).r);
   const { z } = zScore(own.r, others);
   // A constant-rate pulse (a screen) has no cue-locked swing above its beat jitter.
   const rsa = Math.max(0, own.slope * own.range);
