@@ -12,7 +12,12 @@ export default defineConfig({
       {
         test: {
           name: "http",
-          include: ["tests/functions/**/*.test.ts", "tests/concurrency/**/*.test.ts", "tests/platform/**/*.test.ts", "tests/sql/**/*.test.ts"],
+          include: [
+            "tests/functions/**/*.test.ts",
+            "tests/concurrency/**/*.test.ts",
+            "tests/platform/**/*.test.ts",
+            "tests/sql/**/*.test.ts",
+          ],
           globalSetup: ["tests/harness/global-setup.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,

@@ -29,10 +29,10 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { connect, type Sql } from "../shared/db";
 import { createKey } from "../shared/merchants";
-import { seedGrantor, type Grantor } from "./lib/mandate-seed";
+import { type Grantor, seedGrantor } from "./lib/mandate-seed";
 import { applyMigrations } from "./lib/migrate";
-import { startServer, type RunningServer } from "./lib/server";
 import { freePort } from "./lib/ports";
+import { type RunningServer, startServer } from "./lib/server";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -79,7 +79,11 @@ function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: one merchant and person (plain SQL), fresh mandates per run
@@ -176,7 +180,14 @@ async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], c
   await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
   const elapsed = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  return { throughput: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), allowed, other, clientsRun: clients };
+  return {
+    throughput: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    allowed,
+    other,
+    clientsRun: clients,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,9 +263,26 @@ async function pgbenchRun(databaseUrl: string, sql: Sql, options: PgbenchOptions
     const scriptPath = join(dir, `${options.script}.sql`);
     await writeFile(scriptPath, SCRIPTS[options.script]);
     const args = [
-      "-n", "-M", "simple", "-c", String(clientsRun), "-j", String(Math.min(clientsRun, 2)), "-t", String(perClient),
-      "-f", scriptPath, "-D", `run=${options.run}`, "-D", `nm=${options.mandates}`, "-D", "n=0",
-      "-l", "--log-prefix", join(dir, "log"),
+      "-n",
+      "-M",
+      "simple",
+      "-c",
+      String(clientsRun),
+      "-j",
+      String(Math.min(clientsRun, 2)),
+      "-t",
+      String(perClient),
+      "-f",
+      scriptPath,
+      "-D",
+      `run=${options.run}`,
+      "-D",
+      `nm=${options.mandates}`,
+      "-D",
+      "n=0",
+      "-l",
+      "--log-prefix",
+      join(dir, "log"),
       ...(options.reconnect ? ["-C"] : []),
     ];
     const result = await exec(PGBENCH, args, pgEnv(databaseUrl));
@@ -377,11 +405,39 @@ async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: 
   };
   for (let i = 0; i < iterations; i++) {
     const db = connect(databaseUrl);
-    const rpcs = (phase: string) => [
-      [`${phase}: api_key_authenticate`, () => rpcCall(db, "api_key_authenticate", { key_hash: keyRow.key_hash, kind: "secret", environment: "test" })],
-      [`${phase}: replay_guard_claim`, () => rpcCall(db, "replay_guard_claim", { merchant_id: fixture.grantor.merchantId, environment: "test", nonce: `probe-${randomUUID()}`, now: new Date().toISOString(), window_seconds: 300 })],
-      [`${phase}: mandate_consume`, () => rpcCall(db, "mandate_consume", { mandate_id: ids[0], merchant_id: fixture.grantor.merchantId, environment: "test", now: new Date().toISOString(), idempotency_key: `probe-${randomUUID()}`, request_hash: "probe", scope: "purchase", amount: AMOUNT, currency: "USD" })],
-    ] as const;
+    const rpcs = (phase: string) =>
+      [
+        [
+          `${phase}: api_key_authenticate`,
+          () => rpcCall(db, "api_key_authenticate", { key_hash: keyRow.key_hash, kind: "secret", environment: "test" }),
+        ],
+        [
+          `${phase}: replay_guard_claim`,
+          () =>
+            rpcCall(db, "replay_guard_claim", {
+              merchant_id: fixture.grantor.merchantId,
+              environment: "test",
+              nonce: `probe-${randomUUID()}`,
+              now: new Date().toISOString(),
+              window_seconds: 300,
+            }),
+        ],
+        [
+          `${phase}: mandate_consume`,
+          () =>
+            rpcCall(db, "mandate_consume", {
+              mandate_id: ids[0],
+              merchant_id: fixture.grantor.merchantId,
+              environment: "test",
+              now: new Date().toISOString(),
+              idempotency_key: `probe-${randomUUID()}`,
+              request_hash: "probe",
+              scope: "purchase",
+              amount: AMOUNT,
+              currency: "USD",
+            }),
+        ],
+      ] as const;
     await time("open a connection (startup, auth, first round trip)", () => db.unsafe("select 1"));
     for (const [label, work] of rpcs("cold")) await time(label, work);
     for (const [label, work] of rpcs("warm")) await time(label, work);
@@ -414,13 +470,20 @@ async function main() {
     const migrating = connect(benchUrl);
     await applyMigrations(migrating);
     await migrating.end();
-    const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: HTTP_DATABASE_URL ?? benchUrl, TEST_CLOCK: "0", CRON_TIMER: "0" };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      DATABASE_URL: HTTP_DATABASE_URL ?? benchUrl,
+      TEST_CLOCK: "0",
+      CRON_TIMER: "0",
+    };
     delete env.UPSTASH_REDIS_REST_URL;
     delete env.UPSTASH_REDIS_REST_TOKEN;
     server = await startServer({ port: await freePort(), env, functions: ["mandate-consume"] });
     sql = connect(benchUrl, { pooled: true });
     await sql.unsafe(`create schema bench`);
-    await sql.unsafe(`create table bench.mandates (run int not null, i int not null, id uuid not null, merchant_id uuid not null, primary key (run, i))`);
+    await sql.unsafe(
+      `create table bench.mandates (run int not null, i int not null, id uuid not null, merchant_id uuid not null, primary key (run, i))`,
+    );
     await sql.unsafe(`create table bench.keys (merchant_id uuid not null, key_hash text not null)`);
     const grantor = await seedGrantor(sql, { at: new Date() });
     const key = await createKey(sql, grantor.merchantId, "secret", "test");
@@ -437,7 +500,10 @@ async function main() {
 
     type Cell = { scenario: string; mandates: number; clients: number; http: RunResult[]; raw: RunResult[] };
     const cells: Cell[] = [];
-    for (const [scenario, mandates] of [["hot", 1], ["spread", SPREAD]] as const) {
+    for (const [scenario, mandates] of [
+      ["hot", 1],
+      ["spread", SPREAD],
+    ] as const) {
       for (const clients of CLIENTS) {
         const cell: Cell = { scenario, mandates, clients, http: [], raw: [] };
         cells.push(cell);
@@ -451,22 +517,35 @@ async function main() {
           const raw = await pgbenchRun(benchUrl, sql, { script: "consume", run: forRaw.run, mandates, clients, work });
           await checkLedger(sql, forRaw.run, raw.allowed);
           cell.raw.push(raw);
-          const others = Object.entries(http.other).map(([k, v]) => `${k} ${v}`).join(", ");
-          log(`${scenario} ${clients} clients #${r + 1}: HTTP ${fmt(http.throughput)} req/s p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}` +
-            `${others ? ` (not allowed: ${others})` : ""}; pgbench ${fmt(raw.throughput)} tps p50 ${fmtMs(raw.p50)} p99 ${fmtMs(raw.p99)}` +
-            `${raw.clientsRun < clients ? ` (${raw.clientsRun} clients: connection slots)` : ""}; ledger checked`);
+          const others = Object.entries(http.other)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ");
+          log(
+            `${scenario} ${clients} clients #${r + 1}: HTTP ${fmt(http.throughput)} req/s p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}` +
+              `${others ? ` (not allowed: ${others})` : ""}; pgbench ${fmt(raw.throughput)} tps p50 ${fmtMs(raw.p50)} p99 ${fmtMs(raw.p99)}` +
+              `${raw.clientsRun < clients ? ` (${raw.clientsRun} clients: connection slots)` : ""}; ledger checked`,
+          );
         }
       }
     }
 
     const lines: string[] = [];
-    lines.push(`| mandates | clients | HTTP req/s | HTTP p50 ms | HTTP p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | HTTP/raw |`);
+    lines.push(
+      `| mandates | clients | HTTP req/s | HTTP p50 ms | HTTP p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | HTTP/raw |`,
+    );
     lines.push(`|---|---|---|---|---|---|---|---|---|`);
     for (const cell of cells) {
       const h = median(cell.http.map((x) => x.throughput));
       const r = median(cell.raw.map((x) => x.throughput));
       const rawClients = Math.min(...cell.raw.map((x) => x.clientsRun));
-      const errors = cell.http.reduce((n, x) => n + Object.entries(x.other).filter(([k]) => k.startsWith("HTTP")).reduce((m, [, v]) => m + v, 0), 0);
+      const errors = cell.http.reduce(
+        (n, x) =>
+          n +
+          Object.entries(x.other)
+            .filter(([k]) => k.startsWith("HTTP"))
+            .reduce((m, [, v]) => m + v, 0),
+        0,
+      );
       lines.push(
         `| ${cell.scenario === "hot" ? "1 (hot)" : `${cell.mandates} (spread)`} | ${cell.clients}${rawClients < cell.clients ? ` (pgbench ${rawClients})` : ""} ` +
           `| ${fmt(h)}${errors ? ` (${errors} errors)` : ""} | ${fmtMs(median(cell.http.map((x) => x.p50)))} | ${fmtMs(median(cell.http.map((x) => x.p99)))} ` +
@@ -500,7 +579,12 @@ async function main() {
         await checkLedger(sql, fresh.run, http.allowed);
         (figures["HTTP: POST mandate-consume"] ??= []).push(http.throughput);
       }
-      profile.push(`32 clients on one hot mandate, ${work} calls a run, per second (median of ${REPEAT}):`, "", `| path | per second |`, `|---|---|`);
+      profile.push(
+        `32 clients on one hot mandate, ${work} calls a run, per second (median of ${REPEAT}):`,
+        "",
+        `| path | per second |`,
+        `|---|---|`,
+      );
       for (const [label, xs] of Object.entries(figures)) profile.push(`| ${label} | ${fmt(median(xs))} |`);
 
       // where the CPU goes, one run of each path
@@ -508,9 +592,10 @@ async function main() {
       for (const path of ["HTTP", "pgbench"] as const) {
         const fresh = await freshMandates(fixture, 1);
         const a = await cpuSample();
-        const result = path === "HTTP"
-          ? await httpRun(server, fixture, fresh.ids, 32, work)
-          : await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates: 1, clients: 32, work });
+        const result =
+          path === "HTTP"
+            ? await httpRun(server, fixture, fresh.ids, 32, work)
+            : await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates: 1, clients: 32, work });
         await new Promise((resolve) => setTimeout(resolve, 200));
         const b = await cpuSample();
         await checkLedger(sql, fresh.run, result.allowed);
@@ -518,7 +603,12 @@ async function main() {
       }
 
       const steps = await coldWarmProbe(benchUrl, fixture, 40);
-      profile.push(`One HTTP consume's database work, step by step from Node with the worker's client settings (medians of 40, ms):`, "", `| step | ms |`, `|---|---|`);
+      profile.push(
+        `One HTTP consume's database work, step by step from Node with the worker's client settings (medians of 40, ms):`,
+        "",
+        `| step | ms |`,
+        `|---|---|`,
+      );
       for (const [label, ms] of steps) profile.push(`| ${label} | ${fmtMs(ms)} |`);
     }
 

@@ -17,19 +17,19 @@
  * challengeSchedule(nonce) with the compliance of readers in the wild; the attacks are those
  * against that protocol, shared/engine/simulate.ts) and the paced checks are swept.
  */
-import { performance } from 'node:perf_hooks';
-import { evaluatePresence, parseDescriptor, presenceConfig, type PresenceDescriptor } from '../shared/engine/index.js';
-import { createRng, hashSeed, type Rng } from '../shared/engine/rng.js';
-import { oracleBound } from './lib/presence-oracle.js';
+import { performance } from "node:perf_hooks";
+import { evaluatePresence, type PresenceDescriptor, parseDescriptor, presenceConfig } from "../shared/engine/index.js";
+import { createRng, hashSeed, type Rng } from "../shared/engine/rng.js";
 import {
   ATTACK_TYPES,
-  SANDBOX_PERSONS,
-  simulateSession,
-  wildNuisance,
   type AttackType,
   type LipsyncPulse,
   type Nuisance,
-} from '../shared/engine/simulate.js';
+  SANDBOX_PERSONS,
+  simulateSession,
+  wildNuisance,
+} from "../shared/engine/simulate.js";
+import { oracleBound } from "./lib/presence-oracle.js";
 
 const HELD_OUT_SEED = 20260517;
 
@@ -41,14 +41,14 @@ function flag(name: string, fallback: number): number {
   return v;
 }
 
-const seed = flag('seed', HELD_OUT_SEED);
-const n = Math.max(10, Math.round(flag('n', 1000)));
-const seconds = flag('seconds', 20);
-const paced = process.argv.includes('--paced');
+const seed = flag("seed", HELD_OUT_SEED);
+const n = Math.max(10, Math.round(flag("n", 1000)));
+const seconds = flag("seconds", 20);
+const paced = process.argv.includes("--paced");
 
-type Population = 'wild' | 'controlled';
-const POPULATIONS: Population[] = ['wild', 'controlled'];
-const LIPSYNC_PULSES: LipsyncPulse[] = ['absent', 'drifting', 'recorded'];
+type Population = "wild" | "controlled";
+const POPULATIONS: Population[] = ["wild", "controlled"];
+const LIPSYNC_PULSES: LipsyncPulse[] = ["absent", "drifting", "recorded"];
 
 function controlledNuisance(rng: Rng): Nuisance {
   return {
@@ -84,10 +84,10 @@ interface Row {
 }
 
 function session(pop: Population, attack: AttackType, i: number): { d: PresenceDescriptor; nuisance: Nuisance; variant: string } {
-  const rng = createRng(hashSeed('bench', seed, pop, attack, i));
-  const nuisance = pop === 'wild' ? wildNuisance(rng) : controlledNuisance(rng);
-  const attackerNuisance = pop === 'wild' ? wildNuisance(rng) : controlledNuisance(rng);
-  const variant = attack === 'lipsync' ? (LIPSYNC_PULSES[i % LIPSYNC_PULSES.length] as LipsyncPulse) : '';
+  const rng = createRng(hashSeed("bench", seed, pop, attack, i));
+  const nuisance = pop === "wild" ? wildNuisance(rng) : controlledNuisance(rng);
+  const attackerNuisance = pop === "wild" ? wildNuisance(rng) : controlledNuisance(rng);
+  const variant = attack === "lipsync" ? (LIPSYNC_PULSES[i % LIPSYNC_PULSES.length] as LipsyncPulse) : "";
   const d = simulateSession({
     person: rng.int(1, SANDBOX_PERSONS),
     attack,
@@ -95,7 +95,7 @@ function session(pop: Population, attack: AttackType, i: number): { d: PresenceD
     attackerNuisance,
     nonce: `bench-${pop}-${attack}-${i}`,
     seconds,
-    seed: hashSeed('bench-session', seed, pop, attack, i),
+    seed: hashSeed("bench-session", seed, pop, attack, i),
     ...(variant ? { lipsyncPulse: variant as LipsyncPulse } : {}),
     ...(paced ? { paced: true } : {}),
   });
@@ -110,7 +110,7 @@ function run(pop: Population, attack: AttackType): Row[] {
     const c = r.liveness.checks;
     rows.push({
       passed: r.liveness.passed,
-      reason: r.liveness.reason ?? 'passed',
+      reason: r.liveness.reason ?? "passed",
       others: c.quality.passed && c.speech.passed && c.pulse.passed && c.av_sync.passed,
       correlation: c.pulse_speech_coupling.correlation,
       rsa: c.pulse_speech_coupling.rsa_bpm,
@@ -133,22 +133,22 @@ function run(pop: Population, attack: AttackType): Row[] {
 function oracleSection(): void {
   console.log(`\n## Oracle bound: check 3 with perfect measurements\n`);
   console.log(
-    'Bona fide readers against the lip-sync puppets that carry a pulse, with noise-free heartbeats (plus the beat-timing ' +
-      'error shown) and the true inhalations. Best operating point with lip-sync APCER <= 1%:\n',
+    "Bona fide readers against the lip-sync puppets that carry a pulse, with noise-free heartbeats (plus the beat-timing " +
+      "error shown) and the true inhalations. Best operating point with lip-sync APCER <= 1%:\n",
   );
   console.log(
-    '| heart-rate variation | capture | beat-timing error | beat noise (median) | r >= | RSA >= | BPCER | APCER recorded | APCER drifting | APCER lipsync |',
+    "| heart-rate variation | capture | beat-timing error | beat noise (median) | r >= | RSA >= | BPCER | APCER recorded | APCER drifting | APCER lipsync |",
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   // Up to the descriptor's longest capture (30 s) and beyond it, to show what the physics would need.
   const cases = [
-    ...[...new Set([seconds, 30, 60])].map((s) => ({ physiology: 'full' as const, s })),
-    { physiology: 'rsa-only' as const, s: seconds },
+    ...[...new Set([seconds, 30, 60])].map((s) => ({ physiology: "full" as const, s })),
+    { physiology: "rsa-only" as const, s: seconds },
   ];
   for (const { physiology, s } of cases) {
     for (const timingMs of [0, 5, 10]) {
       const b = oracleBound({ seconds: s, timingMs, physiology }, seed, n);
-      const label = physiology === 'full' ? 'RSA, Mayer waves, drift, random' : 'RSA only';
+      const label = physiology === "full" ? "RSA, Mayer waves, drift, random" : "RSA only";
       console.log(
         `| ${label} | ${s} s | ${timingMs} ms | ${b.beatNoiseBpm.toFixed(2)} bpm | ${b.minCorrelation.toFixed(2)} | ${b.minRsaBpm} bpm | ` +
           `${pct(b.bpcer)} | ${pct(b.apcerRecorded)} | ${pct(b.apcerDrifting)} | ${pct(b.apcerLipsync)} |`,
@@ -177,23 +177,23 @@ function passesPaced(minVoiceZ: number, minHrR: number, minRsa: number): (r: Row
 
 function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
   const line = (label: string, f: (r: Row) => boolean): string =>
-    `| ${label} | ${pct(rate(bona, (r) => !f(r)))} | ${ATTACK_TYPES.map((a) => pct(rate(attacks.get(a) ?? [], f))).join(' | ')} |`;
+    `| ${label} | ${pct(rate(bona, (r) => !f(r)))} | ${ATTACK_TYPES.map((a) => pct(rate(attacks.get(a) ?? [], f))).join(" | ")} |`;
   const head = (label: string): void => {
-    console.log(`| ${label} | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(' | ')} |`);
-    console.log(`|---|---|${ATTACK_TYPES.map(() => '---').join('|')}|`);
+    console.log(`| ${label} | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(" | ")} |`);
+    console.log(`|---|---|${ATTACK_TYPES.map(() => "---").join("|")}|`);
   };
   console.log(`\nSweep of the heart-rate-to-cues correlation threshold (voice and RSA floor as configured):\n`);
-  head('heart rate r >=');
+  head("heart rate r >=");
   for (const t of [-1, 0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) {
-    console.log(line(t === -1 ? 'off' : String(t), passesPaced(pc.minVoiceZ, t, presenceConfig.coupling.minRsaBpm)));
+    console.log(line(t === -1 ? "off" : String(t), passesPaced(pc.minVoiceZ, t, presenceConfig.coupling.minRsaBpm)));
   }
   console.log(`\nSweep of the voice-to-cues z-score threshold (heart rate as configured):\n`);
-  head('voice z >=');
+  head("voice z >=");
   for (const t of [-9, 0, 0.5, 1, 1.3, 1.5, 2, 2.5]) {
-    console.log(line(t === -9 ? 'off' : String(t), passesPaced(t, pc.minCorrelation, presenceConfig.coupling.minRsaBpm)));
+    console.log(line(t === -9 ? "off" : String(t), passesPaced(t, pc.minCorrelation, presenceConfig.coupling.minRsaBpm)));
   }
   console.log(`\nSweep of the RSA floor (bpm; also at least ${presenceConfig.coupling.minRsaToNoise} x beat noise):\n`);
-  head('RSA >= bpm');
+  head("RSA >= bpm");
   for (const t of [0, 1, 1.2, 1.5, 2, 3]) console.log(line(String(t), passesPaced(pc.minVoiceZ, pc.minCorrelation, t)));
   let best: { t: number; bpcer: number; apcer: number[] } | null = null;
   for (let t = -1; t <= 1.0001; t += 0.01) {
@@ -204,7 +204,7 @@ function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
   console.log(
     best
       ? `\nStrictest heart-rate threshold with BPCER <= 3% (RSA floor 0 bpm, still >= beat noise): r >= ${best.t.toFixed(2)}, BPCER ${pct(best.bpcer)}, ` +
-          ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(', ')
+          ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(", ")
       : `\nNo heart-rate threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !passesPaced(pc.minVoiceZ, -1, 0)(r)))}).`,
   );
 }
@@ -215,7 +215,7 @@ function reasons(rows: Row[]): string {
   return [...counts.entries()]
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
+    .join(", ");
 }
 
 function quantile(xs: number[], p: number): number {
@@ -227,8 +227,8 @@ const started = performance.now();
 const cfg = presenceConfig.coupling;
 console.log(`# Presence engine benchmark`);
 console.log(
-  `seed ${seed}${seed === HELD_OUT_SEED ? ' (held out; thresholds tuned with --seed 1)' : ''}, ${n} sessions per class and population, ${seconds} s at 30 Hz, ` +
-    (paced ? 'paced reading (signals.schedule nonce-v1)' : 'free reading'),
+  `seed ${seed}${seed === HELD_OUT_SEED ? " (held out; thresholds tuned with --seed 1)" : ""}, ${n} sessions per class and population, ${seconds} s at 30 Hz, ` +
+    (paced ? "paced reading (signals.schedule nonce-v1)" : "free reading"),
 );
 console.log(
   `thresholds: pulse SNR >= ${presenceConfig.pulse.minSnrDb} dB, mouth/voice r >= ${presenceConfig.avSync.minCorrelation} within ±${presenceConfig.avSync.maxLagMs} ms, ` +
@@ -239,18 +239,18 @@ console.log(
 );
 
 for (const pop of POPULATIONS) {
-  const bona = run(pop, 'none');
+  const bona = run(pop, "none");
   const attacks = new Map<AttackType, Row[]>();
   for (const a of ATTACK_TYPES) attacks.set(a, run(pop, a));
 
   console.log(`\n## ${pop}\n`);
-  console.log('| class | sessions | error | rate | reasons |');
-  console.log('|---|---|---|---|---|');
+  console.log("| class | sessions | error | rate | reasons |");
+  console.log("|---|---|---|---|---|");
   console.log(`| bona fide | ${bona.length} | BPCER | ${pct(rate(bona, (r) => !r.passed))} | ${reasons(bona)} |`);
   for (const [a, rows] of attacks) {
     console.log(`| ${a} | ${rows.length} | APCER | ${pct(rate(rows, (r) => r.passed))} | ${reasons(rows)} |`);
   }
-  const lip = attacks.get('lipsync') ?? [];
+  const lip = attacks.get("lipsync") ?? [];
   for (const v of LIPSYNC_PULSES) {
     const sub = lip.filter((r) => r.variant === v);
     console.log(`| lipsync, pulse ${v} | ${sub.length} | APCER | ${pct(rate(sub, (r) => r.passed))} | ${reasons(sub)} |`);
@@ -259,20 +259,20 @@ for (const pop of POPULATIONS) {
   if (paced) pacedSweeps(bona, attacks);
   else {
     console.log(`\nSweep of the coupling correlation threshold (RSA floor as configured):\n`);
-    console.log(`| coupling r >= | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(' | ')} |`);
-    console.log(`|---|---|${ATTACK_TYPES.map(() => '---').join('|')}|`);
+    console.log(`| coupling r >= | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(" | ")} |`);
+    console.log(`|---|---|${ATTACK_TYPES.map(() => "---").join("|")}|`);
     for (const t of [-1, 0, 0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8]) {
       const f = passesWith(t, cfg.minRsaBpm, cfg.minRsaToNoise);
       const row = ATTACK_TYPES.map((a) => pct(rate(attacks.get(a) ?? [], f)));
-      console.log(`| ${t === -1 ? 'off' : t} | ${pct(rate(bona, (r) => !f(r)))} | ${row.join(' | ')} |`);
+      console.log(`| ${t === -1 ? "off" : t} | ${pct(rate(bona, (r) => !f(r)))} | ${row.join(" | ")} |`);
     }
     console.log(`\nSweep of the RSA floor (coupling r as configured; floor = max(bpm, ${cfg.minRsaToNoise} x beat noise)):\n`);
-    console.log(`| RSA >= bpm | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(' | ')} |`);
-    console.log(`|---|---|${ATTACK_TYPES.map(() => '---').join('|')}|`);
+    console.log(`| RSA >= bpm | BPCER | ${ATTACK_TYPES.map((a) => `APCER ${a}`).join(" | ")} |`);
+    console.log(`|---|---|${ATTACK_TYPES.map(() => "---").join("|")}|`);
     for (const t of [0, 0.5, 1, 1.2, 1.5, 2, 3]) {
       const f = passesWith(cfg.minCorrelation, t, cfg.minRsaToNoise);
       const row = ATTACK_TYPES.map((a) => pct(rate(attacks.get(a) ?? [], f)));
-      console.log(`| ${t} | ${pct(rate(bona, (r) => !f(r)))} | ${row.join(' | ')} |`);
+      console.log(`| ${t} | ${pct(rate(bona, (r) => !f(r)))} | ${row.join(" | ")} |`);
     }
 
     // The goal: APCER <= 1% for every attack at BPCER <= 3%.
@@ -285,7 +285,7 @@ for (const pop of POPULATIONS) {
     if (best) {
       console.log(
         `\nStrictest coupling threshold with BPCER <= 3% (RSA floor off): r >= ${best.t.toFixed(2)}, BPCER ${pct(best.bpcer)}, ` +
-          ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(', '),
+          ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(", "),
       );
     } else {
       console.log(`\nNo coupling threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !r.others))}).`);
@@ -297,16 +297,16 @@ for (const pop of POPULATIONS) {
 
   // Where the bona fide errors come from.
   const bins: Array<[string, (r: Row) => boolean]> = [
-    ['skin SNR < 0 dB', (r) => r.nuisance.snrDb < 0],
-    ['skin SNR 0..6 dB', (r) => r.nuisance.snrDb >= 0 && r.nuisance.snrDb < 6],
-    ['skin SNR >= 6 dB', (r) => r.nuisance.snrDb >= 6],
-    ['RSA < 3 bpm', (r) => r.nuisance.rsaBpm < 3],
-    ['RSA 3..5.5 bpm', (r) => r.nuisance.rsaBpm >= 3 && r.nuisance.rsaBpm < 5.5],
-    ['RSA >= 5.5 bpm', (r) => r.nuisance.rsaBpm >= 5.5],
+    ["skin SNR < 0 dB", (r) => r.nuisance.snrDb < 0],
+    ["skin SNR 0..6 dB", (r) => r.nuisance.snrDb >= 0 && r.nuisance.snrDb < 6],
+    ["skin SNR >= 6 dB", (r) => r.nuisance.snrDb >= 6],
+    ["RSA < 3 bpm", (r) => r.nuisance.rsaBpm < 3],
+    ["RSA 3..5.5 bpm", (r) => r.nuisance.rsaBpm >= 3 && r.nuisance.rsaBpm < 5.5],
+    ["RSA >= 5.5 bpm", (r) => r.nuisance.rsaBpm >= 5.5],
   ];
   console.log(`\nBona fide rejections by condition:\n`);
-  console.log('| condition | sessions | BPCER |');
-  console.log('|---|---|---|');
+  console.log("| condition | sessions | BPCER |");
+  console.log("|---|---|---|");
   for (const [label, f] of bins) {
     const sub = bona.filter(f);
     if (sub.length > 0) console.log(`| ${label} | ${sub.length} | ${pct(rate(sub, (r) => !r.passed))} |`);
@@ -318,14 +318,14 @@ if (!paced) oracleSection();
 // CPU time of one evaluation of a 20-second, 30 Hz descriptor (and of parsing it).
 const timing: PresenceDescriptor[] = [];
 for (let i = 0; i < 400; i++) {
-  const rng = createRng(hashSeed('bench-cpu', seed, i));
+  const rng = createRng(hashSeed("bench-cpu", seed, i));
   timing.push(
     simulateSession({
       person: rng.int(1, SANDBOX_PERSONS),
       nuisance: wildNuisance(rng),
       nonce: `bench-cpu-${i}`,
       seconds: 20,
-      seed: hashSeed('bench-cpu-session', seed, i),
+      seed: hashSeed("bench-cpu-session", seed, i),
       ...(paced ? { paced: true } : {}),
     }),
   );
@@ -346,8 +346,8 @@ for (let k = 0; k < 3; k++) {
   }
 }
 console.log(`\n## CPU time per 20-second descriptor (${evalUs.length} evaluations)\n`);
-console.log('| step | median | p95 |');
-console.log('|---|---|---|');
+console.log("| step | median | p95 |");
+console.log("|---|---|---|");
 console.log(`| evaluatePresence | ${(quantile(evalUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(evalUs, 0.95) / 1000).toFixed(2)} ms |`);
 console.log(`| parseDescriptor | ${(quantile(parseUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(parseUs, 0.95) / 1000).toFixed(2)} ms |`);
 console.log(`\nbenchmark wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -24,17 +24,17 @@
  * to the raw and the HTTP paths. At 100,000 templates fewer queries run (--queries-large), because
  * the exact scan takes seconds there on PGlite.
  */
-import { loadavg, cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { freePort } from "./lib/ports";
 import { connect, rpc, type Sql } from "../shared/db";
 import type { PresenceDescriptor } from "../shared/engine";
 import { faceEmbeddingOfPerson, simulateCapture } from "../shared/engine/simulate";
-import { TEMPLATE_DIMENSIONS, templateProtector, type TemplateProtector } from "../shared/identity/template-protection";
+import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../shared/identity/template-protection";
 import type { TemplateMatch } from "../shared/identity/template-store";
 import { createMerchant } from "../shared/merchants";
 import { startEmbeddedDatabase } from "./lib/embedded-db";
 import { applyMigrations } from "./lib/migrate";
+import { freePort } from "./lib/ports";
 import { localSecrets } from "./lib/secrets";
 import { startServer } from "./lib/server";
 
@@ -162,7 +162,10 @@ interface Query {
 }
 
 function randomUnit(): number[] {
-  const raw = Array.from({ length: TEMPLATE_DIMENSIONS }, () => Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random()));
+  const raw = Array.from(
+    { length: TEMPLATE_DIMENSIONS },
+    () => Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random()),
+  );
   const norm = Math.hypot(...raw);
   return raw.map((x) => x / norm);
 }
@@ -248,14 +251,19 @@ interface DatabaseRun {
 async function benchDatabase(label: string, databaseUrl: string, secrets: Record<string, string>): Promise<DatabaseRun> {
   const sql = connect(databaseUrl);
   const protector = await templateProtector(secrets.TEMPLATE_PROTECTION_KEY);
-  const server = await startServer({ port: await freePort(), env: { ...secrets, DATABASE_URL: databaseUrl }, functions: ["face-identify"] });
+  const server = await startServer({
+    port: await freePort(),
+    env: { ...secrets, DATABASE_URL: databaseUrl },
+    functions: ["face-identify"],
+  });
   try {
     const [{ version }] = await sql`select current_setting('server_version') as version`;
     const [vector] = await sql`select extversion from pg_extension where extname = 'vector'`;
-    const hasColumn = (
-      await sql`select 1 from information_schema.columns
+    const hasColumn =
+      (
+        await sql`select 1 from information_schema.columns
         where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'`
-    ).length > 0;
+      ).length > 0;
     const hnswDefinition = hasColumn ? await hnswIndexDefinition(sql) : null;
     const merchant = await createMerchant(sql, `bench-identify ${new Date().toISOString()}`);
     const persons = await enrolPersons(sql, protector, ENROLLED_PERSONS);
@@ -266,7 +274,9 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
       log(`${label}: growing to ${size.toLocaleString("en")} templates …`);
       const { seedMs, buildMs } = await growTo(sql, protector.keyId, current, size, hnswDefinition);
       current = size;
-      log(`${label}: ${size.toLocaleString("en")} seeded in ${(seedMs / 1000).toFixed(1)} s${hnswDefinition ? `, HNSW built in ${(buildMs / 1000).toFixed(1)} s` : ""}`);
+      log(
+        `${label}: ${size.toLocaleString("en")} seeded in ${(seedMs / 1000).toFixed(1)} s${hnswDefinition ? `, HNSW built in ${(buildMs / 1000).toFixed(1)} s` : ""}`,
+      );
 
       // Every query goes through each path in turn (HTTP, raw default, raw exact), in an order that
       // rotates from one query to the next, so drifting machine load weighs on all paths alike. Each
@@ -336,7 +346,9 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
       results.push(result);
       log(
         `${label} ${size}: HTTP ${ms(result.http.median)} ms, exact ${ms(result.rawExact.median)} ms` +
-          (result.rawHnsw ? `, HNSW ${ms(result.rawHnsw.median)} ms (${plan}), recall@1 enrolled ${fraction(...recallEnrolled)}, random ${fraction(...recallRandom)}` : ""),
+          (result.rawHnsw
+            ? `, HNSW ${ms(result.rawHnsw.median)} ms (${plan}), recall@1 enrolled ${fraction(...recallEnrolled)}, random ${fraction(...recallRandom)}`
+            : ""),
       );
     }
     return { label, version: String(version), pgvector: vector ? String(vector.extversion) : null, results };
@@ -345,7 +357,6 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
     await sql.end();
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Report
@@ -367,7 +378,9 @@ function report(runs: DatabaseRun[], seconds: number, load: [number[], number[]]
     lines.push("");
     lines.push(`### ${run.label} (PostgreSQL ${run.version}${run.pgvector ? `, pgvector ${run.pgvector}` : ", no pgvector"})`);
     lines.push("");
-    lines.push("| templates | path | queries | raw median | raw p95 | HTTP median | HTTP p95 | HTTP / raw (medians) | recall@1 enrolled | recall@1 random |");
+    lines.push(
+      "| templates | path | queries | raw median | raw p95 | HTTP median | HTTP p95 | HTTP / raw (medians) | recall@1 enrolled | recall@1 random |",
+    );
     lines.push("|---:|---|---:|---:|---:|---:|---:|---:|---|---|");
     for (const r of run.results) {
       const size = r.size.toLocaleString("en");
@@ -376,7 +389,9 @@ function report(runs: DatabaseRun[], seconds: number, load: [number[], number[]]
         lines.push(
           `| ${size} | HNSW (default) | ${r.rawHnsw.n} | ${ms(r.rawHnsw.median)} | ${ms(r.rawHnsw.p95)} | ${http} | ${(r.http.median / r.rawHnsw.median).toFixed(1)}× | ${fraction(...r.recallEnrolled)} | ${fraction(...r.recallRandom)} |`,
         );
-        lines.push(`| ${size} | exact | ${r.rawExact.n} | ${ms(r.rawExact.median)} | ${ms(r.rawExact.p95)} | — | — | — | (reference) | (reference) |`);
+        lines.push(
+          `| ${size} | exact | ${r.rawExact.n} | ${ms(r.rawExact.median)} | ${ms(r.rawExact.p95)} | — | — | — | (reference) | (reference) |`,
+        );
       } else {
         lines.push(
           `| ${size} | exact (default) | ${r.rawExact.n} | ${ms(r.rawExact.median)} | ${ms(r.rawExact.p95)} | ${http} | ${(r.http.median / r.rawExact.median).toFixed(1)}× | — | — |`,
@@ -387,7 +402,13 @@ function report(runs: DatabaseRun[], seconds: number, load: [number[], number[]]
     for (const r of run.results) {
       const parts = [
         `seeded in ${(r.seedMs / 1000).toFixed(1)} s`,
-        ...(r.rawHnsw ? [`HNSW index built in ${(r.buildMs / 1000).toFixed(1)} s`, `planner: ${r.plan}`, `HNSW/exact similarity gap on agreeing answers ≤ ${r.maxSimilarityGap.toExponential(1)}`] : []),
+        ...(r.rawHnsw
+          ? [
+              `HNSW index built in ${(r.buildMs / 1000).toFixed(1)} s`,
+              `planner: ${r.plan}`,
+              `HNSW/exact similarity gap on agreeing answers ≤ ${r.maxSimilarityGap.toExponential(1)}`,
+            ]
+          : []),
         `exact scan ranked the enrolled person first ${fraction(...r.exactFindsEnrolled)}`,
         `HTTP anomalies: ${r.httpAnomalies.length ? r.httpAnomalies.join(", ") : "none"}`,
       ];

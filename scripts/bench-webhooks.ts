@@ -13,7 +13,7 @@
  * time and deliveries per second.
  */
 import { createServer } from "node:http";
-import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { connect } from "../shared/db";
 import { createMerchant } from "../shared/merchants";
 import { createEndpoint } from "../shared/webhooks/endpoints";
@@ -106,7 +106,9 @@ try {
       from private.webhook_deliveries where merchant_id = ${merchant.merchant_id}::uuid`;
     const duplicates = [...seen.values()].filter((n) => n > 1).length;
     if (state.succeeded !== expected || seen.size !== expected || duplicates) {
-      throw new Error(`one pass should have delivered ${expected} (got ${state.succeeded} succeeded of ${state.total}, ${seen.size} received, ${duplicates} duplicated)`);
+      throw new Error(
+        `one pass should have delivered ${expected} (got ${state.succeeded} succeeded of ${state.total}, ${seen.size} received, ${duplicates} duplicated)`,
+      );
     }
     rows.push(
       `| ${events} | ${scenario.endpoints} | ${scenario.latencyMs} ms | ${expected} | ${seconds.toFixed(2)} s | ${Math.round(expected / seconds)} |`,

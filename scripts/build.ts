@@ -1,12 +1,14 @@
 import { relative } from "node:path";
-import { MAX_BUNDLE_BYTES, buildAll } from "./lib/build";
+import { buildAll, MAX_BUNDLE_BYTES } from "./lib/build";
 import { ROOT } from "./lib/functions";
 
 const bundles = await buildAll();
 const width = Math.max(...bundles.map((b) => b.name.length), 8);
 console.log(`${"function".padEnd(width)}  ${"bytes".padStart(9)}  ${"KiB".padStart(7)}  bundle`);
 for (const b of bundles) {
-  console.log(`${b.name.padEnd(width)}  ${String(b.bytes).padStart(9)}  ${(b.bytes / 1024).toFixed(1).padStart(7)}  ${relative(ROOT, b.path)}`);
+  console.log(
+    `${b.name.padEnd(width)}  ${String(b.bytes).padStart(9)}  ${(b.bytes / 1024).toFixed(1).padStart(7)}  ${relative(ROOT, b.path)}`,
+  );
 }
 const oversized = bundles.filter((b) => b.bytes > MAX_BUNDLE_BYTES);
 if (oversized.length) {

@@ -4,7 +4,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs, usage, type CommandGroup } from "./cli/args";
+import { type CommandGroup, parseArgs, usage } from "./cli/args";
 
 const groupsDir = join(import.meta.dirname, "cli");
 const groups = readdirSync(groupsDir)

@@ -5,7 +5,7 @@
  */
 import { connect as netConnect } from "node:net";
 import { connect } from "../shared/db";
-import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, startEmbeddedDatabase, type EmbeddedDatabase } from "./lib/embedded-db";
+import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./lib/embedded-db";
 import { applyMigrations } from "./lib/migrate";
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */

@@ -1,12 +1,12 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import type { Principal, ServicePrincipal } from "./auth";
 import { requestClock } from "./clock";
-import { readConfig, type Bindings, type Config } from "./config";
+import { type Bindings, type Config, readConfig } from "./config";
 import { connect, type Sql } from "./db";
 import { ApiError, errorCatalogue } from "./errors";
-import { negotiateLocale, type Locale } from "./i18n";
-import type { Principal, ServicePrincipal } from "./auth";
+import { type Locale, negotiateLocale } from "./i18n";
 
 export type AppEnv = {
   Bindings: Bindings;

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
+import { type Environment, type KeyKind, parseApiKey } from "./api-keys";
 import type { AppEnv } from "./app";
-import { parseApiKey, type Environment, type KeyKind } from "./api-keys";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { rpc } from "./db";
 import { ApiError } from "./errors";

@@ -17,7 +17,10 @@ const configSchema = v.object({
   SERVICE_ROLE_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "SERVICE_ROLE_KEY must be at least 32 characters"))),
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
-  DEPLOYMENT_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")), "default"),
+  DEPLOYMENT_ID: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")),
+    "default",
+  ),
   /** Encrypts webhook endpoint secrets at rest (shared/webhooks/secret-box.ts). */
   WEBHOOK_SECRET_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "WEBHOOK_SECRET_KEY must be at least 32 characters"))),
   /** During a key rotation, the key the secrets not yet re-sealed (`webhook reseal`) are still sealed under. */
@@ -28,7 +31,13 @@ const configSchema = v.object({
   WEBHOOK_ALLOW_LOOPBACK_HTTP: v.optional(v.picklist(["0", "1"]), "0"),
   /** Per-attempt webhook timeout in milliseconds (default 15000). */
   WEBHOOK_TIMEOUT_MS: v.optional(
-    v.pipe(v.string(), v.regex(/^\d{1,6}$/, "WEBHOOK_TIMEOUT_MS must be milliseconds"), v.transform(Number), v.minValue(100), v.maxValue(15_000)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,6}$/, "WEBHOOK_TIMEOUT_MS must be milliseconds"),
+      v.transform(Number),
+      v.minValue(100),
+      v.maxValue(15_000),
+    ),
     "15000",
   ),
 });

@@ -1,5 +1,5 @@
 import { createFunctionApp } from "./app";
-import { readConfig, type Bindings, type Config } from "./config";
+import { type Bindings, type Config, readConfig } from "./config";
 import { connect, type Sql } from "./db";
 import { ApiError } from "./errors";
 

@@ -58,7 +58,8 @@ const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network
 /** True when the error means the database could not be reached, as opposed to a failed statement. */
 export function isUnreachable(error: unknown): boolean {
   const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
-  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || ["57P01", "57P03", "53300"].includes(code))) return true;
+  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || ["57P01", "57P03", "53300"].includes(code)))
+    return true;
   return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
 }
 

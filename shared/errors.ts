@@ -23,7 +23,10 @@ export const errorCatalogue = {
   AGENT_DISPLAY_NAME_TOO_LONG: [400, "agent_display_name is at most 64 characters."],
   AGENT_DESCRIPTOR_EMPTY: [400, "agent_descriptor, when present, must not be blank."],
   AGENT_DESCRIPTOR_TOO_LONG: [400, "agent_descriptor is at most 140 characters."],
-  INVALID_CEILING: [400, "The ceiling's shape does not match its kind (amount and currency for amount, count for count, both for both, neither for none)."],
+  INVALID_CEILING: [
+    400,
+    "The ceiling's shape does not match its kind (amount and currency for amount, count for count, both for both, neither for none).",
+  ],
   EXPIRES_AT_NOT_IN_FUTURE: [400, "expires_at must be in the future: no mandate is open-ended or born expired."],
   STEP_UP_OF_INVALID: [400, "step_up_of is not a standing mandate of this person from this merchant."],
   LIVE_CAPTURE_REQUIRED: [400, "The descriptor is not a live capture, so it cannot be used to identify a face."],

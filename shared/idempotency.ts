@@ -48,7 +48,13 @@ export function idempotency(functionName: string): MiddlewareHandler<AppEnv> {
       await next();
     } finally {
       const status = c.res.status;
-      const body = status < 500 ? await c.res.clone().json().catch(() => null) : null;
+      const body =
+        status < 500
+          ? await c.res
+              .clone()
+              .json()
+              .catch(() => null)
+          : null;
       await rpc(c.var.db(), "idempotency_finish", { ...scope, status: body === null ? 500 : status, body });
     }
   };

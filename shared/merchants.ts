@@ -1,4 +1,4 @@
-import { mintApiKey, type Environment, type KeyKind } from "./api-keys";
+import { type Environment, type KeyKind, mintApiKey } from "./api-keys";
 import { rpc, type Sql } from "./db";
 
 export interface CreatedMerchant {
@@ -23,7 +23,12 @@ export async function createMerchant(sql: Sql, name: string): Promise<CreatedMer
   const minted = await Promise.all(initialKeys.map((k) => mintApiKey(k.kind, k.environment)));
   const result = await rpc<{ merchant_id: string }>(sql, "merchant_create", {
     name,
-    keys: initialKeys.map((k, i) => ({ kind: k.kind, environment: k.environment, key_hash: minted[i].hash, key_hint: keyHint(minted[i].key) })),
+    keys: initialKeys.map((k, i) => ({
+      kind: k.kind,
+      environment: k.environment,
+      key_hash: minted[i].hash,
+      key_hint: keyHint(minted[i].key),
+    })),
   });
   const keys = Object.fromEntries(initialKeys.map((k, i) => [k.name, minted[i].key])) as CreatedMerchant["keys"];
   return { merchant_id: result.merchant_id, keys };

@@ -14,8 +14,8 @@
  */
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
 import type { Config } from "./config";
-import { signJson } from "./signing";
 import { toHex } from "./crypto";
+import { signJson } from "./signing";
 
 export const RECEIPT_TYPE = "receipt+jws";
 export const RECEIPT_PAYLOAD_VERSION = 1;
@@ -217,19 +217,36 @@ function stringOrNull(value: unknown): string | null {
 function parsePayload(value: unknown): ReceiptPayload | null {
   if (!value || typeof value !== "object" || Array.isArray(value)) return null;
   const p = value as Record<string, unknown>;
-  const allowed = new Set(["v", "rid", "code", "env", "act", "iat", "assurance_level", "service_hash", "merchant_id", "transaction_id", "amount_minor", "currency"]);
+  const allowed = new Set([
+    "v",
+    "rid",
+    "code",
+    "env",
+    "act",
+    "iat",
+    "assurance_level",
+    "service_hash",
+    "merchant_id",
+    "transaction_id",
+    "amount_minor",
+    "currency",
+  ]);
   if (Object.keys(p).some((key) => !allowed.has(key))) return null;
   const ok =
     p.v === RECEIPT_PAYLOAD_VERSION &&
-    typeof p.rid === "string" && UUID.test(p.rid) &&
-    typeof p.code === "string" && RECEIPT_CODE.test(p.code) &&
+    typeof p.rid === "string" &&
+    UUID.test(p.rid) &&
+    typeof p.code === "string" &&
+    RECEIPT_CODE.test(p.code) &&
     (p.env === "test" || p.env === "live") &&
     ACTIONS.includes(p.act as ReceiptAction) &&
     Number.isSafeInteger(p.iat) &&
     ASSURANCE_LEVELS.includes(p.assurance_level as AssuranceLevel) &&
     typeof p.service_hash === "string" &&
-    typeof p.merchant_id === "string" && UUID.test(p.merchant_id) &&
-    typeof p.transaction_id === "string" && UUID.test(p.transaction_id) &&
+    typeof p.merchant_id === "string" &&
+    UUID.test(p.merchant_id) &&
+    typeof p.transaction_id === "string" &&
+    UUID.test(p.transaction_id) &&
     (p.amount_minor === undefined || (Number.isSafeInteger(p.amount_minor) && (p.amount_minor as number) >= 0)) &&
     (p.currency === undefined || (typeof p.currency === "string" && /^[A-Z]{3}$/.test(p.currency))) &&
     (p.amount_minor === undefined) === (p.currency === undefined);

@@ -1,4 +1,4 @@
-import { translate, type Locale, type MessageKey } from "./i18n";
+import { type Locale, type MessageKey, translate } from "./i18n";
 
 /** The version of the scope vocabulary; it changes only when the vocabulary does. */
 export const SCOPE_CATALOGUE_VERSION = "1.0.0-beta";

@@ -1,5 +1,5 @@
-import { CompactSign, compactVerify, importJWK, SignJWT, jwtVerify, type JWK, type JWTPayload, createLocalJWKSet } from "jose";
-import { requireSecret, type Config } from "./config";
+import { CompactSign, compactVerify, createLocalJWKSet, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { type Config, requireSecret } from "./config";
 
 export interface SigningKey {
   kid: string;

@@ -190,8 +190,7 @@ export function validateTheme(surface: Surface, data: unknown): ThemeValidation 
 export const DEFAULT_THEME_ASSETS_BASE_URL = "https://assets.human-authorisation.example/theme/v1";
 
 /** The default sans-serif family stack (the spec omits the names): system fonts, nothing to download. */
-export const DEFAULT_FONT_FAMILY =
-  'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+export const DEFAULT_FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
 
 /**
  * The assets base URL from the binding value: unset or empty gives the default; anything other

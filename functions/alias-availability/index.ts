@@ -4,8 +4,9 @@
  * unique per environment across merchants; a reservation is released only by the merchant that
  * made it, with its claim token. Every response is `cache-control: no-store`.
  */
-import { createFunctionApp, type AppContext } from "../../shared/app";
-import { aliasVerdict, pickSuggestions, suggestionCandidates, type AliasVerdict } from "../../shared/alias";
+
+import { type AliasVerdict, aliasVerdict, pickSuggestions, suggestionCandidates } from "../../shared/alias";
+import { type AppContext, createFunctionApp } from "../../shared/app";
 import { apiKeyAuth, type Principal } from "../../shared/auth";
 import { randomBase62, sha256Hex } from "../../shared/crypto";
 import { rpc } from "../../shared/db";

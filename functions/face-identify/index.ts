@@ -8,7 +8,7 @@ import { apiKeyAuth } from "../../shared/auth";
 import { requireSecret } from "../../shared/config";
 import { rpc } from "../../shared/db";
 import { ApiError } from "../../shared/errors";
-import { FACE_MATCH_GATE, descriptorFrom, judge } from "../../shared/identity/presence";
+import { descriptorFrom, FACE_MATCH_GATE, judge } from "../../shared/identity/presence";
 import { forcedScenario } from "../../shared/identity/scenario";
 import { subjectRef } from "../../shared/identity/subject-ref";
 import { bestMatch, protectorFor } from "../../shared/identity/template-store";
@@ -35,7 +35,7 @@ app.post("/", apiKeyAuth("publishable"), replayGuard(), async (c) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
   const confidence = Math.max(0, Math.round((match?.similarity ?? 0) * 10_000) / 10_000);
-  if (!match || !match.reachable || match.similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
+  if (!match?.reachable || match.similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
     return c.json({ matched: false, subject_ref: null, confidence });
   }
 

@@ -5,7 +5,7 @@
  */
 import { createFunctionApp } from "../../shared/app";
 import { apiKeyAuth } from "../../shared/auth";
-import { IDEMPOTENCY_KEY, consumeDecision, decisionRequest } from "../../shared/mandates/decision";
+import { consumeDecision, decisionRequest, IDEMPOTENCY_KEY } from "../../shared/mandates/decision";
 import { refusal } from "../../shared/mandates/refusals";
 import { replayGuard } from "../../shared/replay-guard";
 

@@ -8,7 +8,7 @@ import { apiKeyAuth } from "../../shared/auth";
 import { rpc } from "../../shared/db";
 import { issueRequest } from "../../shared/mandates/issue";
 import { replayGuard } from "../../shared/replay-guard";
-import { moneyScopes, scopeLabel, type Scope } from "../../shared/scopes";
+import { moneyScopes, type Scope, scopeLabel } from "../../shared/scopes";
 import { readJson } from "../../shared/validation";
 
 /** Rule 1: a capture older than this is no proof. */

@@ -29,7 +29,12 @@ app.post("/", serviceRoleOr(secretKeyOrUserAuth()), async (c) => {
       : { by: "issuing_merchant", merchant_id: principal!.merchantId, environment: principal!.environment };
   const mandateId = mandateUuid(input.mandate_id);
   const result = mandateId
-    ? await rpc<object | null>(c.var.db(), "mandate_revoke", { ...revoker, mandate_id: mandateId, reason: input.reason, now: c.var.now.toISOString() })
+    ? await rpc<object | null>(c.var.db(), "mandate_revoke", {
+        ...revoker,
+        mandate_id: mandateId,
+        reason: input.reason,
+        now: c.var.now.toISOString(),
+      })
     : null;
   if (!result) throw new ApiError("not_found");
   return c.json(result);

@@ -7,11 +7,11 @@
  * exists or has a theme, and no code outside the spec's list appears.
  */
 import * as v from "valibot";
-import { createFunctionApp, type AppContext } from "../../shared/app";
+import { type AppContext, createFunctionApp } from "../../shared/app";
 import { API_KEY_HEADER, apiKeyAuth } from "../../shared/auth";
 import { rpc } from "../../shared/db";
 import { ApiError } from "../../shared/errors";
-import { THEME_API_VERSION, resolveTheme, surfaces, themeAssetsBaseUrl, type Surface } from "../../shared/theme";
+import { resolveTheme, type Surface, surfaces, THEME_API_VERSION, themeAssetsBaseUrl } from "../../shared/theme";
 import { readJson } from "../../shared/validation";
 
 const app = createFunctionApp("merchant-theme-get");

@@ -25,7 +25,9 @@ app.post("/", secretKeyOrUserAuth(), circuitBreaker(NAME), replayGuard(), idempo
   const scenario = forcedScenario(c);
   const identity = await resolveIdentity(c, input.user_id);
   if (input.mandate_id !== undefined) {
-    return c.json(await transactWithMandate(c, { ...input, mandate_id: input.mandate_id }, identity.identity_id, identity.document !== null));
+    return c.json(
+      await transactWithMandate(c, { ...input, mandate_id: input.mandate_id }, identity.identity_id, identity.document !== null),
+    );
   }
   const descriptor = descriptorFrom(input.face_template, input.capture_nonce);
   const approval = await judgeAndRecord(c, input, descriptor, identity, scenario);

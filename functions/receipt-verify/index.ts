@@ -6,17 +6,17 @@
  * keys, so anyone can do the same offline. Fair use per IP. Shapes: docs/receipts.md.
  */
 import * as v from "valibot";
-import { createFunctionApp, type AppContext } from "../../shared/app";
+import { type AppContext, createFunctionApp } from "../../shared/app";
 import { rpc } from "../../shared/db";
 import { ApiError } from "../../shared/errors";
 import { clientIp, enforceRateLimit, type RateLimitRule } from "../../shared/rate-limit";
 import {
   normaliseReceiptCode,
+  type ProofStep,
+  type ReceiptPayload,
   receiptSeal,
   verifyInclusion,
   verifyReceipt,
-  type ProofStep,
-  type ReceiptPayload,
 } from "../../shared/receipts";
 import { signingKeys } from "../../shared/signing";
 import { parseWith, readJson } from "../../shared/validation";

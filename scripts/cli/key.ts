@@ -2,7 +2,7 @@ import { parseApiKey } from "../../shared/api-keys";
 import { sha256Hex } from "../../shared/crypto";
 import { rpc } from "../../shared/db";
 import { createKey } from "../../shared/merchants";
-import { UUID, choiceFlag, requireFlag, usage, withDatabase, type CommandGroup } from "./args";
+import { type CommandGroup, choiceFlag, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const key: CommandGroup = {
   /** key create --merchant M --kind publishable|secret --env test|live: one more key, shown once. */

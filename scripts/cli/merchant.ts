@@ -1,5 +1,5 @@
 import { createMerchant } from "../../shared/merchants";
-import { requireFlag, usage, withDatabase, type CommandGroup } from "./args";
+import { type CommandGroup, requireFlag, usage, withDatabase } from "./args";
 
 const merchant: CommandGroup = {
   /** merchant create --name N: a merchant with pk/sk keys for test and live, shown once. */

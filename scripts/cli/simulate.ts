@@ -8,11 +8,11 @@
 import { DESCRIPTOR_LIMITS } from "../../shared/engine/descriptor";
 import {
   ATTACK_TYPES,
-  SANDBOX_PERSONS,
-  personProfile,
-  simulateCapture,
   type AttackType,
+  personProfile,
+  SANDBOX_PERSONS,
   type SubjectState,
+  simulateCapture,
 } from "../../shared/engine/simulate";
 
 type Flags = Record<string, string | boolean>;
@@ -72,16 +72,16 @@ const simulate = {
     const nonce = text(flags, "nonce");
     if (
       nonce !== undefined &&
-      (nonce.length < DESCRIPTOR_LIMITS.nonceMinLength ||
-        nonce.length > DESCRIPTOR_LIMITS.nonceMaxLength ||
-        !/^[\x21-\x7e]+$/.test(nonce))
+      (nonce.length < DESCRIPTOR_LIMITS.nonceMinLength || nonce.length > DESCRIPTOR_LIMITS.nonceMaxLength || !/^[\x21-\x7e]+$/.test(nonce))
     ) {
-      throw bad(`--nonce must be ${DESCRIPTOR_LIMITS.nonceMinLength} to ${DESCRIPTOR_LIMITS.nonceMaxLength} printable characters without spaces`);
+      throw bad(
+        `--nonce must be ${DESCRIPTOR_LIMITS.nonceMinLength} to ${DESCRIPTOR_LIMITS.nonceMaxLength} printable characters without spaces`,
+      );
     }
     const capturedAt = text(flags, "captured-at");
     if (capturedAt !== undefined && !Number.isFinite(Date.parse(capturedAt))) throw bad("--captured-at must be an ISO 8601 time");
     const seed = text(flags, "seed") === undefined ? undefined : integer(flags, "seed", 0, 2 ** 32 - 1);
-    const pacedFlag = flags["paced"];
+    const pacedFlag = flags.paced;
     if (pacedFlag !== undefined && pacedFlag !== true && pacedFlag !== "true") throw bad("--paced takes no value");
     const paced = pacedFlag !== undefined;
     return simulateCapture({

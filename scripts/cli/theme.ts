@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { rpc } from "../../shared/db";
 import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/theme";
-import { UUID, choiceFlag, requireFlag, usage, withDatabase, type CommandGroup, type Flags } from "./args";
+import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const theme: CommandGroup = {
   /**

@@ -11,21 +11,20 @@
  * in .data/secrets.json, so the worker of that server can open them.
  */
 import { join } from "node:path";
-import type { ErrorCode } from "../../shared/errors";
 import { rpc } from "../../shared/db";
+import type { ErrorCode } from "../../shared/errors";
 import {
-  EndpointInputError,
-  ROTATION_OVERLAP_SECONDS,
   createEndpoint,
   disableEndpoint,
+  EndpointInputError,
   listEndpoints,
+  ROTATION_OVERLAP_SECONDS,
   replayEvents,
   resealSecrets,
   rotateEndpointSecret,
-  type Environment,
 } from "../../shared/webhooks/endpoints";
 import { localSecrets } from "../lib/secrets";
-import { UUID, choiceFlag, requireFlag, usage, withDatabase, type CommandGroup, type Flags } from "./args";
+import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const environments = ["test", "live"] as const;
 
@@ -38,7 +37,13 @@ const webhook: CommandGroup = {
     const merchantId = uuidFlag(flags, "merchant");
     const environment = choiceFlag(flags, "env", environments);
     const url = requireFlag(flags, "url").trim();
-    const events = flags.events === undefined ? null : requireFlag(flags, "events").split(",").map((type) => type.trim()).filter(Boolean);
+    const events =
+      flags.events === undefined
+        ? null
+        : requireFlag(flags, "events")
+            .split(",")
+            .map((type) => type.trim())
+            .filter(Boolean);
     const secretKey = webhookSecretKey();
     return withDatabase((sql) =>
       createEndpoint(sql, secretKey, {
@@ -83,7 +88,8 @@ const webhook: CommandGroup = {
    */
   async reseal() {
     const previous = process.env.WEBHOOK_SECRET_KEY_PREVIOUS;
-    if (!previous) throw usage("set WEBHOOK_SECRET_KEY_PREVIOUS to the key the secrets were sealed under (and WEBHOOK_SECRET_KEY to the new one)");
+    if (!previous)
+      throw usage("set WEBHOOK_SECRET_KEY_PREVIOUS to the key the secrets were sealed under (and WEBHOOK_SECRET_KEY to the new one)");
     const current = webhookSecretKey();
     if (previous === current) throw usage("WEBHOOK_SECRET_KEY_PREVIOUS is the current key: nothing to reseal");
     return withDatabase((sql) => resealSecrets(sql, [current, previous]));
@@ -110,7 +116,9 @@ const webhook: CommandGroup = {
     const from = timeFlag(flags, "from");
     const to = timeFlag(flags, "to");
     if (from >= to) throw usage("--from must be earlier than --to");
-    const replayed = await withDatabase((sql) => replayEvents(sql, { merchantId, environment, from, to, endpointId })).catch(explain("merchant or endpoint"));
+    const replayed = await withDatabase((sql) => replayEvents(sql, { merchantId, environment, from, to, endpointId })).catch(
+      explain("merchant or endpoint"),
+    );
     return { merchant_id: merchantId, environment, from: from.toISOString(), to: to.toISOString(), ...replayed };
   },
 
@@ -121,9 +129,9 @@ const webhook: CommandGroup = {
   async threshold(flags) {
     const merchantId = uuidFlag(flags, "merchant");
     const percent = flags.percent === undefined ? undefined : integerFlag(flags, "percent", 0, 99);
-    return withDatabase((sql) => rpc(sql, "merchant_at_limit_threshold", { merchant_id: merchantId, ...(percent === undefined ? {} : { percent }) })).catch(
-      explain("merchant"),
-    );
+    return withDatabase((sql) =>
+      rpc(sql, "merchant_at_limit_threshold", { merchant_id: merchantId, ...(percent === undefined ? {} : { percent }) }),
+    ).catch(explain("merchant"));
   },
 };
 
@@ -154,7 +162,8 @@ function hoursFlag(flags: Flags, name: string): number {
 function timeFlag(flags: Flags, name: string): Date {
   const raw = requireFlag(flags, name).trim();
   const at = new Date(raw);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) throw usage(`--${name} must be an ISO 8601 time, e.g. 2026-11-21T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime()))
+    throw usage(`--${name} must be an ISO 8601 time, e.g. 2026-11-21T00:00:00Z`);
   return at;
 }
 

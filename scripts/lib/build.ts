@@ -1,7 +1,7 @@
-import { build } from "esbuild";
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { DIST_DIR, FUNCTIONS_DIR, ROOT, functionNames } from "./functions";
+import { build } from "esbuild";
+import { DIST_DIR, FUNCTIONS_DIR, functionNames, ROOT } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
 

@@ -21,7 +21,11 @@ export async function startEmbeddedDatabase({
   dataDir = join(process.cwd(), ".data", "pglite"),
   port = DEFAULT_EMBEDDED_PORT,
   host = "127.0.0.1",
-}: { dataDir?: string; port?: number; host?: string } = {}): Promise<EmbeddedDatabase> {
+}: {
+  dataDir?: string;
+  port?: number;
+  host?: string;
+} = {}): Promise<EmbeddedDatabase> {
   if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
   const db = await PGlite.create(dataDir, { extensions: { vector } });
   await db.exec("create extension if not exists vector");

@@ -27,7 +27,9 @@ export async function applyMigrations(sql: Sql): Promise<string[]> {
       comment on column private.schema_migrations.checksum is 'SHA-256 of the file as applied; a later edit of an applied migration is refused.';
       comment on column private.schema_migrations.applied_at is 'When it was applied.';
     `);
-    const done = new Map((await tx`select name, checksum from private.schema_migrations`).map((r) => [r.name as string, r.checksum as string]));
+    const done = new Map(
+      (await tx`select name, checksum from private.schema_migrations`).map((r) => [r.name as string, r.checksum as string]),
+    );
     for (const file of files) {
       const text = await readFile(join(MIGRATIONS_DIR, file), "utf8");
       const checksum = createHash("sha256").update(text).digest("hex");

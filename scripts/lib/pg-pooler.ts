@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { connect as netConnect, createServer, type AddressInfo, type Socket } from "node:net";
+import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 
 /**
  * A small transaction-mode Postgres pooler: the local stand-in for Hyperdrive and Supavisor.
@@ -145,7 +145,8 @@ function parseUpstream(url: string, applicationName: string): Upstream {
   const u = new URL(url);
   if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error(`not a postgres:// URL: ${u.protocol}`);
   const sslmode = u.searchParams.get("sslmode");
-  if (sslmode && !["disable", "allow", "prefer"].includes(sslmode)) throw new Error(`the local pooler does not speak TLS to the upstream (sslmode=${sslmode})`);
+  if (sslmode && !["disable", "allow", "prefer"].includes(sslmode))
+    throw new Error(`the local pooler does not speak TLS to the upstream (sslmode=${sslmode})`);
   const user = decodeURIComponent(u.username) || "postgres";
   return {
     host: u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1",
@@ -180,16 +181,26 @@ class Backend {
         socket.destroy();
         reject(error);
       };
-      socket.setTimeout(10_000, () => fail(new UpstreamError("upstream connect timeout", errorResponse("08001", "pooler: upstream connect timeout"))));
-      socket.once("error", (error) => fail(new UpstreamError(`upstream: ${error.message}`, errorResponse("08001", `pooler: upstream unreachable: ${error.message}`))));
-      socket.once("close", () => fail(new UpstreamError("upstream closed during startup", errorResponse("08006", "pooler: upstream closed during startup"))));
+      socket.setTimeout(10_000, () =>
+        fail(new UpstreamError("upstream connect timeout", errorResponse("08001", "pooler: upstream connect timeout"))),
+      );
+      socket.once("error", (error) =>
+        fail(new UpstreamError(`upstream: ${error.message}`, errorResponse("08001", `pooler: upstream unreachable: ${error.message}`))),
+      );
+      socket.once("close", () =>
+        fail(new UpstreamError("upstream closed during startup", errorResponse("08006", "pooler: upstream closed during startup"))),
+      );
       socket.on("connect", () => {
         const params = Buffer.concat([
           Buffer.from([0, 3, 0, 0]),
-          cstring("user"), cstring(upstream.user),
-          cstring("database"), cstring(upstream.database),
-          cstring("application_name"), cstring(upstream.applicationName),
-          cstring("client_encoding"), cstring("UTF8"),
+          cstring("user"),
+          cstring(upstream.user),
+          cstring("database"),
+          cstring(upstream.database),
+          cstring("application_name"),
+          cstring(upstream.applicationName),
+          cstring("client_encoding"),
+          cstring("UTF8"),
           Buffer.from([0]),
         ]);
         const head = Buffer.alloc(4);
@@ -197,7 +208,7 @@ class Backend {
         socket.write(Buffer.concat([head, params]));
       });
       const onStartupData = (chunk: Buffer) => {
-        let parsed;
+        let parsed: ReturnType<MessageReader["push"]>;
         try {
           parsed = backend.reader.push(chunk);
         } catch (error) {
@@ -211,11 +222,16 @@ class Backend {
             if (kind === 0) continue;
             if (kind === 3) socket.write(message("p", cstring(upstream.password)));
             else if (kind === 5) {
-              const inner = createHash("md5").update(upstream.password + upstream.user).digest("hex");
+              const inner = createHash("md5")
+                .update(upstream.password + upstream.user)
+                .digest("hex");
               const outer = createHash("md5").update(inner).update(body.subarray(4, 8)).digest("hex");
               socket.write(message("p", cstring(`md5${outer}`)));
             } else {
-              const text = kind === 10 ? "SCRAM authentication is not supported by the local pooler (use trust, password or md5, or DB_POOLER=0)" : `unsupported authentication request ${kind}`;
+              const text =
+                kind === 10
+                  ? "SCRAM authentication is not supported by the local pooler (use trust, password or md5, or DB_POOLER=0)"
+                  : `unsupported authentication request ${kind}`;
               return fail(new UpstreamError(text, errorResponse("28000", `pooler: ${text}`)));
             }
           } else if (m.type === "S") {
@@ -245,7 +261,7 @@ class Backend {
 
   /** Backend → client, whole messages only; hands the backend back when its client is done. */
   private onData(chunk: Buffer) {
-    let parsed;
+    let parsed: ReturnType<MessageReader["push"]>;
     try {
       parsed = this.reader.push(chunk);
     } catch {
@@ -343,7 +359,7 @@ class Client {
 
   /** Client → backend, whole messages only; leases a backend for the first message of a transaction. */
   private onMessages(chunk: Buffer) {
-    let parsed;
+    let parsed: ReturnType<MessageReader["push"]>;
     try {
       parsed = this.reader.push(chunk);
     } catch {
@@ -528,7 +544,14 @@ class Pool {
 }
 
 /** Starts the pooler on `host:port` (a free port by default) in front of `upstreamUrl`. */
-export async function startPgPooler({ upstreamUrl, size = 20, host = "127.0.0.1", port = 0, applicationName = "hauth-pooler", log = () => {} }: PoolerOptions): Promise<RunningPooler> {
+export async function startPgPooler({
+  upstreamUrl,
+  size = 20,
+  host = "127.0.0.1",
+  port = 0,
+  applicationName = "hauth-pooler",
+  log = () => {},
+}: PoolerOptions): Promise<RunningPooler> {
   if (!(size >= 1)) throw new Error(`pooler size must be at least 1 (got ${size})`);
   const upstream = parseUpstream(upstreamUrl, applicationName);
   const pool = new Pool(upstream, size, log);
@@ -546,7 +569,13 @@ export async function startPgPooler({ upstreamUrl, size = 20, host = "127.0.0.1"
   return {
     url,
     port: bound,
-    stats: () => ({ backends: pool.backends.size, idle: pool.idle.length, connecting: pool.connecting, waiting: pool.waiters.length, clients: pool.clients.size }),
+    stats: () => ({
+      backends: pool.backends.size,
+      idle: pool.idle.length,
+      connecting: pool.connecting,
+      waiting: pool.waiters.length,
+      clients: pool.clients.size,
+    }),
     async stop() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       pool.stop();

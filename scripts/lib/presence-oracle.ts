@@ -8,17 +8,17 @@
  * judges a descriptor measures less than this, so where the bound misses the goal, the
  * engine cannot meet it with this statistic either, whatever its signal processing.
  */
-import { beatNoiseOf, breathLock } from '../../shared/engine/checks.js';
-import { presenceConfig } from '../../shared/engine/config.js';
-import { createRng, hashSeed } from '../../shared/engine/rng.js';
-import { simulatePhysiology, wildNuisance, type Nuisance } from '../../shared/engine/simulate.js';
+import { beatNoiseOf, breathLock } from "../../shared/engine/checks.js";
+import { presenceConfig } from "../../shared/engine/config.js";
+import { createRng, hashSeed } from "../../shared/engine/rng.js";
+import { type Nuisance, simulatePhysiology, wildNuisance } from "../../shared/engine/simulate.js";
 
 /** Which heart-rate variation the readers have. */
 export type OraclePhysiology =
   /** The simulator's: respiratory sinus arrhythmia plus Mayer waves, drift and random variation. */
-  | 'full'
+  | "full"
   /** Only what the issue lists: respiratory sinus arrhythmia on a steady rate. */
-  | 'rsa-only';
+  | "rsa-only";
 
 /** One configuration of the bound. */
 export interface OracleCase {
@@ -51,17 +51,16 @@ interface Lock {
   beatNoise: number;
 }
 
-function lockOf(kind: 'live' | 'recorded' | 'drifting', c: OracleCase, seed: number, i: number): Lock {
-  const rng = createRng(hashSeed('oracle', seed, kind, i));
-  const quiet = (n: Nuisance): Nuisance =>
-    c.physiology === 'full' ? n : { ...n, mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 };
+function lockOf(kind: "live" | "recorded" | "drifting", c: OracleCase, seed: number, i: number): Lock {
+  const rng = createRng(hashSeed("oracle", seed, kind, i));
+  const quiet = (n: Nuisance): Nuisance => (c.physiology === "full" ? n : { ...n, mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 });
   const truth = simulatePhysiology({
     pulse: kind,
     nuisance: quiet(wildNuisance(rng)),
     attackerNuisance: quiet(wildNuisance(rng)),
     seconds: c.seconds,
     sampleRateHz: SAMPLE_HZ,
-    seed: hashSeed('oracle-session', seed, kind, i),
+    seed: hashSeed("oracle-session", seed, kind, i),
   });
   const beats = truth.beats.map((t) => t + (c.timingMs / 1000) * rng.normal());
   const times: number[] = [];
@@ -83,11 +82,10 @@ function lockOf(kind: 'live' | 'recorded' | 'drifting', c: OracleCase, seed: num
  * (correlation and RSA thresholds) with the lowest BPCER whose lip-sync APCER is at most 1%.
  */
 export function oracleBound(c: OracleCase, seed: number, n: number): OracleResult {
-  const sample = (kind: 'live' | 'recorded' | 'drifting'): Lock[] =>
-    Array.from({ length: n }, (_, i) => lockOf(kind, c, seed, i));
-  const live = sample('live');
-  const recorded = sample('recorded');
-  const drifting = sample('drifting');
+  const sample = (kind: "live" | "recorded" | "drifting"): Lock[] => Array.from({ length: n }, (_, i) => lockOf(kind, c, seed, i));
+  const live = sample("live");
+  const recorded = sample("recorded");
+  const drifting = sample("drifting");
   const share = (xs: Lock[], r: number, rsa: number): number => xs.filter((x) => x.r >= r && x.rsa >= rsa).length / n;
   const noises = live.map((x) => x.beatNoise).sort((a, b) => a - b);
   const beatNoiseBpm = noises[Math.floor(noises.length / 2)] ?? 0;

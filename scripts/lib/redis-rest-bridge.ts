@@ -24,7 +24,12 @@ type Command = (string | number)[];
  * `POST /pipeline`, `POST /multi-exec`, bearer-token auth and `Upstash-Encoding: base64`
  * responses, so @upstash/redis and @upstash/ratelimit run unchanged against it.
  */
-export async function startRedisRestBridge({ redisUrl = "redis://127.0.0.1:6379", token, port = 0, host = "127.0.0.1" }: BridgeOptions): Promise<RunningBridge> {
+export async function startRedisRestBridge({
+  redisUrl = "redis://127.0.0.1:6379",
+  token,
+  port = 0,
+  host = "127.0.0.1",
+}: BridgeOptions): Promise<RunningBridge> {
   const idle: RespConnection[] = [];
   const acquire = async () => {
     let connection = idle.pop();
@@ -60,7 +65,11 @@ export async function startRedisRestBridge({ redisUrl = "redis://127.0.0.1:6379"
           const executed = await connection.send(["EXEC"]);
           results = Array.isArray(executed) ? executed : queued;
         }
-        return reply(res, 200, results.map((value) => toEntry(value, base64)));
+        return reply(
+          res,
+          200,
+          results.map((value) => toEntry(value, base64)),
+        );
       }
       const command = path === "" ? (body as Command) : path.slice(1).split("/").map(decodeURIComponent);
       if (!isCommand(command)) return reply(res, 400, { error: "ERR invalid command" });

@@ -1,4 +1,4 @@
-import { Socket, connect as netConnect } from "node:net";
+import { connect as netConnect, type Socket } from "node:net";
 
 export type RespValue = string | number | null | RespValue[] | RespError;
 

@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** Secrets the functions need; generated for local runs when the environment does not set them. */
-export const secretNames = ["SUBJECT_REF_SECRET", "TEMPLATE_PROTECTION_KEY", "SIGNING_KEYS_JWK", "SERVICE_ROLE_KEY", "WEBHOOK_SECRET_KEY"] as const;
+export const secretNames = [
+  "SUBJECT_REF_SECRET",
+  "TEMPLATE_PROTECTION_KEY",
+  "SIGNING_KEYS_JWK",
+  "SERVICE_ROLE_KEY",
+  "WEBHOOK_SECRET_KEY",
+] as const;
 export type SecretName = (typeof secretNames)[number];
 
 function generate(name: SecretName): string {

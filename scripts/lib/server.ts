@@ -1,11 +1,11 @@
 import { rm } from "node:fs/promises";
-import { Miniflare, type WorkerOptions } from "miniflare";
 import { dirname, join } from "node:path";
+import { Miniflare, type WorkerOptions } from "miniflare";
 import { connect } from "../../shared/db";
 import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
 import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
-import { DIST_DIR, cronSchedules, passedBindings } from "./functions";
+import { cronSchedules, DIST_DIR, passedBindings } from "./functions";
 import { applyMigrations } from "./migrate";
 import { startPgPooler } from "./pg-pooler";
 import { localSecrets } from "./secrets";
@@ -43,7 +43,13 @@ export interface RunningServer {
  * backends), as they reach Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0`
  * connects them directly. Migrations always use the direct URL.
  */
-export async function startServer({ port = 8787, host = "127.0.0.1", env = process.env, log = () => {}, functions }: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer({
+  port = 8787,
+  host = "127.0.0.1",
+  env = process.env,
+  log = () => {},
+  functions,
+}: ServerOptions = {}): Promise<RunningServer> {
   const embedded = env.DATABASE_URL
     ? null
     : await startEmbeddedDatabase({
@@ -104,14 +110,14 @@ export async function startServer({ port = 8787, host = "127.0.0.1", env = proce
   );
 
   const triggerCron = async (name: string, scheduledTime?: Date) => {
-    const worker = (await miniflare.getWorker(name)) as unknown as { scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown> };
+    const worker = (await miniflare.getWorker(name)) as unknown as {
+      scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown>;
+    };
     for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron, ...(scheduledTime ? { scheduledTime } : {}) });
   };
   const timers = Object.keys(cronSchedules)
     .filter((name) => env.CRON_TIMER !== "0" && bundles.some((b) => b.name === name))
-    .map((name) =>
-      setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000),
-    );
+    .map((name) => setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000));
 
   return {
     url,

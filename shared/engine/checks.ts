@@ -3,7 +3,7 @@
  * and returns a value, the threshold it is held to and a score in (0, 1) that is
  * 0.5 exactly at the threshold (a logistic of the margin).
  */
-import type { PresenceConfig } from './config.js';
+import type { PresenceConfig } from "./config.js";
 import {
   bandPass,
   bandPower,
@@ -17,7 +17,7 @@ import {
   spectralPeak,
   std,
   upwardZeroCrossings,
-} from './dsp.js';
+} from "./dsp.js";
 
 /** Logistic of a margin: 0.5 at the threshold, towards 1 above it, towards 0 below. */
 export function marginScore(value: number, threshold: number, scale: number): number {
@@ -83,12 +83,7 @@ export interface SpeechAnalysis {
  * articulates and the pause level where it is still. The split itself is the
  * voice's alone, so the mouth never decides when a breath was taken.
  */
-export function analyseSpeech(
-  voice: readonly number[],
-  fs: number,
-  cfg: PresenceConfig,
-  mouth?: readonly number[],
-): SpeechAnalysis {
+export function analyseSpeech(voice: readonly number[], fs: number, cfg: PresenceConfig, mouth?: readonly number[]): SpeechAnalysis {
   const c = cfg.speech;
   const n = voice.length;
   const smooth = movingAverage(voice, Math.max(1, Math.round(c.smoothSeconds * fs)) | 1);
@@ -147,10 +142,7 @@ export interface SpeechCheck {
 export function checkSpeech(a: SpeechAnalysis, cfg: PresenceConfig): SpeechCheck {
   const c = cfg.speech;
   const passed =
-    a.range >= c.minRange &&
-    a.speechFraction >= c.minSpeechFraction &&
-    a.speechFraction <= c.maxSpeechFraction &&
-    a.pauses >= 1;
+    a.range >= c.minRange && a.speechFraction >= c.minSpeechFraction && a.speechFraction <= c.maxSpeechFraction && a.pauses >= 1;
   const margin = Math.min(
     (a.range - c.minRange) / c.scale,
     (a.speechFraction - c.minSpeechFraction) / 0.05,
@@ -288,9 +280,7 @@ export function beatSeries(pulse: readonly number[], fs: number, heartRateHz: nu
   const narrow = bandPass(pulse, fs, lo, hi, 0.3);
   const seconds = pulse.length / fs;
   // Filter transients distort the first and last beats: ignore them.
-  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz).filter(
-    (t) => t >= c.edgeTrimS && t <= seconds - c.edgeTrimS,
-  );
+  const crossings = upwardZeroCrossings(narrow, fs, 0.6 / heartRateHz).filter((t) => t >= c.edgeTrimS && t <= seconds - c.edgeTrimS);
   const times: number[] = [];
   const rates: number[] = [];
   const nominal = heartRateHz * 60;

@@ -137,6 +137,6 @@ export const presenceConfig = deepFreeze({
 export type PresenceConfig = typeof presenceConfig;
 
 function deepFreeze<T extends object>(o: T): T {
-  for (const v of Object.values(o)) if (v && typeof v === 'object') deepFreeze(v as object);
+  for (const v of Object.values(o)) if (v && typeof v === "object") deepFreeze(v as object);
   return Object.freeze(o);
 }

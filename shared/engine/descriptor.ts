@@ -2,10 +2,10 @@
  * Presence descriptor v1: what the device sends instead of video or audio.
  * The shape, its bounds and the parser. The document is docs/presence-descriptor.md.
  */
-import * as v from 'valibot';
+import * as v from "valibot";
 
 /** Identifier of the reference on-device face model (@vladmandic/face-api, 128-d ResNet descriptor). */
-export const REFERENCE_FACE_MODEL = 'face-api/resnet128';
+export const REFERENCE_FACE_MODEL = "face-api/resnet128";
 
 /** Every bound of descriptor v1 in one place (the schema and the document use these). */
 export const DESCRIPTOR_LIMITS = {
@@ -57,7 +57,7 @@ export interface PresenceDescriptor {
      * challengeSchedule(capture_nonce) (shared/engine/schedule.ts); the engine then
      * applies the paced checks. Absent: a free reading, judged as before.
      */
-    schedule?: 'nonce-v1';
+    schedule?: "nonce-v1";
   };
 }
 
@@ -82,7 +82,7 @@ const validMask = v.pipe(
   v.array(v.number()),
   v.minLength(L.minSamples),
   v.maxLength(L.maxSamples),
-  v.check((xs) => xs.every((x) => x === 0 || x === 1), 'every value must be 0 or 1'),
+  v.check((xs) => xs.every((x) => x === 0 || x === 1), "every value must be 0 or 1"),
 );
 
 function norm(xs: readonly number[]): number {
@@ -97,7 +97,7 @@ type SignalsShape = {
   mouth: number[];
   voice: number[];
   valid?: number[] | undefined;
-  schedule?: 'nonce-v1' | undefined;
+  schedule?: "nonce-v1" | undefined;
 };
 
 function samplesFit(s: SignalsShape): boolean {
@@ -115,20 +115,23 @@ const signalsSchema = v.pipe(
     mouth: boundedSeries(0, 1),
     voice: boundedSeries(0, 1),
     valid: v.optional(validMask),
-    schedule: v.optional(v.literal('nonce-v1')),
+    schedule: v.optional(v.literal("nonce-v1")),
   }),
-  v.forward(v.check((s: SignalsShape) => samplesFit(s), `duration must be ${L.minSeconds} to ${L.maxSeconds} seconds`), [
-    'pulse',
-  ]),
-  v.forward(v.check((s: SignalsShape) => s.mouth.length === s.pulse.length, 'must have the length of pulse'), [
-    'mouth',
-  ]),
-  v.forward(v.check((s: SignalsShape) => s.voice.length === s.pulse.length, 'must have the length of pulse'), [
-    'voice',
-  ]),
   v.forward(
-    v.check((s: SignalsShape) => s.valid === undefined || s.valid.length === s.pulse.length, 'must have the length of pulse'),
-    ['valid'],
+    v.check((s: SignalsShape) => samplesFit(s), `duration must be ${L.minSeconds} to ${L.maxSeconds} seconds`),
+    ["pulse"],
+  ),
+  v.forward(
+    v.check((s: SignalsShape) => s.mouth.length === s.pulse.length, "must have the length of pulse"),
+    ["mouth"],
+  ),
+  v.forward(
+    v.check((s: SignalsShape) => s.voice.length === s.pulse.length, "must have the length of pulse"),
+    ["voice"],
+  ),
+  v.forward(
+    v.check((s: SignalsShape) => s.valid === undefined || s.valid.length === s.pulse.length, "must have the length of pulse"),
+    ["valid"],
   ),
 );
 
@@ -144,13 +147,13 @@ export const presenceDescriptorSchema = v.strictObject({
     v.string(),
     v.minLength(L.nonceMinLength),
     v.maxLength(L.nonceMaxLength),
-    v.regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces'),
+    v.regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces"),
   ),
   captured_at: v.pipe(
     v.string(),
     v.maxLength(40),
     v.isoTimestamp(),
-    v.check((s) => Number.isFinite(Date.parse(s)), 'must be a valid time'),
+    v.check((s) => Number.isFinite(Date.parse(s)), "must be a valid time"),
   ),
   face: v.strictObject({
     model: v.pipe(v.string(), v.minLength(1), v.maxLength(L.modelMaxLength), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/)),
@@ -160,7 +163,7 @@ export const presenceDescriptorSchema = v.strictObject({
       v.check((xs) => {
         const n = norm(xs);
         return n >= L.embeddingMinNorm && n <= L.embeddingMaxNorm;
-      }, 'must be L2-normalised'),
+      }, "must be L2-normalised"),
     ),
     quality: v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1)),
   }),
@@ -168,9 +171,7 @@ export const presenceDescriptorSchema = v.strictObject({
 });
 
 /** The outcome of {@link parseDescriptor}. */
-export type ParseDescriptorResult =
-  | { ok: true; descriptor: PresenceDescriptor }
-  | { ok: false; fields: string[] };
+export type ParseDescriptorResult = { ok: true; descriptor: PresenceDescriptor } | { ok: false; fields: string[] };
 
 /**
  * Validates an untrusted descriptor. Never throws. On failure, names each bad
@@ -183,8 +184,8 @@ export type ParseDescriptorResult =
  * const result = evaluatePresence(r.descriptor);
  */
 export function parseDescriptor(input: unknown, options: { path?: string } = {}): ParseDescriptorResult {
-  const prefix = options.path ?? 'face_template';
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, fields: [prefix] };
+  const prefix = options.path ?? "face_template";
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return { ok: false, fields: [prefix] };
   let result: ReturnType<typeof v.safeParse<typeof presenceDescriptorSchema>>;
   try {
     result = v.safeParse(presenceDescriptorSchema, input);
@@ -196,10 +197,10 @@ export function parseDescriptor(input: unknown, options: { path?: string } = {})
   for (const issue of result.issues) {
     const keys: string[] = [];
     for (const item of issue.path ?? []) {
-      if (typeof item.key === 'string') keys.push(item.key);
+      if (typeof item.key === "string") keys.push(item.key);
       else break;
     }
-    const field = [prefix, ...keys].filter((s) => s.length > 0).join('.');
+    const field = [prefix, ...keys].filter((s) => s.length > 0).join(".");
     if (!fields.includes(field)) fields.push(field);
   }
   return { ok: false, fields: fields.length > 0 ? fields : [prefix] };

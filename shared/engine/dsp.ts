@@ -123,13 +123,7 @@ export function detrendLinear(x: ArrayLike<number>): Float64Array {
  * The series is linearly detrended and mirrored at both ends first, which keeps
  * edge transients small (callers still ignore the first and last second or so). Returns a series of the input's length.
  */
-export function bandPass(
-  x: ArrayLike<number>,
-  fs: number,
-  loHz: number,
-  hiHz: number,
-  taperHz = 0.1,
-): Float64Array {
+export function bandPass(x: ArrayLike<number>, fs: number, loHz: number, hiHz: number, taperHz = 0.1): Float64Array {
   const n = x.length;
   const d = detrendLinear(x);
   if (n < 4) return d;

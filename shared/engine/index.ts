@@ -9,69 +9,63 @@
  * if (!result.accepted) return refuse(result.reason);
  */
 import {
+  type AvSyncCheck,
   analyseSpeech,
   beatSeries,
+  type CouplingCheck,
   checkAvSync,
   checkCoupling,
   checkPulse,
   checkQuality,
   checkSpeech,
   marginScore,
-  type AvSyncCheck,
-  type CouplingCheck,
   type PulseCheck,
   type QualityCheck,
   type SpeechCheck,
-} from './checks.js';
-import { presenceConfig, type PresenceConfig } from './config.js';
-import type { PresenceDescriptor } from './descriptor.js';
-import { checkPacedCoupling, checkScheduleFollowed, type PacedCouplingCheck, type ScheduleCheck } from './paced.js';
+} from "./checks.js";
+import { type PresenceConfig, presenceConfig } from "./config.js";
+import type { PresenceDescriptor } from "./descriptor.js";
+import { checkPacedCoupling, checkScheduleFollowed, type PacedCouplingCheck, type ScheduleCheck } from "./paced.js";
 
+export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from "./checks.js";
+export { type PresenceConfig, presenceConfig } from "./config.js";
 export {
   DESCRIPTOR_LIMITS,
-  REFERENCE_FACE_MODEL,
-  parseDescriptor,
-  presenceDescriptorSchema,
   type ParseDescriptorResult,
   type PresenceDescriptor,
-} from './descriptor.js';
-export { presenceConfig, type PresenceConfig } from './config.js';
-export { cosineSimilarity } from './dsp.js';
-export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from './checks.js';
-export type { PacedCouplingCheck, ScheduleCheck } from './paced.js';
+  parseDescriptor,
+  presenceDescriptorSchema,
+  REFERENCE_FACE_MODEL,
+} from "./descriptor.js";
+export { cosineSimilarity } from "./dsp.js";
+export type { PacedCouplingCheck, ScheduleCheck } from "./paced.js";
 export {
+  type ChallengeSchedule,
+  challengeSchedule,
   SCHEDULE_LIMITS,
   SCHEDULE_NONCE_V1,
-  challengeSchedule,
-  type ChallengeSchedule,
   type ScheduleSegment,
-} from './schedule.js';
+} from "./schedule.js";
 
 /** Version of the engine's scoring; recorded with results so that scores stay comparable. */
-export const ENGINE_VERSION = 'presence-1';
+export const ENGINE_VERSION = "presence-1";
 
 /** Why liveness failed (the first failing check, in this order). */
-export type LivenessReason =
-  | 'low_quality'
-  | 'no_speech'
-  | 'no_pulse'
-  | 'av_desync'
-  | 'schedule_not_followed'
-  | 'pulse_speech_uncoupled';
+export type LivenessReason = "low_quality" | "no_speech" | "no_pulse" | "av_desync" | "schedule_not_followed" | "pulse_speech_uncoupled";
 /** Every refusal reason `evaluatePresence` can return. */
-export type PresenceReason = 'nonce_mismatch' | 'capture_stale' | LivenessReason | 'coercion_detected';
+export type PresenceReason = "nonce_mismatch" | "capture_stale" | LivenessReason | "coercion_detected";
 
 /** Every reason, in precedence order. */
 export const PRESENCE_REASONS: readonly PresenceReason[] = [
-  'nonce_mismatch',
-  'capture_stale',
-  'low_quality',
-  'no_speech',
-  'no_pulse',
-  'av_desync',
-  'schedule_not_followed',
-  'pulse_speech_uncoupled',
-  'coercion_detected',
+  "nonce_mismatch",
+  "capture_stale",
+  "low_quality",
+  "no_speech",
+  "no_pulse",
+  "av_desync",
+  "schedule_not_followed",
+  "pulse_speech_uncoupled",
+  "coercion_detected",
 ];
 
 /** An identity's physiological baseline, taken from earlier accepted captures. */
@@ -127,8 +121,8 @@ export interface PresenceResult {
     signal: boolean;
     /** 0..1; 0.5 is the signal boundary. 0 without a baseline. */
     score: number;
-    reason: 'coercion_detected' | null;
-    basis: 'baseline' | 'none';
+    reason: "coercion_detected" | null;
+    basis: "baseline" | "none";
     heart_rate_rise_bpm: number | null;
     variability_ratio: number | null;
   };
@@ -150,7 +144,7 @@ export interface PresenceResult {
     sample_rate_hz: number;
     baseline_used: boolean;
     /** `free` reading, or the paced schedule the descriptor declared (`nonce-v1`). */
-    protocol: 'free' | 'nonce-v1';
+    protocol: "free" | "nonce-v1";
     /** Paced only: z-scores of the voice and of the heart rate against other nonces' schedules. */
     schedule_z?: number;
     pulse_schedule_z?: number;
@@ -164,7 +158,7 @@ function round(x: number, digits = 3): number {
 
 function toMillis(t: Date | number | string): number {
   if (t instanceof Date) return t.getTime();
-  if (typeof t === 'number') return t;
+  if (typeof t === "number") return t;
   return Date.parse(t);
 }
 
@@ -186,26 +180,31 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   const avSync = checkAvSync(signals.mouth, signals.voice, fs, cfg);
   const hrHz = pulse.passed ? pulse.heart_rate_bpm / 60 : 0;
   const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, hrHz, cfg);
-  const paced = signals.schedule === 'nonce-v1';
+  const paced = signals.schedule === "nonce-v1";
   const schedule = paced ? checkScheduleFollowed(signals.voice, fs, descriptor.capture_nonce, cfg, speechAnalysis) : undefined;
   const pacedCoupling = paced
-    ? checkPacedCoupling(hrHz > 0 ? beatSeries(signals.pulse, fs, hrHz, cfg) : null, signals.pulse.length, fs, descriptor.capture_nonce, cfg)
+    ? checkPacedCoupling(
+        hrHz > 0 ? beatSeries(signals.pulse, fs, hrHz, cfg) : null,
+        signals.pulse.length,
+        fs,
+        descriptor.capture_nonce,
+        cfg,
+      )
     : undefined;
 
   let livenessReason: LivenessReason | null = null;
-  if (!quality.passed) livenessReason = 'low_quality';
-  else if (!speech.passed) livenessReason = 'no_speech';
-  else if (!pulse.passed) livenessReason = 'no_pulse';
-  else if (!avSync.passed) livenessReason = 'av_desync';
-  else if (schedule && !schedule.passed) livenessReason = 'schedule_not_followed';
+  if (!quality.passed) livenessReason = "low_quality";
+  else if (!speech.passed) livenessReason = "no_speech";
+  else if (!pulse.passed) livenessReason = "no_pulse";
+  else if (!avSync.passed) livenessReason = "av_desync";
+  else if (schedule && !schedule.passed) livenessReason = "schedule_not_followed";
   else if (pacedCoupling) {
     if (!pacedCoupling.passed) {
-      livenessReason =
-        pacedCoupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? 'low_quality' : 'pulse_speech_uncoupled';
+      livenessReason = pacedCoupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? "low_quality" : "pulse_speech_uncoupled";
     }
   } else if (!coupling.passed) {
     // Beat timing too noisy to see a breath-locked swing: ask for better light, not a retry as is.
-    livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? 'low_quality' : 'pulse_speech_uncoupled';
+    livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? "low_quality" : "pulse_speech_uncoupled";
   }
   const livenessScore =
     schedule && pacedCoupling
@@ -216,11 +215,11 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
 
   // Coercion: only against a baseline, only when the pulse could be read.
   const baseline = options.baseline ?? null;
-  let coercion: PresenceResult['coercion'] = {
+  let coercion: PresenceResult["coercion"] = {
     signal: false,
     score: 0,
     reason: null,
-    basis: baseline ? 'baseline' : 'none',
+    basis: baseline ? "baseline" : "none",
     heart_rate_rise_bpm: null,
     variability_ratio: null,
   };
@@ -244,21 +243,21 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
     coercion = {
       signal,
       score: round(score, 4),
-      reason: signal ? 'coercion_detected' : null,
-      basis: 'baseline',
+      reason: signal ? "coercion_detected" : null,
+      basis: "baseline",
       heart_rate_rise_bpm: round(rise, 1),
       variability_ratio: round(ratio),
     };
   }
 
   let reason: PresenceReason | null = null;
-  if (options.expectedNonce !== undefined && options.expectedNonce !== descriptor.capture_nonce) reason = 'nonce_mismatch';
+  if (options.expectedNonce !== undefined && options.expectedNonce !== descriptor.capture_nonce) reason = "nonce_mismatch";
   else if (options.now !== undefined) {
     const age = (toMillis(options.now) - Date.parse(descriptor.captured_at)) / 1000;
     const maxAge = options.maxAgeSeconds ?? 300;
-    if (!Number.isFinite(age) || age > maxAge || age < -30) reason = 'capture_stale';
+    if (!Number.isFinite(age) || age > maxAge || age < -30) reason = "capture_stale";
   }
-  if (reason === null) reason = livenessReason ?? (coercion.signal ? 'coercion_detected' : null);
+  if (reason === null) reason = livenessReason ?? (coercion.signal ? "coercion_detected" : null);
 
   return {
     accepted: reason === null,
@@ -292,8 +291,8 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
       rsa_bpm: coupling.rsa_bpm,
       seconds: round(signals.pulse.length / fs, 2),
       sample_rate_hz: fs,
-      baseline_used: coercion.basis === 'baseline',
-      protocol: paced ? 'nonce-v1' : 'free',
+      baseline_used: coercion.basis === "baseline",
+      protocol: paced ? "nonce-v1" : "free",
       ...(schedule ? { schedule_z: schedule.z } : {}),
       ...(pacedCoupling ? { pulse_schedule_z: pacedCoupling.z } : {}),
     },

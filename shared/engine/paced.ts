@@ -9,10 +9,10 @@
  * Each statistic is calibrated against the same statistic for the schedules of other
  * nonces (surrogates), which no genuine capture of this request can follow.
  */
-import { heartRateOnGrid, lockToDrive, marginScore, type BeatSeries, type SpeechAnalysis } from './checks.js';
-import type { PresenceConfig } from './config.js';
-import { mean, movingAverage } from './dsp.js';
-import { challengeSchedule } from './schedule.js';
+import { type BeatSeries, heartRateOnGrid, lockToDrive, marginScore, type SpeechAnalysis } from "./checks.js";
+import type { PresenceConfig } from "./config.js";
+import { mean, movingAverage } from "./dsp.js";
+import { challengeSchedule } from "./schedule.js";
 
 function round(x: number, digits = 3): number {
   const f = 10 ** digits;
@@ -227,11 +227,7 @@ export function checkPacedCoupling(
   // A constant-rate pulse (a screen) has no cue-locked swing above its beat jitter.
   const rsa = Math.max(0, own.slope * own.range);
   const rsaFloor = Math.max(cfg.coupling.minRsaBpm, cfg.coupling.minRsaToNoise * noise);
-  const margin = Math.min(
-    (own.r - c.minCorrelation) / c.scale,
-    (z - c.minZ) / c.zScale,
-    (rsa - rsaFloor) / cfg.coupling.rsaScale,
-  );
+  const margin = Math.min((own.r - c.minCorrelation) / c.scale, (z - c.minZ) / c.zScale, (rsa - rsaFloor) / cfg.coupling.rsaScale);
   return {
     passed: own.r >= c.minCorrelation && z >= c.minZ && rsa >= rsaFloor,
     score: round(marginScore(margin, 0, 1), 4),

@@ -27,7 +27,7 @@ export interface Rng {
  */
 export function hashSeed(...parts: ReadonlyArray<string | number>): number {
   let h = 0x811c9dc5;
-  const text = parts.map(String).join('\u001f');
+  const text = parts.map(String).join("\u001f");
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);

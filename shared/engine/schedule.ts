@@ -11,7 +11,7 @@
  */
 
 /** The schedule identifier a paced descriptor declares in `signals.schedule`. */
-export const SCHEDULE_NONCE_V1 = 'nonce-v1';
+export const SCHEDULE_NONCE_V1 = "nonce-v1";
 
 /** Bounds of the segments, in tenths of a second (inclusive). */
 export const SCHEDULE_LIMITS = {
@@ -26,7 +26,7 @@ export const SCHEDULE_LIMITS = {
 
 /** One cue: breathe in (`pause`, silent) or read aloud (`speak`), from `start_s` to `end_s`. */
 export interface ScheduleSegment {
-  kind: 'pause' | 'speak';
+  kind: "pause" | "speak";
   start_s: number;
   end_s: number;
 }
@@ -65,23 +65,23 @@ function mulberry32(seed: number): () => number {
  * The segments, in tenths of a second, until they cover `tenths` (prefix-stable:
  * a longer capture has the same first segments).
  */
-export function scheduleTenths(captureNonce: string, tenths: number): Array<{ kind: 'pause' | 'speak'; start: number; end: number }> {
+export function scheduleTenths(captureNonce: string, tenths: number): Array<{ kind: "pause" | "speak"; start: number; end: number }> {
   const L = SCHEDULE_LIMITS;
   const next = mulberry32(fnv1a(`${SCHEDULE_NONCE_V1}:${captureNonce}`));
-  const out: Array<{ kind: 'pause' | 'speak'; start: number; end: number }> = [];
+  const out: Array<{ kind: "pause" | "speak"; start: number; end: number }> = [];
   let t = 0;
-  let kind: 'pause' | 'speak' = 'pause';
+  let kind: "pause" | "speak" = "pause";
   // The guard bounds the loop for any input (a 30 s capture needs about 12 segments).
   while (t < tenths && out.length < 10_000) {
     const d =
       t === 0
         ? L.firstPauseMinTenths + (next() % (L.firstPauseMaxTenths - L.firstPauseMinTenths + 1))
-        : kind === 'pause'
+        : kind === "pause"
           ? L.pauseMinTenths + (next() % (L.pauseMaxTenths - L.pauseMinTenths + 1))
           : L.speakMinTenths + (next() % (L.speakMaxTenths - L.speakMinTenths + 1));
     out.push({ kind, start: t, end: t + d });
     t += d;
-    kind = kind === 'pause' ? 'speak' : 'pause';
+    kind = kind === "pause" ? "speak" : "pause";
   }
   return out;
 }
@@ -100,7 +100,7 @@ export function challengeSchedule(captureNonce: string, sampleRateHz: number, sa
   for (let i = 0; i < n; i++) {
     // Sample i lies in segment k when start * fs <= 10 * i < end * fs.
     while (k < segs.length - 1 && (segs[k] as { end: number }).end * fs <= 10 * i) k++;
-    speak[i] = (segs[k] as { kind: string }).kind === 'speak' ? 1 : 0;
+    speak[i] = (segs[k] as { kind: string }).kind === "speak" ? 1 : 0;
   }
   return {
     segments: segs.map((s) => ({ kind: s.kind, start_s: s.start / 10, end_s: s.end / 10 })),

@@ -10,19 +10,19 @@
  * artefacts, dropped frames and clock jitter; the microphone hears the speech
  * envelope over room noise.
  */
-import { DESCRIPTOR_LIMITS, REFERENCE_FACE_MODEL, type PresenceDescriptor } from './descriptor.js';
-import { bandPass } from './dsp.js';
-import { createRng, hashSeed, type Rng } from './rng.js';
-import { SCHEDULE_NONCE_V1, scheduleTenths } from './schedule.js';
+import { DESCRIPTOR_LIMITS, type PresenceDescriptor, REFERENCE_FACE_MODEL } from "./descriptor.js";
+import { bandPass } from "./dsp.js";
+import { createRng, hashSeed, type Rng } from "./rng.js";
+import { SCHEDULE_NONCE_V1, scheduleTenths } from "./schedule.js";
 
-export { cosineSimilarity } from './dsp.js';
+export { cosineSimilarity } from "./dsp.js";
 
 /** Attack types of the simulator (`none` is a bona fide capture). */
-export type AttackType = 'none' | 'photo' | 'replay' | 'lipsync' | 'screen';
+export type AttackType = "none" | "photo" | "replay" | "lipsync" | "screen";
 /** The attack types, without `none`. */
-export const ATTACK_TYPES = ['photo', 'replay', 'lipsync', 'screen'] as const;
+export const ATTACK_TYPES = ["photo", "replay", "lipsync", "screen"] as const;
 /** `coerced`: acute arousal (heart rate well above rest, variability collapsed). */
-export type SubjectState = 'calm' | 'coerced';
+export type SubjectState = "calm" | "coerced";
 
 /** The number of documented sandbox test persons (1..SANDBOX_PERSONS). */
 export const SANDBOX_PERSONS = 1000;
@@ -120,13 +120,13 @@ function perturbedUnit(base: readonly number[], sigma: number, rng: Rng): number
  */
 export function faceEmbeddingOfPerson(person: number): number[] {
   assertPerson(person);
-  return unitGaussianVector(createRng(hashSeed('presence-sim/face', person)), EMBEDDING_DIM);
+  return unitGaussianVector(createRng(hashSeed("presence-sim/face", person)), EMBEDDING_DIM);
 }
 
 /** The stable traits of sandbox person `person` (1..1000). */
 export function personProfile(person: number): PersonProfile {
   assertPerson(person);
-  const rng = createRng(hashSeed('presence-sim/person', person));
+  const rng = createRng(hashSeed("presence-sim/person", person));
   return {
     person,
     embedding: faceEmbeddingOfPerson(person),
@@ -147,8 +147,8 @@ export function personProfile(person: number): PersonProfile {
  * refused); real-world error rates are what the benchmark measures with
  * {@link wildNuisance}.
  */
-export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = 'calm'): Nuisance {
-  const coerced = state === 'coerced';
+export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = "calm"): Nuisance {
+  const coerced = state === "coerced";
   return {
     heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(45, 55) : profile.restingHrBpm + rng.uniform(-3, 3),
     breathsPerMin: profile.breathsPerMin * (coerced ? 1.25 : rng.uniform(0.9, 1.1)),
@@ -295,7 +295,7 @@ function genuinePulse(rng: Rng, seconds: number, inhale: Float64Array, n: Nuisan
     driftBpm: n.driftBpm,
     hrNoiseBpm: n.hrNoiseBpm,
   });
-  return { kind: 'heart', phase, shape: pulseShape(rng) };
+  return { kind: "heart", phase, shape: pulseShape(rng) };
 }
 
 /**
@@ -306,22 +306,22 @@ function lipsyncPulse(
   rng: Rng,
   seconds: number,
   inhale: Float64Array,
-  variant: 'absent' | 'drifting' | 'recorded' | 'constant',
+  variant: "absent" | "drifting" | "recorded" | "constant",
   recorded: () => PulseSource,
 ): PulseSource {
-  if (variant === 'absent') return { kind: 'none' };
-  if (variant === 'recorded') return recorded();
+  if (variant === "absent") return { kind: "none" };
+  if (variant === "recorded") return recorded();
   const phase = heartPhase(rng, seconds, inhale, {
     heartRateBpm: rng.uniform(55, 110),
     rsaBpm: 0,
     rsaDelayS: 0,
     rsaTauS: 1,
     coupled: false,
-    ...(variant === 'constant'
+    ...(variant === "constant"
       ? { mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 }
       : { mayerBpm: rng.uniform(1, 3), driftBpm: rng.uniform(-6, 6), hrNoiseBpm: rng.uniform(0.5, 2) }),
   });
-  return { kind: 'heart', phase, shape: pulseShape(rng) };
+  return { kind: "heart", phase, shape: pulseShape(rng) };
 }
 
 function fillSyllables(rng: Rng, envelope: Float64Array, from: number, to: number, syllableRateHz: number): void {
@@ -368,8 +368,8 @@ function makePacedSpeech(rng: Rng, seconds: number, nonce: string, syllableRateH
   const react = (): number => clamp(c.reactionS + c.reactionSdS * rng.normal(), 0.1, 1.5);
   let speakingFrom: number | null = null; // start of the current stretch of reading
   for (let k = 0; k < segs.length; k++) {
-    const seg = segs[k] as { kind: 'pause' | 'speak'; start: number; end: number };
-    if (seg.kind === 'speak') {
+    const seg = segs[k] as { kind: "pause" | "speak"; start: number; end: number };
+    if (seg.kind === "speak") {
       if (speakingFrom === null) speakingFrom = seg.start + react() + (k === 1 ? c.lateStartS : 0);
       continue;
     }
@@ -455,8 +455,7 @@ function heartPhase(rng: Rng, seconds: number, inhale: Float64Array, o: HeartOpt
   for (let i = 0; i < n; i++) {
     const t = i / FINE_HZ - LEAD_S;
     noise = noise * noiseStep + noiseSd * Math.sqrt(1 - noiseStep * noiseStep) * rng.normal();
-    const rate =
-      (hr[i] as number) + mayerAmp * Math.sin(2 * Math.PI * mayerHz * t + mayerPhase) + (drift * t) / seconds + noise;
+    const rate = (hr[i] as number) + mayerAmp * Math.sin(2 * Math.PI * mayerHz * t + mayerPhase) + (drift * t) / seconds + noise;
     p += Math.max(20, rate) / 60 / FINE_HZ;
     phase[i] = p;
   }
@@ -469,9 +468,7 @@ function pulseShape(rng: Rng): (phase: number) => number {
   const p2 = rng.uniform(0, 2 * Math.PI);
   const p3 = rng.uniform(0, 2 * Math.PI);
   const scale = 1 / Math.sqrt((1 + h2 * h2 + h3 * h3) / 2);
-  return (ph) =>
-    scale *
-    (Math.cos(2 * Math.PI * ph) + h2 * Math.cos(4 * Math.PI * ph + p2) + h3 * Math.cos(6 * Math.PI * ph + p3));
+  return (ph) => scale * (Math.cos(2 * Math.PI * ph) + h2 * Math.cos(4 * Math.PI * ph + p2) + h3 * Math.cos(6 * Math.PI * ph + p3));
 }
 
 // ---------------------------------------------------------------------------
@@ -586,13 +583,13 @@ function mouthSeries(rng: Rng, speech: Speech | null, s: Sampling, n: Nuisance, 
     const ti = s.videoTimes[i] as number;
     const e = speech ? fineAt(speech.envelope, ti + lead) : 0;
     const inh = speech ? fineAt(speech.inhale, ti) : 0;
-    out[i] = clamp(closed + gain * Math.pow(e, 0.8) + breathOpen * inh + landmarkSd * rng.normal(), 0, 1);
+    out[i] = clamp(closed + gain * e ** 0.8 + breathOpen * inh + landmarkSd * rng.normal(), 0, 1);
   }
   return out;
 }
 
 interface PulseSource {
-  kind: 'heart' | 'none' | 'flicker';
+  kind: "heart" | "none" | "flicker";
   phase?: Float64Array;
   shape?: (phase: number) => number;
   flickerHz?: number;
@@ -618,8 +615,8 @@ function rawPulse(rng: Rng, src: PulseSource, speech: Speech | null, s: Sampling
   for (let i = 0; i < s.count; i++) {
     const ti = s.videoTimes[i] as number;
     let x = 0;
-    if (src.kind === 'heart' && src.phase && src.shape) x = src.shape(fineAt(src.phase, ti));
-    else if (src.kind === 'flicker') {
+    if (src.kind === "heart" && src.phase && src.shape) x = src.shape(fineAt(src.phase, ti));
+    else if (src.kind === "flicker") {
       const f = src.flickerHz ?? 1;
       x = Math.cos(2 * Math.PI * f * ti + flickerPhase) + 0.3 * Math.cos(4 * Math.PI * f * ti + 2 * flickerPhase);
     }
@@ -670,9 +667,9 @@ export interface SessionOptions {
  * `drifting` (synthetic, with slow random rate changes, not breath-locked);
  * `recorded` (lifted from a recording of the victim: real RSA, but locked to another breath).
  */
-export type LipsyncPulse = 'absent' | 'constant' | 'drifting' | 'recorded';
+export type LipsyncPulse = "absent" | "constant" | "drifting" | "recorded";
 
-const DEFAULT_CAPTURED_AT = '2026-01-01T00:00:00.000Z';
+const DEFAULT_CAPTURED_AT = "2026-01-01T00:00:00.000Z";
 
 /**
  * One simulated capture with explicit physiology and conditions.
@@ -687,14 +684,14 @@ const DEFAULT_CAPTURED_AT = '2026-01-01T00:00:00.000Z';
  *   flicker dominates the skin signal at a constant rate.
  */
 export function simulateSession(o: SessionOptions): PresenceDescriptor {
-  const attack = o.attack ?? 'none';
+  const attack = o.attack ?? "none";
   const seconds = o.seconds ?? 15;
   const fs = o.sampleRateHz ?? 30;
   const n = o.nuisance;
   const rng = createRng(o.seed);
   const profile = personProfile(o.person);
   const sampling = makeSampling(rng, seconds, fs, n);
-  const attacker = o.attackerNuisance ?? wildNuisance(createRng(hashSeed(o.seed, 'attacker')));
+  const attacker = o.attackerNuisance ?? wildNuisance(createRng(hashSeed(o.seed, "attacker")));
 
   let pulseRaw: Float64Array;
   let mouth: Float64Array;
@@ -714,56 +711,57 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     voice = p.voice;
     quality = clamp(quality - p.qualityLoss, 0, 1);
     embeddingNoise *= p.embeddingNoiseFactor;
-  } else switch (attack) {
-    case 'none': {
-      const g = genuine();
-      pulseRaw = rawPulse(rng, g.src, g.speech, sampling, n, seconds);
-      mouth = mouthSeries(rng, g.speech, sampling, n);
-      voice = voiceSeries(rng, g.speech, sampling, n, seconds);
-      break;
+  } else
+    switch (attack) {
+      case "none": {
+        const g = genuine();
+        pulseRaw = rawPulse(rng, g.src, g.speech, sampling, n, seconds);
+        mouth = mouthSeries(rng, g.speech, sampling, n);
+        voice = voiceSeries(rng, g.speech, sampling, n, seconds);
+        break;
+      }
+      case "photo": {
+        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
+        pulseRaw = rawPulse(rng, { kind: "none" }, null, sampling, n, seconds);
+        mouth = mouthSeries(rng, null, sampling, n);
+        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        quality = clamp(quality - rng.uniform(0, 0.1), 0, 1);
+        break;
+      }
+      case "replay": {
+        const recorded = genuine();
+        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
+        pulseRaw = rawPulse(rng, recorded.src, recorded.speech, sampling, n, seconds);
+        mouth = mouthSeries(rng, recorded.speech, sampling, n);
+        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        break;
+      }
+      case "lipsync": {
+        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
+        const variant = o.lipsyncPulse ?? (["absent", "drifting", "recorded"] as const)[rng.int(0, 2)];
+        // A recorded pulse is lifted from a recording of the victim.
+        const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
+        pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
+        const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
+        mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
+        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        embeddingNoise *= 1.2;
+        break;
+      }
+      case "screen": {
+        const recorded = genuine();
+        const flicker: PulseSource = { kind: "flicker", flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
+        const flick = rawPulse(rng, flicker, null, sampling, n, seconds);
+        // The recording's own pulse survives only weakly through the screen.
+        const through = rawPulse(rng, recorded.src, null, sampling, { ...n, snrDb: 40, motion: 0 }, seconds);
+        const k = o.screenPulseLeak ?? rng.uniform(0.05, 0.25);
+        pulseRaw = flick.map((x, i) => x + k * (through[i] as number));
+        mouth = mouthSeries(rng, recorded.speech, sampling, n);
+        voice = voiceSeries(rng, recorded.speech, sampling, n, seconds);
+        quality = clamp(quality - rng.uniform(0, 0.15), 0, 1);
+        break;
+      }
     }
-    case 'photo': {
-      const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-      pulseRaw = rawPulse(rng, { kind: 'none' }, null, sampling, n, seconds);
-      mouth = mouthSeries(rng, null, sampling, n);
-      voice = voiceSeries(rng, live, sampling, attacker, seconds);
-      quality = clamp(quality - rng.uniform(0, 0.1), 0, 1);
-      break;
-    }
-    case 'replay': {
-      const recorded = genuine();
-      const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-      pulseRaw = rawPulse(rng, recorded.src, recorded.speech, sampling, n, seconds);
-      mouth = mouthSeries(rng, recorded.speech, sampling, n);
-      voice = voiceSeries(rng, live, sampling, attacker, seconds);
-      break;
-    }
-    case 'lipsync': {
-      const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-      const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
-      // A recorded pulse is lifted from a recording of the victim.
-      const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
-      pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
-      const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
-      mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
-      voice = voiceSeries(rng, live, sampling, attacker, seconds);
-      embeddingNoise *= 1.2;
-      break;
-    }
-    case 'screen': {
-      const recorded = genuine();
-      const flicker: PulseSource = { kind: 'flicker', flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
-      const flick = rawPulse(rng, flicker, null, sampling, n, seconds);
-      // The recording's own pulse survives only weakly through the screen.
-      const through = rawPulse(rng, recorded.src, null, sampling, { ...n, snrDb: 40, motion: 0 }, seconds);
-      const k = o.screenPulseLeak ?? rng.uniform(0.05, 0.25);
-      pulseRaw = flick.map((x, i) => x + k * (through[i] as number));
-      mouth = mouthSeries(rng, recorded.speech, sampling, n);
-      voice = voiceSeries(rng, recorded.speech, sampling, n, seconds);
-      quality = clamp(quality - rng.uniform(0, 0.15), 0, 1);
-      break;
-    }
-  }
 
   fillDropped(pulseRaw, sampling.valid);
   fillDropped(mouth, sampling.valid);
@@ -791,7 +789,7 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
 type Genuine = (nonce: string, compliance: PacedCompliance) => { speech: Speech; src: PulseSource };
 
 /** A bona fide paced reader of `nonce`'s cues with the victim's physiology. */
-function genuinePaced(rng: Rng, o: SessionOptions, n: Nuisance, seconds: number): Genuine {
+function genuinePaced(rng: Rng, _o: SessionOptions, n: Nuisance, seconds: number): Genuine {
   return (nonce, compliance) => {
     const speech = makePacedSpeech(rng, seconds, nonce, n.syllableRateHz, compliance);
     return { speech, src: genuinePulse(rng, seconds, speech.inhale, n) };
@@ -821,15 +819,14 @@ function pacedSignals(
   genuine: Genuine,
 ): { pulseRaw: Float64Array; mouth: Float64Array; voice: number[]; qualityLoss: number; embeddingNoiseFactor: number } {
   const compliance = o.compliance ?? wildCompliance(rng);
-  const otherNonce = `recorded-${hashSeed(o.seed, 'paced-recording').toString(16)}`;
-  const liveReader = (): Speech =>
-    makePacedSpeech(rng, seconds, o.nonce, attacker.syllableRateHz, o.compliance ?? wildCompliance(rng));
+  const otherNonce = `recorded-${hashSeed(o.seed, "paced-recording").toString(16)}`;
+  const liveReader = (): Speech => makePacedSpeech(rng, seconds, o.nonce, attacker.syllableRateHz, o.compliance ?? wildCompliance(rng));
   const syncedMouth = (live: Speech): Float64Array => {
     const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
     return mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
   };
   switch (attack) {
-    case 'none': {
+    case "none": {
       const g = genuine(o.nonce, compliance);
       return {
         pulseRaw: rawPulse(rng, g.src, g.speech, sampling, n, seconds),
@@ -839,17 +836,17 @@ function pacedSignals(
         embeddingNoiseFactor: 1,
       };
     }
-    case 'photo': {
+    case "photo": {
       const live = liveReader();
       return {
-        pulseRaw: rawPulse(rng, { kind: 'none' }, null, sampling, n, seconds),
+        pulseRaw: rawPulse(rng, { kind: "none" }, null, sampling, n, seconds),
         mouth: mouthSeries(rng, null, sampling, n),
         voice: voiceSeries(rng, live, sampling, attacker, seconds),
         qualityLoss: rng.uniform(0, 0.1),
         embeddingNoiseFactor: 1,
       };
     }
-    case 'replay': {
+    case "replay": {
       const recorded = genuine(otherNonce, compliance);
       return {
         pulseRaw: rawPulse(rng, recorded.src, recorded.speech, sampling, n, seconds),
@@ -859,9 +856,9 @@ function pacedSignals(
         embeddingNoiseFactor: 1,
       };
     }
-    case 'lipsync': {
+    case "lipsync": {
       const live = liveReader();
-      const variant = o.lipsyncPulse ?? (['absent', 'drifting', 'recorded'] as const)[rng.int(0, 2)];
+      const variant = o.lipsyncPulse ?? (["absent", "drifting", "recorded"] as const)[rng.int(0, 2)];
       const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine(otherNonce, compliance).src);
       return {
         pulseRaw: rawPulse(rng, src, live, sampling, n, seconds),
@@ -871,10 +868,10 @@ function pacedSignals(
         embeddingNoiseFactor: 1.2,
       };
     }
-    case 'screen': {
+    case "screen": {
       const live = liveReader();
       const recorded = genuine(otherNonce, compliance);
-      const flicker: PulseSource = { kind: 'flicker', flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
+      const flicker: PulseSource = { kind: "flicker", flickerHz: o.screenFlickerHz ?? rng.uniform(0.75, 2.9) };
       const flick = rawPulse(rng, flicker, null, sampling, n, seconds);
       const through = rawPulse(rng, recorded.src, null, sampling, { ...n, snrDb: 40, motion: 0 }, seconds);
       const k = o.screenPulseLeak ?? rng.uniform(0.05, 0.25);
@@ -906,7 +903,7 @@ export interface PhysiologyTruth {
  * (`recorded`), or a synthetic heart at a drifting rate (`drifting`).
  */
 export function simulatePhysiology(o: {
-  pulse: 'live' | 'recorded' | 'drifting';
+  pulse: "live" | "recorded" | "drifting";
   nuisance: Nuisance;
   attackerNuisance: Nuisance;
   seconds: number;
@@ -914,14 +911,14 @@ export function simulatePhysiology(o: {
   seed: number;
 }): PhysiologyTruth {
   const rng = createRng(o.seed);
-  const reader = o.pulse === 'live' ? o.nuisance : o.attackerNuisance;
+  const reader = o.pulse === "live" ? o.nuisance : o.attackerNuisance;
   const live = makeSpeech(rng, o.seconds, reader.breathsPerMin, reader.syllableRateHz);
   const recorded = (): PulseSource => {
     const victim = makeSpeech(rng, o.seconds, o.nuisance.breathsPerMin, o.nuisance.syllableRateHz);
     return genuinePulse(rng, o.seconds, victim.inhale, o.nuisance);
   };
   const src =
-    o.pulse === 'live'
+    o.pulse === "live"
       ? genuinePulse(rng, o.seconds, live.inhale, o.nuisance)
       : lipsyncPulse(rng, o.seconds, live.inhale, o.pulse, recorded);
   const phase = src.phase ?? new Float64Array(0);
@@ -973,8 +970,8 @@ export interface CaptureOptions {
  */
 export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
   assertPerson(opts.person);
-  const attack = opts.attack ?? 'none';
-  if (!['none', ...ATTACK_TYPES].includes(attack)) throw new RangeError(`unknown attack: ${String(attack)}`);
+  const attack = opts.attack ?? "none";
+  if (!["none", ...ATTACK_TYPES].includes(attack)) throw new RangeError(`unknown attack: ${String(attack)}`);
   const seconds = opts.seconds ?? 15;
   if (!(seconds >= DESCRIPTOR_LIMITS.minSeconds && seconds <= DESCRIPTOR_LIMITS.maxSeconds)) {
     throw new RangeError(`seconds must be ${DESCRIPTOR_LIMITS.minSeconds} to ${DESCRIPTOR_LIMITS.maxSeconds}`);
@@ -991,20 +988,20 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
       /^[\x21-\x7e]+$/.test(opts.nonce)
     )
   ) {
-    throw new RangeError('nonce must be 8 to 128 printable ASCII characters without spaces');
+    throw new RangeError("nonce must be 8 to 128 printable ASCII characters without spaces");
   }
   if (opts.capturedAt !== undefined && !Number.isFinite(Date.parse(opts.capturedAt))) {
-    throw new RangeError('capturedAt must be an ISO 8601 time');
+    throw new RangeError("capturedAt must be an ISO 8601 time");
   }
-  const state = opts.state ?? 'calm';
+  const state = opts.state ?? "calm";
   const paced = opts.paced === true;
   const seed =
     opts.seed ??
     (paced
-      ? hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state, 'paced')
-      : hashSeed('presence-sim/capture', opts.person, attack, opts.nonce ?? '', seconds, fs, state));
-  const nonce = opts.nonce ?? `sim-${seed.toString(16).padStart(8, '0')}`;
-  const rng = createRng(hashSeed(seed, 'nuisance'));
+      ? hashSeed("presence-sim/capture", opts.person, attack, opts.nonce ?? "", seconds, fs, state, "paced")
+      : hashSeed("presence-sim/capture", opts.person, attack, opts.nonce ?? "", seconds, fs, state));
+  const nonce = opts.nonce ?? `sim-${seed.toString(16).padStart(8, "0")}`;
+  const rng = createRng(hashSeed(seed, "nuisance"));
   const profile = personProfile(opts.person);
   const nuisance = sandboxNuisance(profile, rng, state);
   const attackerPerson = ((opts.person + 499) % SANDBOX_PERSONS) + 1;
@@ -1015,7 +1012,7 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     nuisance,
     attackerNuisance,
     // The sandbox puppet is the textbook one: no pulse, or a synthetic constant rate.
-    lipsyncPulse: rng.next() < 0.5 ? 'absent' : 'constant',
+    lipsyncPulse: rng.next() < 0.5 ? "absent" : "constant",
     // The sandbox screen shows only its flicker, at a resting-pulse-like rate.
     screenPulseLeak: 0,
     screenFlickerHz: rng.uniform(0.8, 1.8),

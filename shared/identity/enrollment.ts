@@ -30,7 +30,12 @@ const ENROLL_ATTEMPTS = 3;
  * The template store being unreachable is `500 TEMPLATE_STORE_FAILED`; any other failure of the
  * write is `500 IDENTITY_CREATE_FAILED` unless the database named the failing stage itself.
  */
-export async function enrol(c: AppContext, descriptor: PresenceDescriptor, baseline: PresenceBaseline | null, consent: Consent): Promise<Enrollment> {
+export async function enrol(
+  c: AppContext,
+  descriptor: PresenceDescriptor,
+  baseline: PresenceBaseline | null,
+  consent: Consent,
+): Promise<Enrollment> {
   const principal = c.var.principal!;
   const protector = await protectorFor(c);
   const embedding = protector.protect(descriptor.face.embedding);

@@ -1,4 +1,4 @@
-import { evaluatePresence, parseDescriptor, type PresenceBaseline, type PresenceDescriptor, type PresenceResult } from "../engine";
+import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor, type PresenceResult, parseDescriptor } from "../engine";
 import { ApiError } from "../errors";
 import type { ForcedScenario } from "./scenario";
 
@@ -29,7 +29,12 @@ export interface Judgement {
  * minutes is stale) against the identity's baseline, then applies a forced sandbox scenario —
  * which can only turn an acceptance into a refusal, never the reverse.
  */
-export function judge(descriptor: PresenceDescriptor, now: Date, baseline: PresenceBaseline | null, scenario: ForcedScenario | null): Judgement {
+export function judge(
+  descriptor: PresenceDescriptor,
+  now: Date,
+  baseline: PresenceBaseline | null,
+  scenario: ForcedScenario | null,
+): Judgement {
   const result = evaluatePresence(descriptor, { baseline, expectedNonce: descriptor.capture_nonce, now });
   let livenessPassed = result.liveness.passed && result.reason !== "capture_stale";
   let coercion = result.coercion.signal;

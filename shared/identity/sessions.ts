@@ -23,7 +23,13 @@ export interface MintedSession {
 export async function mintSession(c: AppContext, identityId: string): Promise<MintedSession> {
   const principal = c.var.principal!;
   try {
-    const token = await signUserJwt(c.var.config, identityId, { mid: principal.merchantId, env: principal.environment }, c.var.now, SESSION_TTL_SECONDS);
+    const token = await signUserJwt(
+      c.var.config,
+      identityId,
+      { mid: principal.merchantId, env: principal.environment },
+      c.var.now,
+      SESSION_TTL_SECONDS,
+    );
     return { token, tokenHash: await sha256Hex(token), expiresAt: new Date(c.var.now.getTime() + SESSION_TTL_SECONDS * 1000) };
   } catch (error) {
     console.error(JSON.stringify({ request_id: c.var.requestId, error: `session mint failed: ${String(error)}` }));

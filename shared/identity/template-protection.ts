@@ -50,9 +50,7 @@ async function buildProtector(secret: string): Promise<TemplateProtector> {
 }
 
 async function gaussianMatrix(secret: string, n: number): Promise<Float64Array[]> {
-  const keyBytes = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`template-rotation:${secret}`)),
-  );
+  const keyBytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`template-rotation:${secret}`)));
   const key = await crypto.subtle.importKey("raw", keyBytes, { name: "AES-CTR" }, false, ["encrypt"]);
   const stream = new Uint32Array(
     await crypto.subtle.encrypt({ name: "AES-CTR", counter: new Uint8Array(16), length: 64 }, key, new Uint8Array(n * n * 4)),

@@ -1,8 +1,8 @@
+import type { Environment } from "../api-keys";
 import type { AppContext } from "../app";
 import { requireSecret } from "../config";
 import { rpc } from "../db";
-import type { Environment } from "../api-keys";
-import { templateProtector, type TemplateProtector } from "./template-protection";
+import { type TemplateProtector, templateProtector } from "./template-protection";
 
 export interface TemplateMatch {
   identity_id: string;
@@ -22,7 +22,12 @@ export function templateStoreDb(c: AppContext) {
 }
 
 /** The best stored match for a protected embedding in one environment (HNSW where available). */
-export async function bestMatch(c: AppContext, environment: Environment, protector: TemplateProtector, protectedEmbedding: number[]): Promise<TemplateMatch | null> {
+export async function bestMatch(
+  c: AppContext,
+  environment: Environment,
+  protector: TemplateProtector,
+  protectedEmbedding: number[],
+): Promise<TemplateMatch | null> {
   const matches = await rpc<TemplateMatch[]>(templateStoreDb(c), "face_template_search", {
     environment,
     key_id: protector.keyId,

@@ -1,13 +1,13 @@
 import * as v from "valibot";
 import type { AppContext } from "../app";
-import { ApiError } from "../errors";
 import { rpc } from "../db";
 import { baselineFromResult, cosineSimilarity, ENGINE_VERSION, type PresenceBaseline, type PresenceDescriptor } from "../engine";
-import { currencySchema, isMinorUnitAmount } from "../money";
-import { buildReceipt, newReceiptCode, type AssuranceLevel } from "../receipts";
+import { ApiError } from "../errors";
 import { decisionSchema } from "../mandates/decision";
+import { currencySchema, isMinorUnitAmount } from "../money";
+import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts";
 import { parseWith } from "../validation";
-import { documentAttestationSchema, documentTypes, verifyDocument, type VerifiedDocument } from "./documents";
+import { documentAttestationSchema, documentTypes, type VerifiedDocument, verifyDocument } from "./documents";
 import { FACE_MATCH_GATE, judge } from "./presence";
 import type { ForcedScenario } from "./scenario";
 import { bestMatch, protectorFor } from "./template-store";
@@ -72,11 +72,14 @@ export async function resolveIdentity(c: AppContext, userId: string): Promise<Re
     now: c.var.now.toISOString(),
     ...(principal.kind === "user"
       ? { user_id: principal.identityId, session_token_hash: principal.sessionTokenHash }
-      : /^sub_[0-9a-f]{48}$/.test(userId) ? { subject_ref: userId } : { subject_ref: null }),
+      : /^sub_[0-9a-f]{48}$/.test(userId)
+        ? { subject_ref: userId }
+        : { subject_ref: null }),
   });
   if (!identity) throw new ApiError("IDENTITY_MISMATCH", { reason: "unknown_user" });
   if (identity.session_active === false) throw new ApiError("ACCESS_REVOKED", { reason: "session_revoked" });
-  if (identity.erased || identity.consent_revoked) throw new ApiError("ACCESS_REVOKED", { reason: identity.erased ? "identity_erased" : "consent_revoked" });
+  if (identity.erased || identity.consent_revoked)
+    throw new ApiError("ACCESS_REVOKED", { reason: identity.erased ? "identity_erased" : "consent_revoked" });
   return identity;
 }
 
@@ -96,11 +99,18 @@ export interface Approval {
  * need a valid document. The capture row (refused ones too, for audit) and, on approval, its
  * signed receipt are written by one RPC.
  */
-export async function judgeAndRecord(c: AppContext, input: TransactionInput, descriptor: PresenceDescriptor, identity: ResolvedIdentity, scenario: ForcedScenario | null): Promise<Approval> {
+export async function judgeAndRecord(
+  c: AppContext,
+  input: TransactionInput,
+  descriptor: PresenceDescriptor,
+  identity: ResolvedIdentity,
+  scenario: ForcedScenario | null,
+): Promise<Approval> {
   const principal = c.var.principal!;
   const protector = await protectorFor(c);
   const live = protector.protect(descriptor.face.embedding);
-  if (!identity.template || identity.template.key_id !== protector.keyId) throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
+  if (!identity.template || identity.template.key_id !== protector.keyId)
+    throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
   const similarity = cosineSimilarity(live, identity.template.embedding);
   if (scenario === "subject_mismatch") throw new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
   if (similarity < FACE_MATCH_GATE) {

@@ -7,7 +7,7 @@ import { currencySchema, isMinorUnitAmount } from "../money";
 import { isScope } from "../scopes";
 import { parseWith, readJson } from "../validation";
 import { mandateUuid } from "./ids";
-import { answer, refusal, type Decision } from "./refusals";
+import { answer, type Decision, refusal } from "./refusals";
 
 const contextField = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)));
 
@@ -47,7 +47,11 @@ export async function decisionRequest(c: AppContext): Promise<DecisionRequest> {
     environment: principal.environment,
     now: c.var.now.toISOString(),
   };
-  const early = !mandateId ? refusal("mandate_not_found", c.var.locale) : !isScope(input.scope) ? refusal("unknown_scope", c.var.locale) : null;
+  const early = !mandateId
+    ? refusal("mandate_not_found", c.var.locale)
+    : !isScope(input.scope)
+      ? refusal("unknown_scope", c.var.locale)
+      : null;
   return { raw: JSON.stringify(body), params, early };
 }
 

@@ -15,7 +15,11 @@ export const issueSchema = v.strictObject({
   agent_descriptor: v.optional(v.string()),
   scopes: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(8)),
   constraints: v.optional(
-    v.strictObject({ merchant_allowlist: v.optional(allowlist), category_allowlist: v.optional(allowlist), country_allowlist: v.optional(allowlist) }),
+    v.strictObject({
+      merchant_allowlist: v.optional(allowlist),
+      category_allowlist: v.optional(allowlist),
+      country_allowlist: v.optional(allowlist),
+    }),
   ),
   ceiling: v.optional(
     v.object({
@@ -35,7 +39,13 @@ export type IssueInput = v.InferOutput<typeof issueSchema>;
 
 export interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
   scopes: Scope[];
-  ceiling: { kind: "amount" | "count" | "both" | "none"; amount: number | null; currency: string | null; count: number | null; period: string };
+  ceiling: {
+    kind: "amount" | "count" | "both" | "none";
+    amount: number | null;
+    currency: string | null;
+    count: number | null;
+    period: string;
+  };
   step_up_of?: string;
 }
 
@@ -53,7 +63,8 @@ export function issueRequest(body: unknown, now: Date): IssueRequest {
   const scopes = [...new Set(input.scopes)] as Scope[];
 
   const constrained = Object.values(input.constraints ?? {}).some((list) => list && list.length > 0);
-  if (scopes.some((scope) => constraintRequiredScopes.includes(scope)) && !constrained) throw new ApiError("CONSTRAINTS_REQUIRED_FOR_SCOPE");
+  if (scopes.some((scope) => constraintRequiredScopes.includes(scope)) && !constrained)
+    throw new ApiError("CONSTRAINTS_REQUIRED_FOR_SCOPE");
 
   const ceiling = ceilingOf(input.ceiling, scopes);
   checkAgentField(input.agent_display_name, 64, "AGENT_DISPLAY_NAME_EMPTY", "AGENT_DISPLAY_NAME_TOO_LONG");
@@ -86,7 +97,12 @@ function ceilingOf(ceiling: IssueInput["ceiling"], scopes: Scope[]): IssueReques
   };
 }
 
-function checkAgentField(value: string | undefined, max: number, empty: "AGENT_DISPLAY_NAME_EMPTY" | "AGENT_DESCRIPTOR_EMPTY", tooLong: "AGENT_DISPLAY_NAME_TOO_LONG" | "AGENT_DESCRIPTOR_TOO_LONG") {
+function checkAgentField(
+  value: string | undefined,
+  max: number,
+  empty: "AGENT_DISPLAY_NAME_EMPTY" | "AGENT_DESCRIPTOR_EMPTY",
+  tooLong: "AGENT_DISPLAY_NAME_TOO_LONG" | "AGENT_DESCRIPTOR_TOO_LONG",
+) {
   if (value === undefined) return;
   if (value.trim() === "") throw new ApiError(empty);
   if ([...value].length > max) throw new ApiError(tooLong);

@@ -1,4 +1,4 @@
-import { translate, type Locale, type MessageKey } from "../i18n";
+import { type Locale, type MessageKey, translate } from "../i18n";
 
 /**
  * Every refusal `reason` of mandate-check, mandate-consume and the transaction stand-in, with its
@@ -6,16 +6,32 @@ import { translate, type Locale, type MessageKey } from "../i18n";
  * told (integration errors carry no user_message: they are the caller's to fix).
  */
 export const refusals = {
-  idempotency_key_required: { developer: "Idempotency-Key header (8 to 200 characters) is required on mandate-consume.", stepUp: false, integration: true },
+  idempotency_key_required: {
+    developer: "Idempotency-Key header (8 to 200 characters) is required on mandate-consume.",
+    stepUp: false,
+    integration: true,
+  },
   mandate_not_found: { developer: "No mandate with this id exists for this merchant and environment.", stepUp: false, integration: true },
   unknown_scope: { developer: "The scope is not in the closed vocabulary (see mandate-scopes).", stepUp: false, integration: true },
   context_required: { developer: "The mandate restricts this context field; send it in context.", stepUp: false, integration: true },
-  amount_required: { developer: "The mandate has an amount ceiling; send amount (minor unit) and currency.", stepUp: false, integration: true },
-  currency_mismatch: { developer: "currency differs from the ceiling's currency; no conversion is done.", stepUp: false, integration: true },
+  amount_required: {
+    developer: "The mandate has an amount ceiling; send amount (minor unit) and currency.",
+    stepUp: false,
+    integration: true,
+  },
+  currency_mismatch: {
+    developer: "currency differs from the ceiling's currency; no conversion is done.",
+    stepUp: false,
+    integration: true,
+  },
   mandate_revoked: { developer: "The mandate was revoked; it is terminal.", stepUp: false, integration: false },
   mandate_expired: { developer: "The mandate's expires_at has passed.", stepUp: true, integration: false },
   mandate_consumed: { developer: "The mandate's lifetime ceiling is used up; it is terminal.", stepUp: true, integration: false },
-  mandate_exhausted: { developer: "The ceiling of the current period is used up; it resets at period_resets_at.", stepUp: true, integration: false },
+  mandate_exhausted: {
+    developer: "The ceiling of the current period is used up; it resets at period_resets_at.",
+    stepUp: true,
+    integration: false,
+  },
   ceiling_exceeded: { developer: "This action would pass the ceiling of the current period.", stepUp: true, integration: false },
   scope_not_granted: { developer: "The mandate does not grant this scope.", stepUp: true, integration: false },
   merchant_not_allowed: { developer: "context.merchant is not in the mandate's merchant_allowlist.", stepUp: true, integration: false },

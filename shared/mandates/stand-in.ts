@@ -3,7 +3,7 @@ import { sha256Hex } from "../crypto";
 import { rpc } from "../db";
 import { ENGINE_VERSION } from "../engine";
 import { ApiError } from "../errors";
-import { DOCUMENT_ACTIONS, actReceipt, documentRequired, type TransactionAction, type TransactionInput } from "../identity/transaction";
+import { actReceipt, DOCUMENT_ACTIONS, documentRequired, type TransactionAction, type TransactionInput } from "../identity/transaction";
 import type { AssuranceLevel } from "../receipts";
 import type { Scope } from "../scopes";
 import { mandateUuid } from "./ids";
@@ -35,7 +35,12 @@ interface MandateTransaction {
  * none is sent) and is recorded with its receipt in the same RPC; a refusal is `403
  * MANDATE_REFUSED` carrying the refusal reason. The act's assurance level is the mandate's.
  */
-export async function transactWithMandate(c: AppContext, input: TransactionInput & { mandate_id: string }, identityId: string, hasDocument: boolean) {
+export async function transactWithMandate(
+  c: AppContext,
+  input: TransactionInput & { mandate_id: string },
+  identityId: string,
+  hasDocument: boolean,
+) {
   const principal = c.var.principal!;
   const refuse = (decision: Decision): never => {
     throw new ApiError("MANDATE_REFUSED", answer(decision, c.var.locale));

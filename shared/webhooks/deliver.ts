@@ -38,7 +38,12 @@ export interface SendOptions {
  *
  * @example const result = await sendWebhook(endpoint.url, envelope, secrets, { clock, timeoutMs: 15_000 });
  */
-export async function sendWebhook(url: string, envelope: WebhookEnvelope, secrets: readonly string[], { clock, timeoutMs, fetcher = fetch }: SendOptions): Promise<AttemptResult> {
+export async function sendWebhook(
+  url: string,
+  envelope: WebhookEnvelope,
+  secrets: readonly string[],
+  { clock, timeoutMs, fetcher = fetch }: SendOptions,
+): Promise<AttemptResult> {
   const body = JSON.stringify(envelope);
   const sentAt = clock();
   const signature = await signWebhook(body, secrets, Math.floor(sentAt.getTime() / 1000));

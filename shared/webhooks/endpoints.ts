@@ -4,7 +4,7 @@
  * only ever receives them encrypted, and each is returned to the caller exactly once.
  */
 import { rpc, type Sql } from "../db";
-import { isEventType, eventTypes } from "./events";
+import { eventTypes, isEventType } from "./events";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 
 export type Environment = "test" | "live";
@@ -37,7 +37,9 @@ export function checkEndpointUrl(url: string, { allowLoopbackHttp }: { allowLoop
   if (parsed.protocol === "https:") return null;
   if (parsed.protocol === "http:") {
     if (!isLoopbackHost(parsed.hostname)) return "http is accepted only for loopback hosts (local development); use https";
-    return allowLoopbackHttp ? null : "loopback http URLs are accepted only where WEBHOOK_ALLOW_LOOPBACK_HTTP=1 (local development); use https";
+    return allowLoopbackHttp
+      ? null
+      : "loopback http URLs are accepted only where WEBHOOK_ALLOW_LOOPBACK_HTTP=1 (local development); use https";
   }
   return "the URL must be https";
 }

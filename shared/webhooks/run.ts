@@ -107,7 +107,9 @@ export function passOptions(
   if (!config.WEBHOOK_SECRET_KEY) throw new Error("missing secret binding WEBHOOK_SECRET_KEY");
   return {
     clock,
-    keyring: config.WEBHOOK_SECRET_KEY_PREVIOUS ? [config.WEBHOOK_SECRET_KEY, config.WEBHOOK_SECRET_KEY_PREVIOUS] : [config.WEBHOOK_SECRET_KEY],
+    keyring: config.WEBHOOK_SECRET_KEY_PREVIOUS
+      ? [config.WEBHOOK_SECRET_KEY, config.WEBHOOK_SECRET_KEY_PREVIOUS]
+      : [config.WEBHOOK_SECRET_KEY],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopbackHttp: config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
     ...(merchantId ? { merchantId } : {}),
@@ -141,7 +143,11 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
   };
 
   while (!stop()) {
-    const fanned = await rpc<{ events: number; deliveries: number }>(sql, "webhook_fanout", { now: clock().toISOString(), limit: FANOUT_BATCH, ...scope });
+    const fanned = await rpc<{ events: number; deliveries: number }>(sql, "webhook_fanout", {
+      now: clock().toISOString(),
+      limit: FANOUT_BATCH,
+      ...scope,
+    });
     summary.fanned_out_events += fanned.events;
     summary.deliveries_created += fanned.deliveries;
     const leaseSeconds = Math.ceil((deadline - clock().getTime() + timeoutMs + LEASE_MARGIN_MS) / 1000);
@@ -194,7 +200,8 @@ async function deliverBatch(
   const attempt = async (delivery: ClaimedDelivery): Promise<Outcome> => {
     const endpoint = endpoints.get(delivery.endpoint_id)!;
     const refused = checkEndpointUrl(endpoint.url, options);
-    if (refused) return { outcome: "failed", status: null, error: `url not allowed: ${refused}`, attempted_at: options.clock().toISOString() };
+    if (refused)
+      return { outcome: "failed", status: null, error: `url not allowed: ${refused}`, attempted_at: options.clock().toISOString() };
     let keys: string[];
     try {
       keys = await openSecrets(endpoint);
@@ -206,7 +213,11 @@ async function deliverBatch(
     }
     const { id, type, created_at, api_version, data } = delivery.event;
     const envelope: WebhookEnvelope = { id, type, created_at, api_version, attempt: delivery.attempt, data };
-    const result = await sendWebhook(endpoint.url, envelope, keys, { clock: options.clock, timeoutMs: options.timeoutMs, fetcher: options.fetcher });
+    const result = await sendWebhook(endpoint.url, envelope, keys, {
+      clock: options.clock,
+      timeoutMs: options.timeoutMs,
+      fetcher: options.fetcher,
+    });
     const attempted_at = result.sentAt.toISOString();
     if (result.ok) return { outcome: "succeeded", status: result.status, error: null, attempted_at };
     const next = result.gone
@@ -235,7 +246,8 @@ async function deliverBatch(
     },
     { total: options.concurrency ?? DELIVERY_CONCURRENCY, perKey: options.perEndpoint ?? ENDPOINT_CONCURRENCY, stop },
   );
-  for (const delivery of unstarted) pending.push({ outcome: "released", delivery_id: delivery.delivery_id, lease_token: delivery.lease_token });
+  for (const delivery of unstarted)
+    pending.push({ outcome: "released", delivery_id: delivery.delivery_id, lease_token: delivery.lease_token });
   flush(true);
   await recording;
 }

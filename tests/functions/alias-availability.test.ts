@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RESERVED_ALIASES } from "../../shared/alias";
 import { randomHex, sha256Hex } from "../../shared/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
-import { call, errorOf, type CallOptions } from "../harness/http";
+import { type CallOptions, call, errorOf } from "../harness/http";
 
 const FN = "alias-availability";
 const CHECK_KEYS = ["alias", "available", "format_code", "format_ok", "suggestions"];
@@ -76,7 +76,13 @@ describe("alias-availability", () => {
 
       for (const key of [other.keys.pk_test, other.keys.sk_test, holder.keys.pk_test]) {
         const res = await alias({ alias: name }, { key });
-        expect(res.body).toEqual({ alias: name, format_ok: true, format_code: null, available: false, suggestions: [`${name}1`, `${name}2`, `${name}3`] });
+        expect(res.body).toEqual({
+          alias: name,
+          format_ok: true,
+          format_code: null,
+          available: false,
+          suggestions: [`${name}1`, `${name}2`, `${name}3`],
+        });
       }
       const again = await alias({ action: "reserve", alias: name }, { key: other.keys.pk_test });
       expect(errorOf(again)).toEqual({ status: 409, code: "ALIAS_TAKEN" });
@@ -102,7 +108,10 @@ describe("alias-availability", () => {
       const [holder, other] = await Promise.all([merchantFactory(), merchantFactory()]);
       const name = freshAlias();
       const reserved = await alias({ action: "reserve", alias: name }, { key: holder.keys.pk_test });
-      const released = await alias({ action: "release", alias: `@${name.toUpperCase()}`, claim_token: reserved.body.claim_token }, { key: holder.keys.sk_test });
+      const released = await alias(
+        { action: "release", alias: `@${name.toUpperCase()}`, claim_token: reserved.body.claim_token },
+        { key: holder.keys.sk_test },
+      );
       expect(released.status).toBe(200);
       expect(released.body).toEqual({ alias: name, released: true });
       expect(released.headers.get("cache-control")).toBe("no-store");
@@ -118,11 +127,17 @@ describe("alias-availability", () => {
       expect(reserved.body.expires_at).toBe(at(t0, 60).toISOString());
 
       expect((await alias({ alias: name }, { key: other.keys.pk_test, now: at(t0, 59) })).body.available).toBe(false);
-      expect((await alias({ alias: name }, { key: other.keys.pk_test, now: at(t0, 60) })).body).toMatchObject({ available: true, suggestions: [] });
+      expect((await alias({ alias: name }, { key: other.keys.pk_test, now: at(t0, 60) })).body).toMatchObject({
+        available: true,
+        suggestions: [],
+      });
       const taken = await alias({ action: "reserve", alias: name }, { key: other.keys.pk_test, now: at(t0, 61) });
       expect(taken.body).toMatchObject({ reserved: true, alias: name });
 
-      const late = await alias({ action: "release", alias: name, claim_token: reserved.body.claim_token }, { key: holder.keys.pk_test, now: at(t0, 62) });
+      const late = await alias(
+        { action: "release", alias: name, claim_token: reserved.body.claim_token },
+        { key: holder.keys.pk_test, now: at(t0, 62) },
+      );
       expect(errorOf(late)).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
     });
 
@@ -200,7 +215,11 @@ describe("alias-availability", () => {
     });
 
     it("refuses a body that is not JSON", async () => {
-      const res = await call(FN, { method: "POST", rawBody: "{", headers: { "content-type": "application/json", "cf-connecting-ip": freshIp() } });
+      const res = await call(FN, {
+        method: "POST",
+        rawBody: "{",
+        headers: { "content-type": "application/json", "cf-connecting-ip": freshIp() },
+      });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_JSON" });
     });
 
@@ -216,10 +235,15 @@ describe("alias-availability", () => {
       const reserved = await alias({ action: "reserve", alias: name }, { key: m.keys.pk_test });
       const wrong = await alias({ action: "release", alias: name, claim_token: `ct_${"x".repeat(43)}` }, { key: m.keys.pk_test });
       expect(errorOf(wrong)).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
-      expect((await alias({ action: "release", alias: name, claim_token: reserved.body.claim_token }, { key: m.keys.pk_test })).status).toBe(200);
+      expect(
+        (await alias({ action: "release", alias: name, claim_token: reserved.body.claim_token }, { key: m.keys.pk_test })).status,
+      ).toBe(200);
       const repeat = await alias({ action: "release", alias: name, claim_token: reserved.body.claim_token }, { key: m.keys.pk_test });
       expect(errorOf(repeat)).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
-      const never = await alias({ action: "release", alias: freshAlias(), claim_token: reserved.body.claim_token }, { key: m.keys.pk_test });
+      const never = await alias(
+        { action: "release", alias: freshAlias(), claim_token: reserved.body.claim_token },
+        { key: m.keys.pk_test },
+      );
       expect(errorOf(never)).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
     });
   });
@@ -286,7 +310,8 @@ describe("alias-availability", () => {
       const m = await merchantFactory();
       const name = freshAlias();
       const { claim_token } = (await alias({ action: "reserve", alias: name }, { key: m.keys.pk_test })).body;
-      const rows = await testDb()`select to_jsonb(a)::text as row, claim_token_hash from private.aliases a where environment = 'test' and alias = ${name}`;
+      const rows =
+        await testDb()`select to_jsonb(a)::text as row, claim_token_hash from private.aliases a where environment = 'test' and alias = ${name}`;
       expect(rows).toHaveLength(1);
       expect(rows[0].claim_token_hash).toBe(await sha256Hex(claim_token));
       expect(rows[0].row).not.toContain(claim_token);
@@ -330,7 +355,10 @@ describe("alias-availability", () => {
       const m = await merchantFactory();
       const statuses = await burst(10, () => alias({ action: "reserve", alias: freshAlias() }, { key: m.keys.pk_test }));
       expect(statuses.every((s) => s === 200)).toBe(true);
-      expect(errorOf(await alias({ action: "reserve", alias: freshAlias() }, { key: m.keys.pk_test }))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect(errorOf(await alias({ action: "reserve", alias: freshAlias() }, { key: m.keys.pk_test }))).toEqual({
+        status: 429,
+        code: "RATE_LIMITED",
+      });
       expect((await alias({ alias: "x" }, { key: m.keys.pk_test })).status).toBe(200);
     });
 

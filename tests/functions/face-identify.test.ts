@@ -5,7 +5,11 @@ import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolPerson, strangerCapture } from "../harness/identity";
 
 function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}) {
-  return call("face-identify", { key, body: { face_template: template, capture_nonce: nonce }, headers: { ...replayHeaders(), ...headers } });
+  return call("face-identify", {
+    key,
+    body: { face_template: template, capture_nonce: nonce },
+    headers: { ...replayHeaders(), ...headers },
+  });
 }
 
 describe("face-identify", () => {
@@ -97,7 +101,9 @@ describe("face-identify", () => {
   describe("errors", () => {
     it("requires a key, and refuses unknown keys", async () => {
       const { descriptor, nonce } = capture(7);
-      expect(errorOf(await call("face-identify", { body: { face_template: descriptor, capture_nonce: nonce }, headers: replayHeaders() }))).toEqual({
+      expect(
+        errorOf(await call("face-identify", { body: { face_template: descriptor, capture_nonce: nonce }, headers: replayHeaders() })),
+      ).toEqual({
         status: 401,
         code: "API_KEY_REQUIRED",
       });
@@ -120,12 +126,21 @@ describe("face-identify", () => {
       const merchant = await merchantFactory();
       const { descriptor, nonce } = capture(7);
       const body = { face_template: descriptor, capture_nonce: nonce };
-      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body }))).toEqual({ status: 400, code: "TIMESTAMP_REQUIRED" });
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body }))).toEqual({
+        status: 400,
+        code: "TIMESTAMP_REQUIRED",
+      });
       const stale = replayHeaders(new Date(Date.now() - 301_000));
-      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers: stale }))).toEqual({ status: 400, code: "TIMESTAMP_OUT_OF_WINDOW" });
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers: stale }))).toEqual({
+        status: 400,
+        code: "TIMESTAMP_OUT_OF_WINDOW",
+      });
       const headers = replayHeaders();
       expect((await call("face-identify", { key: merchant.keys.pk_test, body, headers })).status).toBe(200);
-      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers }))).toEqual({ status: 409, code: "NONCE_REUSED" });
+      expect(errorOf(await call("face-identify", { key: merchant.keys.pk_test, body, headers }))).toEqual({
+        status: 409,
+        code: "NONCE_REUSED",
+      });
       const other = await merchantFactory();
       expect((await call("face-identify", { key: other.keys.pk_test, body, headers })).status).toBe(200);
     });

@@ -8,7 +8,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
-import { expectSignedBy, startReceiver, type Receiver } from "../harness/webhook-receiver";
+import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -36,7 +36,9 @@ describe("mandate events through the outbox worker", () => {
     expect((await consume(merchant.keys.sk_test, { ...action, amount: 300 })).body.allowed).toBe(true);
     expect((await consume(merchant.keys.sk_test, { ...action, amount: 400 })).body.at_limit).toBe(true);
     expect((await consume(merchant.keys.sk_test, { ...action, amount: 1 })).body.allowed).toBe(false);
-    expect((await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandateId, reason: "done" } })).status).toBe(200);
+    expect((await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandateId, reason: "done" } })).status).toBe(
+      200,
+    );
 
     const now = new Date(Date.now() + 1000);
     const run = await call("outbox-worker/run", { method: "POST", body: { merchant_id: merchant.merchant_id }, now });
@@ -44,13 +46,26 @@ describe("mandate events through the outbox worker", () => {
     await receiver.waitFor(5);
 
     const events = [...receiver.processed().values()].map((r) => r.envelope).sort((a, b) => a.created_at.localeCompare(b.created_at));
-    expect(events.map((e) => e.type).sort()).toEqual(["mandate.at_limit", "mandate.consumed", "mandate.consumed", "mandate.granted", "mandate.revoked"]);
+    expect(events.map((e) => e.type).sort()).toEqual([
+      "mandate.at_limit",
+      "mandate.consumed",
+      "mandate.consumed",
+      "mandate.granted",
+      "mandate.revoked",
+    ]);
     for (const request of receiver.received) await expectSignedBy(request, [endpoint.secret], now);
 
     const byType = (type: string) => events.filter((e) => e.type === type);
-    expect(byType("mandate.granted")[0].data).toMatchObject({ mandate_id: mandateId, granted_to: granted.body.granted_to, scopes: ["purchase"] });
+    expect(byType("mandate.granted")[0].data).toMatchObject({
+      mandate_id: mandateId,
+      granted_to: granted.body.granted_to,
+      scopes: ["purchase"],
+    });
     expect(byType("mandate.consumed").map((e) => e.data.remaining)).toEqual(
-      expect.arrayContaining([{ amount: 400, currency: "USD", count: null }, { amount: 0, currency: "USD", count: null }]),
+      expect.arrayContaining([
+        { amount: 400, currency: "USD", count: null },
+        { amount: 0, currency: "USD", count: null },
+      ]),
     );
     expect(byType("mandate.at_limit")[0].data).toMatchObject({ mandate_id: mandateId, remaining: { amount: 0, currency: "USD" } });
     expect(byType("mandate.revoked")[0].data).toMatchObject({ mandate_id: mandateId, granted_to: granted.body.granted_to, reason: "done" });
@@ -62,9 +77,15 @@ describe("mandate events through the outbox worker", () => {
     const person = await enrolStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
-    const refused = await consume(merchant.keys.sk_test, { mandate_id: granted.body.mandate_id, scope: "purchase", amount: 701, currency: "USD" });
+    const refused = await consume(merchant.keys.sk_test, {
+      mandate_id: granted.body.mandate_id,
+      scope: "purchase",
+      amount: 701,
+      currency: "USD",
+    });
     expect(refused.body.reason).toBe("ceiling_exceeded");
-    const rows = await testDb()`select type from private.outbox_events where merchant_id = ${merchant.merchant_id}::uuid order by created_at`;
+    const rows =
+      await testDb()`select type from private.outbox_events where merchant_id = ${merchant.merchant_id}::uuid order by created_at`;
     expect(rows.map((r) => r.type)).toEqual(["mandate.granted"]);
   });
 });

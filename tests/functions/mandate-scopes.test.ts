@@ -15,14 +15,24 @@ describe("mandate-scopes", () => {
         constraint_required_scopes: ["task"],
       });
       expect(res.body.scopes.map((s: { scope: string }) => s.scope)).toEqual([
-        "login", "purchase", "payment", "task", "sign", "read", "message", "booking",
+        "login",
+        "purchase",
+        "payment",
+        "task",
+        "sign",
+        "read",
+        "message",
+        "booking",
       ]);
       for (const entry of res.body.scopes) {
         expect(Object.keys(entry).sort()).toEqual(["accepts_amount_ceiling", "description", "label", "requires_constraints", "scope"]);
         expect(entry.label.length).toBeGreaterThan(0);
         expect(entry.description.length).toBeGreaterThan(0);
       }
-      expect(res.body.scopes.find((s: { scope: string }) => s.scope === "task")).toMatchObject({ requires_constraints: true, accepts_amount_ceiling: false });
+      expect(res.body.scopes.find((s: { scope: string }) => s.scope === "task")).toMatchObject({
+        requires_constraints: true,
+        accepts_amount_ceiling: false,
+      });
     });
 
     it.each([

@@ -21,7 +21,10 @@ describe("mandate-issue", () => {
       scopes: ["purchase", "payment"],
       assurance_level: "face_voice_doc",
       ceiling: { kind: "amount", amount: 700, currency: "USD", count: null, period: "lifetime" },
-      scope_labels: [{ scope: "purchase", label: "Fazer compras" }, { scope: "payment", label: "Fazer pagamentos" }],
+      scope_labels: [
+        { scope: "purchase", label: "Fazer compras" },
+        { scope: "payment", label: "Fazer pagamentos" },
+      ],
     });
     expect(res.body.mandate_id).toMatch(/^mdt_[0-9a-f]{32}$/);
     expect(res.body).not.toHaveProperty("agent_descriptor");
@@ -31,7 +34,10 @@ describe("mandate-issue", () => {
     const merchant = await merchantFactory();
     const person = await enrolStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person);
-    const login = await issue(merchant.keys.sk_test, mandateBody(person, captureId, { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "daily" } }));
+    const login = await issue(
+      merchant.keys.sk_test,
+      mandateBody(person, captureId, { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "daily" } }),
+    );
     expect(login.status, login.text).toBe(201);
     expect(login.body.assurance_level).toBe("face_voice");
     const money = await issue(merchant.keys.sk_test, mandateBody(person, await proofCapture(merchant, person)));
@@ -44,9 +50,15 @@ describe("mandate-issue", () => {
     const other = await enrolStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const late = new Date(Date.now() + 301_000);
-    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, captureId), { now: late }))).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, captureId), { now: late }))).toEqual({
+      status: 403,
+      code: "PROOF_INVALID",
+    });
     expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId)))).toEqual({ status: 403, code: "PROOF_INVALID" });
-    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, crypto.randomUUID())))).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, crypto.randomUUID())))).toEqual({
+      status: 403,
+      code: "PROOF_INVALID",
+    });
     const stranger = await merchantFactory();
     expect(errorOf(await issue(stranger.keys.sk_test, mandateBody(person, captureId)))).toEqual({ status: 403, code: "PROOF_INVALID" });
   });
@@ -59,8 +71,14 @@ describe("mandate-issue", () => {
     expect(await attempt({ scopes: ["purchase", "teleport"] })).toEqual({ status: 400, code: "UNKNOWN_SCOPE" });
     expect(await attempt({ scopes: ["*"] })).toEqual({ status: 400, code: "WILDCARD_SCOPE_FORBIDDEN" });
     expect(await attempt({ scopes: ["purchase:*"] })).toEqual({ status: 400, code: "WILDCARD_SCOPE_FORBIDDEN" });
-    expect(await attempt({ scopes: ["task"], ceiling: { kind: "count", count: 1 } })).toEqual({ status: 400, code: "CONSTRAINTS_REQUIRED_FOR_SCOPE" });
-    expect(await attempt({ scopes: ["task"], constraints: { merchant_allowlist: [] }, ceiling: { kind: "none" } })).toEqual({ status: 400, code: "CONSTRAINTS_REQUIRED_FOR_SCOPE" });
+    expect(await attempt({ scopes: ["task"], ceiling: { kind: "count", count: 1 } })).toEqual({
+      status: 400,
+      code: "CONSTRAINTS_REQUIRED_FOR_SCOPE",
+    });
+    expect(await attempt({ scopes: ["task"], constraints: { merchant_allowlist: [] }, ceiling: { kind: "none" } })).toEqual({
+      status: 400,
+      code: "CONSTRAINTS_REQUIRED_FOR_SCOPE",
+    });
     expect(await attempt({ scopes: ["login"] })).toEqual({ status: 400, code: "AMOUNT_CEILING_NOT_APPLICABLE" });
     expect(await attempt({ scopes: ["purchase", "login"] })).toEqual({ status: 400, code: "AMOUNT_CEILING_NOT_APPLICABLE" });
     expect(await attempt({ agent_display_name: "   " })).toEqual({ status: 400, code: "AGENT_DISPLAY_NAME_EMPTY" });
@@ -73,18 +91,25 @@ describe("mandate-issue", () => {
     expect(await attempt({ ceiling: { kind: "both", amount: 100, currency: "USD" } })).toEqual({ status: 400, code: "INVALID_CEILING" });
     expect(await attempt({ ceiling: { kind: "amount", amount: 100, currency: "ZZZ" } })).toEqual({ status: 400, code: "INVALID_INPUT" });
     expect(await attempt({ ceiling: { kind: "count", count: 1.5 } })).toEqual({ status: 400, code: "INVALID_INPUT" });
-    expect(await attempt({ expires_at: new Date(Date.now() - 1000).toISOString() })).toEqual({ status: 400, code: "EXPIRES_AT_NOT_IN_FUTURE" });
+    expect(await attempt({ expires_at: new Date(Date.now() - 1000).toISOString() })).toEqual({
+      status: 400,
+      code: "EXPIRES_AT_NOT_IN_FUTURE",
+    });
     expect(await attempt({ expires_at: undefined })).toEqual({ status: 400, code: "INVALID_INPUT" });
     expect(await attempt({ assurance_level: "face_voice_doc" })).toEqual({ status: 400, code: "INVALID_INPUT" });
     expect(await attempt({ step_up_of: "mdt_nope" })).toEqual({ status: 400, code: "STEP_UP_OF_INVALID" });
   });
 
   it("accepts the ceiling's period anchor without using it, and is immutable in the database", async () => {
-    const { mandate } = await mandateFixture({ ceiling: { kind: "amount", amount: 700, currency: "USD", period: "monthly", anchor: "2020-01-15" } });
+    const { mandate } = await mandateFixture({
+      ceiling: { kind: "amount", amount: 700, currency: "USD", period: "monthly", anchor: "2020-01-15" },
+    });
     expect(mandate.ceiling.period).toBe("monthly");
     const id = mandate.mandate_id.slice(4);
     await expect(testDb()`update private.mandates set ceiling_amount = 1 where id = ${id}::uuid`).rejects.toMatchObject({ code: "HA423" });
-    await expect(testDb()`update private.mandates set expires_at = now() + interval '10 years' where id = ${id}::uuid`).rejects.toMatchObject({ code: "HA423" });
+    await expect(
+      testDb()`update private.mandates set expires_at = now() + interval '10 years' where id = ${id}::uuid`,
+    ).rejects.toMatchObject({ code: "HA423" });
   });
 
   it("refuses publishable keys", async () => {
@@ -99,10 +124,20 @@ describe("mandate-consume and mandate-check", () => {
     const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 300, currency: "USD" };
     const first = await consume(merchant.keys.sk_test, action);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ allowed: true, idempotent_replay: false, at_limit: false, remaining: { amount: 400, currency: "USD" } });
+    expect(first.body).toMatchObject({
+      allowed: true,
+      idempotent_replay: false,
+      at_limit: false,
+      remaining: { amount: 400, currency: "USD" },
+    });
     expect(first.body.consumption_id).toMatch(/^cns_[0-9a-f]{32}$/);
     const refused = await consume(merchant.keys.sk_test, { ...action, amount: 500 }, { locale: "es" });
-    expect(refused.body).toMatchObject({ allowed: false, reason: "ceiling_exceeded", step_up_available: true, user_message: "Esta acción supera lo que autorizaste." });
+    expect(refused.body).toMatchObject({
+      allowed: false,
+      reason: "ceiling_exceeded",
+      step_up_available: true,
+      user_message: "Esta acción supera lo que autorizaste.",
+    });
     const last = await consume(merchant.keys.sk_test, { ...action, amount: 400 });
     expect(last.body).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, currency: "USD" } });
     const after = await consume(merchant.keys.sk_test, { ...action, amount: 1 });
@@ -123,7 +158,10 @@ describe("mandate-consume and mandate-check", () => {
     const first = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
     const replay = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
     expect(replay.body).toEqual({ ...first.body, idempotent_replay: true });
-    expect(errorOf(await consume(merchant.keys.sk_test, { ...action, amount: 200 }, { idempotencyKey: key }))).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(errorOf(await consume(merchant.keys.sk_test, { ...action, amount: 200 }, { idempotencyKey: key }))).toEqual({
+      status: 422,
+      code: "IDEMPOTENCY_KEY_REUSED",
+    });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
     expect(got.body.consumptions).toHaveLength(1);
   });
@@ -131,12 +169,28 @@ describe("mandate-consume and mandate-check", () => {
   it("checks advisorily: no debit, same answer shape", async () => {
     const { merchant, mandate } = await mandateFixture();
     const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 700, currency: "USD" };
-    for (let i = 0; i < 3; i++) expect((await check(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: true, remaining: { amount: 700 } });
-    expect((await check(merchant.keys.sk_test, { ...action, amount: 701 })).body).toMatchObject({ allowed: false, reason: "ceiling_exceeded" });
-    expect((await check(merchant.keys.sk_test, { ...action, scope: "payment" })).body).toMatchObject({ allowed: false, reason: "scope_not_granted" });
-    expect((await check(merchant.keys.sk_test, { ...action, scope: "teleport" })).body).toMatchObject({ allowed: false, reason: "unknown_scope" });
-    expect((await check(merchant.keys.sk_test, { ...action, currency: "EUR" })).body).toMatchObject({ allowed: false, reason: "currency_mismatch" });
-    expect((await check(merchant.keys.sk_test, { ...action, mandate_id: "mdt_00000000000000000000000000000000" })).body).toMatchObject({ allowed: false, reason: "mandate_not_found" });
+    for (let i = 0; i < 3; i++)
+      expect((await check(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: true, remaining: { amount: 700 } });
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 701 })).body).toMatchObject({
+      allowed: false,
+      reason: "ceiling_exceeded",
+    });
+    expect((await check(merchant.keys.sk_test, { ...action, scope: "payment" })).body).toMatchObject({
+      allowed: false,
+      reason: "scope_not_granted",
+    });
+    expect((await check(merchant.keys.sk_test, { ...action, scope: "teleport" })).body).toMatchObject({
+      allowed: false,
+      reason: "unknown_scope",
+    });
+    expect((await check(merchant.keys.sk_test, { ...action, currency: "EUR" })).body).toMatchObject({
+      allowed: false,
+      reason: "currency_mismatch",
+    });
+    expect((await check(merchant.keys.sk_test, { ...action, mandate_id: "mdt_00000000000000000000000000000000" })).body).toMatchObject({
+      allowed: false,
+      reason: "mandate_not_found",
+    });
     expect(errorOf(await check(merchant.keys.sk_test, { ...action, amount: 1.5 }))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
   });
 
@@ -148,8 +202,12 @@ describe("mandate-consume and mandate-check", () => {
     });
     const base = { mandate_id: mandate.mandate_id, scope: "task" };
     expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme", country: "BR" } })).body.allowed).toBe(true);
-    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "evil", country: "BR" } })).body.reason).toBe("merchant_not_allowed");
-    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme", country: "US" } })).body.reason).toBe("country_not_allowed");
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "evil", country: "BR" } })).body.reason).toBe(
+      "merchant_not_allowed",
+    );
+    expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme", country: "US" } })).body.reason).toBe(
+      "country_not_allowed",
+    );
     expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme" } })).body.reason).toBe("context_required");
   });
 
@@ -165,7 +223,11 @@ describe("mandate-consume and mandate-check", () => {
     const resets = new Date(day);
     resets.setUTCHours(24, 0, 0, 0);
     expect(second.body.period_resets_at).toBe(resets.toISOString().replace(".000Z", "+00:00"));
-    expect((await consume(merchant.keys.sk_test, base, { now: day })).body).toMatchObject({ allowed: false, reason: "mandate_exhausted", step_up_available: true });
+    expect((await consume(merchant.keys.sk_test, base, { now: day })).body).toMatchObject({
+      allowed: false,
+      reason: "mandate_exhausted",
+      step_up_available: true,
+    });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id }, now: day });
     expect(got.body).toMatchObject({ status: "exhausted", stored_status: "active" });
     const next = new Date(resets.getTime() + 1000);
@@ -179,7 +241,11 @@ describe("mandate-consume and mandate-check", () => {
     expect(got.body).toMatchObject({ status: "expired", stored_status: "active" });
     const listed = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "expired" }, now: later });
     expect(listed.body.mandates.map((m: { mandate_id: string }) => m.mandate_id)).toContain(mandate.mandate_id);
-    const res = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" }, { now: later });
+    const res = await consume(
+      merchant.keys.sk_test,
+      { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" },
+      { now: later },
+    );
     expect(res.body).toMatchObject({ allowed: false, reason: "mandate_expired" });
   });
 });
@@ -201,7 +267,11 @@ describe("mandate-get", () => {
     const { merchant, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 150, period: "lifetime" } });
     const refs: string[] = [];
     for (let i = 0; i < 103; i++) {
-      const res = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "login", action_ref: `a${i}` }, { now: new Date(Date.now() + i * 1000) });
+      const res = await consume(
+        merchant.keys.sk_test,
+        { mandate_id: mandate.mandate_id, scope: "login", action_ref: `a${i}` },
+        { now: new Date(Date.now() + i * 1000) },
+      );
       refs.push(res.body.consumption_id);
     }
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
@@ -213,19 +283,30 @@ describe("mandate-get", () => {
   it("requires exactly one of id or status", async () => {
     const merchant = await merchantFactory();
     expect(errorOf(await call("mandate-get", { key: merchant.keys.sk_test }))).toEqual({ status: 400, code: "INVALID_INPUT" });
-    expect(errorOf(await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "sleeping" } }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(errorOf(await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "sleeping" } }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
   });
 });
 
 describe("mandate-revoke", () => {
   it("revokes at once for the issuing merchant; repeats say already_revoked; the next consume fails", async () => {
     const { merchant, mandate } = await mandateFixture();
-    const res = await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id, reason: "user asked" } });
+    const res = await call("mandate-revoke", {
+      key: merchant.keys.sk_test,
+      body: { mandate_id: mandate.mandate_id, reason: "user asked" },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ revoked: true, already_revoked: false, mandate_id: mandate.mandate_id, status: "revoked" });
     const again = await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
     expect(again.body).toMatchObject({ revoked: true, already_revoked: true, revoked_at: res.body.revoked_at });
-    const consumed = await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" });
+    const consumed = await consume(merchant.keys.sk_test, {
+      mandate_id: mandate.mandate_id,
+      scope: "purchase",
+      amount: 1,
+      currency: "USD",
+    });
     expect(consumed.body).toMatchObject({ allowed: false, reason: "mandate_revoked", step_up_available: false });
   });
 
@@ -242,10 +323,26 @@ describe("mandate-revoke", () => {
     const { merchant, person, mandate } = await mandateFixture();
     const other = await merchantFactory();
     const otherPerson = await enrolStranger(other.keys.pk_test);
-    expect(errorOf(await call("mandate-revoke", { key: other.keys.sk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 404, code: "not_found" });
-    expect(errorOf(await call("mandate-revoke", { headers: { authorization: `Bearer ${otherPerson.session_token}` }, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 404, code: "not_found" });
-    expect(errorOf(await call("mandate-revoke", { key: merchant.keys.pk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
-    const res = await call("mandate-revoke", { headers: { authorization: `Bearer ${person.session_token}` }, body: { mandate_id: mandate.mandate_id } });
+    expect(errorOf(await call("mandate-revoke", { key: other.keys.sk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+    expect(
+      errorOf(
+        await call("mandate-revoke", {
+          headers: { authorization: `Bearer ${otherPerson.session_token}` },
+          body: { mandate_id: mandate.mandate_id },
+        }),
+      ),
+    ).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await call("mandate-revoke", { key: merchant.keys.pk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({
+      status: 401,
+      code: "AUTH_REQUIRED",
+    });
+    const res = await call("mandate-revoke", {
+      headers: { authorization: `Bearer ${person.session_token}` },
+      body: { mandate_id: mandate.mandate_id },
+    });
     expect(res.body).toMatchObject({ revoked: true, already_revoked: false });
   });
 });
@@ -256,40 +353,69 @@ describe("step-up (spec 3.1)", () => {
     const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 600, currency: "USD" };
     expect((await consume(merchant.keys.sk_test, action)).body.remaining.amount).toBe(100);
     const captureId = await proofCapture(merchant, person);
-    const stepUp = await issue(merchant.keys.sk_test, mandateBody(person, captureId, {
-      step_up_of: mandate.mandate_id,
-      ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
-    }));
+    const stepUp = await issue(
+      merchant.keys.sk_test,
+      mandateBody(person, captureId, {
+        step_up_of: mandate.mandate_id,
+        ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
+      }),
+    );
     expect(stepUp.status, stepUp.text).toBe(201);
     expect(stepUp.body.step_up_of).toBe(mandate.mandate_id);
     const parent = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
     expect(parent.body.consumptions).toHaveLength(1);
-    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({ allowed: true, remaining: { amount: 100 } });
-    expect((await consume(merchant.keys.sk_test, { ...action, mandate_id: stepUp.body.mandate_id, amount: 2000 })).body).toMatchObject({ allowed: true, remaining: { amount: 3000 } });
-    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({ allowed: true, remaining: { amount: 100 } });
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({
+      allowed: true,
+      remaining: { amount: 100 },
+    });
+    expect((await consume(merchant.keys.sk_test, { ...action, mandate_id: stepUp.body.mandate_id, amount: 2000 })).body).toMatchObject({
+      allowed: true,
+      remaining: { amount: 3000 },
+    });
+    expect((await check(merchant.keys.sk_test, { ...action, amount: 100 })).body).toMatchObject({
+      allowed: true,
+      remaining: { amount: 100 },
+    });
   });
 
   it("refuses a step-up from another person's or a revoked mandate", async () => {
     const { merchant, mandate } = await mandateFixture();
     const other = await enrolStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, other, { document: true });
-    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId, { step_up_of: mandate.mandate_id })))).toEqual({ status: 400, code: "STEP_UP_OF_INVALID" });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId, { step_up_of: mandate.mandate_id })))).toEqual({
+      status: 400,
+      code: "STEP_UP_OF_INVALID",
+    });
   });
 });
 
 describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () => {
-  async function viaMandate(merchant: { keys: { sk_test: string } }, person: { subject_ref: string }, mandateId: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    return transact(merchant.keys.sk_test, {
-      action: "ACTION_LOGIN",
-      service_hash: `svc:${crypto.randomUUID()}`,
-      user_id: person.subject_ref,
-      mandate_id: mandateId,
-      ...extra,
-    }, { headers });
+  async function viaMandate(
+    merchant: { keys: { sk_test: string } },
+    person: { subject_ref: string },
+    mandateId: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    return transact(
+      merchant.keys.sk_test,
+      {
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        mandate_id: mandateId,
+        ...extra,
+      },
+      { headers },
+    );
   }
 
   it("stands in for the live capture through the same consume, and the response gains the mandate block", async () => {
-    const { merchant, person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 2, period: "lifetime" }, agent_display_name: "Login bot" });
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 2, period: "lifetime" },
+      agent_display_name: "Login bot",
+    });
     const res = await viaMandate(merchant, person, mandate.mandate_id);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "face_voice_doc" });
@@ -306,7 +432,12 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     expect(res.body.mandate.consumption_id).toMatch(/^cns_/);
     const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
     expect(verified.body.valid).toBe(true);
-    const replay = await transact(merchant.keys.sk_test, { action: "ACTION_LOGIN", service_hash: res.body.service_hash, user_id: person.subject_ref, mandate_id: mandate.mandate_id });
+    const replay = await transact(merchant.keys.sk_test, {
+      action: "ACTION_LOGIN",
+      service_hash: res.body.service_hash,
+      user_id: person.subject_ref,
+      mandate_id: mandate.mandate_id,
+    });
     expect(replay.body.transaction_id).toBe(res.body.transaction_id);
     expect(replay.body.mandate.idempotent_replay).toBe(true);
     const last = await viaMandate(merchant, person, mandate.mandate_id);
@@ -317,9 +448,15 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
   });
 
   it("a stand-in act is never proof for a new mandate", async () => {
-    const { merchant, person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 5, period: "lifetime" },
+    });
     const res = await viaMandate(merchant, person, mandate.mandate_id);
-    const escalation = await issue(merchant.keys.sk_test, mandateBody(person, res.body.transaction_id, { ceiling: { kind: "amount", amount: 100000, currency: "USD" } }));
+    const escalation = await issue(
+      merchant.keys.sk_test,
+      mandateBody(person, res.body.transaction_id, { ceiling: { kind: "amount", amount: 100000, currency: "USD" } }),
+    );
     expect(errorOf(escalation)).toEqual({ status: 403, code: "PROOF_INVALID" });
   });
 

@@ -8,11 +8,28 @@ import { call, errorOf } from "../harness/http";
 const NAME = "merchant-theme-get";
 
 const CAPTURE_TOKENS = [
-  "brand_name", "mode", "logo_wide_url", "logo_square_url", "logo_icon_url",
-  "color_primary", "color_primary_fg", "color_background", "color_foreground", "color_muted", "color_border",
-  "color_success", "color_danger", "radius_sm_px", "radius_md_px", "radius_lg_px",
-  "font_heading_family", "font_body_family", "font_heading_url", "font_body_url",
-  "font_heading_weight", "font_body_weight",
+  "brand_name",
+  "mode",
+  "logo_wide_url",
+  "logo_square_url",
+  "logo_icon_url",
+  "color_primary",
+  "color_primary_fg",
+  "color_background",
+  "color_foreground",
+  "color_muted",
+  "color_border",
+  "color_success",
+  "color_danger",
+  "radius_sm_px",
+  "radius_md_px",
+  "radius_lg_px",
+  "font_heading_family",
+  "font_body_family",
+  "font_heading_url",
+  "font_body_url",
+  "font_heading_weight",
+  "font_body_weight",
 ];
 const MANDATE_TOKENS = CAPTURE_TOKENS.filter((t) => !["logo_icon_url", "color_success", "color_danger"].includes(t));
 
@@ -72,7 +89,15 @@ describe("merchant-theme-get", () => {
       expect(res.body.tokens).toEqual(CAPTURE_TOKENS);
       expect(Object.keys(res.body.theme)).toEqual(CAPTURE_TOKENS);
       expect(res.body.theme).toEqual(defaultTheme("capture"));
-      expect(res.body.theme).toMatchObject({ color_primary: "212 78% 15%", radius_sm_px: 8, radius_md_px: 12, radius_lg_px: 20, font_heading_weight: 600, font_body_weight: 400, mode: "light" });
+      expect(res.body.theme).toMatchObject({
+        color_primary: "212 78% 15%",
+        radius_sm_px: 8,
+        radius_md_px: 12,
+        radius_lg_px: 20,
+        font_heading_weight: 600,
+        font_body_weight: 400,
+        mode: "light",
+      });
       expect(res.text).not.toContain("null");
       expect(res.headers.get("cache-control")).toBe("public, max-age=60");
     });
@@ -178,7 +203,10 @@ describe("merchant-theme-get", () => {
 
     it.each(["foo", "CAPTURE", "", "agent"])("answers surface=%j with 400 INVALID_SURFACE", async (surface) => {
       const m = await merchantFactory();
-      expect(errorOf(await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface }))).toEqual({ status: 400, code: "INVALID_SURFACE" });
+      expect(errorOf(await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface }))).toEqual({
+        status: 400,
+        code: "INVALID_SURFACE",
+      });
       const res = await call(NAME, { key: m.keys.pk_test, body: { merchant_id: m.merchant_id, surface } });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_SURFACE" });
     });
@@ -191,13 +219,20 @@ describe("merchant-theme-get", () => {
 
     it("refuses a body that is not a JSON object", async () => {
       const m = await merchantFactory();
-      expect(errorOf(await call(NAME, { key: m.keys.pk_test, rawBody: "{not json", headers: { "content-type": "application/json" } }))).toEqual({ status: 400, code: "INVALID_JSON" });
+      expect(
+        errorOf(await call(NAME, { key: m.keys.pk_test, rawBody: "{not json", headers: { "content-type": "application/json" } })),
+      ).toEqual({ status: 400, code: "INVALID_JSON" });
       expect(errorOf(await call(NAME, { key: m.keys.pk_test, body: [m.merchant_id] }))).toEqual({ status: 400, code: "INVALID_INPUT" });
     });
 
     it.each(["PUT", "PATCH", "DELETE"])("answers %s with 405 METHOD_NOT_ALLOWED", async (method) => {
       const m = await merchantFactory();
-      const res = await call(NAME, { method, key: m.keys.pk_test, query: { merchant_id: m.merchant_id }, body: method === "DELETE" ? undefined : {} });
+      const res = await call(NAME, {
+        method,
+        key: m.keys.pk_test,
+        query: { merchant_id: m.merchant_id },
+        body: method === "DELETE" ? undefined : {},
+      });
       expect(errorOf(res)).toEqual({ status: 405, code: "METHOD_NOT_ALLOWED" });
       expect(res.headers.get("allow")).toContain("GET");
       expect(res.headers.get("allow")).toContain("POST");
@@ -269,7 +304,10 @@ describe("merchant-theme-get", () => {
       const res = await getTheme(null, { merchant_id: m.merchant_id }, { "x-api-key": m.keys.pk_test });
       expect(res.status).toBe(200);
       expect(res.body.customized).toBe(true);
-      expect(errorOf(await getTheme(null, { merchant_id: m.merchant_id }, { "x-api-key": "pk_test_bogus" }))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+      expect(errorOf(await getTheme(null, { merchant_id: m.merchant_id }, { "x-api-key": "pk_test_bogus" }))).toEqual({
+        status: 401,
+        code: "INVALID_API_KEY",
+      });
     });
 
     it("lets x-service-api-key win over the legacy header when both are present", async () => {

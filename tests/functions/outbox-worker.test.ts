@@ -8,14 +8,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import type { RunningServer } from "../../scripts/lib/server";
 import { rpc } from "../../shared/db";
-import { createEndpoint, replayEvents, rotateEndpointSecret, type Environment } from "../../shared/webhooks/endpoints";
+import { createEndpoint, type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
 import { nominalRetryDelayMs, RETRY_WINDOW_MS } from "../../shared/webhooks/retry";
 import { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, type RunSummary } from "../../shared/webhooks/run";
 import { verifyWebhook } from "../../shared/webhooks/signature";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { startVariantServer } from "../harness/variant-server";
-import { expectSignedBy, maxOverlap, startReceiver, type Receiver, type Responder } from "../harness/webhook-receiver";
+import { expectSignedBy, maxOverlap, type Receiver, type Responder, startReceiver } from "../harness/webhook-receiver";
 
 const T0 = new Date("2031-03-03T12:00:00.000Z");
 const HOUR = 3_600_000;
@@ -36,7 +36,11 @@ function secretKey(): string {
   return inject("serverBindings").WEBHOOK_SECRET_KEY;
 }
 
-async function endpointFor(merchantId: string, url: string, options: { environment?: Environment; eventTypes?: string[]; now?: Date } = {}) {
+async function endpointFor(
+  merchantId: string,
+  url: string,
+  options: { environment?: Environment; eventTypes?: string[]; now?: Date } = {},
+) {
   return createEndpoint(testDb(), secretKey(), {
     merchantId,
     environment: options.environment ?? "test",
@@ -56,9 +60,16 @@ async function subscribed(respond?: Responder, options: { eventTypes?: string[] 
 }
 
 /** Writes one event to the outbox as an RPC would, and returns its id. */
-async function emit(merchantId: string, type: string, data: Record<string, unknown>, createdAt: Date, environment: Environment = "test"): Promise<string> {
+async function emit(
+  merchantId: string,
+  type: string,
+  data: Record<string, unknown>,
+  createdAt: Date,
+  environment: Environment = "test",
+): Promise<string> {
   const sql = testDb();
-  const [row] = await sql`select private.outbox_emit(${merchantId}::uuid, ${environment}, ${type}, ${sql.json(data as never)}, ${createdAt.toISOString()}::timestamptz) as id`;
+  const [row] =
+    await sql`select private.outbox_emit(${merchantId}::uuid, ${environment}, ${type}, ${sql.json(data as never)}, ${createdAt.toISOString()}::timestamptz) as id`;
   return row.id as string;
 }
 
@@ -117,7 +128,15 @@ describe("delivery", () => {
     ];
 
     const summary = await pass(merchantId, T0);
-    expect(summary).toMatchObject({ fanned_out_events: 3, deliveries_created: 3, claimed: 3, succeeded: 3, retried: 0, failed: 0, stale: 0 });
+    expect(summary).toMatchObject({
+      fanned_out_events: 3,
+      deliveries_created: 3,
+      claimed: 3,
+      succeeded: 3,
+      retried: 0,
+      failed: 0,
+      stale: 0,
+    });
     expect(r.received).toHaveLength(3);
     for (const request of r.received) {
       await expectSignedBy(request, [endpoint.secret], T0);
@@ -291,9 +310,11 @@ describe("failures and retries", () => {
   });
 
   it("disables the endpoint on 410 Gone and fails its pending deliveries; nothing more is sent to it", async () => {
-    const { merchantId, receiver: r, endpoint } = await subscribed((request) =>
-      request.envelope.data.mandate_id === "mdt_1" ? { status: 410 } : { status: 500 },
-    );
+    const {
+      merchantId,
+      receiver: r,
+      endpoint,
+    } = await subscribed((request) => (request.envelope.data.mandate_id === "mdt_1" ? { status: 410 } : { status: 500 }));
     await emit(merchantId, "mandate.revoked", revoked(1), T0);
     await emit(merchantId, "mandate.revoked", revoked(2), T0);
 
@@ -315,7 +336,11 @@ describe("failures and retries", () => {
     await emit(merchantId, "mandate.revoked", revoked(), T0);
     expect(await pass(merchantId, T0)).toMatchObject({ retried: 1, succeeded: 0 });
     expect(target.received).toHaveLength(0);
-    expect((await deliveriesOf(endpoint.endpoint_id))[0]).toMatchObject({ state: "pending", last_status: 307, last_error: "redirect 307 not followed" });
+    expect((await deliveriesOf(endpoint.endpoint_id))[0]).toMatchObject({
+      state: "pending",
+      last_status: 307,
+      last_error: "redirect 307 not followed",
+    });
   });
 
   it("counts a timeout (WEBHOOK_TIMEOUT_MS) and a refused connection as failures", async () => {
@@ -329,8 +354,16 @@ describe("failures and retries", () => {
     expect(await pass(merchantId, T0)).toMatchObject({ claimed: 2, retried: 2 });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(r.received).toHaveLength(1);
-    expect((await deliveriesOf(endpoint.endpoint_id))[0]).toMatchObject({ state: "pending", last_status: null, last_error: expect.stringMatching(/^timeout/) });
-    expect((await deliveriesOf(refused.endpoint_id))[0]).toMatchObject({ state: "pending", last_status: null, last_error: expect.stringMatching(/^connection failed/) });
+    expect((await deliveriesOf(endpoint.endpoint_id))[0]).toMatchObject({
+      state: "pending",
+      last_status: null,
+      last_error: expect.stringMatching(/^timeout/),
+    });
+    expect((await deliveriesOf(refused.endpoint_id))[0]).toMatchObject({
+      state: "pending",
+      last_status: null,
+      last_error: expect.stringMatching(/^connection failed/),
+    });
   });
 });
 
@@ -340,7 +373,11 @@ describe("claims and crashes", () => {
     const eventId = await emit(merchantId, "mandate.revoked", revoked(), T0);
     const sql = testDb();
     await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
-    const claimed = await rpc<{ deliveries: unknown[] }>(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60, merchant_id: merchantId });
+    const claimed = await rpc<{ deliveries: unknown[] }>(sql, "webhook_deliveries_claim", {
+      now: T0.toISOString(),
+      lease_seconds: 60,
+      merchant_id: merchantId,
+    });
     expect(claimed.deliveries).toHaveLength(1); // ...and the claimer dies here
 
     expect(await pass(merchantId, at(30_000))).toMatchObject({ claimed: 0 });
@@ -355,7 +392,11 @@ describe("claims and crashes", () => {
     await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
     type Claim = { deliveries: { delivery_id: string; lease_token: string; attempt: number }[] };
     const first = await rpc<Claim>(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60, merchant_id: merchantId });
-    const second = await rpc<Claim>(sql, "webhook_deliveries_claim", { now: at(61_000).toISOString(), lease_seconds: 60, merchant_id: merchantId });
+    const second = await rpc<Claim>(sql, "webhook_deliveries_claim", {
+      now: at(61_000).toISOString(),
+      lease_seconds: 60,
+      merchant_id: merchantId,
+    });
     expect(second.deliveries[0]).toMatchObject({ delivery_id: first.deliveries[0].delivery_id, attempt: 2 });
 
     const late = await rpc(sql, "webhook_deliveries_record", {
@@ -372,7 +413,12 @@ describe("claims and crashes", () => {
     await rpc(testDb(), "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
     const claims = await Promise.all(
       Array.from({ length: 8 }, () =>
-        rpc<{ deliveries: { delivery_id: string }[] }>(testDb(), "webhook_deliveries_claim", { now: T0.toISOString(), limit: 15, lease_seconds: 60, merchant_id: merchantId }),
+        rpc<{ deliveries: { delivery_id: string }[] }>(testDb(), "webhook_deliveries_claim", {
+          now: T0.toISOString(),
+          limit: 15,
+          lease_seconds: 60,
+          merchant_id: merchantId,
+        }),
       ),
     );
     const ids = claims.flatMap((c) => c.deliveries.map((d) => d.delivery_id));
@@ -406,7 +452,11 @@ describe("the cron worker", () => {
 
   it("answers HTTP as a function that does not exist; the test route exists only with TEST_CLOCK=1", async () => {
     expect(errorOf(await call("outbox-worker"))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
-    const res = await fetch(`${variant.url}/functions/v1/outbox-worker/run`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const res = await fetch(`${variant.url}/functions/v1/outbox-worker/run`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(404);
     expect((await res.json()).code).toBe("FUNCTION_NOT_FOUND");
   });
@@ -461,7 +511,9 @@ describe("rotation and replay", () => {
     await pass(merchantId, at(24 * HOUR + 1000));
     const last = r.received.at(-1)!;
     await expectSignedBy(last, [rotated.secret], at(24 * HOUR + 1000));
-    expect(await verifyWebhook(last.rawBody, last.headers["service-signature"] as string, [endpoint.secret], { now: at(24 * HOUR + 1000) })).toEqual({
+    expect(
+      await verifyWebhook(last.rawBody, last.headers["service-signature"] as string, [endpoint.secret], { now: at(24 * HOUR + 1000) }),
+    ).toEqual({
       ok: false,
       reason: "no_matching_signature",
     });

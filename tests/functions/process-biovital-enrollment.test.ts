@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../shared/crypto";
+import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/lib/embedded-db";
+import { freePort } from "../../scripts/lib/ports";
 import type { RunningServer } from "../../scripts/lib/server";
-import { startEmbeddedDatabase, type EmbeddedDatabase } from "../../scripts/lib/embedded-db";
+import { sha256Hex } from "../../shared/crypto";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { CONSENT, enrolPerson, strangerCapture } from "../harness/identity";
-import { freePort } from "../../scripts/lib/ports";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
 function enrol(key: string, body: unknown, headers: Record<string, string> = {}) {
@@ -49,7 +49,8 @@ describe("process-biovital-enrollment", () => {
       const body = stranger();
       const res = await enrol(merchant.keys.pk_test, body);
       const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${res.body.subject_ref}`;
-      const [{ embedding }] = await testDb()`select to_json(embedding) as embedding from private.face_templates where identity_id = ${identity_id}`;
+      const [{ embedding }] =
+        await testDb()`select to_json(embedding) as embedding from private.face_templates where identity_id = ${identity_id}`;
       const raw = body.face_template.face.embedding;
       const cosine = (embedding as number[]).reduce((sum, x, i) => sum + x * raw[i], 0);
       expect(Math.abs(cosine)).toBeLessThan(0.5);
@@ -61,8 +62,14 @@ describe("process-biovital-enrollment", () => {
       const merchant = await merchantFactory();
       const { consent: _consent, ...withoutConsent } = stranger();
       expect(errorOf(await enrol(merchant.keys.pk_test, withoutConsent))).toEqual({ status: 403, code: "CONSENT_REQUIRED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, accepted: false } }))).toEqual({ status: 403, code: "CONSENT_REQUIRED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...withoutConsent, face_template: undefined }))).toEqual({ status: 403, code: "CONSENT_REQUIRED" });
+      expect(errorOf(await enrol(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, accepted: false } }))).toEqual({
+        status: 403,
+        code: "CONSENT_REQUIRED",
+      });
+      expect(errorOf(await enrol(merchant.keys.pk_test, { ...withoutConsent, face_template: undefined }))).toEqual({
+        status: 403,
+        code: "CONSENT_REQUIRED",
+      });
       const bypass = await enrol(merchant.keys.pk_test, { ...stranger(), skip_consent: true });
       expect(errorOf(bypass)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(bypass.body.fields).toContain("skip_consent");
@@ -72,7 +79,10 @@ describe("process-biovital-enrollment", () => {
       const merchant = await merchantFactory();
       const { face_template: _t, ...body } = stranger();
       expect(errorOf(await enrol(merchant.keys.pk_test, body))).toEqual({ status: 422, code: "FACE_TEMPLATE_REQUIRED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...body, face_template: null }))).toEqual({ status: 422, code: "FACE_TEMPLATE_REQUIRED" });
+      expect(errorOf(await enrol(merchant.keys.pk_test, { ...body, face_template: null }))).toEqual({
+        status: 422,
+        code: "FACE_TEMPLATE_REQUIRED",
+      });
     });
 
     it("400 INVALID_INPUT names the fields", async () => {
@@ -81,19 +91,33 @@ describe("process-biovital-enrollment", () => {
       expect(errorOf(bad)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(bad.body.fields).toContain("consent.retention_days");
       const body = stranger();
-      const broken = await enrol(merchant.keys.pk_test, { ...body, face_template: { ...body.face_template, face: { ...body.face_template.face, embedding: [1, 2] } } });
+      const broken = await enrol(merchant.keys.pk_test, {
+        ...body,
+        face_template: { ...body.face_template, face: { ...body.face_template.face, embedding: [1, 2] } },
+      });
       expect(errorOf(broken)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(broken.body.fields.some((f: string) => f.startsWith("face_template.face"))).toBe(true);
-      expect(errorOf(await call("process-biovital-enrollment", { key: merchant.keys.pk_test, rawBody: "[1,2]", headers: { "content-type": "application/json" } }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(
+        errorOf(
+          await call("process-biovital-enrollment", {
+            key: merchant.keys.pk_test,
+            rawBody: "[1,2]",
+            headers: { "content-type": "application/json" },
+          }),
+        ),
+      ).toEqual({ status: 400, code: "INVALID_INPUT" });
     });
 
-    it.each(["photo", "replay", "lipsync", "screen"] as const)("403 BIOMETRIC_LIVENESS_FAILED for a %s attack, with the engine's reason", async (attack) => {
-      const merchant = await merchantFactory();
-      const { descriptor, nonce } = capture(31, { attack });
-      const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
-      expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
-      expect(["no_pulse", "av_desync", "pulse_speech_uncoupled", "no_speech", "low_quality"]).toContain(res.body.reason);
-    });
+    it.each(["photo", "replay", "lipsync", "screen"] as const)(
+      "403 BIOMETRIC_LIVENESS_FAILED for a %s attack, with the engine's reason",
+      async (attack) => {
+        const merchant = await merchantFactory();
+        const { descriptor, nonce } = capture(31, { attack });
+        const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
+        expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+        expect(["no_pulse", "av_desync", "pulse_speech_uncoupled", "no_speech", "low_quality"]).toContain(res.body.reason);
+      },
+    );
 
     it("409 SESSION_PRESENT when the device already holds a live session", async () => {
       const merchant = await merchantFactory();
@@ -125,11 +149,24 @@ describe("process-biovital-enrollment", () => {
       const merchant = await merchantFactory();
       const forced = await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "liveness_fail" });
       expect(errorOf(forced)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "duplicate_enroll" }))).toEqual({ status: 409, code: "IDENTITY_UNREACHABLE" });
-      expect(errorOf(await enrol(merchant.keys.pk_live, stranger(), { "x-service-scenario": "liveness_fail" }))).toEqual({ status: 400, code: "SCENARIO_NOT_ALLOWED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "approve_everything" }))).toEqual({ status: 400, code: "INVALID_SCENARIO" });
+      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "duplicate_enroll" }))).toEqual({
+        status: 409,
+        code: "IDENTITY_UNREACHABLE",
+      });
+      expect(errorOf(await enrol(merchant.keys.pk_live, stranger(), { "x-service-scenario": "liveness_fail" }))).toEqual({
+        status: 400,
+        code: "SCENARIO_NOT_ALLOWED",
+      });
+      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "approve_everything" }))).toEqual({
+        status: 400,
+        code: "INVALID_SCENARIO",
+      });
       const { descriptor, nonce } = capture(32, { attack: "photo" });
-      const success = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT }, { "x-service-scenario": "success" });
+      const success = await enrol(
+        merchant.keys.pk_test,
+        { capture_nonce: nonce, face_template: descriptor, consent: CONSENT },
+        { "x-service-scenario": "success" },
+      );
       expect(errorOf(success)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
     });
 
@@ -152,7 +189,9 @@ describe("process-biovital-enrollment", () => {
       [unreachableStore, schemalessStore, brokenSigning] = await Promise.all([
         startVariantServer(functions, { TEMPLATE_STORE_URL: `postgres://postgres@127.0.0.1:${closedPort}/postgres` }),
         startVariantServer(functions, { TEMPLATE_STORE_URL: emptyDatabase.url }),
-        startVariantServer(functions, { SIGNING_KEYS_JWK: JSON.stringify([{ kty: "OKP", crv: "Ed25519", x: "AAAA", d: "AAAA", kid: "broken" }]) }),
+        startVariantServer(functions, {
+          SIGNING_KEYS_JWK: JSON.stringify([{ kty: "OKP", crv: "Ed25519", x: "AAAA", d: "AAAA", kid: "broken" }]),
+        }),
       ]);
     }, 120_000);
 

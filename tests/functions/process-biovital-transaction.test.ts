@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/lib/server";
+import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { capture } from "../harness/captures";
-import { documentOf, enrolPerson, enrolStranger, faceEmbeddingOfPerson, randomFace, transact } from "../harness/identity";
+import { documentOf, enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
 function body(subjectRef: string, shot: { descriptor: unknown; nonce: string }, extra: Record<string, unknown> = {}) {
@@ -26,14 +26,25 @@ describe("process-biovital-transaction", () => {
       const request = body(person.subject_ref, person.capture());
       const res = await transact(merchant.keys.sk_test, request);
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toMatchObject({ success: true, status: "approved", service_hash: request.service_hash, assurance_level: "face_voice" });
+      expect(res.body).toMatchObject({
+        success: true,
+        status: "approved",
+        service_hash: request.service_hash,
+        assurance_level: "face_voice",
+      });
       expect(res.body.transaction_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(res.body.immutability_seal).toMatch(/^[0-9a-f]{64}$/);
-      const [row] = await testDb()`select liveness_passed, coercion_signal, assurance_level, action from private.captures where id = ${res.body.transaction_id}`;
+      const [row] =
+        await testDb()`select liveness_passed, coercion_signal, assurance_level, action from private.captures where id = ${res.body.transaction_id}`;
       expect(row).toEqual({ liveness_passed: true, coercion_signal: false, assurance_level: "face_voice", action: "ACTION_LOGIN" });
       const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
       expect(verified.status).toBe(200);
-      expect(verified.body).toMatchObject({ valid: true, transaction_id: res.body.transaction_id, assurance_level: "face_voice", immutability_seal: res.body.immutability_seal });
+      expect(verified.body).toMatchObject({
+        valid: true,
+        transaction_id: res.body.transaction_id,
+        assurance_level: "face_voice",
+        immutability_seal: res.body.immutability_seal,
+      });
       expect(JSON.stringify(verified.body)).not.toContain(person.subject_ref);
     });
 
@@ -42,7 +53,10 @@ describe("process-biovital-transaction", () => {
       const seven = await enrolPerson(merchant.keys.pk_test, 7);
       await enrolPerson(merchant.keys.pk_test, 8);
       expect((await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(7)))).status).toBe(200);
-      expect(errorOf(await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(8))))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      expect(errorOf(await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(8))))).toEqual({
+        status: 403,
+        code: "IDENTITY_MISMATCH",
+      });
     });
 
     it("accepts the person's own first-party session JWT and refuses it for anyone else", async () => {
@@ -72,12 +86,21 @@ describe("process-biovital-transaction", () => {
       const sign = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
       expect(errorOf(sign)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
 
-      const someoneElsesDocument = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(randomFace()) }));
+      const someoneElsesDocument = await transact(
+        merchant.keys.sk_test,
+        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(randomFace()) }),
+      );
       expect(errorOf(someoneElsesDocument)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
-      const expired = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face, "2020-01-01") }));
+      const expired = await transact(
+        merchant.keys.sk_test,
+        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face, "2020-01-01") }),
+      );
       expect(errorOf(expired)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
 
-      const withDocument = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face) }));
+      const withDocument = await transact(
+        merchant.keys.sk_test,
+        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face) }),
+      );
       expect(withDocument.status, withDocument.text).toBe(200);
       expect(withDocument.body.assurance_level).toBe("face_voice_doc");
       const later = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
@@ -88,7 +111,10 @@ describe("process-biovital-transaction", () => {
     it("stops deriving face_voice_doc once the document on record has expired", async () => {
       const merchant = await merchantFactory();
       const person = await enrolStranger(merchant.keys.pk_test);
-      const first = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { document: documentOf(person.face, "2027-06-30") }));
+      const first = await transact(
+        merchant.keys.sk_test,
+        body(person.subject_ref, person.capture(), { document: documentOf(person.face, "2027-06-30") }),
+      );
       expect(first.body.assurance_level).toBe("face_voice_doc");
       const after = new Date("2027-07-01T12:00:00Z");
       const late = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ at: after })), { now: after });
@@ -120,7 +146,8 @@ describe("process-biovital-transaction", () => {
       const shot = person.capture({ state: "coerced" });
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot));
       expect(errorOf(res)).toEqual({ status: 403, code: "COERCION_DETECTED" });
-      const [row] = await testDb()`select liveness_passed, coercion_signal, assurance_level from private.captures where capture_nonce = ${shot.nonce}`;
+      const [row] =
+        await testDb()`select liveness_passed, coercion_signal, assurance_level from private.captures where capture_nonce = ${shot.nonce}`;
       expect(row).toEqual({ liveness_passed: true, coercion_signal: true, assurance_level: null });
     });
 
@@ -129,16 +156,28 @@ describe("process-biovital-transaction", () => {
       const person = await enrolStranger(merchant.keys.pk_test);
       const shot = capture(1);
       shot.descriptor.face.embedding = randomFace();
-      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, shot)))).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
+      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, shot)))).toEqual({
+        status: 403,
+        code: "FACE_MATCH_BELOW_THRESHOLD",
+      });
     });
 
     it("refuses an unknown user_id and another merchant's subject_ref", async () => {
       const a = await merchantFactory();
       const b = await merchantFactory();
       const person = await enrolStranger(a.keys.pk_test);
-      expect(errorOf(await transact(a.keys.sk_test, body(`sub_${"0".repeat(48)}`, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
-      expect(errorOf(await transact(b.keys.sk_test, body(person.subject_ref, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
-      expect(errorOf(await transact(a.keys.sk_live, body(person.subject_ref, person.capture())))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      expect(errorOf(await transact(a.keys.sk_test, body(`sub_${"0".repeat(48)}`, person.capture())))).toEqual({
+        status: 403,
+        code: "IDENTITY_MISMATCH",
+      });
+      expect(errorOf(await transact(b.keys.sk_test, body(person.subject_ref, person.capture())))).toEqual({
+        status: 403,
+        code: "IDENTITY_MISMATCH",
+      });
+      expect(errorOf(await transact(a.keys.sk_live, body(person.subject_ref, person.capture())))).toEqual({
+        status: 403,
+        code: "IDENTITY_MISMATCH",
+      });
     });
 
     it("sandbox scenarios force refusals, never approvals", async () => {
@@ -150,7 +189,9 @@ describe("process-biovital-transaction", () => {
       expect(errorOf(await forced("vrc_coerced"))).toEqual({ status: 403, code: "COERCION_DETECTED" });
       expect(errorOf(await forced("subject_mismatch"))).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
       expect(errorOf(await forced("liveness_fail", merchant.keys.sk_live))).toEqual({ status: 400, code: "SCENARIO_NOT_ALLOWED" });
-      const photo = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ attack: "photo" })), { headers: { "x-service-scenario": "success" } });
+      const photo = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ attack: "photo" })), {
+        headers: { "x-service-scenario": "success" },
+      });
       expect(errorOf(photo)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
     });
   });
@@ -169,7 +210,10 @@ describe("process-biovital-transaction", () => {
 
     it("400 AMOUNT_INVALID for a payment without an amount", async () => {
       const merchant = await merchantFactory();
-      expect(errorOf(await transact(merchant.keys.sk_test, body("sub_x", capture(1), { action: "ACTION_PAYMENT" })))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+      expect(errorOf(await transact(merchant.keys.sk_test, body("sub_x", capture(1), { action: "ACTION_PAYMENT" })))).toEqual({
+        status: 400,
+        code: "AMOUNT_INVALID",
+      });
     });
 
     it("400 when service_hash or user_id is missing, naming the field", async () => {
@@ -188,7 +232,10 @@ describe("process-biovital-transaction", () => {
     it("refuses publishable keys and missing keys", async () => {
       const merchant = await merchantFactory();
       expect(errorOf(await transact(merchant.keys.pk_test, body("sub_x", capture(1))))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
-      expect(errorOf(await call("process-biovital-transaction", { body: body("sub_x", capture(1)), headers: replayHeaders() }))).toEqual({ status: 401, code: "API_KEY_REQUIRED" });
+      expect(errorOf(await call("process-biovital-transaction", { body: body("sub_x", capture(1)), headers: replayHeaders() }))).toEqual({
+        status: 401,
+        code: "API_KEY_REQUIRED",
+      });
     });
   });
 
@@ -217,7 +264,11 @@ describe("process-biovital-transaction", () => {
       expect(again.body).toEqual(first.body);
       const [{ count }] = await testDb()`select count(*)::int as count from private.captures where service_hash = ${request.service_hash}`;
       expect(count).toBe(1);
-      const different = await transact(merchant.keys.sk_test, { ...request, service_hash: "svc:other-body" }, { headers: { "idempotency-key": key } });
+      const different = await transact(
+        merchant.keys.sk_test,
+        { ...request, service_hash: "svc:other-body" },
+        { headers: { "idempotency-key": key } },
+      );
       expect(errorOf(different)).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
     });
 
@@ -228,7 +279,10 @@ describe("process-biovital-transaction", () => {
       const { sha256Hex } = await import("../../shared/crypto");
       await testDb()`insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state, created_at, lease_expires_at, expires_at)
         values (${merchant.merchant_id}, 'test', 'process-biovital-transaction', ${key}, ${await sha256Hex(JSON.stringify(request))}, 'in_flight', now(), now() + interval '1 minute', now() + interval '1 day')`;
-      expect(errorOf(await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } }))).toEqual({ status: 409, code: "IDEMPOTENCY_IN_FLIGHT" });
+      expect(errorOf(await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } }))).toEqual({
+        status: 409,
+        code: "IDEMPOTENCY_IN_FLIGHT",
+      });
     });
   });
 

@@ -1,10 +1,17 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
-import { anchorPendingReceipts, LocalAnchorSink, type AnchorSink } from "../../functions/receipt-anchor/anchor";
+import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../functions/receipt-anchor/anchor";
 import { readConfig } from "../../shared/config";
 import { randomHex } from "../../shared/crypto";
 import { rpc } from "../../shared/db";
-import { buildReceipt, newReceiptCode, verifyInclusion, verifyReceipt, type AssuranceLevel, type ReceiptAction } from "../../shared/receipts";
+import {
+  type AssuranceLevel,
+  buildReceipt,
+  newReceiptCode,
+  type ReceiptAction,
+  verifyInclusion,
+  verifyReceipt,
+} from "../../shared/receipts";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 
@@ -14,11 +21,36 @@ const FN = "receipt-verify";
 const config = readConfig({ DATABASE_URL: inject("databaseUrl"), SIGNING_KEYS_JWK: inject("signingKeysJwk") });
 
 const RESPONSE_KEYS = [
-  "action", "amount", "assurance_level", "code", "environment", "immutability_seal", "issued_at", "jws", "merchant_id",
-  "public_seal", "public_seal_status", "receipt_id", "seal_valid", "service_hash", "signature", "transaction_id", "valid",
+  "action",
+  "amount",
+  "assurance_level",
+  "code",
+  "environment",
+  "immutability_seal",
+  "issued_at",
+  "jws",
+  "merchant_id",
+  "public_seal",
+  "public_seal_status",
+  "receipt_id",
+  "seal_valid",
+  "service_hash",
+  "signature",
+  "transaction_id",
+  "valid",
 ].sort();
-const PUBLIC_SEAL_KEYS = ["anchor_id", "anchored_at", "inclusion_proof", "inclusion_valid", "leaf_count", "root", "sink", "sink_reference"].sort();
-const PERSONAL = /identity|subject|user_id|face|voice_|template|embedding|nonce|liveness|coercion|similarity|baseline|document|consent|session/i;
+const PUBLIC_SEAL_KEYS = [
+  "anchor_id",
+  "anchored_at",
+  "inclusion_proof",
+  "inclusion_valid",
+  "leaf_count",
+  "root",
+  "sink",
+  "sink_reference",
+].sort();
+const PERSONAL =
+  /identity|subject|user_id|face|voice_|template|embedding|nonce|liveness|coercion|similarity|baseline|document|consent|session/i;
 
 /**
  * Receipts are issued at a test-clock instant far in the future, so the server's own minute cron
@@ -40,7 +72,14 @@ interface SeedOptions {
 }
 
 /** A merchant, an identity, and one capture with its signed receipt, written by capture_record as the transaction sink will. */
-async function seedReceipt({ environment = "live", action = "ACTION_PAYMENT", assuranceLevel = "face_voice_doc", amountMinor, currency, issuedAt = futureInstant() }: SeedOptions = {}) {
+async function seedReceipt({
+  environment = "live",
+  action = "ACTION_PAYMENT",
+  assuranceLevel = "face_voice_doc",
+  amountMinor,
+  currency,
+  issuedAt = futureInstant(),
+}: SeedOptions = {}) {
   const sql = testDb();
   const merchant = await merchantFactory();
   const [identity] = await sql`insert into private.identities (environment, created_at) values (${environment}, ${issuedAt}) returning id`;
@@ -50,7 +89,16 @@ async function seedReceipt({ environment = "live", action = "ACTION_PAYMENT", as
   const serviceHash = `order-${randomHex(6)}`;
   const money = action === "ACTION_PAYMENT" ? { amountMinor: amountMinor ?? 1299, currency: currency ?? "EUR" } : {};
   const built = await buildReceipt(config, {
-    receiptId, code, captureId, merchantId: merchant.merchant_id, environment, action, assuranceLevel, serviceHash, issuedAt, ...money,
+    receiptId,
+    code,
+    captureId,
+    merchantId: merchant.merchant_id,
+    environment,
+    action,
+    assuranceLevel,
+    serviceHash,
+    issuedAt,
+    ...money,
   });
   await rpc(sql, "capture_record", {
     capture: {
@@ -147,7 +195,13 @@ describe("receipt-verify", () => {
       for (const code of [seeded.code, seeded.code.toLowerCase(), seeded.code.replace(/-/g, " "), seeded.code.slice(5)]) {
         const res = await verify({ code });
         expect(res.status, code).toBe(200);
-        expect(res.body).toMatchObject({ valid: true, receipt_id: seeded.receiptId, code: seeded.code, action: "ACTION_LOGIN", amount: null });
+        expect(res.body).toMatchObject({
+          valid: true,
+          receipt_id: seeded.receiptId,
+          code: seeded.code,
+          action: "ACTION_LOGIN",
+          amount: null,
+        });
       }
       const posted = await call(FN, { body: { code: seeded.code }, headers: { "cf-connecting-ip": freshIp() } });
       expect(posted.status).toBe(200);
@@ -172,7 +226,11 @@ describe("receipt-verify", () => {
       const issuedAt = futureInstant();
       const batch = await Promise.all([0, 1, 2, 3, 4].map((i) => seedReceipt({ issuedAt: new Date(issuedAt.getTime() + i) })));
       for (const seeded of batch) {
-        expect((await verify({ id: seeded.receiptId })).body).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: null });
+        expect((await verify({ id: seeded.receiptId })).body).toMatchObject({
+          valid: true,
+          public_seal_status: "pending",
+          public_seal: null,
+        });
       }
       // A pass at a clock before the receipts were issued leaves them alone.
       await anchorAt(new Date(issuedAt.getTime() - 1000));
@@ -250,7 +308,13 @@ describe("receipt-verify", () => {
 
     it("answers 400 INVALID_INPUT unless exactly one well-formed id or code is given", async () => {
       const seeded = await seedReceipt({ environment: "test" });
-      for (const query of [{}, { id: "not-a-uuid" }, { code: "RCPT-UUUU-0000-0000" }, { code: "hello" }, { id: seeded.receiptId, code: seeded.code }]) {
+      for (const query of [
+        {},
+        { id: "not-a-uuid" },
+        { code: "RCPT-UUUU-0000-0000" },
+        { code: "hello" },
+        { id: seeded.receiptId, code: seeded.code },
+      ]) {
         const res = await verify(query as Record<string, string>);
         expect(errorOf(res), JSON.stringify(query)).toEqual({ status: 400, code: "INVALID_INPUT" });
         expect(res.body.fields.length).toBeGreaterThan(0);
@@ -269,7 +333,9 @@ describe("receipt-verify", () => {
 
     it("limits each IP generously (429 RATE_LIMITED with Retry-After)", async () => {
       const ip = freshIp();
-      const statuses = await Promise.all(Array.from({ length: 300 }, () => call(FN, { headers: { "cf-connecting-ip": ip } }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        Array.from({ length: 300 }, () => call(FN, { headers: { "cf-connecting-ip": ip } }).then((r) => r.status)),
+      );
       expect(statuses.every((s) => s === 400)).toBe(true);
       // 300 per minute, sliding: right after a minute boundary the window frees a few more; a handful later it is full.
       let limited = await call(FN, { headers: { "cf-connecting-ip": ip } });
@@ -314,7 +380,13 @@ describe("receipt-verify", () => {
       const [first, second] = await Promise.all([seedReceipt({ environment: "test" }), seedReceipt({ environment: "test" })]);
       await testDb()`update private.receipts set jws = ${first.jws}, seal = ${first.seal} where id = ${second.receiptId}`;
       const res = await verify({ id: second.receiptId });
-      expect(res.body).toMatchObject({ valid: false, receipt_id: second.receiptId, signature: { valid: false }, seal_valid: true, transaction_id: null });
+      expect(res.body).toMatchObject({
+        valid: false,
+        receipt_id: second.receiptId,
+        signature: { valid: false },
+        seal_valid: true,
+        transaction_id: null,
+      });
     });
 
     it("reports an anchored receipt whose proof no longer reaches the root as invalid", async () => {
@@ -322,27 +394,49 @@ describe("receipt-verify", () => {
       await anchorAt(new Date(seeded.issuedAt.getTime() + 1000));
       await testDb()`update private.receipts set inclusion_proof = ${testDb().json([{ hash: "f".repeat(64), side: "left" }])} where id = ${seeded.receiptId}`;
       const res = await verify({ id: seeded.receiptId });
-      expect(res.body).toMatchObject({ valid: false, signature: { valid: true }, seal_valid: true, public_seal_status: "anchored", public_seal: { inclusion_valid: false } });
+      expect(res.body).toMatchObject({
+        valid: false,
+        signature: { valid: true },
+        seal_valid: true,
+        public_seal_status: "anchored",
+        public_seal: { inclusion_valid: false },
+      });
     });
 
     it("the anchoring RPC refuses sandbox receipts, proofs that miss the root, and a receipt anchored twice", async () => {
       const sql = testDb();
       const sandbox = await seedReceipt({ environment: "test" });
       const refused = await rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", {
-        root: sandbox.seal, sink: "local", sink_reference: null, now: new Date().toISOString(), receipts: [{ id: sandbox.receiptId, proof: [] }],
+        root: sandbox.seal,
+        sink: "local",
+        sink_reference: null,
+        now: new Date().toISOString(),
+        receipts: [{ id: sandbox.receiptId, proof: [] }],
       });
       expect(refused).toEqual({ recorded: false, unclaimable: 1 });
 
       const live = await seedReceipt();
       await expect(
-        rpc(sql, "receipt_anchor_record", { root: "a".repeat(64), sink: "local", sink_reference: null, now: new Date().toISOString(), receipts: [{ id: live.receiptId, proof: [] }] }),
+        rpc(sql, "receipt_anchor_record", {
+          root: "a".repeat(64),
+          sink: "local",
+          sink_reference: null,
+          now: new Date().toISOString(),
+          receipts: [{ id: live.receiptId, proof: [] }],
+        }),
       ).rejects.toThrow(/inclusion proof/);
 
       // Two runs racing for the same receipt: exactly one anchor takes it.
       const { merkleRoot } = await import("../../shared/receipts");
       const root = await merkleRoot([live.seal]);
       const record = () =>
-        rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", { root, sink: "local", sink_reference: null, now: new Date().toISOString(), receipts: [{ id: live.receiptId, proof: [] }] });
+        rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", {
+          root,
+          sink: "local",
+          sink_reference: null,
+          now: new Date().toISOString(),
+          receipts: [{ id: live.receiptId, proof: [] }],
+        });
       const results = await Promise.all(Array.from({ length: 8 }, record));
       expect(results.filter((r) => r.recorded)).toHaveLength(1);
       const [{ anchors }] = await sql`

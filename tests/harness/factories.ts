@@ -1,7 +1,7 @@
 import { inject } from "vitest";
-import { connect, type Sql } from "../../shared/db";
-import { createMerchant, type CreatedMerchant } from "../../shared/merchants";
 import { randomHex } from "../../shared/crypto";
+import { connect, type Sql } from "../../shared/db";
+import { type CreatedMerchant, createMerchant } from "../../shared/merchants";
 
 let sql: Sql | undefined;
 

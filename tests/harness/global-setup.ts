@@ -1,8 +1,8 @@
 import type { TestProject } from "vitest/node";
-import { randomHex } from "../../shared/crypto";
-import { startRedisRestBridge, type RunningBridge } from "../../scripts/lib/redis-rest-bridge";
-import { startServer, type RunningServer } from "../../scripts/lib/server";
 import { freePort } from "../../scripts/lib/ports";
+import { type RunningBridge, startRedisRestBridge } from "../../scripts/lib/redis-rest-bridge";
+import { type RunningServer, startServer } from "../../scripts/lib/server";
+import { randomHex } from "../../shared/crypto";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -69,7 +69,11 @@ export async function enrolStranger(publishableKey: string) {
 }
 
 /** Sends one transaction with fresh replay headers. */
-export function transact(key: string, body: Record<string, unknown>, options: { headers?: Record<string, string>; now?: Date; bearer?: string } = {}) {
+export function transact(
+  key: string,
+  body: Record<string, unknown>,
+  options: { headers?: Record<string, string>; now?: Date; bearer?: string } = {},
+) {
   const headers = { ...replayHeaders(options.now), ...options.headers };
   if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
   return call("process-biovital-transaction", { key: options.bearer ? null : key, body, headers, now: options.now });

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
+import { merchantFactory } from "./factories";
 import { call, replayHeaders } from "./http";
 import { documentOf, enrolStranger, transact } from "./identity";
-import { merchantFactory } from "./factories";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 type Person = Awaited<ReturnType<typeof enrolStranger>>;

@@ -1,6 +1,6 @@
 import { inject } from "vitest";
-import { startServer, type RunningServer } from "../../scripts/lib/server";
 import { freePort } from "../../scripts/lib/ports";
+import { type RunningServer, startServer } from "../../scripts/lib/server";
 
 /**
  * A second instance of the service on the same database with some bindings changed (an

@@ -75,7 +75,15 @@ export async function startReceiver(respond: Responder = () => undefined): Promi
       inFlight += 1;
       receiver.maxInFlight = Math.max(receiver.maxInFlight, inFlight);
       const rawBody = Buffer.concat(chunks).toString("utf8");
-      const request: Received = { path: req.url ?? "/", rawBody, headers: req.headers, envelope: JSON.parse(rawBody), inFlight, arrivedAt: Date.now(), answeredAt: null };
+      const request: Received = {
+        path: req.url ?? "/",
+        rawBody,
+        headers: req.headers,
+        envelope: JSON.parse(rawBody),
+        inFlight,
+        arrivedAt: Date.now(),
+        answeredAt: null,
+      };
       const index = receiver.received.push(request) - 1;
       for (const waiter of waiters.splice(0)) {
         if (receiver.received.length >= waiter.count) waiter.resolve();

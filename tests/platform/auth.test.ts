@@ -84,9 +84,12 @@ describe("API key auth", () => {
       expect(await probe(policy)).toEqual(failure(401, "API_KEY_REQUIRED"));
     });
 
-    it.each(["sk_test", "pk_test", "sk_live", "pk_live"])("answers an unknown well-formed %s key with 401 INVALID_API_KEY", async (prefix) => {
-      expect(await probe("publishable", { "x-service-api-key": wellFormedUnknown(prefix) })).toEqual(failure(401, "INVALID_API_KEY"));
-    });
+    it.each(["sk_test", "pk_test", "sk_live", "pk_live"])(
+      "answers an unknown well-formed %s key with 401 INVALID_API_KEY",
+      async (prefix) => {
+        expect(await probe("publishable", { "x-service-api-key": wellFormedUnknown(prefix) })).toEqual(failure(401, "INVALID_API_KEY"));
+      },
+    );
 
     it.each([
       ["too short", "sk_test_abc123"],
@@ -118,7 +121,10 @@ describe("API key auth", () => {
 
   describe("security", () => {
     it("resolves each merchant's keys to that merchant only", async () => {
-      for (const [merchant, other] of [[a, b], [b, a]]) {
+      for (const [merchant, other] of [
+        [a, b],
+        [b, a],
+      ]) {
         for (const key of Object.values(merchant.keys)) {
           const { body } = await probe("publishable", { "x-service-api-key": key });
           expect(body.principal.merchantId).toBe(merchant.merchant_id);

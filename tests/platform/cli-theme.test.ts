@@ -40,7 +40,15 @@ async function themeFile(name: string, content: unknown): Promise<string> {
 }
 
 function customCapture(): Record<string, string | number> {
-  return { ...defaultTheme("capture"), brand_name: "Cli Brand", mode: "dark", color_primary: "340 82% 52%", radius_lg_px: 64, font_body_weight: 300, logo_wide_url: "https://cdn.acme.test/wide.svg" };
+  return {
+    ...defaultTheme("capture"),
+    brand_name: "Cli Brand",
+    mode: "dark",
+    color_primary: "340 82% 52%",
+    radius_lg_px: 64,
+    font_body_weight: 300,
+    logo_wide_url: "https://cdn.acme.test/wide.svg",
+  };
 }
 
 function served(merchantId: string, key: string, surface = "capture") {
@@ -54,7 +62,13 @@ describe("cli theme", () => {
 
     const set = await cli("theme", "set", "--merchant", m.merchant_id, "--surface", "capture", "--file", file, "--json");
     expect(set.code, set.stderr).toBe(0);
-    expect(JSON.parse(set.stdout)).toMatchObject({ merchant_id: m.merchant_id, surface: "capture", stage: "draft", version: 1, theme: customCapture() });
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      merchant_id: m.merchant_id,
+      surface: "capture",
+      stage: "draft",
+      version: 1,
+      theme: customCapture(),
+    });
     expect((await served(m.merchant_id, m.keys.pk_test)).body.customized).toBe(false);
 
     const published = await cli("theme", "publish", "--merchant", m.merchant_id, "--surface", "capture", "--json");
@@ -108,7 +122,9 @@ describe("cli theme", () => {
       [join(dir, "does-not-exist.json"), /cannot read/],
     ] as const;
     const results = await Promise.all(
-      cases.map(([file], i) => cli("theme", "set", "--merchant", m.merchant_id, "--surface", i === 1 ? "mandate" : "capture", "--file", file, "--json")),
+      cases.map(([file], i) =>
+        cli("theme", "set", "--merchant", m.merchant_id, "--surface", i === 1 ? "mandate" : "capture", "--file", file, "--json"),
+      ),
     );
     results.forEach((res, i) => {
       expect(res.code).not.toBe(0);

@@ -39,7 +39,8 @@ async function refused(args: string[], code: number, message: RegExp, env?: Reco
 /** An event already past fan-out: only a replay can deliver it. */
 async function pastEvent(merchantId: string, createdAt: string, environment = "test"): Promise<string> {
   const sql = testDb();
-  const [row] = await sql`select private.outbox_emit(${merchantId}::uuid, ${environment}, 'mandate.revoked', '{"granted_to":"agent_1"}'::jsonb, ${createdAt}::timestamptz) as id`;
+  const [row] =
+    await sql`select private.outbox_emit(${merchantId}::uuid, ${environment}, 'mandate.revoked', '{"granted_to":"agent_1"}'::jsonb, ${createdAt}::timestamptz) as id`;
   await sql`update private.outbox_events set fanned_out_at = created_at where id = ${row.id}::uuid`;
   return row.id as string;
 }
@@ -62,7 +63,9 @@ describe("webhook add and list", () => {
     // stored sealed, and it opens under the worker's key to exactly the secret shown
     const [row] = await testDb()`select sealed_secret from private.webhook_endpoint_secrets where endpoint_id = ${added.endpoint_id}::uuid`;
     expect(row.sealed_secret).not.toContain(added.secret.slice(6));
-    expect(await openEndpointSecret([inject("serverBindings").WEBHOOK_SECRET_KEY], added.endpoint_id, row.sealed_secret)).toBe(added.secret);
+    expect(await openEndpointSecret([inject("serverBindings").WEBHOOK_SECRET_KEY], added.endpoint_id, row.sealed_secret)).toBe(
+      added.secret,
+    );
 
     const listed = await ok(["list", "--merchant", merchant_id]);
     expect(listed.endpoints).toHaveLength(1);
@@ -73,7 +76,17 @@ describe("webhook add and list", () => {
 
   it("subscribes to the listed event types only", SLOW, async () => {
     const { merchant_id } = await merchantFactory();
-    const added = await ok(["add", "--merchant", merchant_id, "--env", "test", "--url", "https://hooks.example.com/x", "--events", "mandate.consumed, mandate.at_limit"]);
+    const added = await ok([
+      "add",
+      "--merchant",
+      merchant_id,
+      "--env",
+      "test",
+      "--url",
+      "https://hooks.example.com/x",
+      "--events",
+      "mandate.consumed, mandate.at_limit",
+    ]);
     expect(added.event_types).toEqual(["mandate.consumed", "mandate.at_limit"]);
   });
 
@@ -86,8 +99,14 @@ describe("webhook add and list", () => {
       refused(["add", "--merchant", merchant_id, "--env", "prod", "--url", "https://a.example.com/"], 2, /--env must be one of test, live/),
       refused([...base], 2, /--url <value> is required/),
       refused([...base, "--url", "http://hooks.example.com/in"], 2, /http is accepted only for loopback hosts/),
-      refused([...base, "--url", "http://127.0.0.1:8080/in"], 2, /WEBHOOK_ALLOW_LOOPBACK_HTTP=1/, { WEBHOOK_ALLOW_LOOPBACK_HTTP: undefined }),
-      refused([...base, "--url", "https://a.example.com/", "--events", "mandate.revoked,mandate.exploded"], 2, /unknown event type mandate\.exploded; known: mandate\.granted/),
+      refused([...base, "--url", "http://127.0.0.1:8080/in"], 2, /WEBHOOK_ALLOW_LOOPBACK_HTTP=1/, {
+        WEBHOOK_ALLOW_LOOPBACK_HTTP: undefined,
+      }),
+      refused(
+        [...base, "--url", "https://a.example.com/", "--events", "mandate.revoked,mandate.exploded"],
+        2,
+        /unknown event type mandate\.exploded; known: mandate\.granted/,
+      ),
       refused(["frobnicate"], 2, /unknown command "webhook frobnicate"; commands: add, list, disable, rotate, reseal, replay, threshold/),
     ]);
     expect((await ok(["list", "--merchant", merchant_id])).endpoints).toEqual([]);
@@ -112,12 +131,19 @@ describe("webhook rotate and disable", () => {
     const validUntil = new Date(rotated.previous_valid_until).getTime();
     expect(validUntil - before).toBeGreaterThan(24 * 3600_000 - 60_000);
     expect(validUntil - before).toBeLessThanOrEqual(24 * 3600_000 + 60_000);
-    expect(rotated.secrets.map((s: { hint: string }) => s.hint)).toEqual([`whsec_…${rotated.secret.slice(-4)}`, `whsec_…${added.secret.slice(-4)}`]);
+    expect(rotated.secrets.map((s: { hint: string }) => s.hint)).toEqual([
+      `whsec_…${rotated.secret.slice(-4)}`,
+      `whsec_…${added.secret.slice(-4)}`,
+    ]);
 
     const cut = await ok(["rotate", "--endpoint", added.endpoint_id, "--overlap-hours", "0"]); // a leaked secret: every earlier one stops now
     expect(cut.secrets.map((s: { hint: string }) => s.hint)).toEqual([`whsec_…${cut.secret.slice(-4)}`]);
     await Promise.all([
-      refused(["rotate", "--endpoint", added.endpoint_id, "--overlap-hours", "25"], 2, /--overlap-hours must be a number of hours from 0 to 24/),
+      refused(
+        ["rotate", "--endpoint", added.endpoint_id, "--overlap-hours", "25"],
+        2,
+        /--overlap-hours must be a number of hours from 0 to 24/,
+      ),
       refused(["rotate", "--endpoint", crypto.randomUUID()], 1, /unknown endpoint/),
     ]);
   });
@@ -125,7 +151,11 @@ describe("webhook rotate and disable", () => {
   it("disables an endpoint once and says so the second time", SLOW, async () => {
     const { merchant_id } = await merchantFactory();
     const added = await ok(["add", "--merchant", merchant_id, "--env", "test", "--url", "https://hooks.example.com/d"]);
-    expect(await ok(["disable", "--endpoint", added.endpoint_id])).toMatchObject({ status: "disabled", disabled_reason: "manual", already_disabled: false });
+    expect(await ok(["disable", "--endpoint", added.endpoint_id])).toMatchObject({
+      status: "disabled",
+      disabled_reason: "manual",
+      already_disabled: false,
+    });
     expect(await ok(["disable", "--endpoint", added.endpoint_id])).toMatchObject({ status: "disabled", already_disabled: true });
     await Promise.all([
       refused(["disable", "--endpoint", crypto.randomUUID()], 1, /unknown endpoint/),
@@ -139,7 +169,9 @@ describe("webhook reseal", () => {
     const newKey = inject("serverBindings").WEBHOOK_SECRET_KEY;
     const oldKey = `old-${crypto.randomUUID()}-webhook-key`;
     const { merchant_id } = await merchantFactory();
-    const added = await ok(["add", "--merchant", merchant_id, "--env", "test", "--url", "https://hooks.example.com/k"], { WEBHOOK_SECRET_KEY: oldKey });
+    const added = await ok(["add", "--merchant", merchant_id, "--env", "test", "--url", "https://hooks.example.com/k"], {
+      WEBHOOK_SECRET_KEY: oldKey,
+    });
     const rotated = await ok(["rotate", "--endpoint", added.endpoint_id], { WEBHOOK_SECRET_KEY: oldKey });
     const sealed = async () =>
       (await testDb()`select id, sealed_secret from private.webhook_endpoint_secrets where endpoint_id = ${added.endpoint_id}::uuid order by created_at`) as unknown as Array<{
@@ -154,7 +186,10 @@ describe("webhook reseal", () => {
     expect(first.unreadable.map((u: { endpoint_id: string }) => u.endpoint_id)).not.toContain(added.endpoint_id);
     const after = await sealed();
     expect(after.map((row) => row.id)).toEqual(before.map((row) => row.id));
-    expect(await Promise.all(after.map((row) => openEndpointSecret([newKey], added.endpoint_id, row.sealed_secret)))).toEqual([added.secret, rotated.secret]);
+    expect(await Promise.all(after.map((row) => openEndpointSecret([newKey], added.endpoint_id, row.sealed_secret)))).toEqual([
+      added.secret,
+      rotated.secret,
+    ]);
 
     const again = await ok(["reseal"], { WEBHOOK_SECRET_KEY_PREVIOUS: oldKey });
     expect(again.current).toBeGreaterThanOrEqual(2);
@@ -165,7 +200,9 @@ describe("webhook reseal", () => {
   it("needs the previous key, and a different one", SLOW, async () => {
     await Promise.all([
       refused(["reseal"], 2, /set WEBHOOK_SECRET_KEY_PREVIOUS/),
-      refused(["reseal"], 2, /WEBHOOK_SECRET_KEY_PREVIOUS is the current key/, { WEBHOOK_SECRET_KEY_PREVIOUS: inject("serverBindings").WEBHOOK_SECRET_KEY }),
+      refused(["reseal"], 2, /WEBHOOK_SECRET_KEY_PREVIOUS is the current key/, {
+        WEBHOOK_SECRET_KEY_PREVIOUS: inject("serverBindings").WEBHOOK_SECRET_KEY,
+      }),
     ]);
   });
 });
@@ -181,7 +218,9 @@ describe("webhook replay", () => {
     await pastEvent(merchant_id, "2026-11-01T10:30:00Z", "live");
 
     expect(await ok(["replay", "--event", first])).toEqual({ event_id: first, events: 1, deliveries: 1 });
-    expect(await ok(["replay", "--merchant", merchant_id, "--env", "test", "--from", "2026-11-01T10:00:00Z", "--to", "2026-11-01T12:00:00Z"])).toEqual({
+    expect(
+      await ok(["replay", "--merchant", merchant_id, "--env", "test", "--from", "2026-11-01T10:00:00Z", "--to", "2026-11-01T12:00:00Z"]),
+    ).toEqual({
       merchant_id,
       environment: "test",
       from: "2026-11-01T10:00:00.000Z",
@@ -189,14 +228,19 @@ describe("webhook replay", () => {
       events: 2,
       deliveries: 2,
     });
-    const rows = await testDb()`select event_id, endpoint_id, origin, state from private.webhook_deliveries where merchant_id = ${merchant_id}::uuid`;
+    const rows =
+      await testDb()`select event_id, endpoint_id, origin, state from private.webhook_deliveries where merchant_id = ${merchant_id}::uuid`;
     expect(rows.map((r) => r.event_id).sort()).toEqual([first, first, second].sort());
     expect(rows.every((r) => r.origin === "replay" && r.endpoint_id === sandbox.endpoint_id && r.state === "pending")).toBe(true);
 
     // disabling fails what is still pending (and keeps it replayable)
     expect(await ok(["disable", "--endpoint", sandbox.endpoint_id])).toMatchObject({ failed_deliveries: 3 });
     expect(await ok(["replay", "--event", first])).toEqual({ event_id: first, events: 1, deliveries: 0 });
-    expect((await ok(["list", "--merchant", merchant_id, "--env", "test"])).endpoints[0].deliveries).toEqual({ pending: 0, succeeded: 0, failed: 3 });
+    expect((await ok(["list", "--merchant", merchant_id, "--env", "test"])).endpoints[0].deliveries).toEqual({
+      pending: 0,
+      succeeded: 0,
+      failed: 3,
+    });
     await ok(["disable", "--endpoint", live.endpoint_id]);
   });
 
@@ -208,7 +252,11 @@ describe("webhook replay", () => {
       refused(["replay"], 2, /give --event ID, or --merchant M --env test\|live --from ISO --to ISO/),
       refused(["replay", "--event", event, ...range], 2, /either --event, or --merchant --env --from --to, not both/),
       refused(["replay", ...range.slice(0, 6), "--to", "2026-10-01T00:00:00Z"], 2, /--from must be earlier than --to/),
-      refused(["replay", ...range.slice(0, 4), "--from", "yesterday", "--to", "2026-11-02T00:00:00Z"], 2, /--from must be an ISO 8601 time/),
+      refused(
+        ["replay", ...range.slice(0, 4), "--from", "yesterday", "--to", "2026-11-02T00:00:00Z"],
+        2,
+        /--from must be an ISO 8601 time/,
+      ),
       refused(["replay", "--event", crypto.randomUUID()], 1, /unknown event/),
     ]);
     expect(await ok(["replay", ...range])).toMatchObject({ events: 1, deliveries: 0 }); // no endpoint: nothing to send

@@ -1,11 +1,11 @@
 import { describe, expect, inject, it } from "vitest";
-import { createFunctionApp } from "../../shared/app";
 import { parseApiKey } from "../../shared/api-keys";
+import { createFunctionApp } from "../../shared/app";
 import { apiKeyAuth } from "../../shared/auth";
 import { sha256Hex } from "../../shared/crypto";
 import { rpc } from "../../shared/db";
 import { merchantFactory, testDb } from "../harness/factories";
-import { cli as runCli, type Ran } from "../harness/spawn";
+import { type Ran, cli as runCli } from "../harness/spawn";
 
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
 
@@ -20,7 +20,9 @@ function expectFailure(ran: Ran, message: string | RegExp) {
   expect(ran.code).not.toBe(0);
   expect(ran.code).not.toBeNull();
   expect(ran.stdout).toBe("");
-  expect(ran.stderr).toMatch(typeof message === "string" ? new RegExp(`error: .*${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`) : message);
+  expect(ran.stderr).toMatch(
+    typeof message === "string" ? new RegExp(`error: .*${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`) : message,
+  );
 }
 
 // A probe behind the real key middleware, as a function using the keys would be.
@@ -82,7 +84,10 @@ describe("cli", () => {
       expect((await authenticate(merchant.keys.sk_test)).status).toBe(200);
       const out = json(await cli("key", "revoke", "--key", merchant.keys.sk_test, "--json"));
       expect(out).toMatchObject({ already_revoked: false, revoked_at: expect.any(String) });
-      expect(await authenticate(merchant.keys.sk_test)).toEqual({ status: 401, body: { error: expect.any(String), code: "INVALID_API_KEY" } });
+      expect(await authenticate(merchant.keys.sk_test)).toEqual({
+        status: 401,
+        body: { error: expect.any(String), code: "INVALID_API_KEY" },
+      });
       expect((await authenticate(merchant.keys.pk_test)).status).toBe(200);
       const again = json(await cli("key", "revoke", "--key", merchant.keys.sk_test, "--json"));
       expect(again).toMatchObject({ key_id: out.key_id, already_revoked: true });
@@ -90,7 +95,9 @@ describe("cli", () => {
 
     it("revokes a key by its id", async () => {
       const merchant = await merchantFactory();
-      const created = json(await cli("key", "create", "--merchant", merchant.merchant_id, "--kind", "publishable", "--env", "test", "--json"));
+      const created = json(
+        await cli("key", "create", "--merchant", merchant.merchant_id, "--kind", "publishable", "--env", "test", "--json"),
+      );
       expect((await authenticate(created.key)).status).toBe(200);
       json(await cli("key", "revoke", "--key-id", created.key_id, "--json"));
       expect((await authenticate(created.key)).body.code).toBe("INVALID_API_KEY");
@@ -106,9 +113,21 @@ describe("cli", () => {
       ["a missing --name", ["merchant", "create", "--json"], "--name <value> is required"],
       ["an empty --name", ["merchant", "create", "--name", " ", "--json"], "--name <value> is required"],
       ["a stray positional", ["merchant", "create", "Acme", "--json"], 'unexpected argument "Acme"'],
-      ["a bad --env", ["key", "create", "--merchant", uuid, "--kind", "secret", "--env", "staging", "--json"], "--env must be one of test, live"],
-      ["a bad --kind", ["key", "create", "--merchant", uuid, "--kind", "admin", "--env", "test", "--json"], "--kind must be one of publishable, secret"],
-      ["a malformed --merchant", ["key", "create", "--merchant", "acme", "--kind", "secret", "--env", "test", "--json"], "--merchant must be a merchant id"],
+      [
+        "a bad --env",
+        ["key", "create", "--merchant", uuid, "--kind", "secret", "--env", "staging", "--json"],
+        "--env must be one of test, live",
+      ],
+      [
+        "a bad --kind",
+        ["key", "create", "--merchant", uuid, "--kind", "admin", "--env", "test", "--json"],
+        "--kind must be one of publishable, secret",
+      ],
+      [
+        "a malformed --merchant",
+        ["key", "create", "--merchant", "acme", "--kind", "secret", "--env", "test", "--json"],
+        "--merchant must be a merchant id",
+      ],
       ["a malformed --key", ["key", "revoke", "--key", "sk_test_short", "--json"], "--key is not a well-formed API key"],
       ["revoke without a key", ["key", "revoke", "--json"], "--key-id <value> is required"],
     ])("refuses %s: message on stderr, nothing on stdout, non-zero exit", async (_, args, message) => {

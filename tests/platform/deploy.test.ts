@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_BUNDLE_BYTES } from "../../scripts/lib/build";
 import { functionNames } from "../../scripts/lib/functions";
-import { ROOT, childEnv, run } from "../harness/spawn";
+import { childEnv, ROOT, run } from "../harness/spawn";
 
 /** No account, no token, no telemetry: a dry run must not need the network. */
 const offline = childEnv({

@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startPgPooler, type RunningPooler } from "../../scripts/lib/pg-pooler";
+import { type RunningPooler, startPgPooler } from "../../scripts/lib/pg-pooler";
 
 /**
  * The local transaction pooler (the stand-in for Hyperdrive and Supavisor) against the real
@@ -21,7 +21,7 @@ async function rawClient(url: string) {
   const waiters: (() => void)[] = [];
   socket.on("data", (chunk: Buffer) => {
     buffer = Buffer.concat([buffer, chunk]);
-    waiters.splice(0).forEach((w) => w());
+    for (const wake of waiters.splice(0)) wake();
   });
   /** Resolves with the transaction status of the next ReadyForQuery. */
   const readyForQuery = async (): Promise<string> => {
@@ -128,11 +128,13 @@ describe.skipIf(!realPostgres)("pg-pooler (transaction mode, against the real Po
     const raw = await rawClient(single.url);
     // The dirty transaction's now() is at least 300 ms old when the next client arrives.
     expect(await raw.query("begin; select txid_current(); select pg_sleep(0.3)")).toBe("T");
-    const [{ pid: dirtyPid }] = await direct`select pid from pg_stat_activity where application_name = 'pooler-test-1' and state = 'idle in transaction'`;
+    const [{ pid: dirtyPid }] =
+      await direct`select pid from pg_stat_activity where application_name = 'pooler-test-1' and state = 'idle in transaction'`;
     raw.kill();
     const sql = client(single.url);
     try {
-      const [row] = await sql`select txid_current_if_assigned() as xid, pg_backend_pid() as pid, now() > clock_timestamp() - interval '200 milliseconds' as fresh`;
+      const [row] =
+        await sql`select txid_current_if_assigned() as xid, pg_backend_pid() as pid, now() > clock_timestamp() - interval '200 milliseconds' as fresh`;
       expect(row.xid).toBeNull();
       expect(row.fresh).toBe(true);
       expect(row.pid).not.toBe(dirtyPid);

@@ -1,8 +1,8 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedisRestBridge, type RunningBridge } from "../../scripts/lib/redis-rest-bridge";
+import { type RunningBridge, startRedisRestBridge } from "../../scripts/lib/redis-rest-bridge";
 import { randomHex } from "../../shared/crypto";
-import { InProcessRateLimiter, UpstashRateLimiter, type RateLimitRule } from "../../shared/rate-limit";
+import { InProcessRateLimiter, type RateLimitRule, UpstashRateLimiter } from "../../shared/rate-limit";
 
 const redisUrl = process.env.REDIS_URL;
 
@@ -120,14 +120,23 @@ describe.skipIf(!redisUrl)("Upstash rate limiter through the Redis REST bridge (
 
     it("runs /pipeline in order, one entry per command, errors in place", async () => {
       const key = `${prefix}:pipeline`;
-      const res = await post("/pipeline", [["SET", key, "1"], ["INCR", key], ["HGET", key, "field"], ["GET", key]]);
+      const res = await post("/pipeline", [
+        ["SET", key, "1"],
+        ["INCR", key],
+        ["HGET", key, "field"],
+        ["GET", key],
+      ]);
       expect(res.status).toBe(200);
       expect(res.body).toEqual([{ result: "OK" }, { result: 2 }, { error: expect.stringMatching(/^WRONGTYPE/) }, { result: "2" }]);
     });
 
     it("runs /multi-exec as one transaction", async () => {
       const key = `${prefix}:multi`;
-      const res = await post("/multi-exec", [["INCR", key], ["INCRBY", key, 5], ["GET", key]]);
+      const res = await post("/multi-exec", [
+        ["INCR", key],
+        ["INCRBY", key, 5],
+        ["GET", key],
+      ]);
       expect(res).toEqual({ status: 200, body: [{ result: 1 }, { result: 6 }, { result: "6" }] });
     });
 
@@ -137,7 +146,15 @@ describe.skipIf(!redisUrl)("Upstash rate limiter through the Redis REST bridge (
       await command(["SET", key, value]);
       const b64 = { "upstash-encoding": "base64" };
       expect((await command(["GET", key], b64)).body).toEqual({ result: Buffer.from(value).toString("base64") });
-      const piped = await post("/pipeline", [["GET", key], ["STRLEN", key], ["MGET", key, `${prefix}:none`]], b64);
+      const piped = await post(
+        "/pipeline",
+        [
+          ["GET", key],
+          ["STRLEN", key],
+          ["MGET", key, `${prefix}:none`],
+        ],
+        b64,
+      );
       expect(piped.body).toEqual([
         { result: Buffer.from(value).toString("base64") },
         { result: Buffer.byteLength(value) },

@@ -1,5 +1,4 @@
-import { describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { call, errorOf } from "../harness/http";
 
 describe("router and app factory", () => {

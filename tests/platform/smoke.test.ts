@@ -1,11 +1,11 @@
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../scripts/lib/ports";
-import { ROOT, childEnv, cli } from "../harness/spawn";
+import { childEnv, cli, ROOT } from "../harness/spawn";
 
 /**
  * The embedded default end to end: `npm start`'s script with no DATABASE_URL and no Redis, on a

@@ -6,15 +6,15 @@
  * exact path there.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startEmbeddedDatabase, type EmbeddedDatabase } from "../../scripts/lib/embedded-db";
+import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/lib/embedded-db";
 import { applyMigrations } from "../../scripts/lib/migrate";
+import { freePort } from "../../scripts/lib/ports";
 import { randomHex } from "../../shared/crypto";
 import { connect, rpc, type Sql } from "../../shared/db";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/engine/simulate";
-import { templateProtector, type TemplateProtector } from "../../shared/identity/template-protection";
+import { type TemplateProtector, templateProtector } from "../../shared/identity/template-protection";
 import type { TemplateMatch } from "../../shared/identity/template-store";
 import { randomFace } from "../harness/identity";
-import { freePort } from "../../scripts/lib/ports";
 
 type Environment = "test" | "live";
 
@@ -28,7 +28,9 @@ interface SeedRow {
 
 /** Identities and their protected templates in one statement each; the suite's own rows only. */
 async function seed(sql: Sql, rows: SeedRow[]): Promise<void> {
-  const json = JSON.stringify(rows.map((r) => ({ id: r.id, environment: r.environment, key_id: r.keyId, embedding: r.embedding, erased: !!r.erased })));
+  const json = JSON.stringify(
+    rows.map((r) => ({ id: r.id, environment: r.environment, key_id: r.keyId, embedding: r.embedding, erased: !!r.erased })),
+  );
   await sql.unsafe(
     `insert into private.identities (id, environment, created_at, erased_at)
      select (r ->> 'id')::uuid, r ->> 'environment', now(), case when (r ->> 'erased')::boolean then now() end
@@ -44,7 +46,11 @@ async function seed(sql: Sql, rows: SeedRow[]): Promise<void> {
   );
 }
 
-function search(sql: Sql, embedding: number[], { environment = "test", keyId, exact, limit = 1 }: { environment?: Environment; keyId: string; exact: boolean; limit?: number }) {
+function search(
+  sql: Sql,
+  embedding: number[],
+  { environment = "test", keyId, exact, limit = 1 }: { environment?: Environment; keyId: string; exact: boolean; limit?: number },
+) {
   return rpc<TemplateMatch[]>(sql, "face_template_search", { environment, key_id: keyId, embedding, limit, exact });
 }
 
@@ -89,7 +95,10 @@ describe("face_template_search on embedded PGlite with pgvector: HNSW and exact 
     embedded = await startEmbeddedDatabase({ dataDir: "memory://", port: await freePort() });
     sql = connect(embedded.url);
     await applyMigrations(sql);
-    [key, retired] = await Promise.all([templateProtector(`template-search-key-${randomHex(16)}`), templateProtector(`template-search-old-${randomHex(16)}`)]);
+    [key, retired] = await Promise.all([
+      templateProtector(`template-search-key-${randomHex(16)}`),
+      templateProtector(`template-search-old-${randomHex(16)}`),
+    ]);
     known = [7, 8, 11, 12, 23, 42, 77, 512].map((person) => knownPerson(person, key, retired));
     erased = knownPerson(99, key, retired, { erased: true });
     // About a thousand in scope: below several hundred rows the planner rightly prefers sorting the
@@ -162,12 +171,15 @@ describe("face_template_search on embedded PGlite with pgvector: HNSW and exact 
   it("ranks the known face first on both paths (limit 5); HNSW never beats the exact scan at any rank", async () => {
     // Below the known face the neighbours are random vectors at similar distances: an approximate
     // index may order or miss those, but can never report a closer one than the exact scan.
-    const queries = [...known.slice(0, 3).map((k) => key.protect(liveFace(k.person))), ...Array.from({ length: 10 }, () => key.protect(randomFace()))];
+    const queries = [
+      ...known.slice(0, 3).map((k) => key.protect(liveFace(k.person))),
+      ...Array.from({ length: 10 }, () => key.protect(randomFace())),
+    ];
     for (const [n, query] of queries.entries()) {
       const hnsw = await search(sql, query, { keyId: key.keyId, exact: false, limit: 5 });
       const exact = await search(sql, query, { keyId: key.keyId, exact: true, limit: 5 });
       expect(hnsw).toHaveLength(5);
-      hnsw.forEach((m, i) => expect(m.similarity).toBeLessThanOrEqual(exact[i].similarity + 1e-5));
+      for (const [i, m] of hnsw.entries()) expect(m.similarity).toBeLessThanOrEqual(exact[i].similarity + 1e-5);
       if (n < 3) {
         expect(hnsw[0].identity_id).toBe(known[n].enrolled.id);
         expect(exact[0].identity_id).toBe(known[n].enrolled.id);
@@ -231,10 +243,18 @@ describe("face_template_search on the database the suite runs on", () => {
   beforeAll(async () => {
     sql = connect(inject("databaseUrl"));
     // A key of this test's own: its key_id scopes every search below to the rows seeded here.
-    [key, retired] = await Promise.all([templateProtector(`template-search-suite-${randomHex(16)}`), templateProtector(`template-search-suite-old-${randomHex(16)}`)]);
+    [key, retired] = await Promise.all([
+      templateProtector(`template-search-suite-${randomHex(16)}`),
+      templateProtector(`template-search-suite-old-${randomHex(16)}`),
+    ]);
     known = [7, 8, 11].map((person) => knownPerson(person, key, retired));
     erased = knownPerson(99, key, retired, { erased: true });
-    const crowd: SeedRow[] = Array.from({ length: 60 }, () => ({ id: crypto.randomUUID(), environment: "test", keyId: key.keyId, embedding: key.protect(randomFace()) }));
+    const crowd: SeedRow[] = Array.from({ length: 60 }, () => ({
+      id: crypto.randomUUID(),
+      environment: "test",
+      keyId: key.keyId,
+      embedding: key.protect(randomFace()),
+    }));
     await seed(sql, [...crowd, ...known.flatMap((k) => k.all), ...erased.all]);
   });
 

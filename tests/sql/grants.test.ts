@@ -16,10 +16,12 @@ describe("RPC grants", () => {
           `select public.merchant_create('{}'::jsonb)`,
           `select count(*) from private.mandates`,
         ]) {
-          await tx.savepoint(async (sp) => sp.unsafe(statement)).then(
-            () => outcomes.push("allowed"),
-            (error: { code?: string }) => outcomes.push(error.code ?? "error"),
-          );
+          await tx
+            .savepoint(async (sp) => sp.unsafe(statement))
+            .then(
+              () => outcomes.push("allowed"),
+              (error: { code?: string }) => outcomes.push(error.code ?? "error"),
+            );
         }
         throw new Rollback();
       })

@@ -6,7 +6,15 @@
 import { createHash, randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { callRpc, issueMandate, seedGrantor, type Ceiling, type Grantor, type MandateOptions, type Queryable } from "../../scripts/lib/mandate-seed";
+import {
+  type Ceiling,
+  callRpc,
+  type Grantor,
+  issueMandate,
+  type MandateOptions,
+  type Queryable,
+  seedGrantor,
+} from "../../scripts/lib/mandate-seed";
 import { testDb } from "../harness/factories";
 
 type Tx = postgres.TransactionSql;
@@ -47,7 +55,9 @@ async function mandateIn(db: Queryable, options: MandateOptions & { grantor?: Gr
   const { id, mandate } = await issueMandate(db, grantor, options);
   const base = { mandate_id: id, merchant_id: grantor.merchantId, environment: grantor.environment };
   const money = options.ceiling?.kind === "amount" || options.ceiling?.kind === "both" || options.ceiling === undefined;
-  const defaults: Action = money ? { scope: "purchase", currency: options.ceiling?.currency ?? "USD" } : { scope: options.scopes?.[0] ?? "purchase" };
+  const defaults: Action = money
+    ? { scope: "purchase", currency: options.ceiling?.currency ?? "USD" }
+    : { scope: options.scopes?.[0] ?? "purchase" };
   const params = (at: string | Date, action: Action) => ({ ...base, now: iso(at), ...defaults, ...action });
   return {
     id,
@@ -55,12 +65,19 @@ async function mandateIn(db: Queryable, options: MandateOptions & { grantor?: Gr
     grantor,
     publicId: publicId("mdt_", id),
     consume: (at: string | Date, action: Action = {}, key = `idem-${randomUUID()}`) =>
-      callRpc<Answer>(db, "mandate_consume", { ...params(at, action), idempotency_key: key, request_hash: requestHash({ ...defaults, ...action }) }),
+      callRpc<Answer>(db, "mandate_consume", {
+        ...params(at, action),
+        idempotency_key: key,
+        request_hash: requestHash({ ...defaults, ...action }),
+      }),
     check: (at: string | Date, action: Action = {}) => callRpc<Answer>(db, "mandate_check", params(at, action)),
     get: (at: string | Date) => callRpc<Answer>(db, "mandate_get", { ...base, now: iso(at) }),
-    revoke: (at: string | Date, by: Record<string, unknown> = { by: "issuing_merchant", merchant_id: grantor.merchantId, environment: "test" }) =>
-      callRpc<Answer | null>(db, "mandate_revoke", { mandate_id: id, now: iso(at), reason: "test", ...by }),
-    consumptions: () => db.unsafe(`select amount, created_at from private.mandate_consumptions where mandate_id = $1 order by created_at`, [id]),
+    revoke: (
+      at: string | Date,
+      by: Record<string, unknown> = { by: "issuing_merchant", merchant_id: grantor.merchantId, environment: "test" },
+    ) => callRpc<Answer | null>(db, "mandate_revoke", { mandate_id: id, now: iso(at), reason: "test", ...by }),
+    consumptions: () =>
+      db.unsafe(`select amount, created_at from private.mandate_consumptions where mandate_id = $1 order by created_at`, [id]),
     events: (type?: string) =>
       db.unsafe(
         `select type, data, merchant_id, environment, created_at from private.outbox_events
@@ -113,7 +130,12 @@ describe("period buckets", () => {
         await tx.unsafe(`select set_config('TimeZone', $1, true)`, [zone]);
         for (const [period, at, start, resets] of cases) {
           const [row] = await tx.unsafe(`select period_start, resets_at from private.mandate_period($1, $2::timestamptz)`, [period, at]);
-          expect([period, at, row.period_start?.toISOString() ?? null, row.resets_at?.toISOString() ?? null]).toEqual([period, at, start, resets]);
+          expect([period, at, row.period_start?.toISOString() ?? null, row.resets_at?.toISOString() ?? null]).toEqual([
+            period,
+            at,
+            start,
+            resets,
+          ]);
         }
       });
     });
@@ -123,7 +145,11 @@ describe("period buckets", () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { scopes: ["login"], ceiling: { kind: "count", count: 2, period: "daily" } });
       const lastSecond = "2027-03-10T23:59:59.999Z";
-      expect(await m.consume("2027-03-10T00:00:00.000Z")).toMatchObject({ allowed: true, at_limit: false, remaining: { amount: null, currency: null, count: 1 } });
+      expect(await m.consume("2027-03-10T00:00:00.000Z")).toMatchObject({
+        allowed: true,
+        at_limit: false,
+        remaining: { amount: null, currency: null, count: 1 },
+      });
       const second = await m.consume(lastSecond);
       expect(second).toMatchObject({ allowed: true, at_limit: true, remaining: { count: 0 } });
       expect(second.period_resets_at).toMatch(/^2027-03-11T00:00:00(\.0+)?(\+00:00|Z)$/);
@@ -141,8 +167,15 @@ describe("period buckets", () => {
   it("a weekly amount ceiling spans Monday 00:00 to Sunday 23:59:59.999 and resets on Monday", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { ceiling: { kind: "amount", amount: 100, currency: "EUR", period: "weekly" } });
-      expect(await m.consume("2027-03-08T00:00:00.000Z", { amount: 40 })).toMatchObject({ allowed: true, remaining: { amount: 60, currency: "EUR" } });
-      expect(await m.consume("2027-03-14T23:59:59.999Z", { amount: 61 })).toMatchObject({ allowed: false, reason: "ceiling_exceeded", remaining: { amount: 60 } });
+      expect(await m.consume("2027-03-08T00:00:00.000Z", { amount: 40 })).toMatchObject({
+        allowed: true,
+        remaining: { amount: 60, currency: "EUR" },
+      });
+      expect(await m.consume("2027-03-14T23:59:59.999Z", { amount: 61 })).toMatchObject({
+        allowed: false,
+        reason: "ceiling_exceeded",
+        remaining: { amount: 60 },
+      });
       const sunday = await m.consume("2027-03-14T23:59:59.999Z", { amount: 60 });
       expect(sunday).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, currency: "EUR" } });
       expect(instant(sunday.period_resets_at)).toBe("2027-03-15T00:00:00.000Z");
@@ -157,7 +190,10 @@ describe("period buckets", () => {
 
   it("a monthly ceiling rolls over from December to January", async () => {
     await rolledBack(async (tx) => {
-      const m = await mandateIn(tx, { ceiling: { kind: "amount", amount: 500, currency: "USD", period: "monthly" }, expiresAt: new Date("2029-01-01T00:00:00Z") });
+      const m = await mandateIn(tx, {
+        ceiling: { kind: "amount", amount: 500, currency: "USD", period: "monthly" },
+        expiresAt: new Date("2029-01-01T00:00:00Z"),
+      });
       const december = await m.consume("2027-12-31T23:59:59.999Z", { amount: 500 });
       expect(december).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0 } });
       expect(instant(december.period_resets_at)).toBe("2028-01-01T00:00:00.000Z");
@@ -170,7 +206,11 @@ describe("period buckets", () => {
 
   it("February is one bucket to its last millisecond, 28 days in 2027 and 29 in 2028", async () => {
     await rolledBack(async (tx) => {
-      const m = await mandateIn(tx, { scopes: ["login"], ceiling: { kind: "count", count: 2, period: "monthly" }, expiresAt: new Date("2029-01-01T00:00:00Z") });
+      const m = await mandateIn(tx, {
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 2, period: "monthly" },
+        expiresAt: new Date("2029-01-01T00:00:00Z"),
+      });
       for (const [first, last, next] of [
         ["2027-02-01T00:00:00.000Z", "2027-02-28T23:59:59.999Z", "2027-03-01T00:00:00.000Z"],
         ["2028-02-01T00:00:00.000Z", "2028-02-29T23:59:59.999Z", "2028-03-01T00:00:00.000Z"],
@@ -217,8 +257,18 @@ describe("ceilings", () => {
       const m = await mandateIn(tx, { ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" } });
       const at = "2027-03-02T10:00:00Z";
       expect(await m.consume(at, { amount: undefined, currency: undefined })).toEqual({ allowed: false, reason: "amount_required" });
-      expect(await m.consume(at, { amount: 300 })).toMatchObject({ allowed: true, at_limit: false, remaining: { amount: 400, currency: "USD", count: null }, period_resets_at: null });
-      expect(await m.consume(at, { amount: 401 })).toEqual({ allowed: false, reason: "ceiling_exceeded", remaining: { amount: 400, currency: "USD", count: null }, period_resets_at: null });
+      expect(await m.consume(at, { amount: 300 })).toMatchObject({
+        allowed: true,
+        at_limit: false,
+        remaining: { amount: 400, currency: "USD", count: null },
+        period_resets_at: null,
+      });
+      expect(await m.consume(at, { amount: 401 })).toEqual({
+        allowed: false,
+        reason: "ceiling_exceeded",
+        remaining: { amount: 400, currency: "USD", count: null },
+        period_resets_at: null,
+      });
       expect(await m.get(at)).toMatchObject({ status: "active", stored_status: "active" });
       expect(await m.consume(at, { amount: 400 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0 } });
       const [row] = await tx.unsafe(`select status, updated_at from private.mandates where id = $1`, [m.id]);
@@ -252,17 +302,45 @@ describe("ceilings", () => {
       const byCount = await mandateIn(tx, { ceiling });
       expect(await byCount.consume(at, { amount: 100 })).toMatchObject({ allowed: true, remaining: { amount: 900, count: 2 } });
       expect(await byCount.consume(at, { amount: 100 })).toMatchObject({ allowed: true, remaining: { amount: 800, count: 1 } });
-      expect(await byCount.consume(at, { amount: 100 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 700, currency: "USD", count: 0 } });
-      expect(await byCount.consume(at, { amount: 1 })).toMatchObject({ allowed: false, reason: "mandate_exhausted", remaining: { amount: 700, count: 0 } });
+      expect(await byCount.consume(at, { amount: 100 })).toMatchObject({
+        allowed: true,
+        at_limit: true,
+        remaining: { amount: 700, currency: "USD", count: 0 },
+      });
+      expect(await byCount.consume(at, { amount: 1 })).toMatchObject({
+        allowed: false,
+        reason: "mandate_exhausted",
+        remaining: { amount: 700, count: 0 },
+      });
       expect(await byCount.get(at)).toMatchObject({ status: "exhausted", stored_status: "active" });
 
       const byAmount = await mandateIn(tx, { ceiling, grantor: byCount.grantor });
-      expect(await byAmount.consume(at, { amount: 600 })).toMatchObject({ allowed: true, at_limit: false, remaining: { amount: 400, count: 2 } });
-      expect(await byAmount.consume(at, { amount: 500 })).toMatchObject({ allowed: false, reason: "ceiling_exceeded", remaining: { amount: 400, count: 2 } });
-      expect(await byAmount.consume(at, { amount: 400 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, count: 1 } });
-      expect(await byAmount.consume(at, { amount: 0 })).toMatchObject({ allowed: false, reason: "mandate_exhausted", remaining: { amount: 0, count: 1 } });
+      expect(await byAmount.consume(at, { amount: 600 })).toMatchObject({
+        allowed: true,
+        at_limit: false,
+        remaining: { amount: 400, count: 2 },
+      });
+      expect(await byAmount.consume(at, { amount: 500 })).toMatchObject({
+        allowed: false,
+        reason: "ceiling_exceeded",
+        remaining: { amount: 400, count: 2 },
+      });
+      expect(await byAmount.consume(at, { amount: 400 })).toMatchObject({
+        allowed: true,
+        at_limit: true,
+        remaining: { amount: 0, count: 1 },
+      });
+      expect(await byAmount.consume(at, { amount: 0 })).toMatchObject({
+        allowed: false,
+        reason: "mandate_exhausted",
+        remaining: { amount: 0, count: 1 },
+      });
       expect(await byAmount.get(at)).toMatchObject({ status: "exhausted", stored_status: "active" });
-      expect(await byAmount.consume("2027-03-03T00:00:00Z", { amount: 1000 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, count: 2 } });
+      expect(await byAmount.consume("2027-03-03T00:00:00Z", { amount: 1000 })).toMatchObject({
+        allowed: true,
+        at_limit: true,
+        remaining: { amount: 0, count: 2 },
+      });
     });
   });
 
@@ -277,7 +355,11 @@ describe("ceilings", () => {
           period_resets_at: null,
         });
       }
-      expect(await m.get(T0)).toMatchObject({ status: "active", stored_status: "active", ceiling: { kind: "none", amount: null, count: null } });
+      expect(await m.get(T0)).toMatchObject({
+        status: "active",
+        stored_status: "active",
+        ceiling: { kind: "none", amount: null, count: null },
+      });
       expect(await m.events("mandate.consumed")).toHaveLength(25);
       expect(await m.events("mandate.at_limit")).toHaveLength(0);
     });
@@ -286,7 +368,11 @@ describe("ceilings", () => {
   it("a step-up mandate's consumption never touches its parent's balance", async () => {
     await rolledBack(async (tx) => {
       const parent = await mandateIn(tx, { ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" } });
-      const child = await mandateIn(tx, { grantor: parent.grantor, stepUpOf: parent.id, ceiling: { kind: "amount", amount: 300, currency: "USD", period: "lifetime" } });
+      const child = await mandateIn(tx, {
+        grantor: parent.grantor,
+        stepUpOf: parent.id,
+        ceiling: { kind: "amount", amount: 300, currency: "USD", period: "lifetime" },
+      });
       expect(child.mandate.step_up_of).toBe(parent.publicId);
       expect(await child.consume(T0, { amount: 300 })).toMatchObject({ allowed: true, at_limit: true });
       expect(await parent.check(T0, { amount: 700 })).toMatchObject({ allowed: true, remaining: { amount: 700 } });
@@ -298,7 +384,11 @@ describe("ceilings", () => {
   it("mandate_check decides the same way and writes nothing", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { ceiling: { kind: "amount", amount: 700, currency: "USD", period: "daily" } });
-      expect(await m.check(T0, { amount: 700 })).toEqual({ allowed: true, remaining: { amount: 700, currency: "USD", count: null }, period_resets_at: expect.any(String) });
+      expect(await m.check(T0, { amount: 700 })).toEqual({
+        allowed: true,
+        remaining: { amount: 700, currency: "USD", count: null },
+        period_resets_at: expect.any(String),
+      });
       expect(await m.check(T0, { amount: 701 })).toMatchObject({ allowed: false, reason: "ceiling_exceeded" });
       expect(await m.consumptions()).toHaveLength(0);
       expect(await m.events("mandate.consumed")).toHaveLength(0);
@@ -333,7 +423,13 @@ describe("revocation", () => {
       const m = await mandateIn(tx);
       const at = "2027-03-05T08:00:00.000Z";
       const first = await m.revoke(at);
-      expect(first).toEqual({ revoked: true, already_revoked: false, mandate_id: m.publicId, status: "revoked", revoked_at: expect.any(String) });
+      expect(first).toEqual({
+        revoked: true,
+        already_revoked: false,
+        mandate_id: m.publicId,
+        status: "revoked",
+        revoked_at: expect.any(String),
+      });
       expect(instant(first!.revoked_at)).toBe(at);
       const again = await m.revoke("2027-03-06T08:00:00.000Z", { by: "service_role" });
       expect(again).toEqual({ ...first, already_revoked: true });
@@ -359,7 +455,10 @@ describe("revocation", () => {
       expect(await m.revoke(at, { by: "agent", merchant_id: m.grantor.merchantId, environment: "test" })).toBeNull();
       expect(await callRpc(tx, "mandate_revoke", { mandate_id: randomUUID(), now: at, by: "service_role" })).toBeNull();
       expect(await m.get(at)).toMatchObject({ status: "active" });
-      expect(await m.revoke(at, { by: "granting_human", identity_id: m.grantor.identityId, environment: "test" })).toMatchObject({ revoked: true, already_revoked: false });
+      expect(await m.revoke(at, { by: "granting_human", identity_id: m.grantor.identityId, environment: "test" })).toMatchObject({
+        revoked: true,
+        already_revoked: false,
+      });
       const [row] = await tx.unsafe(`select revoked_by from private.mandates where id = $1`, [m.id]);
       expect(row.revoked_by).toBe("granting_human");
     });
@@ -369,7 +468,10 @@ describe("revocation", () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { constraints: { merchant_allowlist: ["acme"] } });
       const refused = (statement: string) =>
-        expect(tx.savepoint((sp) => sp.unsafe(statement, [m.id])), statement).rejects.toMatchObject({ code: "HA423" });
+        expect(
+          tx.savepoint((sp) => sp.unsafe(statement, [m.id])),
+          statement,
+        ).rejects.toMatchObject({ code: "HA423" });
       for (const set of [
         "merchant_id = gen_random_uuid()",
         "environment = 'live'",
@@ -391,18 +493,32 @@ describe("revocation", () => {
         await refused(`update private.mandates set ${set} where id = $1`);
       }
       await m.revoke("2027-03-05T08:00:00Z");
-      await refused(`update private.mandates set status = 'active', revoked_at = null, revoked_reason = null, revoked_by = null where id = $1`);
+      await refused(
+        `update private.mandates set status = 'active', revoked_at = null, revoked_reason = null, revoked_by = null where id = $1`,
+      );
       await refused(`update private.mandates set status = 'consumed', revoked_at = null where id = $1`);
       await refused(`update private.mandates set revoked_at = revoked_at + interval '1 hour' where id = $1`);
       await refused(`update private.mandates set revoked_reason = 'rewritten', updated_at = now() where id = $1`);
 
-      const spent = await mandateIn(tx, { scopes: ["login"], ceiling: { kind: "count", count: 1, period: "lifetime" }, grantor: m.grantor });
+      const spent = await mandateIn(tx, {
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 1, period: "lifetime" },
+        grantor: m.grantor,
+      });
       await spent.consume(T0);
       expect(await spent.get(T0)).toMatchObject({ stored_status: "consumed" });
-      await expect(tx.savepoint((sp) => sp.unsafe(`update private.mandates set status = 'active' where id = $1`, [spent.id]))).rejects.toMatchObject({ code: "HA423" });
-      await expect(tx.savepoint((sp) => sp.unsafe(`update private.mandates set updated_at = now() where id = $1`, [spent.id]))).rejects.toMatchObject({ code: "HA423" });
-      await expect(tx.savepoint((sp) => sp.unsafe(`update private.mandate_consumptions set amount = 0 where mandate_id = $1`, [spent.id]))).rejects.toMatchObject({ code: "HA423" });
-      await expect(tx.savepoint((sp) => sp.unsafe(`delete from private.mandate_consumptions where mandate_id = $1`, [spent.id]))).rejects.toMatchObject({ code: "HA423" });
+      await expect(
+        tx.savepoint((sp) => sp.unsafe(`update private.mandates set status = 'active' where id = $1`, [spent.id])),
+      ).rejects.toMatchObject({ code: "HA423" });
+      await expect(
+        tx.savepoint((sp) => sp.unsafe(`update private.mandates set updated_at = now() where id = $1`, [spent.id])),
+      ).rejects.toMatchObject({ code: "HA423" });
+      await expect(
+        tx.savepoint((sp) => sp.unsafe(`update private.mandate_consumptions set amount = 0 where mandate_id = $1`, [spent.id])),
+      ).rejects.toMatchObject({ code: "HA423" });
+      await expect(
+        tx.savepoint((sp) => sp.unsafe(`delete from private.mandate_consumptions where mandate_id = $1`, [spent.id])),
+      ).rejects.toMatchObject({ code: "HA423" });
       expect(await spent.consumptions()).toHaveLength(1);
     });
   });
@@ -436,15 +552,24 @@ describe("effective status (mandate_get, mandate_list)", () => {
       for (const [m, status, stored] of expected) expect(await m.get(at), status).toMatchObject({ status, stored_status: stored });
       for (const status of ["active", "exhausted", "consumed", "revoked", "expired"]) {
         const ids = (await list(tx, grantor, status, at)).map((x) => x.mandate_id).sort();
-        expect(ids, status).toEqual(expected.filter(([, s]) => s === status).map(([m]) => m.publicId).sort());
+        expect(ids, status).toEqual(
+          expected
+            .filter(([, s]) => s === status)
+            .map(([m]) => m.publicId)
+            .sort(),
+        );
       }
       // past every expiry: the terminal stored statuses win, everything else is expired; exhausted resets first
       const later = "2027-05-01T00:00:00Z";
-      expect((await list(tx, grantor, "expired", later)).map((x) => x.mandate_id).sort()).toEqual([active, exhausted, expiresSooner].map((m) => m.publicId).sort());
+      expect((await list(tx, grantor, "expired", later)).map((x) => x.mandate_id).sort()).toEqual(
+        [active, exhausted, expiresSooner].map((m) => m.publicId).sort(),
+      );
       expect((await list(tx, grantor, "consumed", later)).map((x) => x.mandate_id)).toEqual([consumed.publicId]);
       expect((await list(tx, grantor, "revoked", later)).map((x) => x.mandate_id)).toEqual([revoked.publicId]);
       expect(await exhausted.get("2027-03-11T00:00:00Z")).toMatchObject({ status: "active" });
-      expect(await exhausted.get("2027-03-10T12:00:00Z")).toMatchObject({ consumptions: [{ consumption_id: expect.stringMatching(/^cns_[0-9a-f]{32}$/) }] });
+      expect(await exhausted.get("2027-03-10T12:00:00Z")).toMatchObject({
+        consumptions: [{ consumption_id: expect.stringMatching(/^cns_[0-9a-f]{32}$/) }],
+      });
     });
   });
 });
@@ -462,7 +587,10 @@ describe("idempotency", () => {
       const [stored] = await tx.unsafe(`select response from private.mandate_consumptions where mandate_id = $1`, [m.id]);
       expect(stored.response).toEqual(first);
       await m.revoke("2027-03-02T12:00:00Z");
-      expect(await m.consume("2027-03-02T13:00:00Z", { amount: 100, action_ref: "order-1" }, key)).toEqual({ ...first, idempotent_replay: true });
+      expect(await m.consume("2027-03-02T13:00:00Z", { amount: 100, action_ref: "order-1" }, key)).toEqual({
+        ...first,
+        idempotent_replay: true,
+      });
       expect(await m.consumptions()).toHaveLength(1);
       expect(await m.events("mandate.consumed")).toHaveLength(1);
     });
@@ -473,13 +601,28 @@ describe("idempotency", () => {
       const m = await mandateIn(tx);
       const key = `idem-${randomUUID()}`;
       await m.consume(T0, { amount: 100 }, key);
-      await expect(tx.savepoint((sp) => callRpc(sp, "mandate_consume", {
-        mandate_id: m.id, merchant_id: m.grantor.merchantId, environment: "test", now: iso(T0),
-        scope: "purchase", amount: 200, currency: "USD", idempotency_key: key, request_hash: requestHash({ amount: 200 }),
-      }))).rejects.toMatchObject({ code: "HA422" });
+      await expect(
+        tx.savepoint((sp) =>
+          callRpc(sp, "mandate_consume", {
+            mandate_id: m.id,
+            merchant_id: m.grantor.merchantId,
+            environment: "test",
+            now: iso(T0),
+            scope: "purchase",
+            amount: 200,
+            currency: "USD",
+            idempotency_key: key,
+            request_hash: requestHash({ amount: 200 }),
+          }),
+        ),
+      ).rejects.toMatchObject({ code: "HA422" });
       expect(await m.consumptions()).toHaveLength(1);
       const other = await mandateIn(tx, { grantor: m.grantor });
-      expect(await other.consume(T0, { amount: 100 }, key)).toMatchObject({ allowed: true, idempotent_replay: false, remaining: { amount: 600 } });
+      expect(await other.consume(T0, { amount: 100 }, key)).toMatchObject({
+        allowed: true,
+        idempotent_replay: false,
+        remaining: { amount: 600 },
+      });
       expect(await other.consumptions()).toHaveLength(1);
     });
   });
@@ -513,23 +656,33 @@ describe("outbox", () => {
       });
       expect(consumed[1].data).toMatchObject({ consumption_id: answers[1].consumption_id, remaining: { amount: 0 }, at_limit: true });
       const atLimit = await m.events("mandate.at_limit");
-      expect(atLimit.map((e) => e.data)).toEqual([answers[1], answers[3]].map((a) => ({
-        mandate_id: m.publicId,
-        consumption_id: a.consumption_id,
-        remaining: { amount: 0, currency: "USD", count: null },
-        period_resets_at: a.period_resets_at,
-        threshold_percent: 0,
-      })));
+      expect(atLimit.map((e) => e.data)).toEqual(
+        [answers[1], answers[3]].map((a) => ({
+          mandate_id: m.publicId,
+          consumption_id: a.consumption_id,
+          remaining: { amount: 0, currency: "USD", count: null },
+          period_resets_at: a.period_resets_at,
+          threshold_percent: 0,
+        })),
+      );
     });
   });
 
   it("with at_limit_threshold_percent = 20, mandate.at_limit fires once on crossing 20% and again at zero", async () => {
     await rolledBack(async (tx) => {
-      const amount = await mandateIn(tx, { thresholdPercent: 20, ceiling: { kind: "amount", amount: 1000, currency: "USD", period: "lifetime" } });
+      const amount = await mandateIn(tx, {
+        thresholdPercent: 20,
+        ceiling: { kind: "amount", amount: 1000, currency: "USD", period: "lifetime" },
+      });
       const steps = [500, 300, 100, 100];
       const answers: Answer[] = [];
       for (const [i, value] of steps.entries()) answers.push(await amount.consume(new Date(T0.getTime() + i * 1000), { amount: value }));
-      expect(answers.map((a) => [a.remaining.amount, a.at_limit])).toEqual([[500, false], [200, false], [100, false], [0, true]]);
+      expect(answers.map((a) => [a.remaining.amount, a.at_limit])).toEqual([
+        [500, false],
+        [200, false],
+        [100, false],
+        [0, true],
+      ]);
       const fired = await amount.events("mandate.at_limit");
       expect(fired.map((e) => [e.data.consumption_id, e.data.remaining.amount, e.data.threshold_percent])).toEqual([
         [answers[1].consumption_id, 200, 20],
@@ -537,16 +690,27 @@ describe("outbox", () => {
       ]);
 
       // jumping from 25% to 15% crosses once; going further down does not fire again until zero
-      const jump = await mandateIn(tx, { grantor: amount.grantor, ceiling: { kind: "amount", amount: 1000, currency: "USD", period: "lifetime" } });
+      const jump = await mandateIn(tx, {
+        grantor: amount.grantor,
+        ceiling: { kind: "amount", amount: 1000, currency: "USD", period: "lifetime" },
+      });
       const jumps: Answer[] = [];
-      for (const [i, value] of [750, 100, 100].entries()) jumps.push(await jump.consume(new Date(T0.getTime() + i * 1000), { amount: value }));
+      for (const [i, value] of [750, 100, 100].entries())
+        jumps.push(await jump.consume(new Date(T0.getTime() + i * 1000), { amount: value }));
       expect((await jump.events("mandate.at_limit")).map((e) => e.data.consumption_id)).toEqual([jumps[1].consumption_id]);
 
       // the same for a count ceiling: 10 uses, fires when 2 remain (20%) and when none remain
-      const count = await mandateIn(tx, { grantor: amount.grantor, scopes: ["login"], ceiling: { kind: "count", count: 10, period: "daily" } });
+      const count = await mandateIn(tx, {
+        grantor: amount.grantor,
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 10, period: "daily" },
+      });
       const uses: Answer[] = [];
       for (let i = 0; i < 10; i++) uses.push(await count.consume(new Date(T0.getTime() + i * 1000)));
-      expect((await count.events("mandate.at_limit")).map((e) => e.data.consumption_id)).toEqual([uses[7].consumption_id, uses[9].consumption_id]);
+      expect((await count.events("mandate.at_limit")).map((e) => e.data.consumption_id)).toEqual([
+        uses[7].consumption_id,
+        uses[9].consumption_id,
+      ]);
       expect(uses.filter((u) => u.at_limit).map((u) => u.remaining.count)).toEqual([0]);
     });
   });
@@ -556,7 +720,15 @@ describe("outbox", () => {
     // committed seed (fresh ids): the rollback under test must be a real top-level one
     const grantor = await seedGrantor(db, { at: T0 });
     const { id } = await issueMandate(db, grantor, { ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" } });
-    const params = { mandate_id: id, merchant_id: grantor.merchantId, environment: "test", now: iso(T0), scope: "purchase", amount: 700, currency: "USD" };
+    const params = {
+      mandate_id: id,
+      merchant_id: grantor.merchantId,
+      environment: "test",
+      now: iso(T0),
+      scope: "purchase",
+      amount: 700,
+      currency: "USD",
+    };
     const counts = async () => {
       const [row] = await db.unsafe(
         `select (select count(*)::int from private.mandate_consumptions where mandate_id = $1) as consumptions,
@@ -582,7 +754,10 @@ describe("outbox", () => {
     expect(inside).toEqual([{ consumptions: 1, events: 2 }]);
     expect(await counts()).toEqual({ consumptions: 0, events: 0, status: "active" });
     // the same key then consumes for real, once
-    expect(await callRpc(db, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" })).toMatchObject({ allowed: true, idempotent_replay: false });
+    expect(await callRpc(db, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" })).toMatchObject({
+      allowed: true,
+      idempotent_replay: false,
+    });
     expect(await counts()).toEqual({ consumptions: 1, events: 2, status: "consumed" });
   });
 });

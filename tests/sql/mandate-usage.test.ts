@@ -11,16 +11,20 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
-import { connect } from "../../shared/db";
-import { callRpc, issueMandate, seedGrantor, type Ceiling, type Grantor, type Queryable } from "../../scripts/lib/mandate-seed";
+import { type Ceiling, callRpc, type Grantor, issueMandate, type Queryable, seedGrantor } from "../../scripts/lib/mandate-seed";
 import { applyMigrations, MIGRATIONS_DIR } from "../../scripts/lib/migrate";
+import { connect } from "../../shared/db";
 import { testDb } from "../harness/factories";
 
 type Tx = postgres.TransactionSql;
 type Answer = Record<string, any>;
 
 const ROLLBACK = new Error("rollback");
-const receiptCode = () => `RCPT-${randomBytes(6).toString("hex").toUpperCase().replace(/(.{4})(.{4})(.{4})/, "$1-$2-$3")}`;
+const receiptCode = () =>
+  `RCPT-${randomBytes(6)
+    .toString("hex")
+    .toUpperCase()
+    .replace(/(.{4})(.{4})(.{4})/, "$1-$2-$3")}`;
 const USAGE_MIGRATION = "20261121009100_mandate_usage.sql";
 
 /** Runs `body` in a transaction that is always rolled back. */
@@ -75,17 +79,31 @@ interface Subject {
 }
 
 const actionFor = (s: Subject, amount: number) =>
-  s.ceiling.kind === "amount" || s.ceiling.kind === "both" ? { scope: "purchase", amount, currency: s.ceiling.currency ?? "USD" } : { scope: "login" };
+  s.ceiling.kind === "amount" || s.ceiling.kind === "both"
+    ? { scope: "purchase", amount, currency: s.ceiling.currency ?? "USD" }
+    : { scope: "login" };
 
 function consume(db: Queryable, s: Subject, at: Date, action: Record<string, unknown>, key = `idem-${randomUUID()}`) {
   const hash = createHash("sha256").update(JSON.stringify(action)).digest("hex");
   return callRpc<Answer>(db, "mandate_consume", {
-    mandate_id: s.id, merchant_id: s.grantor.merchantId, environment: "test", now: at.toISOString(), idempotency_key: key, request_hash: hash, ...action,
+    mandate_id: s.id,
+    merchant_id: s.grantor.merchantId,
+    environment: "test",
+    now: at.toISOString(),
+    idempotency_key: key,
+    request_hash: hash,
+    ...action,
   });
 }
 
 function check(db: Queryable, s: Subject, at: Date, action: Record<string, unknown>) {
-  return callRpc<Answer>(db, "mandate_check", { mandate_id: s.id, merchant_id: s.grantor.merchantId, environment: "test", now: at.toISOString(), ...action });
+  return callRpc<Answer>(db, "mandate_check", {
+    mandate_id: s.id,
+    merchant_id: s.grantor.merchantId,
+    environment: "test",
+    now: at.toISOString(),
+    ...action,
+  });
 }
 
 /** Issues one mandate of each kind and period the ceiling allows, on one grantor. */
@@ -110,7 +128,15 @@ async function subjects(db: Queryable, grantor: Grantor): Promise<Subject[]> {
 
 /** Instants that sit on and either side of day, ISO-week, month and year boundaries (UTC), and some in between. */
 function boundaryInstants(): Date[] {
-  const edges = ["2027-03-08T00:00:00.000Z", "2027-03-31T23:59:59.999Z", "2027-04-01T00:00:00.000Z", "2027-12-31T23:59:59.999Z", "2028-01-01T00:00:00.000Z", "2028-02-29T12:00:00.000Z", "2028-03-01T00:00:00.000Z"];
+  const edges = [
+    "2027-03-08T00:00:00.000Z",
+    "2027-03-31T23:59:59.999Z",
+    "2027-04-01T00:00:00.000Z",
+    "2027-12-31T23:59:59.999Z",
+    "2028-01-01T00:00:00.000Z",
+    "2028-02-29T12:00:00.000Z",
+    "2028-03-01T00:00:00.000Z",
+  ];
   const out: Date[] = [];
   for (const edge of edges) {
     const t = new Date(edge).getTime();
@@ -128,12 +154,20 @@ async function totals(db: Queryable, ids: string[]) {
      from private.mandate_usage where mandate_id = any ($1::uuid[]) order by 1, 2`,
     [uuids(ids)],
   );
-  return rows.map((r) => ({ mandate_id: r.mandate_id, period_start: r.period_start, used_amount: Number(r.used_amount), used_count: r.used_count }));
+  return rows.map((r) => ({
+    mandate_id: r.mandate_id,
+    period_start: r.period_start,
+    used_amount: Number(r.used_amount),
+    used_count: r.used_count,
+  }));
 }
 
 /** The same figures grouped here from the ledger rows, with buckets computed in TypeScript. */
 async function ledgerSums(db: Queryable, subjectsById: Map<string, Subject>) {
-  const rows = await db.unsafe(`select mandate_id::text as mandate_id, amount, created_at from private.mandate_consumptions where mandate_id = any ($1::uuid[])`, [uuids([...subjectsById.keys()])]);
+  const rows = await db.unsafe(
+    `select mandate_id::text as mandate_id, amount, created_at from private.mandate_consumptions where mandate_id = any ($1::uuid[])`,
+    [uuids([...subjectsById.keys()])],
+  );
   const sums = new Map<string, { mandate_id: string; period_start: string; used_amount: number; used_count: number }>();
   for (const r of rows) {
     const period_start = bucketStart(subjectsById.get(r.mandate_id)!.ceiling.period, r.created_at as Date);
@@ -143,12 +177,17 @@ async function ledgerSums(db: Queryable, subjectsById: Map<string, Subject>) {
     sum.used_count += 1;
     sums.set(key, sum);
   }
-  return [...sums.values()].sort((a, b) => (a.mandate_id === b.mandate_id ? (a.period_start < b.period_start ? -1 : 1) : a.mandate_id < b.mandate_id ? -1 : 1));
+  return [...sums.values()].sort((a, b) =>
+    a.mandate_id === b.mandate_id ? (a.period_start < b.period_start ? -1 : 1) : a.mandate_id < b.mandate_id ? -1 : 1,
+  );
 }
 
 /** What mandate_check must report as remaining at `at`, from the ledger sums of that instant's bucket. */
 function expectedRemaining(s: Subject, sums: Awaited<ReturnType<typeof ledgerSums>>, at: Date) {
-  const used = sums.find((x) => x.mandate_id === s.id && x.period_start === bucketStart(s.ceiling.period, at)) ?? { used_amount: 0, used_count: 0 };
+  const used = sums.find((x) => x.mandate_id === s.id && x.period_start === bucketStart(s.ceiling.period, at)) ?? {
+    used_amount: 0,
+    used_count: 0,
+  };
   return {
     amount: s.ceiling.amount == null ? null : Math.max(s.ceiling.amount - used.used_amount, 0),
     currency: s.ceiling.currency ?? null,
@@ -167,7 +206,12 @@ async function mixedConsumes(db: Queryable, all: Subject[], seed: number, rounds
     if (keys.length && next() < 0.1) call = keys[Math.floor(next() * keys.length)];
     else {
       const s = all[Math.floor(next() * all.length)];
-      call = { s, at: instants[Math.floor(next() * instants.length)], action: actionFor(s, 1 + Math.floor(next() * 400)), key: `idem-${randomUUID()}` };
+      call = {
+        s,
+        at: instants[Math.floor(next() * instants.length)],
+        action: actionFor(s, 1 + Math.floor(next() * 400)),
+        key: `idem-${randomUUID()}`,
+      };
       keys.push(call);
     }
     const answer = await consume(db, call.s, call.at, call.action, call.key);
@@ -208,17 +252,37 @@ describe("mandate usage totals", () => {
         for (const at of boundaryInstants()) {
           const answer = await check(tx, s, at, actionFor(s, 1));
           if (s.ceiling.kind === "none") {
-            expect(answer, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toMatchObject({ allowed: true, remaining: { amount: null, count: null } });
+            expect(answer, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toMatchObject({
+              allowed: true,
+              remaining: { amount: null, count: null },
+            });
             continue;
           }
           const remaining = expectedRemaining(s, sums, at);
           const gone = remaining.amount === 0 || remaining.count === 0;
           const stored = s.ceiling.period === "lifetime" && gone ? "consumed" : "active";
-          if (stored === "consumed") expect(answer, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toEqual({ allowed: false, reason: "mandate_consumed" });
+          if (stored === "consumed")
+            expect(answer, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toEqual({
+              allowed: false,
+              reason: "mandate_consumed",
+            });
           else expect(answer.remaining, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toEqual(remaining);
           const status = stored === "consumed" ? "consumed" : gone ? "exhausted" : "active";
-          expect(await callRpc(tx, "mandate_get", { mandate_id: s.id, merchant_id: grantor.merchantId, environment: "test", now: at.toISOString() })).toMatchObject({ status, stored_status: stored });
-          const listed = await callRpc<Answer[]>(tx, "mandate_list", { merchant_id: grantor.merchantId, environment: "test", status, now: at.toISOString(), limit: 200 });
+          expect(
+            await callRpc(tx, "mandate_get", {
+              mandate_id: s.id,
+              merchant_id: grantor.merchantId,
+              environment: "test",
+              now: at.toISOString(),
+            }),
+          ).toMatchObject({ status, stored_status: stored });
+          const listed = await callRpc<Answer[]>(tx, "mandate_list", {
+            merchant_id: grantor.merchantId,
+            environment: "test",
+            status,
+            now: at.toISOString(),
+            limit: 200,
+          });
           expect(listed.map((m) => m.mandate_id)).toContain(`mdt_${s.id.replace(/-/g, "")}`);
         }
       }
@@ -235,15 +299,42 @@ describe("mandate usage totals", () => {
         const captureId = randomUUID();
         return callRpc<Answer>(tx, "mandate_transaction", {
           identity_id: grantor.identityId,
-          consume: { mandate_id: s.id, merchant_id: grantor.merchantId, environment: "test", now: at.toISOString(), idempotency_key: key, request_hash: "h", scope: "purchase", amount: 250, currency: "USD" },
-          capture: { id: captureId, merchant_id: grantor.merchantId, environment: "test", action: "ACTION_PAYMENT", service_hash: `svc:${captureId}`, amount_minor: 250, currency: "USD", capture_nonce: `n-${captureId}`, assurance_level: "face_voice_doc", engine_version: "test", created_at: at.toISOString() },
+          consume: {
+            mandate_id: s.id,
+            merchant_id: grantor.merchantId,
+            environment: "test",
+            now: at.toISOString(),
+            idempotency_key: key,
+            request_hash: "h",
+            scope: "purchase",
+            amount: 250,
+            currency: "USD",
+          },
+          capture: {
+            id: captureId,
+            merchant_id: grantor.merchantId,
+            environment: "test",
+            action: "ACTION_PAYMENT",
+            service_hash: `svc:${captureId}`,
+            amount_minor: 250,
+            currency: "USD",
+            capture_nonce: `n-${captureId}`,
+            assurance_level: "face_voice_doc",
+            engine_version: "test",
+            created_at: at.toISOString(),
+          },
           receipt: { id: randomUUID(), code: receiptCode(), jws: "x.y.z", seal: randomBytes(32).toString("hex") },
         });
       };
       expect((await transaction("idem-transaction-1")).decision).toMatchObject({ allowed: true, remaining: { amount: 650, count: 2 } });
       expect((await transaction("idem-transaction-1")).decision).toMatchObject({ allowed: true, idempotent_replay: true });
-      expect(await consume(tx, s, at, { scope: "purchase", amount: 100, currency: "USD" })).toMatchObject({ allowed: true, remaining: { amount: 550, count: 1 } });
-      expect(await totals(tx, [s.id])).toEqual([{ mandate_id: s.id, period_start: "2027-03-01T00:00:00.000Z", used_amount: 350, used_count: 2 }]);
+      expect(await consume(tx, s, at, { scope: "purchase", amount: 100, currency: "USD" })).toMatchObject({
+        allowed: true,
+        remaining: { amount: 550, count: 1 },
+      });
+      expect(await totals(tx, [s.id])).toEqual([
+        { mandate_id: s.id, period_start: "2027-03-01T00:00:00.000Z", used_amount: 350, used_count: 2 },
+      ]);
     });
   });
 
@@ -265,10 +356,12 @@ describe("mandate usage totals", () => {
       await tx`create role usage_probe_role nologin`;
       await tx`set local role usage_probe_role`;
       for (const statement of [`select count(*) from private.mandate_usage`, `select private.mandate_usage_backfill(null)`]) {
-        await tx.savepoint(async (sp) => sp.unsafe(statement)).then(
-          () => outcomes.push("allowed"),
-          (error: { code?: string }) => outcomes.push(error.code ?? "error"),
-        );
+        await tx
+          .savepoint(async (sp) => sp.unsafe(statement))
+          .then(
+            () => outcomes.push("allowed"),
+            (error: { code?: string }) => outcomes.push(error.code ?? "error"),
+          );
       }
     });
     expect(outcomes).toEqual(["42501", "42501"]);
@@ -288,7 +381,10 @@ describe("mandate usage backfill", () => {
 
       // lose half the buckets and falsify the rest (the table has no guard: it is never written but by the trigger)
       await tx.unsafe(`delete from private.mandate_usage where mandate_id = any ($1::uuid[]) and used_count % 2 = 0`, [uuids(ids)]);
-      await tx.unsafe(`update private.mandate_usage set used_amount = used_amount + 13, used_count = used_count + 1 where mandate_id = any ($1::uuid[])`, [uuids(ids)]);
+      await tx.unsafe(
+        `update private.mandate_usage set used_amount = used_amount + 13, used_count = used_count + 1 where mandate_id = any ($1::uuid[])`,
+        [uuids(ids)],
+      );
       expect(await totals(tx, ids)).not.toEqual(sums);
 
       const [{ written }] = await tx.unsafe(`select private.mandate_usage_backfill($1::uuid[]) as written`, [uuids(ids)]);
@@ -321,7 +417,9 @@ describe("mandate usage backfill", () => {
 const realPostgres = Boolean(process.env.DATABASE_URL);
 
 describe.skipIf(!realPostgres)("mandate usage migration on a database that already applied the grants", () => {
-  it("applies after 20261121009000, backfills from the ledger, and answers exactly as the summing code did", { timeout: 120_000 }, async () => {
+  it("applies after 20261121009000, backfills from the ledger, and answers exactly as the summing code did", {
+    timeout: 120_000,
+  }, async () => {
     const admin = connect(inject("databaseUrl"));
     const name = `hauth_usage_upgrade_${randomBytes(4).toString("hex")}`;
     await admin.unsafe(`create database ${name}`);
@@ -336,7 +434,10 @@ describe.skipIf(!realPostgres)("mandate usage migration on a database that alrea
         for (const file of files.slice(0, files.indexOf(USAGE_MIGRATION))) {
           const text = await readFile(join(MIGRATIONS_DIR, file), "utf8");
           await tx.unsafe(text);
-          await tx.unsafe(`insert into private.schema_migrations (name, checksum) values ($1, $2)`, [file, createHash("sha256").update(text).digest("hex")]);
+          await tx.unsafe(`insert into private.schema_migrations (name, checksum) values ($1, $2)`, [
+            file,
+            createHash("sha256").update(text).digest("hex"),
+          ]);
         }
       });
       expect((await db.unsafe(`select to_regclass('private.mandate_usage') as t`))[0].t).toBeNull();
@@ -350,7 +451,14 @@ describe.skipIf(!realPostgres)("mandate usage migration on a database that alrea
         for (const s of all) {
           for (const at of boundaryInstants()) {
             out.push(await check(db, s, at, actionFor(s, 1)));
-            out.push(await callRpc(db, "mandate_get", { mandate_id: s.id, merchant_id: grantor.merchantId, environment: "test", now: at.toISOString() }));
+            out.push(
+              await callRpc(db, "mandate_get", {
+                mandate_id: s.id,
+                merchant_id: grantor.merchantId,
+                environment: "test",
+                now: at.toISOString(),
+              }),
+            );
           }
         }
         return out;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   ALIAS_PATTERN,
-  MAX_SUGGESTIONS,
-  RESERVED_ALIASES,
   aliasVerdict,
+  MAX_SUGGESTIONS,
   normaliseAlias,
   pickSuggestions,
+  RESERVED_ALIASES,
   suggestionCandidates,
 } from "../../shared/alias";
 

@@ -1,8 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { readConfig, type Config } from "../../shared/config";
+import { type Config, readConfig } from "../../shared/config";
 import {
-  RECEIPT_CODE,
   buildReceipt,
   inclusionProof,
   merkleLeafHash,
@@ -10,13 +9,14 @@ import {
   merkleTree,
   newReceiptCode,
   normaliseReceiptCode,
+  type ProofStep,
+  RECEIPT_CODE,
+  type ReceiptInput,
   receiptSeal,
   verifyInclusion,
   verifyReceipt,
-  type ProofStep,
-  type ReceiptInput,
 } from "../../shared/receipts";
-import { signUserJwt, signingKeys } from "../../shared/signing";
+import { signingKeys, signUserJwt } from "../../shared/signing";
 
 const sha256 = (...parts: Buffer[]) => createHash("sha256").update(Buffer.concat(parts)).digest();
 const seal = () => randomBytes(32).toString("hex");
@@ -81,7 +81,11 @@ describe("Merkle tree over seals", () => {
   it("promotes an odd node unchanged: the last of three leaves has a single step", async () => {
     const seals = [seal(), seal(), seal()];
     const proof = await inclusionProof(seals, 2);
-    const left = sha256(Buffer.from([1]), sha256(Buffer.from([0]), Buffer.from(seals[0], "hex")), sha256(Buffer.from([0]), Buffer.from(seals[1], "hex")));
+    const left = sha256(
+      Buffer.from([1]),
+      sha256(Buffer.from([0]), Buffer.from(seals[0], "hex")),
+      sha256(Buffer.from([0]), Buffer.from(seals[1], "hex")),
+    );
     expect(proof).toEqual([{ hash: left.toString("hex"), side: "left" }]);
   });
 
@@ -137,7 +141,15 @@ describe("receipt codes", () => {
     expect(normaliseReceiptCode(" rcpt 7qk2 mozd 4hxw ")).toBe("RCPT-7QK2-M0ZD-4HXW");
     expect(normaliseReceiptCode("7QK2M0ZD4HXW")).toBe("RCPT-7QK2-M0ZD-4HXW");
     expect(normaliseReceiptCode("RCPT-ilIL-0000-0000")).toBe("RCPT-1111-0000-0000");
-    for (const bad of ["", "RCPT", "RCPT-7QK2-M0ZD-4HX", "RCPT-7QK2-M0ZD-4HXWW", "RCPT-UUUU-0000-0000", "RCPT-7QK2-M0ZD-4HX*", "x".repeat(100)]) {
+    for (const bad of [
+      "",
+      "RCPT",
+      "RCPT-7QK2-M0ZD-4HX",
+      "RCPT-7QK2-M0ZD-4HXWW",
+      "RCPT-UUUU-0000-0000",
+      "RCPT-7QK2-M0ZD-4HX*",
+      "x".repeat(100),
+    ]) {
       expect(normaliseReceiptCode(bad)).toBeNull();
     }
   });
@@ -149,7 +161,20 @@ describe("signed receipts", () => {
     const given = input();
     const { payload, jws, seal: sealHex } = await buildReceipt(config, given);
     expect(Object.keys(payload).sort()).toEqual(
-      ["act", "amount_minor", "assurance_level", "code", "currency", "env", "iat", "merchant_id", "rid", "service_hash", "transaction_id", "v"].sort(),
+      [
+        "act",
+        "amount_minor",
+        "assurance_level",
+        "code",
+        "currency",
+        "env",
+        "iat",
+        "merchant_id",
+        "rid",
+        "service_hash",
+        "transaction_id",
+        "v",
+      ].sort(),
     );
     expect(payload).toMatchObject({
       v: 1,
@@ -177,7 +202,10 @@ describe("signed receipts", () => {
   });
 
   it("omit the amount when the act carries none", async () => {
-    const { payload } = await buildReceipt(configWithNewKey(), input({ action: "ACTION_LOGIN", assuranceLevel: "face_voice", amountMinor: undefined, currency: undefined }));
+    const { payload } = await buildReceipt(
+      configWithNewKey(),
+      input({ action: "ACTION_LOGIN", assuranceLevel: "face_voice", amountMinor: undefined, currency: undefined }),
+    );
     expect(payload).not.toHaveProperty("amount_minor");
     expect(payload).not.toHaveProperty("currency");
   });
@@ -190,7 +218,9 @@ describe("signed receipts", () => {
 
     const { jwks } = await signingKeys(config);
     const [header, body, signature] = jws.split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, "base64url").toString()), amount_minor: 1 })).toString("base64url");
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, "base64url").toString()), amount_minor: 1 })).toString(
+      "base64url",
+    );
     const tampered = await verifyReceipt(`${header}.${forged}.${signature}`, jwks);
     expect(tampered).toMatchObject({ signatureValid: false, payload: null });
     expect((await verifyReceipt("not.a.jws", jwks)).signatureValid).toBe(false);

@@ -12,7 +12,10 @@ const cosine = (a: readonly number[], b: readonly number[]) => dot(a, b) / (norm
 
 /** A Gaussian vector of any scale (not normalised): protect() must normalise it. */
 function randomVector(scale = 1): number[] {
-  return Array.from({ length: TEMPLATE_DIMENSIONS }, () => scale * Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random()));
+  return Array.from(
+    { length: TEMPLATE_DIMENSIONS },
+    () => scale * Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random()),
+  );
 }
 
 /** Sandbox faces 1..n: fixed inputs, so the statistical bounds below are checked on the same data every run. */
@@ -78,7 +81,12 @@ describe("templateProtector", () => {
     expect(rebuilt.keyId).toBe(protector.keyId);
     expect(rebuilt.protect(face)).toEqual(protector.protect(face));
     // Pinned: a change to the derivation would silently revoke every stored template.
-    expect(protector.protect(face).slice(0, 4).map((x) => Number(x.toFixed(9)))).toEqual([0.050112137, 0.075051734, 0.173946503, -0.098004583]);
+    expect(
+      protector
+        .protect(face)
+        .slice(0, 4)
+        .map((x) => Number(x.toFixed(9))),
+    ).toEqual([0.050112137, 0.075051734, 0.173946503, -0.098004583]);
   });
 
   it("has a stable keyId: the first 16 hex characters of SHA-256('template-key-id:' + secret)", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_THEME_ASSETS_BASE_URL,
   captureTokens,
+  DEFAULT_THEME_ASSETS_BASE_URL,
   defaultTheme,
   isHslTriple,
   isHttpsUrl,
@@ -12,11 +12,28 @@ import {
 } from "../../shared/theme";
 
 const CAPTURE_TOKENS = [
-  "brand_name", "mode", "logo_wide_url", "logo_square_url", "logo_icon_url",
-  "color_primary", "color_primary_fg", "color_background", "color_foreground", "color_muted", "color_border",
-  "color_success", "color_danger", "radius_sm_px", "radius_md_px", "radius_lg_px",
-  "font_heading_family", "font_body_family", "font_heading_url", "font_body_url",
-  "font_heading_weight", "font_body_weight",
+  "brand_name",
+  "mode",
+  "logo_wide_url",
+  "logo_square_url",
+  "logo_icon_url",
+  "color_primary",
+  "color_primary_fg",
+  "color_background",
+  "color_foreground",
+  "color_muted",
+  "color_border",
+  "color_success",
+  "color_danger",
+  "radius_sm_px",
+  "radius_md_px",
+  "radius_lg_px",
+  "font_heading_family",
+  "font_body_family",
+  "font_heading_url",
+  "font_body_url",
+  "font_heading_weight",
+  "font_body_weight",
 ];
 const CAPTURE_ONLY = ["logo_icon_url", "color_success", "color_danger"];
 
@@ -100,16 +117,32 @@ describe("token rules", () => {
     expect(isHslTriple(value)).toBe(true);
   });
 
-  it.each(["#0a2540", "212 78 15", "212, 78%, 15%", "361 50% 50%", "200 101% 50%", "200 50% 100.5%", "212  78% 15%", " 212 78% 15%", "hsl(212 78% 15%)", "1.234 5% 5%"])(
-    "refuses the triple %j",
-    (value) => {
-      expect(isHslTriple(value)).toBe(false);
-    },
-  );
+  it.each([
+    "#0a2540",
+    "212 78 15",
+    "212, 78%, 15%",
+    "361 50% 50%",
+    "200 101% 50%",
+    "200 50% 100.5%",
+    "212  78% 15%",
+    " 212 78% 15%",
+    "hsl(212 78% 15%)",
+    "1.234 5% 5%",
+  ])("refuses the triple %j", (value) => {
+    expect(isHslTriple(value)).toBe(false);
+  });
 
   it("accepts only absolute https URLs", () => {
     expect(isHttpsUrl("https://cdn.acme.test/logo.svg?v=2")).toBe(true);
-    for (const bad of ["http://cdn.acme.test/logo.svg", "//cdn.acme.test/x", "javascript:alert(1)", "https://", "https://a b", "logo.svg", `https://a.test/${"x".repeat(2048)}`]) {
+    for (const bad of [
+      "http://cdn.acme.test/logo.svg",
+      "//cdn.acme.test/x",
+      "javascript:alert(1)",
+      "https://",
+      "https://a b",
+      "logo.svg",
+      `https://a.test/${"x".repeat(2048)}`,
+    ]) {
       expect(isHttpsUrl(bad), bad).toBe(false);
     }
   });
@@ -148,19 +181,18 @@ describe("validateTheme", () => {
     const { radius_lg_px, color_muted, ...rest } = customTheme("capture");
     const result = validateTheme("capture", rest);
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems.sort()).toEqual([
-      "color_muted: missing (every capture token is required)",
-      "radius_lg_px: missing (every capture token is required)",
-    ]);
+    if (!result.ok)
+      expect(result.problems.sort()).toEqual([
+        "color_muted: missing (every capture token is required)",
+        "radius_lg_px: missing (every capture token is required)",
+      ]);
   });
 
   it("refuses tokens that are not in the surface", () => {
     const result = validateTheme("mandate", { ...customTheme("mandate"), color_danger: "0 84% 60%", colour_primary: "1 1% 1%" });
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems.sort()).toEqual([
-      "color_danger: not a mandate token (capture only)",
-      "colour_primary: not a mandate token",
-    ]);
+    if (!result.ok)
+      expect(result.problems.sort()).toEqual(["color_danger: not a mandate token (capture only)", "colour_primary: not a mandate token"]);
   });
 
   it.each([[[]], ["theme"], [null], [42]])("refuses a file that is not an object (%j)", (data) => {
@@ -171,7 +203,11 @@ describe("validateTheme", () => {
 describe("resolveTheme (rule 1: complete published theme or the complete default, never a merge)", () => {
   it("serves the default with customized false when nothing is published", () => {
     for (const surface of ["capture", "mandate"] as const) {
-      expect(resolveTheme(surface, null)).toEqual({ customized: false, tokens: [...(surface === "capture" ? captureTokens : mandateTokens)], theme: defaultTheme(surface) });
+      expect(resolveTheme(surface, null)).toEqual({
+        customized: false,
+        tokens: [...(surface === "capture" ? captureTokens : mandateTokens)],
+        theme: defaultTheme(surface),
+      });
     }
   });
 

@@ -4,7 +4,8 @@ import { parseSignatureHeader, signWebhook, verifyWebhook } from "../../shared/w
 
 const secret = "whsec_0123456789abcdefghijABCDEFGHIJ0123456789x";
 const other = "whsec_ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlk0";
-const body = '{"id":"5f0c","type":"mandate.revoked","created_at":"2031-01-01T00:00:00.000Z","api_version":"2026-09-14","attempt":1,"data":{"granted_to":"agent_1"}}';
+const body =
+  '{"id":"5f0c","type":"mandate.revoked","created_at":"2031-01-01T00:00:00.000Z","api_version":"2026-09-14","attempt":1,"data":{"granted_to":"agent_1"}}';
 const t = 1_924_992_000; // 2031-01-01T00:00:00Z
 const now = new Date(t * 1000);
 
@@ -50,7 +51,10 @@ describe("verifyWebhook", () => {
   it("rejects a wrong secret, a changed body and a changed timestamp", async () => {
     const header = await signWebhook(body, [secret], t);
     expect(await verifyWebhook(body, header, [other], { now })).toEqual({ ok: false, reason: "no_matching_signature" });
-    expect(await verifyWebhook(body.replace("agent_1", "agent_2"), header, [secret], { now })).toEqual({ ok: false, reason: "no_matching_signature" });
+    expect(await verifyWebhook(body.replace("agent_1", "agent_2"), header, [secret], { now })).toEqual({
+      ok: false,
+      reason: "no_matching_signature",
+    });
     expect(await verifyWebhook(`${body} `, header, [secret], { now })).toEqual({ ok: false, reason: "no_matching_signature" });
     const shifted = header.replace(`t=${t}`, `t=${t + 1}`);
     expect(await verifyWebhook(body, shifted, [secret], { now })).toEqual({ ok: false, reason: "no_matching_signature" });
@@ -77,7 +81,15 @@ describe("verifyWebhook", () => {
     const mac = hmac(secret, `${t}.${body}`);
     expect(await verifyWebhook(body, null, [secret], { now })).toEqual({ ok: false, reason: "missing_header" });
     expect(await verifyWebhook(body, "", [secret], { now })).toEqual({ ok: false, reason: "missing_header" });
-    for (const header of [`v1=${mac}`, `t=${t}`, `t=${t},t=${t},v1=${mac}`, `t=abc,v1=${mac}`, `t=${t},v1=${mac.toUpperCase()}`, `t=${t},v1=${mac.slice(2)}`, "garbage"]) {
+    for (const header of [
+      `v1=${mac}`,
+      `t=${t}`,
+      `t=${t},t=${t},v1=${mac}`,
+      `t=abc,v1=${mac}`,
+      `t=${t},v1=${mac.toUpperCase()}`,
+      `t=${t},v1=${mac.slice(2)}`,
+      "garbage",
+    ]) {
       expect(await verifyWebhook(body, header, [secret], { now }), header).toEqual({ ok: false, reason: "malformed_header" });
     }
   });

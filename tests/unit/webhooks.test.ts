@@ -2,16 +2,16 @@ import { describe, expect, it } from "vitest";
 import { checkEndpointUrl, checkEventTypes, isLoopbackHost } from "../../shared/webhooks/endpoints";
 import { eventCatalogue, eventTypes, isEventType } from "../../shared/webhooks/events";
 import { runPooled } from "../../shared/webhooks/pool";
-import { passOptions } from "../../shared/webhooks/run";
 import {
   MAX_RETRY_DELAY_MS,
-  RETRY_WINDOW_MS,
   nextAttemptAt,
   nominalRetryDelayMs,
   nominalSchedule,
   parseRetryAfter,
+  RETRY_WINDOW_MS,
   retryDelayMs,
 } from "../../shared/webhooks/retry";
+import { passOptions } from "../../shared/webhooks/run";
 import { mintEndpointSecret, openEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "../../shared/webhooks/secret-box";
 
 const MIN = 60_000;
@@ -20,7 +20,18 @@ const HOUR = 3_600_000;
 describe("retry schedule", () => {
   it("doubles from one minute to a cap of eight hours", () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20].map(nominalRetryDelayMs)).toEqual([
-      1 * MIN, 2 * MIN, 4 * MIN, 8 * MIN, 16 * MIN, 32 * MIN, 64 * MIN, 128 * MIN, 256 * MIN, 8 * HOUR, 8 * HOUR, 8 * HOUR,
+      1 * MIN,
+      2 * MIN,
+      4 * MIN,
+      8 * MIN,
+      16 * MIN,
+      32 * MIN,
+      64 * MIN,
+      128 * MIN,
+      256 * MIN,
+      8 * HOUR,
+      8 * HOUR,
+      8 * HOUR,
     ]);
   });
 
@@ -48,9 +59,13 @@ describe("retry schedule", () => {
   it("schedules after the failure, lets a later Retry-After win, and never past the window", () => {
     expect(nextAttemptAt({ attempt: 1, windowStart, failedAt: after(0), random: () => 0.5 })).toEqual(after(MIN));
     expect(nextAttemptAt({ attempt: 1, windowStart, failedAt: after(0), retryAfter: after(HOUR), random: () => 0.5 })).toEqual(after(HOUR));
-    expect(nextAttemptAt({ attempt: 5, windowStart, failedAt: after(0), retryAfter: after(1000), random: () => 0.5 })).toEqual(after(16 * MIN));
+    expect(nextAttemptAt({ attempt: 5, windowStart, failedAt: after(0), retryAfter: after(1000), random: () => 0.5 })).toEqual(
+      after(16 * MIN),
+    );
     expect(nextAttemptAt({ attempt: 17, windowStart, failedAt: after(70 * HOUR), random: () => 0.5 })).toEqual(after(RETRY_WINDOW_MS));
-    expect(nextAttemptAt({ attempt: 3, windowStart, failedAt: after(HOUR), retryAfter: after(500 * HOUR), random: () => 0.5 })).toEqual(after(RETRY_WINDOW_MS));
+    expect(nextAttemptAt({ attempt: 3, windowStart, failedAt: after(HOUR), retryAfter: after(500 * HOUR), random: () => 0.5 })).toEqual(
+      after(RETRY_WINDOW_MS),
+    );
   });
 
   it("gives up once an attempt fails at or after the end of the window", () => {
@@ -77,7 +92,8 @@ describe("endpoint URLs and subscriptions", () => {
     expect(checkEndpointUrl("https://hooks.example.com/in?x=1", strict)).toBeNull();
     expect(checkEndpointUrl("http://hooks.example.com/in", local)).toMatch(/loopback/);
     expect(checkEndpointUrl("http://127.0.0.1:9000/in", strict)).toMatch(/WEBHOOK_ALLOW_LOOPBACK_HTTP/);
-    for (const url of ["http://127.0.0.1:9000/in", "http://localhost/in", "http://[::1]:8080/"]) expect(checkEndpointUrl(url, local), url).toBeNull();
+    for (const url of ["http://127.0.0.1:9000/in", "http://localhost/in", "http://[::1]:8080/"])
+      expect(checkEndpointUrl(url, local), url).toBeNull();
     expect(checkEndpointUrl("ftp://example.com/", local)).toMatch(/https/);
     expect(checkEndpointUrl("/relative", local)).toMatch(/absolute/);
     expect(checkEndpointUrl("https://user:pw@example.com/", local)).toMatch(/credentials/);
@@ -89,7 +105,14 @@ describe("endpoint URLs and subscriptions", () => {
   });
 
   it("knows the catalogue and refuses unknown or empty subscriptions", () => {
-    expect(eventTypes).toEqual(["mandate.granted", "mandate.consumed", "mandate.at_limit", "mandate.revoked", "session.completed", "session.expired"]);
+    expect(eventTypes).toEqual([
+      "mandate.granted",
+      "mandate.consumed",
+      "mandate.at_limit",
+      "mandate.revoked",
+      "session.completed",
+      "session.expired",
+    ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");
     expect(isEventType("mandate.consumed")).toBe(true);
@@ -140,10 +163,9 @@ describe("passOptions", () => {
 
   it("opens secrets with the current key, then with the previous one during a key rotation", () => {
     expect(passOptions({ ...base, WEBHOOK_SECRET_KEY: "c".repeat(32) }, clock).keyring).toEqual(["c".repeat(32)]);
-    expect(passOptions({ ...base, WEBHOOK_SECRET_KEY: "c".repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: "p".repeat(32) }, clock).keyring).toEqual([
-      "c".repeat(32),
-      "p".repeat(32),
-    ]);
+    expect(
+      passOptions({ ...base, WEBHOOK_SECRET_KEY: "c".repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: "p".repeat(32) }, clock).keyring,
+    ).toEqual(["c".repeat(32), "p".repeat(32)]);
     expect(() => passOptions({ ...base, WEBHOOK_SECRET_KEY_PREVIOUS: "p".repeat(32) }, clock)).toThrow(/WEBHOOK_SECRET_KEY/);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { evaluatePresence, type PresenceDescriptor, presenceConfig } from "../../../shared/engine";
 import {
   analyseSpeech,
   checkAvSync,
@@ -8,7 +9,6 @@ import {
   checkSpeech,
   marginScore,
 } from "../../../shared/engine/checks";
-import { evaluatePresence, presenceConfig, type PresenceDescriptor } from "../../../shared/engine";
 import { createRng } from "../../../shared/engine/rng";
 
 /**
@@ -55,7 +55,10 @@ function pulse(base = 72, rsa = 6, pauses = PAUSES, noise = 0): number[] {
   return out;
 }
 
-function descriptor(signals: Partial<PresenceDescriptor["signals"]> = {}, face: Partial<PresenceDescriptor["face"]> = {}): PresenceDescriptor {
+function descriptor(
+  signals: Partial<PresenceDescriptor["signals"]> = {},
+  face: Partial<PresenceDescriptor["face"]> = {},
+): PresenceDescriptor {
   const e = Array.from({ length: 128 }, (_, i) => (i % 2 === 0 ? 1 : -1) / Math.sqrt(128));
   return {
     version: 1,
@@ -100,9 +103,21 @@ describe("pulse present", () => {
   });
   it("finds none in white noise, a constant or a slow drift", () => {
     const rng = createRng(7);
-    expect(checkPulse(Array.from({ length: N }, () => rng.normal()), FS, cfg).passed).toBe(false);
+    expect(
+      checkPulse(
+        Array.from({ length: N }, () => rng.normal()),
+        FS,
+        cfg,
+      ).passed,
+    ).toBe(false);
     expect(checkPulse(new Array(N).fill(0), FS, cfg).passed).toBe(false);
-    expect(checkPulse(Array.from({ length: N }, (_, i) => Math.sin(0.2 * t(i))), FS, cfg).passed).toBe(false);
+    expect(
+      checkPulse(
+        Array.from({ length: N }, (_, i) => Math.sin(0.2 * t(i))),
+        FS,
+        cfg,
+      ).passed,
+    ).toBe(false);
   });
   it("ignores a peak outside 40..180 bpm", () => {
     const fast = Array.from({ length: N }, (_, i) => Math.sin(2 * Math.PI * 3.5 * t(i)));

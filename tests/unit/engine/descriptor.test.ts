@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import * as v from "valibot";
-import { DESCRIPTOR_LIMITS, parseDescriptor, presenceDescriptorSchema, type PresenceDescriptor } from "../../../shared/engine";
+import { describe, expect, it } from "vitest";
+import { DESCRIPTOR_LIMITS, type PresenceDescriptor, parseDescriptor, presenceDescriptorSchema } from "../../../shared/engine";
 import { simulateCapture } from "../../../shared/engine/simulate";
 
 const valid = (): PresenceDescriptor => simulateCapture({ person: 3, nonce: "nonce-desc-1", seconds: 10 });
@@ -43,12 +43,20 @@ describe("parseDescriptor", () => {
     ["mouth shorter than pulse", (d) => d.signals.mouth.pop(), ["face_template.signals.mouth"]],
     ["voice above 1", (d) => (d.signals.voice[0] = 1.01), ["face_template.signals.voice"]],
     ["valid mask not 0/1", (d) => (d.signals.valid[0] = 0.5), ["face_template.signals.valid"]],
-    ["too long", (d) => {
-      for (const k of ["pulse", "mouth", "voice", "valid"]) d.signals[k] = new Array(DESCRIPTOR_LIMITS.maxSamples + 1).fill(0);
-    }, ["face_template.signals.pulse", "face_template.signals.mouth", "face_template.signals.voice", "face_template.signals.valid"]],
-    ["under five seconds", (d) => {
-      for (const k of ["pulse", "mouth", "voice", "valid"]) d.signals[k] = d.signals[k].slice(0, 120);
-    }, ["face_template.signals.pulse"]],
+    [
+      "too long",
+      (d) => {
+        for (const k of ["pulse", "mouth", "voice", "valid"]) d.signals[k] = new Array(DESCRIPTOR_LIMITS.maxSamples + 1).fill(0);
+      },
+      ["face_template.signals.pulse", "face_template.signals.mouth", "face_template.signals.voice", "face_template.signals.valid"],
+    ],
+    [
+      "under five seconds",
+      (d) => {
+        for (const k of ["pulse", "mouth", "voice", "valid"]) d.signals[k] = d.signals[k].slice(0, 120);
+      },
+      ["face_template.signals.pulse"],
+    ],
     ["unknown field", (d) => (d.extra = 1), ["face_template.extra"]],
     ["unknown signal", (d) => (d.signals.rgb = []), ["face_template.signals.rgb"]],
     ["missing face", (d) => delete d.face, ["face_template.face"]],
@@ -61,7 +69,12 @@ describe("parseDescriptor", () => {
   }
 
   it("uses the given path prefix", () => {
-    expect(parseDescriptor(broken((d) => (d.face.quality = -1)), { path: "descriptor" })).toEqual({
+    expect(
+      parseDescriptor(
+        broken((d) => (d.face.quality = -1)),
+        { path: "descriptor" },
+      ),
+    ).toEqual({
       ok: false,
       fields: ["descriptor.face.quality"],
     });

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  challengeSchedule,
-  evaluatePresence,
-  parseDescriptor,
-  SCHEDULE_LIMITS,
-} from "../../../shared/engine";
+import { challengeSchedule, evaluatePresence, parseDescriptor, SCHEDULE_LIMITS } from "../../../shared/engine";
 import { simulateCapture } from "../../../shared/engine/simulate";
 
 describe("challengeSchedule (nonce-v1)", () => {

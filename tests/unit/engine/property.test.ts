@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  evaluatePresence,
   DESCRIPTOR_LIMITS as L,
   PRESENCE_REASONS,
-  evaluatePresence,
-  parseDescriptor,
   type PresenceDescriptor,
   type PresenceResult,
+  parseDescriptor,
 } from "../../../shared/engine";
 import { simulateCapture } from "../../../shared/engine/simulate";
 
@@ -35,19 +35,29 @@ const descriptorArb: fc.Arbitrary<PresenceDescriptor> = fc
     fs: fc.oneof(fc.constantFrom(10, 30, 60), fc.double({ min: L.sampleRateMinHz, max: L.sampleRateMaxHz, noNaN: true })),
     seconds: fc.double({ min: L.minSeconds, max: L.maxSeconds, noNaN: true }),
   })
-  .map(({ fs, seconds }) => ({ fs, n: Math.min(Math.floor(L.maxSeconds * fs), Math.max(Math.ceil(L.minSeconds * fs), Math.round(seconds * fs))) }))
+  .map(({ fs, seconds }) => ({
+    fs,
+    n: Math.min(Math.floor(L.maxSeconds * fs), Math.max(Math.ceil(L.minSeconds * fs), Math.round(seconds * fs))),
+  }))
   .chain(({ fs, n }) =>
     fc.record({
       version: fc.constant(1 as const),
       capture_nonce: fc.string({ unit: fc.constantFrom(..."abcXYZ019-_.~!"), minLength: 8, maxLength: 128 }),
       captured_at: fc.constant("2026-05-01T12:00:00.000Z"),
-      face: fc.record({ model: fc.constantFrom("face-api/resnet128", "other-model"), embedding: unit, quality: fc.double({ min: 0, max: 1, noNaN: true }) }),
+      face: fc.record({
+        model: fc.constantFrom("face-api/resnet128", "other-model"),
+        embedding: unit,
+        quality: fc.double({ min: 0, max: 1, noNaN: true }),
+      }),
       signals: fc
         .record({
           pulse: series(n, -L.pulseMaxAbs, L.pulseMaxAbs),
           mouth: series(n, 0, 1),
           voice: series(n, 0, 1),
-          valid: fc.option(series(n, 0, 1).map((xs) => xs.map((x) => (x >= 0.5 ? 1 : 0))), { nil: undefined }),
+          valid: fc.option(
+            series(n, 0, 1).map((xs) => xs.map((x) => (x >= 0.5 ? 1 : 0))),
+            { nil: undefined },
+          ),
         })
         .map(({ valid, ...rest }) => ({ sample_rate_hz: fs, ...rest, ...(valid ? { valid } : {}) })),
     }),
@@ -93,10 +103,20 @@ describe("property: the engine never throws", () => {
 
   it("parses anything without throwing and names at least one field on failure", () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }), (x) => {
-        const r = parseDescriptor(x);
-        if (!r.ok) expect(r.fields.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withTypedArray: true,
+          withSparseArray: true,
+          withNullPrototype: true,
+        }),
+        (x) => {
+          const r = parseDescriptor(x);
+          if (!r.ok) expect(r.fields.length).toBeGreaterThan(0);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -104,9 +124,21 @@ describe("property: the engine never throws", () => {
   it("survives any single-field mutation of a real descriptor", () => {
     const base = simulateCapture({ person: 11, nonce: "property-base", seconds: 10 });
     const paths: string[][] = [
-      ["version"], ["capture_nonce"], ["captured_at"], ["face"], ["face", "model"], ["face", "embedding"], ["face", "quality"],
-      ["signals"], ["signals", "sample_rate_hz"], ["signals", "pulse"], ["signals", "mouth"], ["signals", "voice"], ["signals", "valid"],
-      ["signals", "pulse", "3"], ["face", "embedding", "0"],
+      ["version"],
+      ["capture_nonce"],
+      ["captured_at"],
+      ["face"],
+      ["face", "model"],
+      ["face", "embedding"],
+      ["face", "quality"],
+      ["signals"],
+      ["signals", "sample_rate_hz"],
+      ["signals", "pulse"],
+      ["signals", "mouth"],
+      ["signals", "voice"],
+      ["signals", "valid"],
+      ["signals", "pulse", "3"],
+      ["face", "embedding", "0"],
     ];
     fc.assert(
       fc.property(fc.constantFrom(...paths), fc.jsonValue(), (path, value) => {

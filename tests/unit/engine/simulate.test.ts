@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { baselineFromResult, cosineSimilarity, evaluatePresence, parseDescriptor } from "../../../shared/engine";
+import { breathLock } from "../../../shared/engine/checks";
+import { presenceConfig } from "../../../shared/engine/config";
+import { createRng } from "../../../shared/engine/rng";
 import {
   ATTACK_TYPES,
-  SANDBOX_PERSONS,
   faceEmbeddingOfPerson,
   personProfile,
+  SANDBOX_PERSONS,
   simulateCapture,
   simulatePhysiology,
   simulateSession,
   wildNuisance,
 } from "../../../shared/engine/simulate";
-import { breathLock } from "../../../shared/engine/checks";
-import { presenceConfig } from "../../../shared/engine/config";
-import { createRng } from "../../../shared/engine/rng";
 
 describe("determinism", () => {
   it("gives the same descriptor for the same options", () => {
@@ -34,7 +34,11 @@ describe("determinism", () => {
   });
 
   it("produces valid descriptors of the requested size", () => {
-    for (const [seconds, sampleRateHz] of [[5, 10], [15, 30], [30, 60]] as const) {
+    for (const [seconds, sampleRateHz] of [
+      [5, 10],
+      [15, 30],
+      [30, 60],
+    ] as const) {
       const d = simulateCapture({ person: 2, seconds, sampleRateHz, nonce: "sizes-123" });
       expect(d.signals.pulse).toHaveLength(seconds * sampleRateHz);
       expect(parseDescriptor(d).ok).toBe(true);
@@ -149,7 +153,15 @@ describe("wild sessions", () => {
 });
 
 describe("noise-free physiology (the benchmark's oracle)", () => {
-  const nuisance = { ...wildNuisance(createRng(5)), heartRateBpm: 75, breathsPerMin: 12, rsaBpm: 8, mayerBpm: 0, driftBpm: 0, hrNoiseBpm: 0 };
+  const nuisance = {
+    ...wildNuisance(createRng(5)),
+    heartRateBpm: 75,
+    breathsPerMin: 12,
+    rsaBpm: 8,
+    mayerBpm: 0,
+    driftBpm: 0,
+    hrNoiseBpm: 0,
+  };
   const attackerNuisance = { ...nuisance, breathsPerMin: 17 };
   const physiology = (pulse: "live" | "recorded" | "drifting", seed: number) =>
     simulatePhysiology({ pulse, nuisance, attackerNuisance, seconds: 20, sampleRateHz: 30, seed });
