@@ -1,6 +1,6 @@
 import { relative } from "node:path";
-import { buildAll, MAX_BUNDLE_BYTES } from "./lib/build";
-import { ROOT } from "./lib/functions";
+import { buildAll, MAX_BUNDLE_BYTES } from "./local/build";
+import { ROOT } from "./local/functions";
 
 const bundles = await buildAll();
 const width = Math.max(...bundles.map((b) => b.name.length), 8);

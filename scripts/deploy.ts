@@ -6,8 +6,8 @@
  */
 import { spawnSync } from "node:child_process";
 import { join, relative } from "node:path";
-import { buildAll, MAX_BUNDLE_BYTES } from "./lib/build";
-import { cronSchedules, DIST_DIR, functionNames, ROOT } from "./lib/functions";
+import { buildAll, MAX_BUNDLE_BYTES } from "./local/build";
+import { cronSchedules, DIST_DIR, functionNames, ROOT } from "./local/functions";
 
 const USAGE = "usage: npm run deploy -- <function-name> [--dry-run]";
 

@@ -1,4 +1,4 @@
-import { startServer } from "./lib/server";
+import { startServer } from "./local/server";
 
 const signals = ["SIGINT", "SIGTERM"] as const;
 const earlier = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));

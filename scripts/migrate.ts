@@ -4,9 +4,9 @@
  * duration of the migration on its data directory (PGLITE_DATA_DIR, default .data/pglite) and stopped.
  */
 import { connect as netConnect } from "node:net";
-import { connect } from "../shared/db";
-import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./lib/embedded-db";
-import { applyMigrations } from "./lib/migrate";
+import { connect } from "../shared/platform/db/client";
+import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./local/embedded-db";
+import { applyMigrations } from "./local/migrations";
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
 function listening(port: number): Promise<boolean> {

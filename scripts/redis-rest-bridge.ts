@@ -1,4 +1,4 @@
-import { startRedisRestBridge } from "./lib/redis-rest-bridge";
+import { startRedisRestBridge } from "./local/redis-rest-bridge";
 
 const token = process.env.UPSTASH_REDIS_REST_TOKEN;
 if (!token) {

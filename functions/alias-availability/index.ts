@@ -5,14 +5,14 @@
  * made it, with its claim token. Every response is `cache-control: no-store`.
  */
 
-import { type AliasVerdict, aliasVerdict, pickSuggestions, suggestionCandidates } from "../../shared/alias";
-import { type AppContext, createFunctionApp } from "../../shared/app";
-import { apiKeyAuth, type Principal } from "../../shared/auth";
-import { randomBase62, sha256Hex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
-import { clientIp, enforceRateLimit } from "../../shared/rate-limit";
-import { validJson } from "../../shared/validation";
+import { type AliasVerdict, aliasVerdict, pickSuggestions, suggestionCandidates } from "../../shared/aliases/alias";
+import { randomBase62, sha256Hex } from "../../shared/lib/crypto";
+import { type AppContext, createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth, type Principal } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { clientIp, enforceRateLimit } from "../../shared/platform/rate-limit";
+import { validJson } from "../../shared/platform/validation";
 import { aliasLimits, aliasRequestSchema } from "./schema";
 
 const app = createFunctionApp("alias-availability");

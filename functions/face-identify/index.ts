@@ -3,17 +3,17 @@
  * caller merchant's pseudonym (`subject_ref`), never the identity id. Publishable key allowed.
  */
 import * as v from "valibot";
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
-import { requireSecret } from "../../shared/config";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "../../shared/identity/presence";
 import { forcedScenario } from "../../shared/identity/scenario";
 import { subjectRef } from "../../shared/identity/subject-ref";
 import { bestMatch, protectorFor } from "../../shared/identity/template-store";
-import { replayGuard } from "../../shared/replay-guard";
-import { validJson } from "../../shared/validation";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { requireSecret } from "../../shared/platform/config";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { replayGuard } from "../../shared/platform/replay-guard";
+import { validJson } from "../../shared/platform/validation";
 
 const app = createFunctionApp("face-identify");
 

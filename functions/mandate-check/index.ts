@@ -3,11 +3,12 @@
  * Advisory: no lock, nothing reserved or debited, and a false positive is possible under
  * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited.
  */
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
+
 import { checkDecision, decisionRequest } from "../../shared/mandates/decision";
-import { enforceRateLimit } from "../../shared/rate-limit";
-import { replayGuard } from "../../shared/replay-guard";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { enforceRateLimit } from "../../shared/platform/rate-limit";
+import { replayGuard } from "../../shared/platform/replay-guard";
 
 /** Per merchant key; the spec leaves the figure open (docs/decisions.md). */
 const CHECK_LIMIT = { name: "mandate-check", limit: 600, windowSeconds: 60 };

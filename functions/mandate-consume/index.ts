@@ -3,11 +3,12 @@
  * the mandate, replays a known Idempotency-Key, decides, and appends the consumption with its
  * outbox events. Consumed and refused are both HTTP 200. Server key; replay guard.
  */
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
+
 import { consumeDecision, decisionRequest, IDEMPOTENCY_KEY } from "../../shared/mandates/decision";
 import { refusal } from "../../shared/mandates/refusals";
-import { replayGuard } from "../../shared/replay-guard";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { replayGuard } from "../../shared/platform/replay-guard";
 
 const app = createFunctionApp("mandate-consume");
 

@@ -4,12 +4,12 @@
  * that is unknown and one that belongs to someone else answer the same 404, byte for byte.
  */
 import * as v from "valibot";
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
 import { mandateUuid } from "../../shared/mandates/ids";
-import { validQuery } from "../../shared/validation";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { validQuery } from "../../shared/platform/validation";
 
 /** How many mandates a status listing returns at most, newest first (the surface has no cursor). */
 const LIST_LIMIT = 200;

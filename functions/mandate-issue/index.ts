@@ -3,13 +3,14 @@
  * to do, against a capture of that person at most five minutes old. Server key; replay guard.
  * The assurance level is the capture's; the mandate is immutable afterwards.
  */
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
-import { rpc } from "../../shared/db";
+
 import { issueRequest } from "../../shared/mandates/issue";
-import { replayGuard } from "../../shared/replay-guard";
-import { moneyScopes, type Scope, scopeLabel } from "../../shared/scopes";
-import { readJson } from "../../shared/validation";
+import { moneyScopes, type Scope, scopeLabel } from "../../shared/mandates/scopes";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
+import { replayGuard } from "../../shared/platform/replay-guard";
+import { readJson } from "../../shared/platform/validation";
 
 /** Rule 1: a capture older than this is no proof. */
 const PROOF_MAX_AGE_SECONDS = 300;

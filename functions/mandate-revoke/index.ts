@@ -5,12 +5,12 @@
  * `already_revoked: true`. Anything else, and an unknown mandate, is the same 404.
  */
 import * as v from "valibot";
-import { createFunctionApp } from "../../shared/app";
-import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/auth";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
 import { mandateUuid } from "../../shared/mandates/ids";
-import { validJson } from "../../shared/validation";
+import { createFunctionApp } from "../../shared/platform/app";
+import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { validJson } from "../../shared/platform/validation";
 
 const revokeSchema = v.strictObject({
   mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),

@@ -2,8 +2,9 @@
  * GET /functions/v1/mandate-scopes (spec 4.6): the closed scope vocabulary, public and cacheable.
  * Only `label` and `description` follow Accept-Language; ids and field names stay English.
  */
-import { createFunctionApp } from "../../shared/app";
-import { scopeCatalogue } from "../../shared/scopes";
+
+import { scopeCatalogue } from "../../shared/mandates/scopes";
+import { createFunctionApp } from "../../shared/platform/app";
 
 const app = createFunctionApp("mandate-scopes");
 

@@ -7,12 +7,12 @@
  * exists or has a theme, and no code outside the spec's list appears.
  */
 import * as v from "valibot";
-import { type AppContext, createFunctionApp } from "../../shared/app";
-import { API_KEY_HEADER, apiKeyAuth } from "../../shared/auth";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
-import { resolveTheme, type Surface, surfaces, THEME_API_VERSION, themeAssetsBaseUrl } from "../../shared/theme";
-import { readJson } from "../../shared/validation";
+import { type AppContext, createFunctionApp } from "../../shared/platform/app";
+import { API_KEY_HEADER, apiKeyAuth } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { readJson } from "../../shared/platform/validation";
+import { resolveTheme, type Surface, surfaces, THEME_API_VERSION, themeAssetsBaseUrl } from "../../shared/themes/theme";
 
 const app = createFunctionApp("merchant-theme-get");
 

@@ -8,9 +8,9 @@
  * answers the pass's summary.
  */
 import * as v from "valibot";
-import { cronWorker } from "../../shared/cron";
-import { ApiError } from "../../shared/errors";
-import { validJson } from "../../shared/validation";
+import { cronWorker } from "../../shared/platform/cron";
+import { ApiError } from "../../shared/platform/errors";
+import { validJson } from "../../shared/platform/validation";
 import { passClock, passOptions, runOutbox } from "../../shared/webhooks/run";
 
 const runSchema = v.object({ merchant_id: v.optional(v.pipe(v.string(), v.uuid())) });

@@ -4,15 +4,15 @@
  * Publishable key allowed. Consent is checked before any biometric data is looked at.
  */
 import * as v from "valibot";
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
 import { baselineFromResult } from "../../shared/engine";
-import { ApiError } from "../../shared/errors";
 import { enrol } from "../../shared/identity/enrollment";
 import { descriptorFrom, judge } from "../../shared/identity/presence";
 import { forcedScenario } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
-import { parseWith, readJson } from "../../shared/validation";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { ApiError } from "../../shared/platform/errors";
+import { parseWith, readJson } from "../../shared/platform/validation";
 
 const app = createFunctionApp("process-biovital-enrollment");
 

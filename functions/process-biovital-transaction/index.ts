@@ -6,16 +6,17 @@
  * `mandate_id` the mandate stands in for the live capture (shared/mandates/stand-in.ts).
  * Server key or first-party user JWT; replay guard; optional Idempotency-Key.
  */
-import { createFunctionApp } from "../../shared/app";
-import { secretKeyOrUserAuth } from "../../shared/auth";
-import { circuitBreaker } from "../../shared/circuit-breaker";
-import { idempotency } from "../../shared/idempotency";
+
 import { descriptorFrom } from "../../shared/identity/presence";
 import { forcedScenario } from "../../shared/identity/scenario";
-import { judgeAndRecord, resolveIdentity, transactionInput } from "../../shared/identity/transaction";
-import { transactWithMandate } from "../../shared/mandates/stand-in";
-import { replayGuard } from "../../shared/replay-guard";
-import { readJson } from "../../shared/validation";
+import { createFunctionApp } from "../../shared/platform/app";
+import { secretKeyOrUserAuth } from "../../shared/platform/auth";
+import { circuitBreaker } from "../../shared/platform/circuit-breaker";
+import { idempotency } from "../../shared/platform/idempotency";
+import { replayGuard } from "../../shared/platform/replay-guard";
+import { readJson } from "../../shared/platform/validation";
+import { transactWithMandate } from "../../shared/transactions/stand-in";
+import { judgeAndRecord, resolveIdentity, transactionInput } from "../../shared/transactions/transaction";
 
 const NAME = "process-biovital-transaction";
 const app = createFunctionApp(NAME);

@@ -6,10 +6,12 @@
  * keys, so anyone can do the same offline. Fair use per IP. Shapes: docs/receipts.md.
  */
 import * as v from "valibot";
-import { type AppContext, createFunctionApp } from "../../shared/app";
-import { rpc } from "../../shared/db";
-import { ApiError } from "../../shared/errors";
-import { clientIp, enforceRateLimit, type RateLimitRule } from "../../shared/rate-limit";
+import { signingKeys } from "../../shared/lib/signing";
+import { type AppContext, createFunctionApp } from "../../shared/platform/app";
+import { rpc } from "../../shared/platform/db/client";
+import { ApiError } from "../../shared/platform/errors";
+import { clientIp, enforceRateLimit, type RateLimitRule } from "../../shared/platform/rate-limit";
+import { parseWith, readJson } from "../../shared/platform/validation";
 import {
   normaliseReceiptCode,
   type ProofStep,
@@ -17,9 +19,7 @@ import {
   receiptSeal,
   verifyInclusion,
   verifyReceipt,
-} from "../../shared/receipts";
-import { signingKeys } from "../../shared/signing";
-import { parseWith, readJson } from "../../shared/validation";
+} from "../../shared/receipts/receipts";
 
 const app = createFunctionApp("receipt-verify");
 

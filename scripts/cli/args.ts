@@ -1,5 +1,5 @@
-import { connect, type Sql } from "../../shared/db";
-import { databaseUrlFromEnv } from "../lib/embedded-db";
+import { connect, type Sql } from "../../shared/platform/db/client";
+import { databaseUrlFromEnv } from "../local/embedded-db";
 
 export type Flags = Record<string, string | boolean>;
 export type CommandGroup = Record<string, (flags: Flags) => unknown | Promise<unknown>>;

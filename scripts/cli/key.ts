@@ -1,7 +1,7 @@
-import { parseApiKey } from "../../shared/api-keys";
-import { sha256Hex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
-import { createKey } from "../../shared/merchants";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { createKey } from "../../shared/merchants/merchants";
+import { parseApiKey } from "../../shared/platform/api-keys";
+import { rpc } from "../../shared/platform/db/client";
 import { type CommandGroup, choiceFlag, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const key: CommandGroup = {

@@ -1,4 +1,4 @@
-import { createMerchant } from "../../shared/merchants";
+import { createMerchant } from "../../shared/merchants/merchants";
 import { type CommandGroup, requireFlag, usage, withDatabase } from "./args";
 
 const merchant: CommandGroup = {

@@ -13,7 +13,7 @@ import {
   SANDBOX_PERSONS,
   type SubjectState,
   simulateCapture,
-} from "../../shared/engine/simulate";
+} from "../../shared/simulator/simulate";
 
 type Flags = Record<string, string | boolean>;
 

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { rpc } from "../../shared/db";
-import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/theme";
+import { rpc } from "../../shared/platform/db/client";
+import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/themes/theme";
 import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const theme: CommandGroup = {

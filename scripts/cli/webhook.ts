@@ -11,8 +11,8 @@
  * in .data/secrets.json, so the worker of that server can open them.
  */
 import { join } from "node:path";
-import { rpc } from "../../shared/db";
-import type { ErrorCode } from "../../shared/errors";
+import { rpc } from "../../shared/platform/db/client";
+import type { ErrorCode } from "../../shared/platform/errors";
 import {
   createEndpoint,
   disableEndpoint,
@@ -23,7 +23,7 @@ import {
   resealSecrets,
   rotateEndpointSecret,
 } from "../../shared/webhooks/endpoints";
-import { localSecrets } from "../lib/secrets";
+import { localSecrets } from "../local/secrets";
 import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
 
 const environments = ["test", "live"] as const;

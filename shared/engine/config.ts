@@ -1,6 +1,6 @@
 /**
  * Every threshold and tuning constant of the presence engine, in one object.
- * The benchmark (scripts/bench-engine.ts) measures error rates at these values;
+ * The benchmark (scripts/bench/engine.ts) measures error rates at these values;
  * change them only together with a new benchmark run and docs/benchmarks.md.
  */
 export const presenceConfig = deepFreeze({

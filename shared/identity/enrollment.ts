@@ -1,9 +1,9 @@
-import type { AppContext } from "../app";
-import { requireSecret } from "../config";
-import { sha256Hex } from "../crypto";
-import { rpc } from "../db";
 import type { PresenceBaseline, PresenceDescriptor } from "../engine";
-import { ApiError } from "../errors";
+import { sha256Hex } from "../lib/crypto";
+import type { AppContext } from "../platform/app";
+import { requireSecret } from "../platform/config";
+import { rpc } from "../platform/db/client";
+import { ApiError } from "../platform/errors";
 import { FACE_MATCH_GATE } from "./presence";
 import { mintSession } from "./sessions";
 import { subjectRef } from "./subject-ref";

@@ -1,5 +1,5 @@
-import type { AppContext } from "../app";
-import { ApiError } from "../errors";
+import type { AppContext } from "../platform/app";
+import { ApiError } from "../platform/errors";
 
 export const scenarios = ["success", "liveness_fail", "vrc_coerced", "subject_mismatch", "duplicate_enroll"] as const;
 export type Scenario = (typeof scenarios)[number];

@@ -1,7 +1,7 @@
-import type { AppContext } from "../app";
-import { sha256Hex } from "../crypto";
-import { ApiError } from "../errors";
-import { signUserJwt } from "../signing";
+import { sha256Hex } from "../lib/crypto";
+import { signUserJwt } from "../lib/signing";
+import type { AppContext } from "../platform/app";
+import { ApiError } from "../platform/errors";
 
 /** First-party sessions last 30 days. */
 export const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;

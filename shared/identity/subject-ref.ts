@@ -1,4 +1,4 @@
-import { hmacSha256Hex } from "../crypto";
+import { hmacSha256Hex } from "../lib/crypto";
 
 /**
  * The merchant-facing pseudonym of an identity: HMAC-SHA256(secret, identity id ‖ merchant id),

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../crypto";
+import { sha256Hex } from "../lib/crypto";
 
 export const TEMPLATE_DIMENSIONS = 128;
 

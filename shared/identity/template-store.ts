@@ -1,7 +1,7 @@
-import type { Environment } from "../api-keys";
-import type { AppContext } from "../app";
-import { requireSecret } from "../config";
-import { rpc } from "../db";
+import type { Environment } from "../platform/api-keys";
+import type { AppContext } from "../platform/app";
+import { requireSecret } from "../platform/config";
+import { rpc } from "../platform/db/client";
 import { type TemplateProtector, templateProtector } from "./template-protection";
 
 export interface TemplateMatch {

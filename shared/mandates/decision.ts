@@ -1,13 +1,13 @@
 import * as v from "valibot";
-import type { AppContext } from "../app";
-import { sha256Hex } from "../crypto";
-import { rpc } from "../db";
-import { ApiError } from "../errors";
-import { currencySchema, isMinorUnitAmount } from "../money";
-import { isScope } from "../scopes";
-import { parseWith, readJson } from "../validation";
+import { sha256Hex } from "../lib/crypto";
+import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import type { AppContext } from "../platform/app";
+import { rpc } from "../platform/db/client";
+import { ApiError } from "../platform/errors";
+import { parseWith, readJson } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { answer, type Decision, refusal } from "./refusals";
+import { isScope } from "./scopes";
 
 const contextField = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)));
 

@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { ApiError } from "../errors";
-import { currencySchema, isMinorUnitAmount } from "../money";
-import { constraintRequiredScopes, isScope, moneyScopes, type Scope } from "../scopes";
-import { parseWith } from "../validation";
+import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import { ApiError } from "../platform/errors";
+import { parseWith } from "../platform/validation";
 import { mandateUuid } from "./ids";
+import { constraintRequiredScopes, isScope, moneyScopes, type Scope } from "./scopes";
 
 const allowlist = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), v.maxLength(100));
 

@@ -1,4 +1,4 @@
-import { type Locale, type MessageKey, translate } from "../i18n";
+import { type Locale, type MessageKey, translate } from "../platform/i18n";
 
 /**
  * Every refusal `reason` of mandate-check, mandate-consume and the transaction stand-in, with its

@@ -3,7 +3,7 @@
  * replay. The CLI is a thin shell over these; secrets are minted and sealed here, so the database
  * only ever receives them encrypted, and each is returned to the caller exactly once.
  */
-import { rpc, type Sql } from "../db";
+import { rpc, type Sql } from "../platform/db/client";
 import { eventTypes, isEventType } from "./events";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 

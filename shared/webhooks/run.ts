@@ -10,7 +10,7 @@
  * it then sends the same event id again as the next attempt, and any late result of the dead pass
  * is refused for its stale token.
  */
-import { rpc, type Sql } from "../db";
+import { rpc, type Sql } from "../platform/db/client";
 import { sendWebhook } from "./deliver";
 import { checkEndpointUrl } from "./endpoints";
 import type { WebhookEnvelope } from "./events";

@@ -8,7 +8,7 @@
  * Rotating the key: the worker opens with the current key, then with WEBHOOK_SECRET_KEY_PREVIOUS,
  * while `webhook reseal` (resealSecrets) seals every stored secret again under the current key.
  */
-import { randomBase62 } from "../crypto";
+import { randomBase62 } from "../lib/crypto";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

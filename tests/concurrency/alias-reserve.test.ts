@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { randomHex } from "../../shared/crypto";
+import { randomHex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 

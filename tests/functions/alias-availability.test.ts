@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RESERVED_ALIASES } from "../../shared/alias";
-import { randomHex, sha256Hex } from "../../shared/crypto";
+import { RESERVED_ALIASES } from "../../shared/aliases/alias";
+import { randomHex, sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallOptions, call, errorOf } from "../harness/http";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
-import { defaultTheme } from "../../shared/theme";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { rpc } from "../../shared/platform/db/client";
+import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 

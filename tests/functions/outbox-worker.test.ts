@@ -6,8 +6,8 @@
  * private.outbox_emit directly, as the mandate RPCs do.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import type { RunningServer } from "../../scripts/lib/server";
-import { rpc } from "../../shared/db";
+import type { RunningServer } from "../../scripts/local/server";
+import { rpc } from "../../shared/platform/db/client";
 import { createEndpoint, type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
 import { nominalRetryDelayMs, RETRY_WINDOW_MS } from "../../shared/webhooks/retry";
 import { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, type RunSummary } from "../../shared/webhooks/run";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/lib/embedded-db";
-import { freePort } from "../../scripts/lib/ports";
-import type { RunningServer } from "../../scripts/lib/server";
-import { sha256Hex } from "../../shared/crypto";
+import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/local/embedded-db";
+import { freePort } from "../../scripts/local/ports";
+import type { RunningServer } from "../../scripts/local/server";
+import { sha256Hex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";

@@ -1,6 +1,6 @@
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../scripts/lib/server";
+import type { RunningServer } from "../../scripts/local/server";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
@@ -276,7 +276,7 @@ describe("process-biovital-transaction", () => {
       const merchant = await merchantFactory();
       const request = body("sub_x", capture(1));
       const key = `idem-${crypto.randomUUID()}`;
-      const { sha256Hex } = await import("../../shared/crypto");
+      const { sha256Hex } = await import("../../shared/lib/crypto");
       await testDb()`insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state, created_at, lease_expires_at, expires_at)
         values (${merchant.merchant_id}, 'test', 'process-biovital-transaction', ${key}, ${await sha256Hex(JSON.stringify(request))}, 'in_flight', now(), now() + interval '1 minute', now() + interval '1 day')`;
       expect(errorOf(await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } }))).toEqual({

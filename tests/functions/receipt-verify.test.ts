@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
-import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../functions/receipt-anchor/anchor";
-import { readConfig } from "../../shared/config";
-import { randomHex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
+import { randomHex } from "../../shared/lib/crypto";
+import { readConfig } from "../../shared/platform/config";
+import { rpc } from "../../shared/platform/db/client";
+import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../shared/receipts/anchor";
 import {
   type AssuranceLevel,
   buildReceipt,
@@ -11,7 +11,7 @@ import {
   type ReceiptAction,
   verifyInclusion,
   verifyReceipt,
-} from "../../shared/receipts";
+} from "../../shared/receipts/receipts";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 
@@ -427,7 +427,7 @@ describe("receipt-verify", () => {
       ).rejects.toThrow(/inclusion proof/);
 
       // Two runs racing for the same receipt: exactly one anchor takes it.
-      const { merkleRoot } = await import("../../shared/receipts");
+      const { merkleRoot } = await import("../../shared/receipts/receipts");
       const root = await merkleRoot([live.seal]);
       const record = () =>
         rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", {

@@ -1,7 +1,7 @@
 import { inject } from "vitest";
-import { randomHex } from "../../shared/crypto";
-import { connect, type Sql } from "../../shared/db";
-import { type CreatedMerchant, createMerchant } from "../../shared/merchants";
+import { randomHex } from "../../shared/lib/crypto";
+import { type CreatedMerchant, createMerchant } from "../../shared/merchants/merchants";
+import { connect, type Sql } from "../../shared/platform/db/client";
 
 let sql: Sql | undefined;
 

@@ -1,8 +1,8 @@
 import type { TestProject } from "vitest/node";
-import { freePort } from "../../scripts/lib/ports";
-import { type RunningBridge, startRedisRestBridge } from "../../scripts/lib/redis-rest-bridge";
-import { type RunningServer, startServer } from "../../scripts/lib/server";
-import { randomHex } from "../../shared/crypto";
+import { freePort } from "../../scripts/local/ports";
+import { type RunningBridge, startRedisRestBridge } from "../../scripts/local/redis-rest-bridge";
+import { type RunningServer, startServer } from "../../scripts/local/server";
+import { randomHex } from "../../shared/lib/crypto";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,6 +1,6 @@
 import { inject } from "vitest";
-import { freePort } from "../../scripts/lib/ports";
-import { type RunningServer, startServer } from "../../scripts/lib/server";
+import { freePort } from "../../scripts/local/ports";
+import { type RunningServer, startServer } from "../../scripts/local/server";
 
 /**
  * A second instance of the service on the same database with some bindings changed (an

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
-import type { Bindings } from "../../shared/config";
-import { randomBase62, sha256Hex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
-import type { CreatedMerchant } from "../../shared/merchants";
+import { randomBase62, sha256Hex } from "../../shared/lib/crypto";
+import type { CreatedMerchant } from "../../shared/merchants/merchants";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import type { Bindings } from "../../shared/platform/config";
+import { rpc } from "../../shared/platform/db/client";
 import { merchantFactory, testDb } from "../harness/factories";
 
 /** No function uses every key policy yet, so a probe app exercises the middleware in this process. */

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultTheme, mandateTokens } from "../../shared/theme";
+import { defaultTheme, mandateTokens } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 

@@ -1,9 +1,9 @@
 import { describe, expect, inject, it } from "vitest";
-import { parseApiKey } from "../../shared/api-keys";
-import { createFunctionApp } from "../../shared/app";
-import { apiKeyAuth } from "../../shared/auth";
-import { sha256Hex } from "../../shared/crypto";
-import { rpc } from "../../shared/db";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { parseApiKey } from "../../shared/platform/api-keys";
+import { createFunctionApp } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { rpc } from "../../shared/platform/db/client";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type Ran, cli as runCli } from "../harness/spawn";
 

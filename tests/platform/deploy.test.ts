@@ -1,8 +1,8 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_BUNDLE_BYTES } from "../../scripts/lib/build";
-import { functionNames } from "../../scripts/lib/functions";
+import { MAX_BUNDLE_BYTES } from "../../scripts/local/build";
+import { functionNames } from "../../scripts/local/functions";
 import { childEnv, ROOT, run } from "../harness/spawn";
 
 /** No account, no token, no telemetry: a dry run must not need the network. */

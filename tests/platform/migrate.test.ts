@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { freePort } from "../../scripts/lib/ports";
+import { freePort } from "../../scripts/local/ports";
 import { childEnv, run } from "../harness/spawn";
 
 const migrate = (env: Record<string, string | undefined>) => run("npx", ["tsx", "scripts/migrate.ts"], { env: childEnv(env) });

@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningPooler, startPgPooler } from "../../scripts/lib/pg-pooler";
+import { type RunningPooler, startPgPooler } from "../../scripts/local/pg-pooler";
 
 /**
  * The local transaction pooler (the stand-in for Hyperdrive and Supavisor) against the real

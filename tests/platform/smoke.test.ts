@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../../scripts/lib/ports";
+import { freePort } from "../../scripts/local/ports";
 import { childEnv, cli, ROOT } from "../harness/spawn";
 
 /**

@@ -6,14 +6,14 @@
  * exact path there.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/lib/embedded-db";
-import { applyMigrations } from "../../scripts/lib/migrate";
-import { freePort } from "../../scripts/lib/ports";
-import { randomHex } from "../../shared/crypto";
-import { connect, rpc, type Sql } from "../../shared/db";
-import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/engine/simulate";
+import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/local/embedded-db";
+import { applyMigrations } from "../../scripts/local/migrations";
+import { freePort } from "../../scripts/local/ports";
 import { type TemplateProtector, templateProtector } from "../../shared/identity/template-protection";
 import type { TemplateMatch } from "../../shared/identity/template-store";
+import { randomHex } from "../../shared/lib/crypto";
+import { connect, rpc, type Sql } from "../../shared/platform/db/client";
+import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
 import { randomFace } from "../harness/identity";
 
 type Environment = "test" | "live";

@@ -14,7 +14,7 @@ import {
   type MandateOptions,
   type Queryable,
   seedGrantor,
-} from "../../scripts/lib/mandate-seed";
+} from "../fixtures/mandate-seed";
 import { testDb } from "../harness/factories";
 
 type Tx = postgres.TransactionSql;

@@ -11,9 +11,9 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
-import { type Ceiling, callRpc, type Grantor, issueMandate, type Queryable, seedGrantor } from "../../scripts/lib/mandate-seed";
-import { applyMigrations, MIGRATIONS_DIR } from "../../scripts/lib/migrate";
-import { connect } from "../../shared/db";
+import { applyMigrations, MIGRATIONS_DIR } from "../../scripts/local/migrations";
+import { connect } from "../../shared/platform/db/client";
+import { type Ceiling, callRpc, type Grantor, issueMandate, type Queryable, seedGrantor } from "../fixtures/mandate-seed";
 import { testDb } from "../harness/factories";
 
 type Tx = postgres.TransactionSql;
@@ -411,7 +411,7 @@ describe("mandate usage backfill", () => {
 
 // ---------------------------------------------------------------------------------------------
 // The upgrade of a deployed database: migrations up to the grants applied (and recorded as
-// scripts/lib/migrate.ts records them), mandates consumed with the old summing code, then
+// scripts/local/migrations.ts records them), mandates consumed with the old summing code, then
 // applyMigrations applies this topic, backfills, and every answer stays the same.
 // ---------------------------------------------------------------------------------------------
 const realPostgres = Boolean(process.env.DATABASE_URL);

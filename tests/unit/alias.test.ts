@@ -7,7 +7,7 @@ import {
   pickSuggestions,
   RESERVED_ALIASES,
   suggestionCandidates,
-} from "../../shared/alias";
+} from "../../shared/aliases/alias";
 
 describe("normaliseAlias", () => {
   it.each([

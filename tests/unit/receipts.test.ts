@@ -1,6 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type Config, readConfig } from "../../shared/config";
+import { signingKeys, signUserJwt } from "../../shared/lib/signing";
+import { type Config, readConfig } from "../../shared/platform/config";
 import {
   buildReceipt,
   inclusionProof,
@@ -15,8 +16,7 @@ import {
   receiptSeal,
   verifyInclusion,
   verifyReceipt,
-} from "../../shared/receipts";
-import { signingKeys, signUserJwt } from "../../shared/signing";
+} from "../../shared/receipts/receipts";
 
 const sha256 = (...parts: Buffer[]) => createHash("sha256").update(Buffer.concat(parts)).digest();
 const seal = () => randomBytes(32).toString("hex");

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { faceEmbeddingOfPerson } from "../../shared/engine/simulate";
 import { TEMPLATE_DIMENSIONS, templateProtector } from "../../shared/identity/template-protection";
+import { faceEmbeddingOfPerson } from "../../shared/simulator/simulate";
 
 const KEY = "unit-test-template-key-0123456789abcdef";
 const OTHER_KEY = "unit-test-template-key-fedcba9876543210";

@@ -9,7 +9,7 @@ import {
   resolveTheme,
   themeAssetsBaseUrl,
   validateTheme,
-} from "../../shared/theme";
+} from "../../shared/themes/theme";
 
 const CAPTURE_TOKENS = [
   "brand_name",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { oracleBound } from "../../../scripts/lib/presence-oracle";
+import { oracleBound } from "../../../scripts/bench/presence-oracle";
 
 describe("the benchmark's oracle bound", () => {
   it("separates readers whose heart rate follows only their breath, timed perfectly", () => {

@@ -12,7 +12,7 @@ import {
   simulatePhysiology,
   simulateSession,
   wildNuisance,
-} from "../../../shared/engine/simulate";
+} from "../../../shared/simulator/simulate";
 
 describe("determinism", () => {
   it("gives the same descriptor for the same options", () => {

@@ -1,0 +1,639 @@
+/**
+ * Mandate consumption benchmark: `npm run bench:consume [-- --clients 1,8,32,128 --repeat 3 --work 600 --no-profile --keep]`.
+ *
+ * Drives the one call that moves a ceiling, `public.mandate_consume`, two ways at the same
+ * concurrency, on one hot mandate and spread over 1,000 mandates:
+ * - HTTP: POST /functions/v1/mandate-consume on the service as it runs at the edge (startServer:
+ *   workerd, one Postgres connection per request through the local transaction pooler that stands
+ *   in for Hyperdrive, API-key auth and replay guard RPCs before the consume), each request with a
+ *   fresh nonce and Idempotency-Key;
+ * - raw: pgbench with a custom script calling `select public.mandate_consume(...)` on persistent
+ *   connections, each call with a fresh idempotency key (`:client_id` and a per-client sequence).
+ * Every run does the same fixed amount of work on fresh mandates (so both paths start from the same
+ * empty ledger), and is followed by the ledger check: no mandate's consumptions pass its ceiling, and
+ * the allowed answers times the amount equal the stored sum. Cells are repeated and interleaved
+ * (HTTP, raw, HTTP, raw, ...); the table shows medians. With `--profile` (default) the 32-client hot
+ * cell is decomposed with pgbench variants and per-process CPU time.
+ *
+ * Database: a scratch database `hauth_bench_consume` on BENCH_ADMIN_URL's server (default
+ * postgres://postgres@127.0.0.1:5432/postgres), created and dropped by this script. The workers
+ * reach it through startServer's built-in pooler (DB_POOLER=0 measures direct connections), or
+ * through an external pooler given as BENCH_HTTP_DATABASE_URL (PgBouncer, Supavisor); seeding,
+ * checks and pgbench stay on the direct connection.
+ */
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createKey } from "../../shared/merchants/merchants";
+import { connect, type Sql } from "../../shared/platform/db/client";
+import { type Grantor, seedGrantor } from "../../tests/fixtures/mandate-seed";
+import { applyMigrations } from "../local/migrations";
+import { freePort } from "../local/ports";
+import { type RunningServer, startServer } from "../local/server";
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+const has = (name: string) => process.argv.includes(`--${name}`);
+const CLIENTS = (flag("clients") ?? "1,8,32,128").split(",").map(Number);
+const REPEAT = Number(flag("repeat") ?? 3);
+/** Consumes per run (per cell, per path): a single client does half, 128 clients 8 each. */
+const WORK = Number(flag("work") ?? 600);
+const SPREAD = Number(flag("mandates") ?? 1000);
+const PROFILE = !has("no-profile");
+const KEEP = has("keep");
+const AMOUNT = 7;
+const CEILING = 1_000_000_000_000;
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const DB_NAME = "hauth_bench_consume";
+const PGBENCH = process.env.PGBENCH ?? "/usr/bin/pgbench";
+const HTTP_DATABASE_URL = process.env.BENCH_HTTP_DATABASE_URL;
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const workFor = (clients: number) => (clients === 1 ? Math.ceil(WORK / 2) : Math.max(WORK, 8 * clients));
+
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+interface RunResult {
+  /** Completed consumes per second over the run. */
+  throughput: number;
+  p50: number;
+  p99: number;
+  /** Consumes that answered allowed (HTTP) or ran (pgbench). */
+  allowed: number;
+  /** Anything but an allowed answer: refusals by reason, HTTP errors by status and code. */
+  other: Record<string, number>;
+  /** pgbench ran fewer clients than asked (connection slots). */
+  clientsRun: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+
+// ---------------------------------------------------------------------------------------------
+// Fixture: one merchant and person (plain SQL), fresh mandates per run
+// ---------------------------------------------------------------------------------------------
+interface Fixture {
+  sql: Sql;
+  grantor: Grantor;
+  apiKey: string;
+}
+
+let runCounter = 0;
+
+/** Issues `count` fresh mandates through mandate_issue in one statement; returns the run number that names them. */
+async function freshMandates({ sql, grantor }: Fixture, count: number): Promise<{ run: number; ids: string[] }> {
+  const run = ++runCounter;
+  const base = {
+    merchant_id: grantor.merchantId,
+    environment: grantor.environment,
+    now: grantor.at.toISOString(),
+    granted_by_ref: grantor.subjectRef,
+    granted_to_kind: "agent",
+    scopes: ["purchase"],
+    money_scopes: ["purchase", "payment"],
+    constraints: {},
+    ceiling: { kind: "amount", amount: CEILING, currency: "USD", count: null, period: "lifetime" },
+    expires_at: new Date(grantor.at.getTime() + 365 * 86_400_000).toISOString(),
+    capture_id: grantor.captureId,
+    proof_max_age_seconds: 300,
+  };
+  const rows = await sql.unsafe(
+    `with ids as (select g, gen_random_uuid() as id from generate_series(1, $2::int) g),
+          issued as (select g, id, public.mandate_issue($3::jsonb || jsonb_build_object('id', id, 'granted_to', 'agent_' || id)) as m from ids)
+     insert into bench.mandates (run, i, id, merchant_id) select $1, g, id, $4 from issued returning id`,
+    [run, count, base as never, grantor.merchantId],
+  );
+  return { run, ids: rows.map((r) => r.id as string) };
+}
+
+/**
+ * The ledger check after a run: no mandate of the run holds more than its ceiling, and the
+ * consumptions stored are exactly the allowed ones (count and sum).
+ */
+async function checkLedger(sql: Sql, run: number, allowed: number): Promise<void> {
+  const [row] = await sql.unsafe(
+    `select count(c.id)::int as count, coalesce(sum(c.amount), 0)::bigint as sum,
+            (select count(*)::int from bench.mandates b join private.mandates m on m.id = b.id
+              where b.run = $1 and (select coalesce(sum(amount), 0) from private.mandate_consumptions where mandate_id = b.id) > m.ceiling_amount) as over
+     from bench.mandates b join private.mandate_consumptions c on c.mandate_id = b.id where b.run = $1`,
+    [run],
+  );
+  const problems = [
+    row.over !== 0 && `${row.over} mandates past their ceiling`,
+    row.count !== allowed && `${row.count} consumptions stored for ${allowed} allowed`,
+    Number(row.sum) !== allowed * AMOUNT && `stored sum ${row.sum} != ${allowed} x ${AMOUNT}`,
+  ].filter(Boolean);
+  if (problems.length) throw new Error(`ledger check failed for run ${run}: ${problems.join("; ")}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP path
+// ---------------------------------------------------------------------------------------------
+async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], clients: number, work: number): Promise<RunResult> {
+  const url = `${server.url}/functions/v1/mandate-consume`;
+  const latencies: number[] = [];
+  const other: Record<string, number> = {};
+  let allowed = 0;
+  let issued = 0;
+  const client = async (c: number) => {
+    for (let seq = 0; issued < work; seq++) {
+      issued++;
+      const mandateId = ids[Math.floor(Math.random() * ids.length)];
+      const started = performance.now();
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-service-api-key": fixture.apiKey,
+          "x-service-timestamp": String(Math.floor(Date.now() / 1000)),
+          "x-service-nonce": `bench-${randomUUID()}`,
+          "idempotency-key": `bench-${c}-${seq}-${randomUUID()}`,
+        },
+        body: JSON.stringify({ mandate_id: mandateId, scope: "purchase", amount: AMOUNT, currency: "USD" }),
+      });
+      const body = (await res.json().catch(() => ({}))) as { allowed?: boolean; reason?: string; code?: string };
+      latencies.push(performance.now() - started);
+      if (res.status === 200 && body.allowed) allowed++;
+      else {
+        const what = res.status === 200 ? String(body.reason) : `HTTP ${res.status} ${body.code ?? ""}`.trim();
+        other[what] = (other[what] ?? 0) + 1;
+      }
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
+  const elapsed = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    throughput: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    allowed,
+    other,
+    clientsRun: clients,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw path: pgbench
+// ---------------------------------------------------------------------------------------------
+const CONSUME_SQL = `select public.mandate_consume(jsonb_build_object('mandate_id', m.id, 'merchant_id', m.merchant_id,
+  'environment', 'test', 'now', now(), 'idempotency_key', 'pgb-' || :run || '-' || :client_id || '-' || :n,
+  'request_hash', 'bench', 'scope', 'purchase', 'amount', ${AMOUNT}, 'currency', 'USD'))
+  from bench.mandates m where m.run = :run and m.i = :i;`;
+
+const SCRIPTS = {
+  /** The consume RPC alone: what the HTTP path's last round trip does. */
+  consume: `\\set i random(1, :nm)\n\\set n :n + 1\n${CONSUME_SQL}\n`,
+  /** The three RPCs an HTTP consume makes: key authentication, the replay guard's nonce claim, the consume. */
+  "http-rpcs": `\\set i random(1, :nm)\n\\set n :n + 1
+select public.api_key_authenticate(jsonb_build_object('key_hash', k.key_hash, 'kind', 'secret', 'environment', 'test')) from bench.keys k;
+select public.replay_guard_claim(jsonb_build_object('merchant_id', k.merchant_id, 'environment', 'test',
+  'nonce', 'pgbn-' || :run || '-' || :client_id || '-' || :n, 'now', now(), 'window_seconds', 300)) from bench.keys k;
+${CONSUME_SQL}\n`,
+  /** Nothing but a round trip: with -C, the cost of opening a connection. */
+  select1: `select 1;\n`,
+};
+type ScriptName = keyof typeof SCRIPTS;
+
+interface PgbenchOptions {
+  script: ScriptName;
+  run: number;
+  mandates: number;
+  clients: number;
+  work: number;
+  /** New connection per transaction (-C), as the HTTP path opens one per request. */
+  reconnect?: boolean;
+}
+
+function pgEnv(url: string): NodeJS.ProcessEnv {
+  const u = new URL(url);
+  return {
+    ...process.env,
+    PGHOST: u.hostname,
+    PGPORT: u.port || "5432",
+    PGUSER: decodeURIComponent(u.username || "postgres"),
+    ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}),
+    PGDATABASE: u.pathname.slice(1),
+  };
+}
+
+function exec(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Connection slots pgbench may take now without starving the server (other sessions, superuser reserve, a margin). */
+async function freeSlots(sql: Sql): Promise<number> {
+  const [row] = await sql.unsafe(
+    `select current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+            - (select count(*)::int from pg_stat_activity where backend_type = 'client backend') as free`,
+  );
+  return Math.max(1, row.free - 6);
+}
+
+async function pgbenchRun(databaseUrl: string, sql: Sql, options: PgbenchOptions): Promise<RunResult> {
+  const clientsRun = Math.min(options.clients, await freeSlots(sql));
+  const perClient = Math.max(1, Math.round(options.work / clientsRun));
+  const dir = await mkdtemp(join(tmpdir(), "bench-consume-"));
+  try {
+    const scriptPath = join(dir, `${options.script}.sql`);
+    await writeFile(scriptPath, SCRIPTS[options.script]);
+    const args = [
+      "-n",
+      "-M",
+      "simple",
+      "-c",
+      String(clientsRun),
+      "-j",
+      String(Math.min(clientsRun, 2)),
+      "-t",
+      String(perClient),
+      "-f",
+      scriptPath,
+      "-D",
+      `run=${options.run}`,
+      "-D",
+      `nm=${options.mandates}`,
+      "-D",
+      "n=0",
+      "-l",
+      "--log-prefix",
+      join(dir, "log"),
+      ...(options.reconnect ? ["-C"] : []),
+    ];
+    const result = await exec(PGBENCH, args, pgEnv(databaseUrl));
+    if (result.code !== 0 || /aborted|error/i.test(result.stderr.replace(/^pgbench \(.*\)$/m, ""))) {
+      throw new Error(`pgbench failed (${result.code}): ${result.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+    }
+    const latencies: number[] = [];
+    for (const file of (await readdir(dir)).filter((f) => f.startsWith("log."))) {
+      for (const line of (await readFile(join(dir, file), "utf8")).split("\n")) {
+        const fields = line.trim().split(/\s+/);
+        if (fields.length >= 6) latencies.push(Number(fields[2]) / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    // pgbench's own figure: transactions per second over the run, without the initial connection time
+    // (with -C every transaction's connection is inside it, as with the HTTP path)
+    const tps = Number(/tps = ([\d.]+) \((without initial connection time|including reconnection times)\)/.exec(result.stdout)?.[1]);
+    const processed = Number(/number of transactions actually processed: (\d+)/.exec(result.stdout)?.[1]);
+    if (processed !== latencies.length) throw new Error(`pgbench logged ${latencies.length} transactions of ${processed}`);
+    return { throughput: tps, p50: percentile(latencies, 50), p99: percentile(latencies, 99), allowed: processed, other: {}, clientsRun };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU attribution (Linux /proc): this process, its workerd children, pgbench, and Postgres backends
+// ---------------------------------------------------------------------------------------------
+const TICKS = 100;
+
+async function procTimes(pid: number | "self"): Promise<{ own: number; children: number; ppid: number; comm: string } | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields after comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
+    return { own: (Number(f[11]) + Number(f[12])) / TICKS, children: (Number(f[13]) + Number(f[14])) / TICKS, ppid: Number(f[1]), comm };
+  } catch {
+    return null;
+  }
+}
+
+async function machineTicks(): Promise<{ busy: number; total: number }> {
+  const cpu = (await readFile("/proc/stat", "utf8")).split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = cpu[3] + cpu[4];
+  const total = cpu.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+interface CpuSample {
+  at: number;
+  machine: { busy: number; total: number };
+  self: number;
+  pgbench: number;
+  workerd: number;
+  postgres: number;
+}
+
+let postmasterPid: number | null = null;
+
+async function findPostmaster(sql: Sql): Promise<void> {
+  try {
+    const [row] = await sql.unsafe(`show data_directory`);
+    postmasterPid = Number((await readFile(join(row.data_directory, "postmaster.pid"), "utf8")).split("\n")[0]);
+  } catch {
+    postmasterPid = null;
+  }
+}
+
+async function cpuSample(): Promise<CpuSample> {
+  const self = await procTimes("self");
+  let workerd = 0;
+  let postgres = 0;
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const p = await procTimes(Number(entry));
+    if (!p) continue;
+    if (p.comm === "workerd" && p.ppid === process.pid) workerd += p.own;
+    if (postmasterPid && p.ppid === postmasterPid) postgres += p.own;
+  }
+  const master = postmasterPid ? await procTimes(postmasterPid) : null;
+  // backends that exited were reaped by the postmaster: their time is in its children's counters
+  postgres += master ? master.own + master.children : 0;
+  return { at: performance.now(), machine: await machineTicks(), self: self?.own ?? 0, pgbench: self?.children ?? 0, workerd, postgres };
+}
+
+function cpuReport(a: CpuSample, b: CpuSample, done: number): string {
+  const wall = (b.at - a.at) / 1000;
+  const busy = (b.machine.busy - a.machine.busy) / (b.machine.total - a.machine.total);
+  const parts: [string, number][] = [
+    ["postgres", b.postgres - a.postgres],
+    ["workerd", b.workerd - a.workerd],
+    ["load generator (node)", b.self - a.self],
+    ["pgbench", b.pgbench - a.pgbench],
+  ];
+  const used = parts.filter(([, x]) => x > 0);
+  const perConsume = used.reduce((n, [, x]) => n + x, 0) / done;
+  return (
+    `machine ${(busy * 100).toFixed(0)}% busy; ` +
+    used.map(([name, x]) => `${name} ${(x / wall).toFixed(2)} cores`).join(", ") +
+    `; ${(perConsume * 1000).toFixed(1)} ms of CPU per consume (` +
+    used.map(([name, x]) => `${name} ${((x / done) * 1000).toFixed(1)}`).join(", ") +
+    ")"
+  );
+}
+
+/**
+ * What one HTTP consume costs the database, step by step, measured from Node with the worker's own
+ * client settings: open a connection, then the three RPCs of the path on it (cold: the backend's
+ * first calls, which compile the PL/pgSQL and plan every statement), then the same three again (warm).
+ */
+async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: number) {
+  const { run, ids } = await freshMandates(fixture, 1);
+  const [keyRow] = await fixture.sql.unsafe(`select key_hash from bench.keys`);
+  const steps: Record<string, number[]> = {};
+  const time = async (label: string, work: () => Promise<unknown>) => {
+    const t = performance.now();
+    await work();
+    (steps[label] ??= []).push(performance.now() - t);
+  };
+  for (let i = 0; i < iterations; i++) {
+    const db = connect(databaseUrl);
+    const rpcs = (phase: string) =>
+      [
+        [
+          `${phase}: api_key_authenticate`,
+          () => rpcCall(db, "api_key_authenticate", { key_hash: keyRow.key_hash, kind: "secret", environment: "test" }),
+        ],
+        [
+          `${phase}: replay_guard_claim`,
+          () =>
+            rpcCall(db, "replay_guard_claim", {
+              merchant_id: fixture.grantor.merchantId,
+              environment: "test",
+              nonce: `probe-${randomUUID()}`,
+              now: new Date().toISOString(),
+              window_seconds: 300,
+            }),
+        ],
+        [
+          `${phase}: mandate_consume`,
+          () =>
+            rpcCall(db, "mandate_consume", {
+              mandate_id: ids[0],
+              merchant_id: fixture.grantor.merchantId,
+              environment: "test",
+              now: new Date().toISOString(),
+              idempotency_key: `probe-${randomUUID()}`,
+              request_hash: "probe",
+              scope: "purchase",
+              amount: AMOUNT,
+              currency: "USD",
+            }),
+        ],
+      ] as const;
+    await time("open a connection (startup, auth, first round trip)", () => db.unsafe("select 1"));
+    for (const [label, work] of rpcs("cold")) await time(label, work);
+    for (const [label, work] of rpcs("warm")) await time(label, work);
+    await db.end();
+  }
+  await checkLedger(fixture.sql, run, 2 * iterations);
+  return Object.entries(steps).map(([label, xs]) => [label, median(xs)] as const);
+}
+
+function rpcCall(db: Sql, name: string, params: Record<string, unknown>) {
+  return db.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "-");
+const fmtMs = (x: number) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(2) : x.toFixed(1)) : "-");
+
+async function main() {
+  const started = performance.now();
+  const admin = connect(ADMIN_URL, { pooled: true });
+  const benchUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
+  await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
+  await admin.unsafe(`create database ${DB_NAME}`);
+  let server: RunningServer | undefined;
+  let sql: Sql | undefined;
+  try {
+    log(`scratch database ${DB_NAME}; starting mandate-consume on workerd`);
+    const migrating = connect(benchUrl);
+    await applyMigrations(migrating);
+    await migrating.end();
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      DATABASE_URL: HTTP_DATABASE_URL ?? benchUrl,
+      TEST_CLOCK: "0",
+      CRON_TIMER: "0",
+    };
+    delete env.UPSTASH_REDIS_REST_URL;
+    delete env.UPSTASH_REDIS_REST_TOKEN;
+    server = await startServer({ port: await freePort(), env, functions: ["mandate-consume"] });
+    sql = connect(benchUrl, { pooled: true });
+    await sql.unsafe(`create schema bench`);
+    await sql.unsafe(
+      `create table bench.mandates (run int not null, i int not null, id uuid not null, merchant_id uuid not null, primary key (run, i))`,
+    );
+    await sql.unsafe(`create table bench.keys (merchant_id uuid not null, key_hash text not null)`);
+    const grantor = await seedGrantor(sql, { at: new Date() });
+    const key = await createKey(sql, grantor.merchantId, "secret", "test");
+    const [keyRow] = await sql.unsafe(`select key_hash from private.api_keys where id = $1`, [key.key_id]);
+    await sql.unsafe(`insert into bench.keys values ($1, $2)`, [grantor.merchantId, keyRow.key_hash]);
+    const fixture: Fixture = { sql, grantor, apiKey: key.key };
+    await findPostmaster(sql);
+
+    // warm workerd's isolates and the connection path once, on a mandate of its own
+    const warm = await freshMandates(fixture, 1);
+    const warmed = await httpRun(server, fixture, warm.ids, 16, 400);
+    await checkLedger(sql, warm.run, warmed.allowed);
+    log(`warm-up: ${fmt(warmed.throughput)} req/s`);
+
+    type Cell = { scenario: string; mandates: number; clients: number; http: RunResult[]; raw: RunResult[] };
+    const cells: Cell[] = [];
+    for (const [scenario, mandates] of [
+      ["hot", 1],
+      ["spread", SPREAD],
+    ] as const) {
+      for (const clients of CLIENTS) {
+        const cell: Cell = { scenario, mandates, clients, http: [], raw: [] };
+        cells.push(cell);
+        const work = workFor(clients);
+        for (let r = 0; r < REPEAT; r++) {
+          const forHttp = await freshMandates(fixture, mandates);
+          const http = await httpRun(server, fixture, forHttp.ids, clients, work);
+          await checkLedger(sql, forHttp.run, http.allowed);
+          cell.http.push(http);
+          const forRaw = await freshMandates(fixture, mandates);
+          const raw = await pgbenchRun(benchUrl, sql, { script: "consume", run: forRaw.run, mandates, clients, work });
+          await checkLedger(sql, forRaw.run, raw.allowed);
+          cell.raw.push(raw);
+          const others = Object.entries(http.other)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ");
+          log(
+            `${scenario} ${clients} clients #${r + 1}: HTTP ${fmt(http.throughput)} req/s p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}` +
+              `${others ? ` (not allowed: ${others})` : ""}; pgbench ${fmt(raw.throughput)} tps p50 ${fmtMs(raw.p50)} p99 ${fmtMs(raw.p99)}` +
+              `${raw.clientsRun < clients ? ` (${raw.clientsRun} clients: connection slots)` : ""}; ledger checked`,
+          );
+        }
+      }
+    }
+
+    const lines: string[] = [];
+    lines.push(
+      `| mandates | clients | HTTP req/s | HTTP p50 ms | HTTP p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | HTTP/raw |`,
+    );
+    lines.push(`|---|---|---|---|---|---|---|---|---|`);
+    for (const cell of cells) {
+      const h = median(cell.http.map((x) => x.throughput));
+      const r = median(cell.raw.map((x) => x.throughput));
+      const rawClients = Math.min(...cell.raw.map((x) => x.clientsRun));
+      const errors = cell.http.reduce(
+        (n, x) =>
+          n +
+          Object.entries(x.other)
+            .filter(([k]) => k.startsWith("HTTP"))
+            .reduce((m, [, v]) => m + v, 0),
+        0,
+      );
+      lines.push(
+        `| ${cell.scenario === "hot" ? "1 (hot)" : `${cell.mandates} (spread)`} | ${cell.clients}${rawClients < cell.clients ? ` (pgbench ${rawClients})` : ""} ` +
+          `| ${fmt(h)}${errors ? ` (${errors} errors)` : ""} | ${fmtMs(median(cell.http.map((x) => x.p50)))} | ${fmtMs(median(cell.http.map((x) => x.p99)))} ` +
+          `| ${fmt(r)} | ${fmtMs(median(cell.raw.map((x) => x.p50)))} | ${fmtMs(median(cell.raw.map((x) => x.p99)))} | ${fmt(h / r, 2)} |`,
+      );
+    }
+    const goal = cells.find((c) => c.scenario === "hot" && c.clients === 32);
+    const goalRatio = goal ? median(goal.http.map((x) => x.throughput)) / median(goal.raw.map((x) => x.throughput)) : NaN;
+
+    const profile: string[] = [];
+    if (PROFILE && CLIENTS.includes(32)) {
+      log("profiling the 32-client hot cell");
+      const work = workFor(32);
+      const variants: [string, ScriptName, boolean][] = [
+        ["pgbench: consume RPC, persistent connections (the table's raw column)", "consume", false],
+        ["pgbench: consume RPC, a new connection per call (-C)", "consume", true],
+        ["pgbench: the HTTP path's 3 RPCs (key auth, nonce claim, consume), persistent connections", "http-rpcs", false],
+        ["pgbench: the HTTP path's 3 RPCs, a new connection per request (-C)", "http-rpcs", true],
+        ["pgbench: connect + select 1 (-C)", "select1", true],
+      ];
+      const figures: Record<string, number[]> = {};
+      for (let r = 0; r < REPEAT; r++) {
+        for (const [label, script, reconnect] of variants) {
+          const fresh = await freshMandates(fixture, 1);
+          const result = await pgbenchRun(benchUrl, sql, { script, run: fresh.run, mandates: 1, clients: 32, work, reconnect });
+          if (script !== "select1") await checkLedger(sql, fresh.run, result.allowed);
+          (figures[label] ??= []).push(result.throughput);
+        }
+        const fresh = await freshMandates(fixture, 1);
+        const http = await httpRun(server, fixture, fresh.ids, 32, work);
+        await checkLedger(sql, fresh.run, http.allowed);
+        (figures["HTTP: POST mandate-consume"] ??= []).push(http.throughput);
+      }
+      profile.push(
+        `32 clients on one hot mandate, ${work} calls a run, per second (median of ${REPEAT}):`,
+        "",
+        `| path | per second |`,
+        `|---|---|`,
+      );
+      for (const [label, xs] of Object.entries(figures)) profile.push(`| ${label} | ${fmt(median(xs))} |`);
+
+      // where the CPU goes, one run of each path
+      profile.push("");
+      for (const path of ["HTTP", "pgbench"] as const) {
+        const fresh = await freshMandates(fixture, 1);
+        const a = await cpuSample();
+        const result =
+          path === "HTTP"
+            ? await httpRun(server, fixture, fresh.ids, 32, work)
+            : await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates: 1, clients: 32, work });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const b = await cpuSample();
+        await checkLedger(sql, fresh.run, result.allowed);
+        profile.push(`CPU during a ${path} run at 32 clients (${fmt(result.throughput)}/s): ${cpuReport(a, b, work)}.`, "");
+      }
+
+      const steps = await coldWarmProbe(benchUrl, fixture, 40);
+      profile.push(
+        `One HTTP consume's database work, step by step from Node with the worker's client settings (medians of 40, ms):`,
+        "",
+        `| step | ms |`,
+        `|---|---|`,
+      );
+      for (const [label, ms] of steps) profile.push(`| ${label} | ${fmtMs(ms)} |`);
+    }
+
+    const minutes = (performance.now() - started) / 60_000;
+    const [load] = (await readFile("/proc/loadavg", "utf8")).split(" ");
+    const out = [
+      `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume\` (${REPEAT} repeats per cell, interleaved; ${WORK} consumes a run, ${workFor(1)} for one client, ${workFor(128)} for 128; ` +
+        `fresh mandates every run, amount ${AMOUNT} against a lifetime ceiling never reached; medians). ${minutes.toFixed(1)} minutes, load average at the end ${load}.`,
+      "",
+      ...lines,
+      "",
+      `Goal (HTTP >= half of raw at 32 clients on the hot mandate): ${fmt(goalRatio, 2)} -> ${goalRatio >= 0.5 ? "met" : "NOT met"}.`,
+      "Every run was followed by the ledger check (no mandate past its ceiling; stored consumptions = allowed answers, stored sum = allowed x amount): all passed.",
+      ...(profile.length ? ["", ...profile] : []),
+    ];
+    process.stdout.write(`${out.join("\n")}\n`);
+  } finally {
+    await sql?.end();
+    await server?.stop();
+    if (!KEEP) await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
+    await admin.end();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

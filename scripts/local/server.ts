@@ -1,0 +1,137 @@
+import { rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { Miniflare, type WorkerOptions } from "miniflare";
+import { connect } from "../../shared/platform/db/client";
+import { bindingName } from "./binding-name";
+import { buildAll } from "./build";
+import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
+import { cronSchedules, DIST_DIR, passedBindings } from "./functions";
+import { applyMigrations } from "./migrations";
+import { startPgPooler } from "./pg-pooler";
+import { localSecrets } from "./secrets";
+
+export const COMPATIBILITY_DATE = "2026-04-01";
+export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+
+export interface ServerOptions {
+  port?: number;
+  host?: string;
+  /** Environment the bindings are read from (process.env by default). */
+  env?: Record<string, string | undefined>;
+  log?: (line: string) => void;
+  /** Run only these functions (default: every function under functions/). */
+  functions?: string[];
+}
+
+export interface RunningServer {
+  url: string;
+  databaseUrl: string;
+  /** The bindings every function worker received (secrets included): for test harnesses only. */
+  bindings: Readonly<Record<string, string>>;
+  miniflare: Miniflare;
+  /** Runs one cron tick of a scheduled worker now, as the minute timer does; `scheduledTime` sets the tick's clock (tests, benchmarks). */
+  triggerCron(name: string, scheduledTime?: Date): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service as it runs at the edge: the database (DATABASE_URL, or embedded PGlite),
+ * migrations, one workerd worker per function from its own bundle, the router in front of them on
+ * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
+ * "0": tests trigger every tick themselves, at the time they choose). With DATABASE_URL the workers
+ * reach it through the local transaction pooler (scripts/local/pg-pooler.ts, `DB_POOLER_SIZE`
+ * backends), as they reach Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0`
+ * connects them directly. Migrations always use the direct URL.
+ */
+export async function startServer({
+  port = 8787,
+  host = "127.0.0.1",
+  env = process.env,
+  log = () => {},
+  functions,
+}: ServerOptions = {}): Promise<RunningServer> {
+  const embedded = env.DATABASE_URL
+    ? null
+    : await startEmbeddedDatabase({
+        dataDir: env.PGLITE_DATA_DIR,
+        port: env.PGPORT_EMBEDDED ? Number(env.PGPORT_EMBEDDED) : undefined,
+      });
+  const databaseUrl = env.DATABASE_URL ?? embedded!.url;
+  const sql = connect(databaseUrl, { pooled: true });
+  try {
+    const applied = await applyMigrations(sql);
+    if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
+  } finally {
+    await sql.end();
+  }
+  const statistics = embedded ? keepStatisticsFresh(databaseUrl) : null;
+  const pooler =
+    env.DATABASE_URL && env.DB_POOLER !== "0"
+      ? await startPgPooler({ upstreamUrl: env.DATABASE_URL, size: env.DB_POOLER_SIZE ? Number(env.DB_POOLER_SIZE) : undefined, log })
+      : null;
+
+  const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
+  const bundles = await buildAll(functions, outDir);
+  const ephemeral = embedded && env.PGLITE_DATA_DIR?.startsWith("memory://");
+  const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
+  const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
+  const bindings: Record<string, string> = {};
+  for (const name of passedBindings) if (merged[name] !== undefined) bindings[name] = merged[name]!;
+  bindings.DATABASE_URL = pooler?.url ?? databaseUrl;
+
+  const workers: WorkerOptions[] = [
+    {
+      name: "router",
+      modules: true,
+      scriptPath: join(outDir, "router.js"),
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: { FUNCTIONS: bundles.map((b) => b.name) },
+      serviceBindings: Object.fromEntries(bundles.map((b) => [bindingName(b.name), b.name])),
+    },
+    ...bundles.map(
+      (b): WorkerOptions => ({
+        name: b.name,
+        modules: true,
+        modulesRoot: dirname(b.path),
+        scriptPath: b.path,
+        compatibilityDate: COMPATIBILITY_DATE,
+        compatibilityFlags: COMPATIBILITY_FLAGS,
+        bindings,
+      }),
+    ),
+  ];
+  const miniflare = new Miniflare({ host, port, workers });
+  const url = await miniflare.ready.then(
+    (ready) => ready.toString().replace(/\/$/, ""),
+    async (error) => {
+      await pooler?.stop();
+      throw error;
+    },
+  );
+
+  const triggerCron = async (name: string, scheduledTime?: Date) => {
+    const worker = (await miniflare.getWorker(name)) as unknown as {
+      scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown>;
+    };
+    for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron, ...(scheduledTime ? { scheduledTime } : {}) });
+  };
+  const timers = Object.keys(cronSchedules)
+    .filter((name) => env.CRON_TIMER !== "0" && bundles.some((b) => b.name === name))
+    .map((name) => setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000));
+
+  return {
+    url,
+    databaseUrl,
+    bindings,
+    miniflare,
+    triggerCron,
+    async stop() {
+      timers.forEach(clearInterval);
+      await miniflare.dispose();
+      await pooler?.stop();
+      await statistics?.stop();
+      await embedded?.stop();
+      await rm(outDir, { recursive: true, force: true });
+    },
+  };
+}

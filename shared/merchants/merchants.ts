@@ -1,0 +1,48 @@
+import { type Environment, type KeyKind, mintApiKey } from "../platform/api-keys";
+import { rpc, type Sql } from "../platform/db/client";
+
+export interface CreatedMerchant {
+  merchant_id: string;
+  keys: { pk_test: string; sk_test: string; pk_live: string; sk_live: string };
+}
+
+const initialKeys: { name: keyof CreatedMerchant["keys"]; kind: KeyKind; environment: Environment }[] = [
+  { name: "pk_test", kind: "publishable", environment: "test" },
+  { name: "sk_test", kind: "secret", environment: "test" },
+  { name: "pk_live", kind: "publishable", environment: "live" },
+  { name: "sk_live", kind: "secret", environment: "live" },
+];
+
+/** A key's recognisable hint: its prefix and last four characters. */
+export function keyHint(key: string): string {
+  return `${key.slice(0, 8)}…${key.slice(-4)}`;
+}
+
+/** Creates a merchant with one key of each kind and environment; the keys are returned once. */
+export async function createMerchant(sql: Sql, name: string): Promise<CreatedMerchant> {
+  const minted = await Promise.all(initialKeys.map((k) => mintApiKey(k.kind, k.environment)));
+  const result = await rpc<{ merchant_id: string }>(sql, "merchant_create", {
+    name,
+    keys: initialKeys.map((k, i) => ({
+      kind: k.kind,
+      environment: k.environment,
+      key_hash: minted[i].hash,
+      key_hint: keyHint(minted[i].key),
+    })),
+  });
+  const keys = Object.fromEntries(initialKeys.map((k, i) => [k.name, minted[i].key])) as CreatedMerchant["keys"];
+  return { merchant_id: result.merchant_id, keys };
+}
+
+/** Adds a key to a merchant. */
+export async function createKey(sql: Sql, merchantId: string, kind: KeyKind, environment: Environment) {
+  const { key, hash } = await mintApiKey(kind, environment);
+  const { key_id } = await rpc<{ key_id: string }>(sql, "api_key_create", {
+    merchant_id: merchantId,
+    kind,
+    environment,
+    key_hash: hash,
+    key_hint: keyHint(key),
+  });
+  return { key_id, merchant_id: merchantId, kind, environment, key };
+}

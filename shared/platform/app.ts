@@ -1,0 +1,128 @@
+import { type Context, Hono } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import type { Principal, ServicePrincipal } from "./auth";
+import { requestClock } from "./clock";
+import { type Bindings, type Config, readConfig } from "./config";
+import { connect, type Sql } from "./db/client";
+import { ApiError, errorCatalogue } from "./errors";
+import { type Locale, negotiateLocale } from "./i18n";
+
+export type AppEnv = {
+  Bindings: Bindings;
+  Variables: {
+    requestId: string;
+    config: Config;
+    now: Date;
+    locale: Locale;
+    /** The request's database client: DATABASE_URL, or another Postgres URL (one client per URL). */
+    db: (url?: string) => Sql;
+    principal: Principal | null;
+    servicePrincipal: ServicePrincipal | null;
+  };
+};
+export type AppContext = Context<AppEnv>;
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/**
+ * The one place every function app is built: CORS for browser callers (publishable keys), request
+ * id, configuration, clock, locale, a lazily
+ * opened per-request database client, the error handler, not-found and method-not-allowed.
+ * Routes are declared on "/" of the returned app, which is mounted at `/functions/v1/<name>`.
+ *
+ * @example
+ * const app = createFunctionApp("mandate-scopes");
+ * app.get("/", (c) => c.json(catalogue(c.var.locale)));
+ * export default app;
+ */
+export function createFunctionApp(name: string) {
+  const basePath = `/functions/v1/${name}`;
+  const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
+
+  app.use(
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowHeaders: [
+        "content-type",
+        "accept-language",
+        "authorization",
+        "x-service-api-key",
+        "x-api-key",
+        "x-service-timestamp",
+        "x-service-nonce",
+        "x-service-scenario",
+        "idempotency-key",
+        "x-request-id",
+      ],
+      exposeHeaders: ["x-request-id", "idempotency-status", "retry-after", "x-session-token"],
+      maxAge: 600,
+    }),
+  );
+
+  app.use(async function requestContext(c, next) {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.header("x-request-id", requestId);
+    const config = readConfig(c.env);
+    c.set("config", config);
+    c.set("now", requestClock(config, c.req.raw.headers));
+    c.set("locale", negotiateLocale(c.req.header("accept-language")));
+    c.set("principal", null);
+    c.set("servicePrincipal", null);
+    const clients = new Map<string, Sql>();
+    c.set("db", (url = config.DATABASE_URL) => {
+      let sql = clients.get(url);
+      if (!sql) clients.set(url, (sql = connect(url)));
+      return sql;
+    });
+    try {
+      await next();
+    } finally {
+      await drainUnreadBody(c.req.raw);
+      if (clients.size) {
+        const closing = Promise.all([...clients.values()].map((sql) => sql.end({ timeout: 1 })));
+        try {
+          c.executionCtx.waitUntil(closing);
+        } catch {
+          await closing;
+        }
+      }
+    }
+  });
+
+  app.notFound((c) => {
+    const path = c.req.path.replace(/\/+$/, "");
+    const allowed = app.routes
+      .filter((route) => route.method !== "ALL" && route.path.replace(/\/+$/, "") === path)
+      .map((route) => route.method);
+    if (allowed.length > 0) {
+      c.header("allow", [...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", "));
+      return c.json(new ApiError("METHOD_NOT_ALLOWED").body(), 405);
+    }
+    return c.json(new ApiError("ROUTE_NOT_FOUND").body(), 404);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.body(), error.status as 400);
+    if (error instanceof HTTPException && error.status < 500) {
+      const code = error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT";
+      return c.json(new ApiError(code).body(), errorCatalogue[code][0]);
+    }
+    console.error(JSON.stringify({ function: name, request_id: c.var.requestId, error: String(error?.stack ?? error) }));
+    return c.json(new ApiError("INTERNAL_ERROR").body(), 500);
+  });
+
+  return app;
+}
+
+/**
+ * workerd drops the client connection when a response goes out before the request body was read
+ * (an early 401 or 405, for instance), which breaks the caller's next keep-alive request. The body
+ * is therefore always consumed before the response is returned.
+ */
+async function drainUnreadBody(request: Request): Promise<void> {
+  if (request.body && !request.bodyUsed) await request.arrayBuffer().catch(() => undefined);
+}

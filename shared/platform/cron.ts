@@ -1,0 +1,51 @@
+import { createFunctionApp } from "./app";
+import { type Bindings, type Config, readConfig } from "./config";
+import { connect, type Sql } from "./db/client";
+import { ApiError } from "./errors";
+
+/** One pass of a cron worker at the tick's time; a summary to log, or null when there was nothing to do. */
+export type CronPass = (sql: Sql, config: Config, at: Date) => Promise<Record<string, unknown> | null>;
+
+/** The parts of workerd's ScheduledController and ExecutionContext a cron worker uses. */
+interface ScheduledEvent {
+  scheduledTime: number;
+  cron: string;
+}
+interface WaitUntil {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+type FunctionApp = ReturnType<typeof createFunctionApp>;
+
+/**
+ * A worker driven by a cron trigger (scripts/local/functions.ts#cronSchedules). Each tick runs one
+ * pass at the tick's scheduled time, logs its summary, and throws on failure so the platform
+ * records a failed run. Over HTTP it answers as if no function of this name existed, except for
+ * the routes `routes` adds (test-only controls, for instance).
+ *
+ * @example export default cronWorker("receipt-anchor", (sql, _config, at) => anchorPendingReceipts(sql, sink, at));
+ */
+export function cronWorker(name: string, pass: CronPass, routes: (app: FunctionApp) => void = () => {}) {
+  const app = createFunctionApp(name);
+  routes(app);
+  app.all("*", () => {
+    throw new ApiError("FUNCTION_NOT_FOUND");
+  });
+
+  async function scheduled(event: ScheduledEvent, env: Bindings, _ctx: WaitUntil): Promise<void> {
+    const config = readConfig(env);
+    const sql = connect(config.DATABASE_URL);
+    const startedAt = Date.now();
+    try {
+      const summary = await pass(sql, config, new Date(event.scheduledTime));
+      if (summary) console.log(JSON.stringify({ function: name, cron: event.cron, ms: Date.now() - startedAt, ...summary }));
+    } catch (error) {
+      console.error(JSON.stringify({ function: name, cron: event.cron, error: String((error as Error)?.stack ?? error) }));
+      throw error;
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
+
+  return { fetch: app.fetch, scheduled };
+}

@@ -1,0 +1,123 @@
+import postgres from "postgres";
+import { ApiError, type ErrorCode } from "../errors";
+
+export type Sql = postgres.Sql;
+
+/**
+ * Custom SQLSTATEs raised by the RPCs in supabase/migrations, each mapped to exactly one API error code.
+ * Class `HA` is ours; the number is stable once published.
+ */
+const sqlStateCodes: Record<string, ErrorCode> = {
+  HA001: "ALIAS_TAKEN",
+  HA002: "CLAIM_TOKEN_INVALID",
+  HA404: "not_found",
+  HA408: "SESSION_PRESENT",
+  HA409: "IDENTITY_UNREACHABLE",
+  HA410: "ENROLLMENT_RACE",
+  HA411: "CAPTURE_REPLAYED",
+  HA422: "IDEMPOTENCY_KEY_REUSED",
+  HA430: "PROOF_INVALID",
+  HA431: "DOCUMENT_REQUIRED",
+  HA432: "STEP_UP_OF_INVALID",
+  HA501: "IDENTITY_CREATE_FAILED",
+  HA502: "TEMPLATE_STORE_FAILED",
+  HA503: "SESSION_MINT_FAILED",
+  HA601: "WEBHOOK_ENDPOINT_LIMIT",
+};
+
+const unreachableErrors = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/**
+ * Opens a postgres.js client. Workers open one connection per request (I/O cannot cross requests
+ * in workerd; Hyperdrive or a transaction pooler does the pooling in production); Node processes pool.
+ * Prepared statements stay off so transaction poolers and the embedded multiplexer work unchanged.
+ */
+export function connect(url: string, { pooled = false }: { pooled?: boolean } = {}): Sql {
+  return postgres(url, {
+    max: pooled ? 10 : 1,
+    prepare: false,
+    fetch_types: false,
+    connect_timeout: 5,
+    idle_timeout: pooled ? 20 : 0,
+    onnotice: () => {},
+  });
+}
+
+/** Socket failures as workerd reports them (no error code, only a message). */
+const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network connection lost|socket/i;
+
+/** True when the error means the database could not be reached, as opposed to a failed statement. */
+export function isUnreachable(error: unknown): boolean {
+  const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || ["57P01", "57P03", "53300"].includes(code)))
+    return true;
+  return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
+}
+
+/**
+ * Calls one RPC: `public.<name>(p jsonb) returns jsonb`, in one round trip and one implicit
+ * transaction. Our SQLSTATEs become their API error; an unreachable database becomes 503.
+ *
+ * @example const result = await rpc<{ claim_token: string }>(sql, "alias_reserve", { alias, ttl_seconds });
+ */
+export async function rpc<T>(sql: Sql, name: string, params: Record<string, unknown>): Promise<T> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
+      return rows[0].result as T;
+    } catch (error) {
+      if (attempt < CONNECT_ATTEMPTS && isConnectionSlotShortage(error)) {
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+        continue;
+      }
+      throw translateDatabaseError(error);
+    }
+  }
+}
+
+const CONNECT_ATTEMPTS = 12;
+
+/**
+ * The server refused the connection for lack of slots (53300) or while starting (57P03): the
+ * statement never ran, so trying again is safe. Bursts wider than max_connections queue here
+ * instead of failing.
+ */
+function isConnectionSlotShortage(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === "53300" || code === "57P03";
+}
+
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(1000, 20 * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */
+export function translateDatabaseError(error: unknown): unknown {
+  const state = (error as { code?: unknown })?.code;
+  if (typeof state === "string" && state in sqlStateCodes) {
+    const detail = (error as { detail?: string }).detail;
+    return new ApiError(sqlStateCodes[state], detail ? safeJson(detail) : {});
+  }
+  if (isUnreachable(error)) return new ApiError("DATABASE_UNAVAILABLE");
+  return error;
+}
+
+function safeJson(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,61 @@
+import type { MiddlewareHandler } from "hono";
+import { sha256Hex } from "../lib/crypto";
+import type { AppEnv } from "./app";
+import { rpc } from "./db/client";
+import { ApiError } from "./errors";
+
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+/** An in-flight record older than this belongs to a request that died; a retry may take it over. */
+const LEASE_SECONDS = 60;
+const KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
+
+type Begin =
+  | { outcome: "started" }
+  | { outcome: "in_flight" }
+  | { outcome: "mismatch" }
+  | { outcome: "replay"; status: number; body: unknown };
+
+/**
+ * The Idempotency-Key store (Postgres), keyed by merchant, environment, function and key. Same key
+ * and same body replays the stored response with `Idempotency-Status: replayed`; a request still
+ * running is `409 IDEMPOTENCY_IN_FLIGHT`; a different body is `422 IDEMPOTENCY_KEY_REUSED`; a 5xx
+ * is never stored. Without the header the request simply runs (the key is optional by default).
+ *
+ * @example app.post("/", apiKeyAuth("secret"), replayGuard(), idempotency("process-biovital-transaction"), handler)
+ */
+export function idempotency(functionName: string): MiddlewareHandler<AppEnv> {
+  return async function applyIdempotency(c, next) {
+    const key = c.req.header("idempotency-key");
+    if (key === undefined) return next();
+    if (!KEY_FORMAT.test(key)) throw new ApiError("IDEMPOTENCY_KEY_INVALID");
+    const principal = c.var.principal;
+    if (!principal) throw new Error("idempotency needs an authenticated principal");
+    const scope = { merchant_id: principal.merchantId, environment: principal.environment, function_name: functionName, key };
+    const begin = await rpc<Begin>(c.var.db(), "idempotency_begin", {
+      ...scope,
+      request_hash: await sha256Hex(await c.req.raw.clone().text()),
+      now: c.var.now.toISOString(),
+      lease_seconds: LEASE_SECONDS,
+      retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
+    });
+    if (begin.outcome === "in_flight") throw new ApiError("IDEMPOTENCY_IN_FLIGHT");
+    if (begin.outcome === "mismatch") throw new ApiError("IDEMPOTENCY_KEY_REUSED");
+    if (begin.outcome === "replay") {
+      c.header("idempotency-status", "replayed");
+      return c.json(begin.body as object, begin.status as 200);
+    }
+    try {
+      await next();
+    } finally {
+      const status = c.res.status;
+      const body =
+        status < 500
+          ? await c.res
+              .clone()
+              .json()
+              .catch(() => null)
+          : null;
+      await rpc(c.var.db(), "idempotency_finish", { ...scope, status: body === null ? 500 : status, body });
+    }
+  };
+}

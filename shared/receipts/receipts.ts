@@ -1,0 +1,355 @@
+/**
+ * Receipts and seals (docs/receipts.md). Pure and workerd-safe: Web Crypto and jose only.
+ *
+ * - A receipt is a compact JWS (EdDSA, `typ: receipt+jws`) over a payload that says what was
+ *   attested and nothing personal: no identity id, no subject_ref, nothing from the face or voice.
+ * - Its `immutability_seal` is SHA-256 (lowercase hex) of the compact JWS string.
+ * - Live seals are the leaves of a Merkle tree whose root is recorded as an anchor:
+ *     leaf hash  = SHA-256(0x00 ‖ seal bytes)          (32 raw bytes decoded from the seal's hex)
+ *     node hash  = SHA-256(0x01 ‖ left ‖ right)        (raw 32-byte child hashes)
+ *   Leaves keep their order; each level pairs neighbours left to right and a node left without a
+ *   partner is promoted unchanged to the next level. The root of one leaf is that leaf's hash.
+ *   The 0x00/0x01 prefixes keep a leaf from ever being read as an inner node (second preimage).
+ *   The same construction is checked in SQL by private.merkle_fold (migration ..._0700).
+ */
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
+import { toHex } from "../lib/crypto";
+import { signJson } from "../lib/signing";
+import type { Config } from "../platform/config";
+
+export const RECEIPT_TYPE = "receipt+jws";
+export const RECEIPT_PAYLOAD_VERSION = 1;
+
+export type ReceiptEnvironment = "test" | "live";
+export type ReceiptAction = "ACTION_LOGIN" | "ACTION_PAYMENT" | "ACTION_SIGN" | "ACTION_SIGNUP" | "ACTION_MANDATE";
+export type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
+
+const ACTIONS: readonly ReceiptAction[] = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP", "ACTION_MANDATE"];
+const ASSURANCE_LEVELS: readonly AssuranceLevel[] = ["face", "face_voice", "face_voice_doc"];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SEAL = /^[0-9a-f]{64}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Receipt codes
+// ---------------------------------------------------------------------------------------------
+
+/** Crockford's base32 alphabet: digits and upper-case letters without I, L, O and U. */
+const CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+export const RECEIPT_CODE = /^RCPT-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$/;
+
+/**
+ * A fresh public receipt code `RCPT-XXXX-XXXX-XXXX`: 12 random Crockford base32 characters
+ * (60 bits; 256 is a multiple of 32, so masking a random byte has no bias).
+ *
+ * @example newReceiptCode() // "RCPT-7QK2-M0ZD-4HXW"
+ */
+export function newReceiptCode(): string {
+  const chars = Array.from(crypto.getRandomValues(new Uint8Array(12)), (byte) => CODE_ALPHABET[byte & 31]);
+  return `RCPT-${chars.slice(0, 4).join("")}-${chars.slice(4, 8).join("")}-${chars.slice(8).join("")}`;
+}
+
+/**
+ * The canonical form of a code as a person might type it, or null when it cannot be one: case,
+ * spaces and hyphens are ignored, the `RCPT` prefix is optional, and Crockford's look-alikes are
+ * read as digits (O → 0, I and L → 1).
+ *
+ * @example normaliseReceiptCode("rcpt 7qk2 mozd 4hxw") // "RCPT-7QK2-M0ZD-4HXW"
+ */
+export function normaliseReceiptCode(input: string): string | null {
+  if (input.length > 64) return null;
+  let compact = input.toUpperCase().replace(/[\s-]+/g, "");
+  if (compact.startsWith("RCPT")) compact = compact.slice(4);
+  compact = compact.replace(/O/g, "0").replace(/[IL]/g, "1");
+  if (!/^[0-9A-HJKMNP-TV-Z]{12}$/.test(compact)) return null;
+  return `RCPT-${compact.slice(0, 4)}-${compact.slice(4, 8)}-${compact.slice(8)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signed receipts
+// ---------------------------------------------------------------------------------------------
+
+/** What the transaction sink knows about an accepted act when it issues the receipt. */
+export interface ReceiptInput {
+  receiptId: string;
+  code: string;
+  /** The capture id: `transaction_id` of process-biovital-transaction, `proof.capture_id` of mandate-issue. */
+  captureId: string;
+  merchantId: string;
+  environment: ReceiptEnvironment;
+  action: ReceiptAction;
+  assuranceLevel: AssuranceLevel;
+  /** The merchant's own reference for the act. */
+  serviceHash: string;
+  /** The capture's created_at; the receipt row's issued_at must be the same instant. */
+  issuedAt: Date;
+  /** Integer minor units; with `currency`, or neither. */
+  amountMinor?: number | null;
+  currency?: string | null;
+}
+
+/** The signed payload. Short JOSE-style names where JOSE has one (`iat`), plain names elsewhere. */
+export interface ReceiptPayload {
+  /** Payload version. */
+  v: typeof RECEIPT_PAYLOAD_VERSION;
+  /** Receipt id. */
+  rid: string;
+  /** Public receipt code. */
+  code: string;
+  /** `test` (sandbox, never anchored) or `live`. */
+  env: ReceiptEnvironment;
+  /** The attested action. */
+  act: ReceiptAction;
+  /** Issue time, epoch seconds. */
+  iat: number;
+  assurance_level: AssuranceLevel;
+  service_hash: string;
+  /** The merchant the act was done for (a tenant id, not a person). */
+  merchant_id: string;
+  /** The capture id (an opaque random id, not a person). */
+  transaction_id: string;
+  amount_minor?: number;
+  currency?: string;
+}
+
+export interface BuiltReceipt {
+  payload: ReceiptPayload;
+  /** Compact JWS, EdDSA, protected header `{alg: "EdDSA", kid, typ: "receipt+jws"}`. */
+  jws: string;
+  /** immutability_seal: SHA-256 hex of `jws`; the Merkle leaf once the receipt is anchored. */
+  seal: string;
+}
+
+/**
+ * Signs a receipt with the service's active Ed25519 key. Invalid input is a programming error and
+ * throws; the caller stores `jws` and `seal` with the capture (capture_record) and answers `seal`
+ * as `immutability_seal`.
+ *
+ * @example
+ * const { jws, seal } = await buildReceipt(c.var.config, {
+ *   receiptId: crypto.randomUUID(), code: newReceiptCode(), captureId, merchantId, environment: "live",
+ *   action: "ACTION_PAYMENT", assuranceLevel: "face_voice_doc", serviceHash, issuedAt: c.var.now,
+ *   amountMinor: 1299, currency: "EUR",
+ * });
+ */
+export async function buildReceipt(config: Config, input: ReceiptInput): Promise<BuiltReceipt> {
+  const payload = receiptPayload(input);
+  const jws = await signJson(config, payload, RECEIPT_TYPE);
+  return { payload, jws, seal: await receiptSeal(jws) };
+}
+
+/** The payload for `input`, checked field by field. */
+export function receiptPayload(input: ReceiptInput): ReceiptPayload {
+  const fail = (field: string): never => {
+    throw new Error(`buildReceipt: invalid ${field}`);
+  };
+  if (!UUID.test(input.receiptId)) fail("receiptId");
+  if (!RECEIPT_CODE.test(input.code)) fail("code");
+  if (!UUID.test(input.captureId)) fail("captureId");
+  if (!UUID.test(input.merchantId)) fail("merchantId");
+  if (input.environment !== "test" && input.environment !== "live") fail("environment");
+  if (!ACTIONS.includes(input.action)) fail("action");
+  if (!ASSURANCE_LEVELS.includes(input.assuranceLevel)) fail("assuranceLevel");
+  if (typeof input.serviceHash !== "string" || input.serviceHash.length === 0 || input.serviceHash.length > 512) fail("serviceHash");
+  if (!(input.issuedAt instanceof Date) || Number.isNaN(input.issuedAt.getTime())) fail("issuedAt");
+  const hasAmount = input.amountMinor !== undefined && input.amountMinor !== null;
+  const hasCurrency = input.currency !== undefined && input.currency !== null;
+  if (hasAmount !== hasCurrency) fail("amountMinor/currency (both or neither)");
+  if (hasAmount && !(Number.isSafeInteger(input.amountMinor) && input.amountMinor! >= 0)) fail("amountMinor");
+  if (hasCurrency && !/^[A-Z]{3}$/.test(input.currency!)) fail("currency");
+
+  return {
+    v: RECEIPT_PAYLOAD_VERSION,
+    rid: input.receiptId.toLowerCase(),
+    code: input.code,
+    env: input.environment,
+    act: input.action,
+    iat: Math.floor(input.issuedAt.getTime() / 1000),
+    assurance_level: input.assuranceLevel,
+    service_hash: input.serviceHash,
+    merchant_id: input.merchantId.toLowerCase(),
+    transaction_id: input.captureId.toLowerCase(),
+    ...(hasAmount ? { amount_minor: input.amountMinor!, currency: input.currency! } : {}),
+  };
+}
+
+/** immutability_seal: SHA-256 of the compact JWS string (UTF-8; it is ASCII), lowercase hex. */
+export async function receiptSeal(jws: string): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(jws)));
+}
+
+export interface ReceiptVerification {
+  /** True only when the signature verifies under one of `jwks`' keys, typ is receipt+jws and the payload is well formed. */
+  signatureValid: boolean;
+  /** The protected header as sent (unverified when signatureValid is false); null when unreadable. */
+  header: { alg: string | null; kid: string | null; typ: string | null } | null;
+  /** The payload, only when signatureValid. */
+  payload: ReceiptPayload | null;
+}
+
+/**
+ * Verifies a receipt JWS against a public JWKS (the one served at `receipt-verify/jwks`). Only
+ * EdDSA is accepted, and only `typ: receipt+jws`, so no other token the service signs with the
+ * same key (a user session JWT, for instance) can pass for a receipt.
+ */
+export async function verifyReceipt(jws: string, jwks: { keys: JWK[] }): Promise<ReceiptVerification> {
+  let header: ReceiptVerification["header"] = null;
+  try {
+    const raw = decodeProtectedHeader(jws);
+    header = { alg: stringOrNull(raw.alg), kid: stringOrNull(raw.kid), typ: stringOrNull(raw.typ) };
+  } catch {
+    return { signatureValid: false, header: null, payload: null };
+  }
+  if (header.typ !== RECEIPT_TYPE) return { signatureValid: false, header, payload: null };
+  try {
+    const { payload } = await compactVerify(jws, createLocalJWKSet(jwks), { algorithms: ["EdDSA"] });
+    const parsed = parsePayload(JSON.parse(new TextDecoder().decode(payload)));
+    return { signatureValid: parsed !== null, header, payload: parsed };
+  } catch {
+    return { signatureValid: false, header, payload: null };
+  }
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+/** The payload when every field has its type; anything else (or any extra field) is not a receipt. */
+function parsePayload(value: unknown): ReceiptPayload | null {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  const p = value as Record<string, unknown>;
+  const allowed = new Set([
+    "v",
+    "rid",
+    "code",
+    "env",
+    "act",
+    "iat",
+    "assurance_level",
+    "service_hash",
+    "merchant_id",
+    "transaction_id",
+    "amount_minor",
+    "currency",
+  ]);
+  if (Object.keys(p).some((key) => !allowed.has(key))) return null;
+  const ok =
+    p.v === RECEIPT_PAYLOAD_VERSION &&
+    typeof p.rid === "string" &&
+    UUID.test(p.rid) &&
+    typeof p.code === "string" &&
+    RECEIPT_CODE.test(p.code) &&
+    (p.env === "test" || p.env === "live") &&
+    ACTIONS.includes(p.act as ReceiptAction) &&
+    Number.isSafeInteger(p.iat) &&
+    ASSURANCE_LEVELS.includes(p.assurance_level as AssuranceLevel) &&
+    typeof p.service_hash === "string" &&
+    typeof p.merchant_id === "string" &&
+    UUID.test(p.merchant_id) &&
+    typeof p.transaction_id === "string" &&
+    UUID.test(p.transaction_id) &&
+    (p.amount_minor === undefined || (Number.isSafeInteger(p.amount_minor) && (p.amount_minor as number) >= 0)) &&
+    (p.currency === undefined || (typeof p.currency === "string" && /^[A-Z]{3}$/.test(p.currency))) &&
+    (p.amount_minor === undefined) === (p.currency === undefined);
+  return ok ? (p as unknown as ReceiptPayload) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merkle tree over seals
+// ---------------------------------------------------------------------------------------------
+
+/** One step from a node towards the root: the sibling's hash and the side the sibling is on. */
+export interface ProofStep {
+  hash: string;
+  side: "left" | "right";
+}
+
+export interface MerkleTree {
+  root: string;
+  /** proofs[i] is the inclusion proof of leaves[i]. */
+  proofs: ProofStep[][];
+}
+
+const LEAF_PREFIX = 0x00;
+const NODE_PREFIX = 0x01;
+
+function sealBytes(seal: string): Uint8Array {
+  if (typeof seal !== "string" || !SEAL.test(seal)) throw new Error("a seal is 64 lowercase hex characters");
+  const bytes = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) bytes[i] = parseInt(seal.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+async function digest(prefix: number, ...parts: Uint8Array[]): Promise<Uint8Array> {
+  const input = new Uint8Array(1 + parts.reduce((n, part) => n + part.length, 0));
+  input[0] = prefix;
+  let offset = 1;
+  for (const part of parts) {
+    input.set(part, offset);
+    offset += part.length;
+  }
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", input));
+}
+
+/** SHA-256(0x00 ‖ seal bytes), hex. */
+export async function merkleLeafHash(seal: string): Promise<string> {
+  return toHex(await digest(LEAF_PREFIX, sealBytes(seal)));
+}
+
+/**
+ * The root and every leaf's inclusion proof, in one pass over the tree. Leaves are seals (hex).
+ *
+ * @example const { root, proofs } = await merkleTree(receipts.map((r) => r.seal));
+ */
+export async function merkleTree(leaves: readonly string[]): Promise<MerkleTree> {
+  if (leaves.length === 0) throw new Error("a Merkle tree needs at least one leaf");
+  let level = await Promise.all(leaves.map((seal) => digest(LEAF_PREFIX, sealBytes(seal))));
+  // position[i]: index within the current level of the node that holds leaf i.
+  const position = leaves.map((_, i) => i);
+  const proofs: ProofStep[][] = leaves.map(() => []);
+  while (level.length > 1) {
+    for (let i = 0; i < leaves.length; i++) {
+      const at = position[i];
+      const sibling = at % 2 === 0 ? at + 1 : at - 1;
+      if (sibling < level.length) proofs[i].push({ hash: toHex(level[sibling]), side: at % 2 === 0 ? "right" : "left" });
+      position[i] = at >> 1;
+    }
+    const next: Promise<Uint8Array>[] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      next.push(i + 1 < level.length ? digest(NODE_PREFIX, level[i], level[i + 1]) : Promise.resolve(level[i]));
+    }
+    level = await Promise.all(next);
+  }
+  return { root: toHex(level[0]), proofs };
+}
+
+/** The Merkle root (hex) over seals `leaves`. */
+export async function merkleRoot(leaves: readonly string[]): Promise<string> {
+  return (await merkleTree(leaves)).root;
+}
+
+/** The inclusion proof of `leaves[index]`. */
+export async function inclusionProof(leaves: readonly string[], index: number): Promise<ProofStep[]> {
+  if (!Number.isInteger(index) || index < 0 || index >= leaves.length) throw new RangeError("leaf index out of range");
+  return (await merkleTree(leaves)).proofs[index];
+}
+
+/**
+ * True when folding seal `leaf` with `proof` gives `root`. Malformed input is simply false.
+ *
+ * @example await verifyInclusion(receipt.seal, receipt.inclusion_proof, anchor.root) // true
+ */
+export async function verifyInclusion(leaf: string, proof: readonly ProofStep[], root: string): Promise<boolean> {
+  try {
+    if (!Array.isArray(proof) || proof.length > 64 || !SEAL.test(root)) return false;
+    let node = await digest(LEAF_PREFIX, sealBytes(leaf));
+    for (const step of proof) {
+      const sibling = sealBytes(step?.hash);
+      if (step.side === "left") node = await digest(NODE_PREFIX, sibling, node);
+      else if (step.side === "right") node = await digest(NODE_PREFIX, node, sibling);
+      else return false;
+    }
+    return toHex(node) === root;
+  } catch {
+    return false;
+  }
+}
