@@ -7,7 +7,7 @@ import { buildAll } from "./build";
 import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { cronSchedules, DIST_DIR, passedBindings } from "./functions";
 import { applyMigrations } from "./migrations";
-import { startPgPooler } from "./pg-pooler";
+import { startPooler } from "./pooler";
 import { localSecrets } from "./secrets";
 
 export const COMPATIBILITY_DATE = "2026-04-01";
@@ -39,9 +39,10 @@ export interface RunningServer {
  * migrations, one workerd worker per function from its own bundle, the router in front of them on
  * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
  * "0": tests trigger every tick themselves, at the time they choose). With DATABASE_URL the workers
- * reach it through the local transaction pooler (scripts/local/pg-pooler.ts, `DB_POOLER_SIZE`
- * backends), as they reach Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0`
- * connects them directly. Migrations always use the direct URL.
+ * reach it through a local transaction pooler (`DB_POOLER`, scripts/local/pooler.ts: a private
+ * PgBouncer where one is installed, else the built-in one; `DB_POOLER_SIZE` backends), as they reach
+ * Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0` connects them directly.
+ * Migrations always use the direct URL.
  */
 export async function startServer({
   port = 8787,
@@ -65,10 +66,7 @@ export async function startServer({
     await sql.end();
   }
   const statistics = embedded ? keepStatisticsFresh(databaseUrl) : null;
-  const pooler =
-    env.DATABASE_URL && env.DB_POOLER !== "0"
-      ? await startPgPooler({ upstreamUrl: env.DATABASE_URL, size: env.DB_POOLER_SIZE ? Number(env.DB_POOLER_SIZE) : undefined, log })
-      : null;
+  const pooler = env.DATABASE_URL ? await startPooler(env.DATABASE_URL, env, log) : null;
 
   const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
   const bundles = await buildAll(functions, outDir);

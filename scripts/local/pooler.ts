@@ -1,0 +1,47 @@
+import { startPgPooler } from "./pg-pooler";
+import { pgbouncerBinary, startPgBouncer } from "./pgbouncer";
+
+/** Which transaction pooler stands between the workers and DATABASE_URL. */
+export type PoolerKind = "pgbouncer" | "builtin" | "direct";
+
+export interface RunningLocalPooler {
+  kind: Exclude<PoolerKind, "direct">;
+  /** The URL the workers receive as DATABASE_URL. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The pooler `DB_POOLER` asks for: `pgbouncer` (a private PgBouncer, scripts/local/pgbouncer.ts),
+ * `builtin` (the Node pooler, scripts/local/pg-pooler.ts), `0` (none: each request connects
+ * directly); unset (or `1`): PgBouncer when the binary is installed, else the built-in one.
+ *
+ * @example choosePooler({ DB_POOLER: "builtin" }) // "builtin"
+ */
+export function choosePooler(env: Record<string, string | undefined>): PoolerKind {
+  const asked = env.DB_POOLER ?? "";
+  if (asked === "0") return "direct";
+  if (asked === "pgbouncer" || asked === "builtin") return asked;
+  if (asked === "" || asked === "1") return pgbouncerBinary(env) ? "pgbouncer" : "builtin";
+  throw new Error(`DB_POOLER=${asked}: expected pgbouncer, builtin or 0`);
+}
+
+/**
+ * Starts the pooler `choosePooler(env)` picks in front of `upstreamUrl` with `DB_POOLER_SIZE`
+ * backends (default 20), or returns null for direct connections.
+ */
+export async function startPooler(
+  upstreamUrl: string,
+  env: Record<string, string | undefined>,
+  log: (line: string) => void = () => {},
+): Promise<RunningLocalPooler | null> {
+  const kind = choosePooler(env);
+  const size = env.DB_POOLER_SIZE ? Number(env.DB_POOLER_SIZE) : undefined;
+  if (kind === "direct") return null;
+  const pooler =
+    kind === "pgbouncer"
+      ? await startPgBouncer({ upstreamUrl, size, binary: pgbouncerBinary(env) ?? undefined, log })
+      : await startPgPooler({ upstreamUrl, size, log });
+  log(`workers reach the database through ${kind === "pgbouncer" ? "PgBouncer" : "the built-in pooler"} (${pooler.url})`);
+  return { kind, url: pooler.url, stop: () => pooler.stop() };
+}
