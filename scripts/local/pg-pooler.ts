@@ -2,7 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 
 /**
- * A small transaction-mode Postgres pooler: the local stand-in for Hyperdrive and Supavisor.
+ * A small transaction-mode Postgres pooler: the local stand-in for Hyperdrive and Supavisor where
+ * PgBouncer is not installed (`DB_POOLER=builtin`, or the default without the binary; see
+ * scripts/local/pooler.ts), so `npm start` against a DATABASE_URL needs nothing else.
  *
  * Clients (the workers, one connection per request) connect to `url`; the pooler answers their
  * startup itself (no authentication, no TLS) and keeps up to `size` warm backend connections to
