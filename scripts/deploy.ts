@@ -6,8 +6,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { join, relative } from "node:path";
+import { cronsOf, type FunctionName, functionNames } from "../shared/platform/registry";
 import { buildAll, MAX_BUNDLE_BYTES } from "./local/build";
-import { cronSchedules, DIST_DIR, functionNames, ROOT } from "./local/functions";
+import { DIST_DIR, ROOT } from "./local/functions";
 
 const USAGE = "usage: npm run deploy -- <function-name> [--dry-run]";
 
@@ -24,7 +25,7 @@ if (unknownFlags.length) fail(`unknown option ${unknownFlags.join(", ")}`);
 if (positionals.length !== 1) fail(positionals.length ? "give exactly one function name" : "a function name is required");
 
 const name = positionals[0];
-const names = functionNames();
+const names: readonly string[] = functionNames;
 if (!names.includes(name)) fail(`unknown function "${name}"; functions: ${names.join(", ")}`);
 
 const [bundle] = await buildAll([name]);
@@ -39,7 +40,7 @@ const wranglerArgs = [
   "--config",
   join(ROOT, "wrangler.toml"),
   "--no-bundle",
-  ...(cronSchedules[name] ?? []).flatMap((cron) => ["--schedule", cron]),
+  ...cronsOf(name as FunctionName).flatMap((cron) => ["--schedule", cron]),
   ...(dryRun ? ["--dry-run", "--outdir", join(DIST_DIR, "deploy", name)] : []),
 ];
 const result = spawnSync(join(ROOT, "node_modules", ".bin", "wrangler"), wranglerArgs, {

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { jsonObject } from "../../shared/platform/validation";
 
 export const DEFAULT_TTL_SECONDS = 300;
 export const MAX_TTL_SECONDS = 900;
@@ -14,7 +15,7 @@ const noUserId = { user_id: v.optional(v.never()) };
  * (integer 1 to 900, default 300) and `claim_token` to `release`. Unknown fields are ignored.
  */
 export const aliasRequestSchema = v.pipe(
-  v.custom<Record<string, unknown>>((body) => typeof body === "object" && body !== null && !Array.isArray(body), "must be a JSON object"),
+  jsonObject,
   v.looseObject(noUserId),
   v.transform((body) => ({ action: "check", ...body })),
   v.variant("action", [

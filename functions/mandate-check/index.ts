@@ -1,26 +1,30 @@
 /**
  * POST /functions/v1/mandate-check (spec 4.8): would this action be inside the mandate right now?
  * Advisory: no lock, nothing reserved or debited, and a false positive is possible under
- * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited.
+ * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited per key.
+ * Key, nonce and decision are one RPC.
  */
-
-import { checkDecision, decisionRequest } from "../../shared/mandates/decision";
-import { createFunctionApp } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { enforceRateLimit } from "../../shared/platform/rate-limit";
-import { replayGuard } from "../../shared/platform/replay-guard";
+import { checkMandate, decisionSchema } from "../../shared/mandates/decision";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuthInOperation, type CredentialPresented } from "../../shared/platform/auth";
+import { input } from "../../shared/platform/input";
+import { rateLimit } from "../../shared/platform/rate-limit";
 
 /** Per merchant key; the spec leaves the figure open (docs/decisions.md). */
 const CHECK_LIMIT = { name: "mandate-check", limit: 600, windowSeconds: 60 };
 
 const app = createFunctionApp("mandate-check");
 
-app.post("/", apiKeyAuth("secret"), replayGuard(), async (c) => {
-  const principal = c.var.principal!;
-  await enforceRateLimit(c, CHECK_LIMIT, principal.kind === "merchant_key" ? principal.keyId : principal.merchantId);
-  const request = await decisionRequest(c);
-  c.header("content-language", c.var.locale);
-  return c.json(await checkDecision(c, request));
-});
+app.post(
+  "/",
+  apiKeyAuthInOperation("secret"),
+  rateLimit<AppEnv & CredentialPresented>((c) => ({ rule: CHECK_LIMIT, identifier: c.var.credential.keyHash })),
+  input("json", decisionSchema),
+  async (c) => {
+    const decision = await checkMandate(depsOf(c.var), c.var, c.var.input);
+    c.header("content-language", c.var.locale);
+    return c.json(decision);
+  },
+);
 
 export default app;

@@ -1,23 +1,22 @@
 /**
- * POST /functions/v1/mandate-consume (spec 4.9): the only call that moves a ceiling. One RPC locks
- * the mandate, replays a known Idempotency-Key, decides, and appends the consumption with its
- * outbox events. Consumed and refused are both HTTP 200. Server key; replay guard.
+ * POST /functions/v1/mandate-consume (spec 4.9): the only call that moves a ceiling. One RPC
+ * authenticates the key, claims the nonce, locks the mandate, replays a known Idempotency-Key,
+ * decides, and appends the consumption with its outbox events. Consumed and refused are both
+ * HTTP 200. Server key; replay guard.
  */
-
-import { consumeDecision, decisionRequest, IDEMPOTENCY_KEY } from "../../shared/mandates/decision";
-import { refusal } from "../../shared/mandates/refusals";
-import { createFunctionApp } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { replayGuard } from "../../shared/platform/replay-guard";
+import { consumeMandate, decisionSchema } from "../../shared/mandates/decision";
+import { createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuthInOperation } from "../../shared/platform/auth";
+import { idempotencyKeyOf } from "../../shared/platform/idempotency";
+import { input } from "../../shared/platform/input";
 
 const app = createFunctionApp("mandate-consume");
 
-app.post("/", apiKeyAuth("secret"), replayGuard(), async (c) => {
-  const request = await decisionRequest(c);
-  const key = c.req.header("idempotency-key");
+app.post("/", apiKeyAuthInOperation("secret"), input("json", decisionSchema), async (c) => {
+  const idempotency = { key: idempotencyKeyOf(c.req.raw.headers), rawBody: c.var.rawBody ?? "{}" };
+  const decision = await consumeMandate(depsOf(c.var), c.var, c.var.input, idempotency);
   c.header("content-language", c.var.locale);
-  if (!key || !IDEMPOTENCY_KEY.test(key)) return c.json(refusal("idempotency_key_required", c.var.locale));
-  return c.json(await consumeDecision(c, request, key));
+  return c.json(decision);
 });
 
 export default app;

@@ -10,7 +10,8 @@
 import * as v from "valibot";
 import { cronWorker } from "../../shared/platform/cron";
 import { ApiError } from "../../shared/platform/errors";
-import { validJson } from "../../shared/platform/validation";
+import { readJsonBody } from "../../shared/platform/input";
+import { parseWith } from "../../shared/platform/validation";
 import { passClock, passOptions, runOutbox } from "../../shared/webhooks/run";
 
 const runSchema = v.object({ merchant_id: v.optional(v.pipe(v.string(), v.uuid())) });
@@ -24,7 +25,7 @@ export default cronWorker(
   (app) =>
     app.post("/run", async (c) => {
       if (c.var.config.TEST_CLOCK !== "1") throw new ApiError("FUNCTION_NOT_FOUND");
-      const { merchant_id } = await validJson(c, runSchema);
+      const { merchant_id } = parseWith(runSchema, await readJsonBody(c.req.raw));
       return c.json(await runOutbox(c.var.db(), passOptions(c.var.config, passClock(c.var.now), merchant_id)));
     }),
 );

@@ -27,10 +27,11 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { PresenceDescriptor } from "../../shared/engine";
-import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/identity/template-protection";
-import type { TemplateMatch } from "../../shared/identity/template-store";
+import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { connect, rpc, type Sql } from "../../shared/platform/db/client";
+import { connect, type Sql } from "../../shared/platform/db/client";
+import type { TemplateMatch } from "../../shared/platform/db/rpc";
+import { rpc } from "../../shared/platform/db/rpc";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
 import { startEmbeddedDatabase } from "../local/embedded-db";
 import { applyMigrations } from "../local/migrations";
@@ -190,7 +191,7 @@ function makeQueries(n: number, protector: TemplateProtector, first = 0): Query[
 
 async function searchRaw(sql: Sql, keyId: string, embedding: number[], exact: boolean) {
   const started = performance.now();
-  const [top] = await rpc<TemplateMatch[]>(sql, "face_template_search", { environment: "test", key_id: keyId, embedding, limit: 1, exact });
+  const [top] = await rpc(sql, "face_template_search", { environment: "test", key_id: keyId, embedding, limit: 1, exact });
   return { ms: performance.now() - started, top: top ?? null };
 }
 

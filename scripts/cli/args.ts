@@ -50,5 +50,3 @@ export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T
     await sql.end();
   }
 }
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,8 +1,9 @@
 import { sha256Hex } from "../../shared/lib/crypto";
+import { UUID } from "../../shared/lib/uuid";
 import { createKey } from "../../shared/merchants/merchants";
 import { parseApiKey } from "../../shared/platform/api-keys";
-import { rpc } from "../../shared/platform/db/client";
-import { type CommandGroup, choiceFlag, requireFlag, UUID, usage, withDatabase } from "./args";
+import { rpc } from "../../shared/platform/db/rpc";
+import { type CommandGroup, choiceFlag, requireFlag, usage, withDatabase } from "./args";
 
 const key: CommandGroup = {
   /** key create --merchant M --kind publishable|secret --env test|live: one more key, shown once. */

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { rpc } from "../../shared/platform/db/client";
+import { UUID } from "../../shared/lib/uuid";
+import { rpc } from "../../shared/platform/db/rpc";
 import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/themes/theme";
-import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
+import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const theme: CommandGroup = {
   /**
@@ -31,9 +32,7 @@ const theme: CommandGroup = {
   /** theme show --merchant M --surface capture|mandate: the published row as stored and what merchant-theme-get serves. */
   async show(flags) {
     const { merchantId, surface } = target(flags);
-    const published = await withDatabase((sql) =>
-      rpc<Record<string, unknown> | null>(sql, "theme_get", { merchant_id: merchantId, surface }),
-    );
+    const published = await withDatabase((sql) => rpc(sql, "theme_get", { merchant_id: merchantId, surface }));
     const served = resolveTheme(surface, published, themeAssetsBaseUrl(process.env.THEME_ASSETS_BASE_URL));
     return { merchant_id: merchantId, surface, published, served: { customized: served.customized, theme: served.theme } };
   },

@@ -11,7 +11,8 @@
  * in .data/secrets.json, so the worker of that server can open them.
  */
 import { join } from "node:path";
-import { rpc } from "../../shared/platform/db/client";
+import { UUID } from "../../shared/lib/uuid";
+import { rpc } from "../../shared/platform/db/rpc";
 import type { ErrorCode } from "../../shared/platform/errors";
 import {
   createEndpoint,
@@ -24,7 +25,7 @@ import {
   rotateEndpointSecret,
 } from "../../shared/webhooks/endpoints";
 import { localSecrets } from "../local/secrets";
-import { type CommandGroup, choiceFlag, type Flags, requireFlag, UUID, usage, withDatabase } from "./args";
+import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const environments = ["test", "live"] as const;
 

@@ -1,7 +1,8 @@
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
-import { DIST_DIR, FUNCTIONS_DIR, functionNames, ROOT } from "./functions";
+import { functionNames } from "../../shared/platform/registry";
+import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
 
@@ -42,7 +43,7 @@ async function bundle(entry: string, outfile: string): Promise<void> {
 }
 
 /** Builds every function into its own bundle (`<outDir>/functions/<name>.js`) plus the local router. */
-export async function buildAll(names = functionNames(), outDir = DIST_DIR): Promise<BundleInfo[]> {
+export async function buildAll(names: readonly string[] = functionNames, outDir = DIST_DIR): Promise<BundleInfo[]> {
   const bundles = await Promise.all(
     names.map(async (name) => {
       const path = join(outDir, "functions", `${name}.js`);

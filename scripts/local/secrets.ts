@@ -1,18 +1,9 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { type ServiceSecret, serviceSecrets } from "../../shared/platform/config";
 
-/** Secrets the functions need; generated for local runs when the environment does not set them. */
-export const secretNames = [
-  "SUBJECT_REF_SECRET",
-  "TEMPLATE_PROTECTION_KEY",
-  "SIGNING_KEYS_JWK",
-  "SERVICE_ROLE_KEY",
-  "WEBHOOK_SECRET_KEY",
-] as const;
-export type SecretName = (typeof secretNames)[number];
-
-function generate(name: SecretName): string {
+function generate(name: ServiceSecret): string {
   switch (name) {
     case "SIGNING_KEYS_JWK": {
       const { privateKey } = generateKeyPairSync("ed25519");
@@ -31,11 +22,11 @@ function generate(name: SecretName): string {
  * given) or generated and written there with mode 0600, so a persisted embedded database keeps
  * working across restarts (subject_refs and protected templates depend on these keys).
  */
-export function localSecrets(env: Record<string, string | undefined>, file?: string): Record<SecretName, string> {
-  const stored: Partial<Record<SecretName, string>> = file && existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+export function localSecrets(env: Record<string, string | undefined>, file?: string): Record<ServiceSecret, string> {
+  const stored: Partial<Record<ServiceSecret, string>> = file && existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   let changed = false;
-  const secrets = {} as Record<SecretName, string>;
-  for (const name of secretNames) {
+  const secrets = {} as Record<ServiceSecret, string>;
+  for (const name of serviceSecrets) {
     const value = env[name] ?? stored[name];
     if (value) secrets[name] = value;
     else {

@@ -1,11 +1,13 @@
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Miniflare, type WorkerOptions } from "miniflare";
+import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
+import { cronsOf, type FunctionName, functionNames } from "../../shared/platform/registry";
 import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
 import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
-import { cronSchedules, DIST_DIR, passedBindings } from "./functions";
+import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
 import { startPooler } from "./pooler";
 import { localSecrets } from "./secrets";
@@ -74,7 +76,7 @@ export async function startServer({
   const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
   const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
   const bindings: Record<string, string> = {};
-  for (const name of passedBindings) if (merged[name] !== undefined) bindings[name] = merged[name]!;
+  for (const name of bindingNames) if (merged[name] !== undefined) bindings[name] = merged[name]!;
   bindings.DATABASE_URL = pooler?.url ?? databaseUrl;
 
   const workers: WorkerOptions[] = [
@@ -111,10 +113,10 @@ export async function startServer({
     const worker = (await miniflare.getWorker(name)) as unknown as {
       scheduled(options: { cron: string; scheduledTime?: Date }): Promise<unknown>;
     };
-    for (const cron of cronSchedules[name] ?? []) await worker.scheduled({ cron, ...(scheduledTime ? { scheduledTime } : {}) });
+    for (const cron of cronsOf(name as FunctionName)) await worker.scheduled({ cron, ...(scheduledTime ? { scheduledTime } : {}) });
   };
-  const timers = Object.keys(cronSchedules)
-    .filter((name) => env.CRON_TIMER !== "0" && bundles.some((b) => b.name === name))
+  const timers = functionNames
+    .filter((name) => cronsOf(name).length > 0 && env.CRON_TIMER !== "0" && bundles.some((b) => b.name === name))
     .map((name) => setInterval(() => triggerCron(name).catch((error) => log(`cron ${name} failed: ${error}`)), 60_000));
 
   return {

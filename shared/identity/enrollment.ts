@@ -1,24 +1,61 @@
-import type { PresenceBaseline, PresenceDescriptor } from "../engine";
+/**
+ * process-biovital-enrollment (spec 4.3): creates the identity from a live capture, or recognises
+ * an already-enrolled face, and mints the device's first-party session. Consent is checked before
+ * any biometric data is looked at.
+ */
+import * as v from "valibot";
+import { baselineFromResult } from "../engine";
 import { sha256Hex } from "../lib/crypto";
-import type { AppContext } from "../platform/app";
-import { requireSecret } from "../platform/config";
-import { rpc } from "../platform/db/client";
+import type { KeySet } from "../lib/signing";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
-import { FACE_MATCH_GATE } from "./presence";
+import type { Tenant } from "../platform/principal";
+import { coded, jsonObject, requiredAs } from "../platform/validation";
+import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import type { ForcedScenario } from "./scenario";
 import { mintSession } from "./sessions";
 import { subjectRef } from "./subject-ref";
-import { bestMatch, protectorFor, templateStoreDb } from "./template-store";
+import { bestMatch, type Templates } from "./template-store";
 
-export interface Consent {
-  version: string;
-  retention_days: number;
+/**
+ * The body. Precedence of its codes: consent missing, not an object or `accepted: false` is `403
+ * CONSENT_REQUIRED`; no face_template `422 FACE_TEMPLATE_REQUIRED`; anything else `400 INVALID_INPUT`.
+ */
+export const enrollmentSchema = v.pipe(
+  jsonObject,
+  v.strictObject({
+    consent: requiredAs(
+      "CONSENT_REQUIRED",
+      v.strictObject(
+        {
+          accepted: v.optional(v.literal(true, coded("CONSENT_REQUIRED"))),
+          version: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64)),
+          retention_days: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)),
+        },
+        coded("CONSENT_REQUIRED"),
+      ),
+    ),
+    face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown()),
+    capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
+  }),
+);
+
+export type EnrollmentBody = v.InferOutput<typeof enrollmentSchema>;
+
+/** What enrollment needs besides the request: the templates and the keys for pseudonyms and sessions. */
+export interface EnrollmentKeys {
+  templates: Templates;
+  subjectRefSecret: string;
+  /** The signing keys, read when the session is minted (unusable keys are `500 SESSION_MINT_FAILED`). */
+  signing: () => Promise<KeySet>;
 }
 
 export interface Enrollment {
-  subjectRef: string;
-  sessionToken: string;
-  sessionTokenHash: string;
-  created: boolean;
+  subject_ref: string;
+  session_token: string;
+  session_token_hash: string;
+  consent: { version: string; retention_days: number };
 }
 
 /** A concurrent enrollment of the same face is resolved by searching again; this bounds the retries. */
@@ -27,44 +64,49 @@ const ENROLL_ATTEMPTS = 3;
 /**
  * Enrols a live descriptor: recognises the face among this environment's protected templates, or
  * mints a new user_id; then one RPC writes identity, template, consent, subject_ref and session.
- * The template store being unreachable is `500 TEMPLATE_STORE_FAILED`; any other failure of the
- * write is `500 IDENTITY_CREATE_FAILED` unless the database named the failing stage itself.
+ * `presentedSessionToken` is the device's current session, if any (a session already present is
+ * `409 SESSION_PRESENT`). The template store being unreachable is `500 TEMPLATE_STORE_FAILED`; any
+ * other failure of the write is `500 IDENTITY_CREATE_FAILED` unless the database named the stage.
  */
-export async function enrol(
-  c: AppContext,
-  descriptor: PresenceDescriptor,
-  baseline: PresenceBaseline | null,
-  consent: Consent,
+export async function enrolPerson(
+  deps: Deps,
+  keys: EnrollmentKeys,
+  tenant: Tenant,
+  body: EnrollmentBody,
+  options: { scenario: ForcedScenario | null; presentedSessionToken: string | undefined },
 ): Promise<Enrollment> {
-  const principal = c.var.principal!;
-  const protector = await protectorFor(c);
-  const embedding = protector.protect(descriptor.face.embedding);
-  const presented = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
+  const judgement = judge(descriptor, deps.now, null, options.scenario);
+  if (!judgement.livenessPassed) throw new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: judgement.refusal });
+  if (options.scenario === "duplicate_enroll") throw new ApiError("IDENTITY_UNREACHABLE", { reason: "duplicate_enroll" });
 
+  const consent = { version: body.consent.version, retention_days: body.consent.retention_days };
+  const embedding = keys.templates.protector.protect(descriptor.face.embedding);
+  const presentedSessionHash = options.presentedSessionToken ? await sha256Hex(options.presentedSessionToken) : undefined;
   for (let attempt = 1; ; attempt++) {
-    const match = await bestMatch(c, principal.environment, protector, embedding).catch(storeFailure);
+    const match = await bestMatch(keys.templates, tenant.environment, embedding).catch(storeFailure);
     const existing = match !== null && match.similarity >= FACE_MATCH_GATE;
     const identityId = existing ? match.identity_id : crypto.randomUUID();
-    const ref = await subjectRef(requireSecret(c.var.config, "SUBJECT_REF_SECRET"), identityId, principal.merchantId);
-    const session = await mintSession(c, identityId);
+    const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
+    const session = await mintSession(keys.signing, identityId, tenant, deps.now);
     try {
-      const result = await rpc<{ created: boolean }>(templateStoreDb(c), "identity_enroll", {
-        environment: principal.environment,
-        merchant_id: principal.merchantId,
-        now: c.var.now.toISOString(),
+      await rpc(keys.templates.store, "identity_enroll", {
+        environment: tenant.environment,
+        merchant_id: tenant.merchantId,
+        now: deps.now.toISOString(),
         capture_nonce: descriptor.capture_nonce,
         identity_id: identityId,
         existing,
         subject_ref: ref,
-        key_id: protector.keyId,
+        key_id: keys.templates.protector.keyId,
         embedding,
         match_threshold: FACE_MATCH_GATE,
         consent,
         session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },
-        baseline,
-        ...(presented ? { presented_session_hash: await sha256Hex(presented) } : {}),
+        baseline: baselineFromResult(judgement.result),
+        ...(presentedSessionHash ? { presented_session_hash: presentedSessionHash } : {}),
       });
-      return { subjectRef: ref, sessionToken: session.token, sessionTokenHash: session.tokenHash, created: result.created };
+      return { subject_ref: ref, session_token: session.token, session_token_hash: session.tokenHash, consent };
     } catch (error) {
       if (error instanceof ApiError && error.code === "ENROLLMENT_RACE" && attempt < ENROLL_ATTEMPTS) continue;
       storeFailure(error);

@@ -1,36 +1,26 @@
-import type { Environment } from "../platform/api-keys";
-import type { AppContext } from "../platform/app";
-import { requireSecret } from "../platform/config";
-import { rpc } from "../platform/db/client";
-import { type TemplateProtector, templateProtector } from "./template-protection";
+import type { TemplateProtector } from "../lib/template-protection";
+import type { Sql } from "../platform/db/client";
+import { rpc, type TemplateMatch } from "../platform/db/rpc";
+import type { Environment } from "../platform/principal";
 
-export interface TemplateMatch {
-  identity_id: string;
-  similarity: number;
-  /** False when the identity was erased: found, but never to be attached to anything. */
-  reachable: boolean;
-}
-
-/** The protector for this deployment's TEMPLATE_PROTECTION_KEY. */
-export function protectorFor(c: AppContext): Promise<TemplateProtector> {
-  return templateProtector(requireSecret(c.var.config, "TEMPLATE_PROTECTION_KEY"));
-}
-
-/** The template store's connection: TEMPLATE_STORE_URL, by default the main database. */
-export function templateStoreDb(c: AppContext) {
-  return c.var.db(c.var.config.TEMPLATE_STORE_URL ?? c.var.config.DATABASE_URL);
+/**
+ * Where protected templates live and the key that protects them: the template store's connection
+ * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector.
+ */
+export interface Templates {
+  store: Sql;
+  protector: TemplateProtector;
 }
 
 /** The best stored match for a protected embedding in one environment (HNSW where available). */
 export async function bestMatch(
-  c: AppContext,
+  templates: Templates,
   environment: Environment,
-  protector: TemplateProtector,
   protectedEmbedding: number[],
 ): Promise<TemplateMatch | null> {
-  const matches = await rpc<TemplateMatch[]>(templateStoreDb(c), "face_template_search", {
+  const matches = await rpc(templates.store, "face_template_search", {
     environment,
-    key_id: protector.keyId,
+    key_id: templates.protector.keyId,
     embedding: protectedEmbedding,
     limit: 1,
   });

@@ -1,75 +1,108 @@
+/**
+ * mandate-check and mandate-consume (spec 4.8, 4.9): the body both share, and the two decisions.
+ * Each decision is one round trip: the RPC authenticates the caller's key, claims the replay nonce
+ * and decides (consume under the mandate's row lock, debiting once per Idempotency-Key).
+ */
 import * as v from "valibot";
 import { sha256Hex } from "../lib/crypto";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
-import type { AppContext } from "../platform/app";
-import { rpc } from "../platform/db/client";
-import { ApiError } from "../platform/errors";
-import { parseWith, readJson } from "../platform/validation";
+import { authenticate, type Credential, credentialParam, replayParam } from "../platform/authenticate";
+import type { DecisionInput } from "../platform/db/rpc";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import type { ReplayClaim } from "../platform/replay-guard";
+import { coded } from "../platform/validation";
 import { mandateUuid } from "./ids";
-import { answer, type Decision, refusal } from "./refusals";
+import { answer, refusal } from "./refusals";
 import { isScope } from "./scopes";
 
 const contextField = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)));
 
-/** The request body shared by mandate-check and mandate-consume (spec 4.8). */
-export const decisionSchema = v.strictObject({
-  mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-  scope: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-  amount: v.optional(v.number()),
-  currency: v.optional(currencySchema),
-  action_ref: v.optional(v.pipe(v.string(), v.maxLength(200))),
-  context: v.optional(v.strictObject({ merchant: contextField, category: contextField, country: contextField })),
-});
+/** The context of an act, matched against the mandate's allowlists. */
+export const contextSchema = v.optional(v.strictObject({ merchant: contextField, category: contextField, country: contextField }));
 
-export interface DecisionRequest {
-  raw: string;
-  params: Record<string, unknown>;
-  /** A refusal decided before the database, already in the answer shape. */
-  early: Record<string, unknown> | null;
+/**
+ * The request body shared by mandate-check and mandate-consume (spec 4.8): money is an integer
+ * minor unit (`400 AMOUNT_INVALID`), and an amount needs its currency.
+ */
+export const decisionSchema = v.pipe(
+  v.strictObject({
+    mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+    scope: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+    amount: v.optional(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID"))),
+    currency: v.optional(currencySchema),
+    action_ref: v.optional(v.pipe(v.string(), v.maxLength(200))),
+    context: contextSchema,
+  }),
+  v.forward(
+    v.partialCheck(
+      [["amount"], ["currency"]],
+      (input) => input.amount === undefined || input.currency !== undefined,
+      "currency is required",
+    ),
+    ["currency"],
+  ),
+);
+
+export type DecisionBody = v.InferOutput<typeof decisionSchema>;
+
+/** The caller as the decision's RPC authenticates it: the presented key and the replay claim. */
+export interface Caller {
+  credential: Credential;
+  replay: ReplayClaim | null;
 }
 
 /**
- * Reads and validates a check/consume body: money is an integer minor unit (`400 AMOUNT_INVALID`),
- * an amount needs its currency; a scope outside the vocabulary is refused as `unknown_scope` (200).
+ * The decision's inputs, or the refusal decided before the database: a mandate id that cannot be
+ * one is `mandate_not_found`, a scope outside the vocabulary `unknown_scope` (both 200). Such a
+ * request is still authenticated (and its nonce claimed) before it is answered.
  */
-export async function decisionRequest(c: AppContext): Promise<DecisionRequest> {
-  const body = await readJson(c);
-  const record = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
-  if ("amount" in record && !isMinorUnitAmount(record.amount)) throw new ApiError("AMOUNT_INVALID");
-  const input = parseWith(decisionSchema, body);
-  if (input.amount !== undefined && input.currency === undefined) throw new ApiError("INVALID_INPUT", { fields: ["currency"] });
-  const mandateId = mandateUuid(input.mandate_id);
-  const principal = c.var.principal!;
-  const params = {
-    ...input,
-    mandate_id: mandateId,
-    merchant_id: principal.merchantId,
-    environment: principal.environment,
-    now: c.var.now.toISOString(),
-  };
-  const early = !mandateId
-    ? refusal("mandate_not_found", c.var.locale)
-    : !isScope(input.scope)
-      ? refusal("unknown_scope", c.var.locale)
-      : null;
-  return { raw: JSON.stringify(body), params, early };
+async function decisionInput(
+  deps: Deps,
+  caller: Caller,
+  body: DecisionBody,
+): Promise<{ input: DecisionInput } | { refused: Record<string, unknown> }> {
+  const mandateId = mandateUuid(body.mandate_id);
+  const early = !mandateId ? "mandate_not_found" : !isScope(body.scope) ? "unknown_scope" : null;
+  if (!early) return { input: { ...body, mandate_id: mandateId! } };
+  await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
+  return { refused: refusal(early, deps.locale) };
 }
 
-/** mandate-check: the advisory decision, read-only. */
-export async function checkDecision(c: AppContext, request: DecisionRequest) {
-  if (request.early) return request.early;
-  return answer(await rpc<Decision>(c.var.db(), "mandate_check", request.params), c.var.locale);
-}
-
-export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{8,200}$/;
-
-/** mandate-consume: the authoritative decision under the mandate's row lock, debiting once per key. */
-export async function consumeDecision(c: AppContext, request: DecisionRequest, idempotencyKey: string) {
-  if (request.early) return request.early;
-  const decision = await rpc<Decision>(c.var.db(), "mandate_consume", {
-    ...request.params,
-    idempotency_key: idempotencyKey,
-    request_hash: await sha256Hex(request.raw),
+/** mandate-check: the advisory decision, read-only (a false positive is possible under concurrency). */
+export async function checkMandate(deps: Deps, caller: Caller, body: DecisionBody): Promise<Record<string, unknown>> {
+  const decided = await decisionInput(deps, caller, body);
+  if ("refused" in decided) return decided.refused;
+  const decision = await rpc(deps.sql, "mandate_check_request", {
+    credential: credentialParam(caller.credential),
+    ...replayParam(caller.replay, deps.now),
+    decision: decided.input,
   });
-  return answer(decision, c.var.locale);
+  return answer(decision, deps.locale);
+}
+
+/**
+ * mandate-consume: the authoritative decision under the mandate's row lock, debiting once per
+ * Idempotency-Key (a replay answers the first decision). Without a well-formed key the answer is
+ * the refusal `idempotency_key_required`. `rawBody` is the body as sent: the same key with another
+ * body is `422 IDEMPOTENCY_KEY_REUSED`.
+ */
+export async function consumeMandate(
+  deps: Deps,
+  caller: Caller,
+  body: DecisionBody,
+  idempotency: { key: string | null | undefined; rawBody: string },
+): Promise<Record<string, unknown>> {
+  if (!idempotency.key) {
+    await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
+    return refusal("idempotency_key_required", deps.locale);
+  }
+  const decided = await decisionInput(deps, caller, body);
+  if ("refused" in decided) return decided.refused;
+  const decision = await rpc(deps.sql, "mandate_consume_request", {
+    credential: credentialParam(caller.credential),
+    ...replayParam(caller.replay, deps.now),
+    decision: { ...decided.input, idempotency_key: idempotency.key, request_hash: await sha256Hex(idempotency.rawBody) },
+  });
+  return answer(decision, deps.locale);
 }

@@ -1,9 +1,11 @@
 import * as v from "valibot";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
-import { parseWith } from "../platform/validation";
+import type { Tenant } from "../platform/principal";
 import { mandateUuid } from "./ids";
-import { constraintRequiredScopes, isScope, moneyScopes, type Scope } from "./scopes";
+import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
 const allowlist = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), v.maxLength(100));
 
@@ -37,7 +39,7 @@ export const issueSchema = v.strictObject({
 
 export type IssueInput = v.InferOutput<typeof issueSchema>;
 
-export interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
+interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
   scopes: Scope[];
   ceiling: {
     kind: "amount" | "count" | "both" | "none";
@@ -49,14 +51,45 @@ export interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of">
   step_up_of?: string;
 }
 
+/** Rule 1: a capture older than this is no proof. */
+const PROOF_MAX_AGE_SECONDS = 300;
+
+/**
+ * mandate-issue (spec 4.7): records what a verified person authorises an agent to do, against a
+ * capture of that person at most five minutes old. The assurance level is the capture's; the
+ * mandate is immutable afterwards. Answers the mandate with its scopes' labels in the caller's locale.
+ */
+export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput) {
+  const input = issueRules(body, deps.now);
+  const mandate = await rpc(deps.sql, "mandate_issue", {
+    id: crypto.randomUUID(),
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    granted_by_ref: input.granted_by,
+    granted_to: input.granted_to,
+    granted_to_kind: input.granted_to_kind,
+    agent_display_name: input.agent_display_name,
+    agent_descriptor: input.agent_descriptor,
+    scopes: input.scopes,
+    money_scopes: moneyScopes,
+    constraints: input.constraints ?? {},
+    ceiling: input.ceiling,
+    expires_at: new Date(input.expires_at).toISOString(),
+    step_up_of: input.step_up_of,
+    capture_id: input.proof.capture_id,
+    proof_max_age_seconds: PROOF_MAX_AGE_SECONDS,
+  });
+  return { ...mandate, scope_labels: mandate.scopes.map((scope) => ({ scope, label: scopeLabel(scope as Scope, deps.locale) })) };
+}
+
 /**
  * The numbered rules of spec 4.7 that need no database, in the order a caller fixes them: shape,
  * scopes (exact, closed, no wildcard), constraints for `task`, the ceiling's shape and money rules,
  * the agent fields (absent stays absent; blank or too long is refused), and an expiry in the future.
  * A client-sent period anchor in the ceiling is ignored.
  */
-export function issueRequest(body: unknown, now: Date): IssueRequest {
-  const input = parseWith(issueSchema, body);
+function issueRules(input: IssueInput, now: Date): IssueRequest {
   if (input.scopes.some((scope) => scope.includes("*"))) throw new ApiError("WILDCARD_SCOPE_FORBIDDEN");
   const unknown = input.scopes.filter((scope) => !isScope(scope));
   if (unknown.length) throw new ApiError("UNKNOWN_SCOPE", { scopes: unknown });

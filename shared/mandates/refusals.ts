@@ -1,3 +1,4 @@
+import type { Decision } from "../platform/db/rpc";
 import { type Locale, type MessageKey, translate } from "../platform/i18n";
 
 /**
@@ -41,18 +42,10 @@ export const refusals = {
 
 export type RefusalReason = keyof typeof refusals;
 
-export interface Decision {
-  allowed: boolean;
-  reason?: RefusalReason;
-  remaining?: { amount: number | null; currency: string | null; count: number | null };
-  period_resets_at?: string | null;
-  [field: string]: unknown;
-}
-
 /** The answer shape of spec 4.8: the database's decision with its messages in the caller's locale. */
 export function answer(decision: Decision, locale: Locale): Record<string, unknown> {
   if (decision.allowed) return { ...decision, developer_message: "The action is inside the mandate." };
-  const reason = decision.reason ?? "mandate_not_found";
+  const reason = (decision.reason ?? "mandate_not_found") as RefusalReason;
   const entry = refusals[reason];
   const resets = typeof decision.period_resets_at === "string" ? decision.period_resets_at : "";
   return {

@@ -1,5 +1,7 @@
-import { type Environment, type KeyKind, mintApiKey } from "../platform/api-keys";
-import { rpc, type Sql } from "../platform/db/client";
+import { mintApiKey } from "../platform/api-keys";
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
+import type { Environment, KeyKind } from "../platform/principal";
 
 export interface CreatedMerchant {
   merchant_id: string;
@@ -21,7 +23,7 @@ export function keyHint(key: string): string {
 /** Creates a merchant with one key of each kind and environment; the keys are returned once. */
 export async function createMerchant(sql: Sql, name: string): Promise<CreatedMerchant> {
   const minted = await Promise.all(initialKeys.map((k) => mintApiKey(k.kind, k.environment)));
-  const result = await rpc<{ merchant_id: string }>(sql, "merchant_create", {
+  const result = await rpc(sql, "merchant_create", {
     name,
     keys: initialKeys.map((k, i) => ({
       kind: k.kind,
@@ -37,7 +39,7 @@ export async function createMerchant(sql: Sql, name: string): Promise<CreatedMer
 /** Adds a key to a merchant. */
 export async function createKey(sql: Sql, merchantId: string, kind: KeyKind, environment: Environment) {
   const { key, hash } = await mintApiKey(kind, environment);
-  const { key_id } = await rpc<{ key_id: string }>(sql, "api_key_create", {
+  const { key_id } = await rpc(sql, "api_key_create", {
     merchant_id: merchantId,
     kind,
     environment,

@@ -1,7 +1,5 @@
 import { randomBase62, sha256Hex } from "../lib/crypto";
-
-export type Environment = "test" | "live";
-export type KeyKind = "publishable" | "secret";
+import type { Environment, KeyKind } from "./principal";
 
 const KEY_FORMAT = /^(pk|sk)_(test|live)_[0-9A-Za-z]{32,128}$/;
 const RANDOM_PART_LENGTH = 40;

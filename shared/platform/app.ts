@@ -1,12 +1,13 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
-import type { Principal, ServicePrincipal } from "./auth";
 import { requestClock } from "./clock";
 import { type Bindings, type Config, readConfig } from "./config";
 import { connect, type Sql } from "./db/client";
+import type { Deps } from "./deps";
 import { ApiError, errorCatalogue } from "./errors";
 import { type Locale, negotiateLocale } from "./i18n";
+import type { Principal, ServicePrincipal } from "./principal";
 
 export type AppEnv = {
   Bindings: Bindings;
@@ -22,6 +23,11 @@ export type AppEnv = {
   };
 };
 export type AppContext = Context<AppEnv>;
+
+/** The plain values a domain operation runs with, taken from the request once (shared/platform/deps.ts). */
+export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps {
+  return { sql: vars.db(), now: vars.now, locale: vars.locale };
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 

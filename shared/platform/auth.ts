@@ -1,119 +1,126 @@
+/**
+ * Who is calling, as a Hono middleware per policy (shared/platform/authenticate.ts does the work).
+ * A merchant key is checked in two halves: what needs no database at the edge, and whether it is a
+ * live key of which merchant in the database. That second half is one RPC that also claims the
+ * replay guard's nonce (`request_authenticate`), or, on mandate-check and mandate-consume, part
+ * of the decision's own RPC, so a decision costs one round trip. Revoking a key takes effect on
+ * the next request: nothing about a key is cached.
+ */
 import type { MiddlewareHandler } from "hono";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { verifyUserJwt } from "../lib/signing";
-import { type Environment, type KeyKind, parseApiKey } from "./api-keys";
 import type { AppEnv } from "./app";
-import { rpc } from "./db/client";
+import { authenticate, bearerOf, type Credential, type KeyPolicy, presentedCredential, presentedKey, replayParam } from "./authenticate";
+import type { Queryable } from "./db/client";
+import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
+import { signingKeysOf } from "./keys";
+import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
+import { type ReplayClaim, replayClaim } from "./replay-guard";
 
-export const API_KEY_HEADER = "x-service-api-key";
-
-/** A merchant calling through one of its keys, in one environment. */
-export interface MerchantKeyPrincipal {
-  kind: "merchant_key";
-  merchantId: string;
-  environment: Environment;
-  keyKind: KeyKind;
-  keyId: string;
+interface AuthOptions {
+  /** Applies the replay guard of spec 4.1 (x-service-timestamp and x-service-nonce) in the same round trip. */
+  replay?: boolean;
 }
 
-/** A person calling from a first-party app with the session JWT minted at enrollment. */
-export interface UserPrincipal {
-  kind: "user";
-  /** The merchant through which the session was minted; scopes the person's requests. */
-  merchantId: string;
-  environment: Environment;
-  identityId: string;
-  sessionTokenHash: string;
-}
-
-/** The service's own servers (SERVICE_ROLE_KEY): not scoped to a merchant. */
-export interface ServicePrincipal {
-  kind: "service";
-}
-
-/** Who is calling. Merchant and user principals are scoped to one merchant and one environment. */
-export type Principal = MerchantKeyPrincipal | UserPrincipal;
-
-/**
- * Which keys an endpoint accepts (spec section 5):
- * - `secret`: server endpoints; a publishable key is `401 AUTH_REQUIRED`.
- * - `publishable`: browser endpoints; publishable or secret keys.
- * - `anonymous`: a key is optional; without one the principal is null.
- */
-export type KeyPolicy = "secret" | "publishable" | "anonymous";
-
-interface KeyRow {
-  key_id: string;
-  merchant_id: string;
-  key_hash: string;
-}
-
-/** The presented key: `x-service-api-key`, else the configured legacy header (the first one wins). */
-export function presentedKey(headers: Headers, legacyHeader: string): string | null {
-  return headers.get(API_KEY_HEADER) ?? headers.get(legacyHeader);
+/** The replay claim of the request, or the error it earns; errors wait until the caller is authenticated. */
+function replayOf(headers: Headers, now: Date): { claim: ReplayClaim | null; error: unknown } {
+  try {
+    return { claim: replayClaim(headers, now), error: null };
+  } catch (error) {
+    return { claim: null, error };
+  }
 }
 
 /**
- * Authenticates the merchant key and sets `principal`. Every later read and write is scoped by
- * the principal's merchant and environment.
+ * Authenticates the merchant key and sets `principal`; every later read and write is scoped by the
+ * principal's merchant and environment. With `replay`, the nonce is claimed in the same call.
+ * Errors keep their order: the key's, then the replay headers', then the nonce's.
  *
- * @example app.post("/", apiKeyAuth("secret"), handler)
+ * @example app.post("/", apiKeyAuth("secret", { replay: true }), handler)
  */
-export function apiKeyAuth(policy: KeyPolicy): MiddlewareHandler<AppEnv> {
+export function apiKeyAuth(policy: "secret" | "publishable", options?: AuthOptions): MiddlewareHandler<AppEnv & KeyAuthenticated>;
+export function apiKeyAuth(policy: "anonymous"): MiddlewareHandler<AppEnv>;
+// biome-ignore lint/suspicious/noExplicitAny: the overloads above type each policy's principal
+export function apiKeyAuth(policy: KeyPolicy, { replay = false }: AuthOptions = {}): MiddlewareHandler<any> {
   return async function authenticateApiKey(c, next) {
-    const key = presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER);
-    if (!key) {
-      if (policy === "anonymous") return next();
-      throw new ApiError("API_KEY_REQUIRED");
-    }
-    const parsed = parseApiKey(key);
-    if (!parsed) throw new ApiError("INVALID_API_KEY");
-    if (policy === "secret" && parsed.kind === "publishable") throw new ApiError("AUTH_REQUIRED");
-    const hash = await sha256Hex(key);
-    const row = await rpc<KeyRow | null>(c.var.db(), "api_key_authenticate", {
-      key_hash: hash,
-      kind: parsed.kind,
-      environment: parsed.environment,
-    });
-    if (!row || !timingSafeEqual(row.key_hash, hash)) throw new ApiError("INVALID_API_KEY");
-    c.set("principal", {
-      kind: "merchant_key",
-      merchantId: row.merchant_id,
-      environment: parsed.environment,
-      keyKind: parsed.kind,
-      keyId: row.key_id,
-    });
+    const credential = await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy);
+    if (!credential) return next();
+    const guard = replay ? replayOf(c.req.raw.headers, c.var.now) : { claim: null, error: null };
+    c.set("principal", await authenticate(c.var.db(), credential, guard.claim, c.var.now));
+    if (guard.error) throw guard.error;
     return next();
   };
 }
 
 /**
- * Server endpoints that also accept a first-party user JWT (spec 5.3): `Authorization: Bearer
- * <session JWT>` when no API key is presented; otherwise the secret-key policy applies.
- * The JWT's `sub` is the identity, `mid` the merchant and `env` the environment it was minted for.
- *
- * @example app.post("/", secretKeyOrUserAuth(), handler)
+ * For the endpoints whose domain operation authenticates inside its own RPC (mandate-check and
+ * mandate-consume): checks what needs no database and sets `credential` and `replay`; the
+ * operation then authenticates, claims the nonce and decides in one round trip. When the request
+ * fails before that call (a replay header or the body is malformed), the key is authenticated
+ * first, so a bad key is still answered as such before anything else.
  */
-export function secretKeyOrUserAuth(): MiddlewareHandler<AppEnv> {
-  const keyAuth = apiKeyAuth("secret");
+export function apiKeyAuthInOperation(policy: "secret"): MiddlewareHandler<AppEnv & CredentialPresented> {
+  return async function presentApiKey(c, next) {
+    const credential = (await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy))!;
+    const guard = replayOf(c.req.raw.headers, c.var.now);
+    if (guard.error) {
+      await authenticate(c.var.db(), credential, null, c.var.now);
+      throw guard.error;
+    }
+    c.set("credential", credential);
+    c.set("replay", guard.claim);
+    try {
+      await next();
+    } catch (error) {
+      if (error instanceof ApiError && !AUTHENTICATION_CODES.has(error.code)) {
+        await authenticate(c.var.db(), credential, guard.claim, c.var.now);
+      }
+      throw error;
+    }
+  };
+}
+
+/** Errors that the authenticating call itself answers with; the others come after it. */
+const AUTHENTICATION_CODES = new Set(["INVALID_API_KEY", "NONCE_REUSED", "DATABASE_UNAVAILABLE"]);
+
+/**
+ * Server endpoints that also accept a first-party user JWT (spec 5.3): `Authorization: Bearer
+ * <session JWT>` when no API key is presented; otherwise the secret-key policy applies. The JWT's
+ * `sub` is the identity, `mid` the merchant and `env` the environment it was minted for. With
+ * `replay`, the nonce is claimed for that merchant in one round trip.
+ *
+ * @example app.post("/", secretKeyOrUserAuth({ replay: true }), handler)
+ */
+export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandler<AppEnv & Authenticated> {
+  const keyAuth = apiKeyAuth("secret", options);
   return async function authenticateKeyOrUser(c, next) {
-    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
-    if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) return keyAuth(c, next);
-    const claims = await verifyUserJwt(c.var.config, bearer, c.var.now);
+    const bearer = bearerOf(c.req.header("authorization"));
+    if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) return keyAuth(c as never, next);
+    const claims = await verifyUserJwt(await signingKeysOf(c.var.config), bearer, c.var.now);
     const environment = claims?.env;
     if (!claims?.sub || typeof claims.mid !== "string" || (environment !== "test" && environment !== "live")) {
       throw new ApiError("INVALID_USER_TOKEN");
     }
-    c.set("principal", {
+    const principal: UserPrincipal = {
       kind: "user",
       merchantId: claims.mid,
       environment,
       identityId: claims.sub,
       sessionTokenHash: await sha256Hex(bearer),
-    });
+    };
+    if (options.replay) await claimNonce(c.var.db(), principal, replayClaim(c.req.raw.headers, c.var.now), c.var.now);
+    c.set("principal", principal);
     return next();
   };
+}
+
+/** Claims the replay nonce for an already authenticated tenant (`409 NONCE_REUSED` when used). */
+async function claimNonce(sql: Queryable, tenant: Tenant, replay: ReplayClaim, now: Date): Promise<void> {
+  await rpc(sql, "request_authenticate", {
+    tenant: { merchant_id: tenant.merchantId, environment: tenant.environment },
+    ...replayParam(replay, now),
+  });
 }
 
 /**
@@ -122,14 +129,21 @@ export function secretKeyOrUserAuth(): MiddlewareHandler<AppEnv> {
  *
  * @example app.post("/", serviceRoleOr(secretKeyOrUserAuth()), handler)
  */
-export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv & Authenticated>): MiddlewareHandler<AppEnv> {
   return async function authenticateServiceRole(c, next) {
-    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const bearer = bearerOf(c.req.header("authorization"));
     const serviceKey = c.var.config.SERVICE_ROLE_KEY;
     if (bearer && serviceKey && bearer.startsWith("svc_") && timingSafeEqual(bearer, serviceKey)) {
       c.set("servicePrincipal", { kind: "service" });
       return next();
     }
-    return fallback(c, next);
+    return fallback(c as never, next);
   };
 }
+
+/** A route whose middleware authenticated a merchant key. */
+export type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
+/** A route whose middleware authenticated a merchant key or a first-party user. */
+export type Authenticated = { Variables: { principal: Principal } };
+/** A route whose operation authenticates the presented key itself (apiKeyAuthInOperation). */
+export type CredentialPresented = { Variables: { credential: Credential; replay: ReplayClaim | null } };

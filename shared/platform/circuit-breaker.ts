@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app";
-import { rpc } from "./db/client";
+import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 
 export interface BreakerPolicy {
@@ -29,7 +29,7 @@ export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEF
   return async function guardWithCircuitBreaker(c, next) {
     const environment = c.var.principal?.environment ?? "live";
     const scope = { deployment: c.var.config.DEPLOYMENT_ID, function_name: functionName, environment, now: c.var.now.toISOString() };
-    const state = await rpc<{ open: boolean; retry_after_seconds: number }>(c.var.db(), "circuit_breaker_state", scope);
+    const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
     if (state.open) {
       c.header("retry-after", String(state.retry_after_seconds));
       throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });

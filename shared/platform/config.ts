@@ -43,16 +43,23 @@ const configSchema = v.object({
 });
 
 export type Config = v.InferOutput<typeof configSchema>;
+
+/** Every binding a function worker receives (those that are set): the keys of the schema above. */
+export const bindingNames = Object.keys(configSchema.entries) as (keyof Config)[];
+
+/**
+ * The service's own key material: set per Worker with `wrangler secret put` when deployed,
+ * generated once into .data/secrets.json for local runs (scripts/local/secrets.ts).
+ */
+export const serviceSecrets = [
+  "SUBJECT_REF_SECRET",
+  "TEMPLATE_PROTECTION_KEY",
+  "SIGNING_KEYS_JWK",
+  "SERVICE_ROLE_KEY",
+  "WEBHOOK_SECRET_KEY",
+] as const;
+export type ServiceSecret = (typeof serviceSecrets)[number];
 export type Bindings = v.InferInput<typeof configSchema> & Record<string, unknown>;
-
-type SecretName = "SUBJECT_REF_SECRET" | "TEMPLATE_PROTECTION_KEY" | "SIGNING_KEYS_JWK" | "SERVICE_ROLE_KEY" | "WEBHOOK_SECRET_KEY";
-
-/** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
-export function requireSecret(config: Config, name: SecretName): string {
-  const value = config[name];
-  if (!value) throw new Error(`missing secret binding ${name}`);
-  return value;
-}
 
 const parsed = new WeakMap<object, Config>();
 

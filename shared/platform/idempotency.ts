@@ -1,7 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { sha256Hex } from "../lib/crypto";
 import type { AppEnv } from "./app";
-import { rpc } from "./db/client";
+import type { Authenticated } from "./auth";
+import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -9,11 +10,15 @@ export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 const LEASE_SECONDS = 60;
 const KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
 
-type Begin =
-  | { outcome: "started" }
-  | { outcome: "in_flight" }
-  | { outcome: "mismatch" }
-  | { outcome: "replay"; status: number; body: unknown };
+/**
+ * The request's Idempotency-Key: undefined when absent, null when present but not 8 to 200
+ * printable characters. Every function reads the header through here.
+ */
+export function idempotencyKeyOf(headers: Headers): string | null | undefined {
+  const key = headers.get("idempotency-key");
+  if (key === null) return undefined;
+  return KEY_FORMAT.test(key) ? key : null;
+}
 
 /**
  * The Idempotency-Key store (Postgres), keyed by merchant, environment, function and key. Same key
@@ -21,17 +26,16 @@ type Begin =
  * running is `409 IDEMPOTENCY_IN_FLIGHT`; a different body is `422 IDEMPOTENCY_KEY_REUSED`; a 5xx
  * is never stored. Without the header the request simply runs (the key is optional by default).
  *
- * @example app.post("/", apiKeyAuth("secret"), replayGuard(), idempotency("process-biovital-transaction"), handler)
+ * @example app.post("/", apiKeyAuth("secret", { replay: true }), idempotency("process-biovital-transaction"), handler)
  */
-export function idempotency(functionName: string): MiddlewareHandler<AppEnv> {
+export function idempotency(functionName: string): MiddlewareHandler<AppEnv & Authenticated> {
   return async function applyIdempotency(c, next) {
-    const key = c.req.header("idempotency-key");
+    const key = idempotencyKeyOf(c.req.raw.headers);
     if (key === undefined) return next();
-    if (!KEY_FORMAT.test(key)) throw new ApiError("IDEMPOTENCY_KEY_INVALID");
+    if (key === null) throw new ApiError("IDEMPOTENCY_KEY_INVALID");
     const principal = c.var.principal;
-    if (!principal) throw new Error("idempotency needs an authenticated principal");
     const scope = { merchant_id: principal.merchantId, environment: principal.environment, function_name: functionName, key };
-    const begin = await rpc<Begin>(c.var.db(), "idempotency_begin", {
+    const begin = await rpc(c.var.db(), "idempotency_begin", {
       ...scope,
       request_hash: await sha256Hex(await c.req.raw.clone().text()),
       now: c.var.now.toISOString(),

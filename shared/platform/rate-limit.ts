@@ -1,6 +1,7 @@
 import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
-import type { AppContext } from "./app";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./app";
 import type { Config } from "./config";
 import { ApiError } from "./errors";
 
@@ -84,22 +85,32 @@ export function rateLimiterFor(config: Config): RateLimiter {
   return limiter;
 }
 
+/** The limit a request counts against, and whose budget it spends; null when none applies. */
+export type LimitOf<E extends AppEnv> = (c: Context<E>) => { rule: RateLimitRule; identifier: string } | null;
+
 /**
- * Counts one request against `rule` for `identifier`; over the limit it raises `429 RATE_LIMITED`
- * with `Retry-After` (seconds).
+ * Counts one request against the limit `limitOf` picks for it; over the limit it answers `429
+ * RATE_LIMITED` with `Retry-After` (seconds). Placed after authentication (and after input where
+ * the limit depends on it).
  *
- * @example await enforceRateLimit(c, { name: "alias-check-key", limit: 120, windowSeconds: 60 }, merchantId);
+ * @example app.post("/", apiKeyAuth("secret"), rateLimit((c) => ({ rule: CHECK_LIMIT, identifier: c.var.principal.merchantId })), handler)
  */
-export async function enforceRateLimit(c: AppContext, rule: RateLimitRule, identifier: string): Promise<void> {
-  const decision = await rateLimiterFor(c.var.config).limit(rule, identifier);
-  if (!decision.success) {
-    const retryAfter = Math.max(1, Math.ceil((decision.reset - Date.now()) / 1000));
-    c.header("retry-after", String(retryAfter));
-    throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
-  }
+export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>): MiddlewareHandler<E> {
+  return async function enforceRateLimit(c, next) {
+    const limit = limitOf(c);
+    if (limit) {
+      const decision = await rateLimiterFor(c.var.config).limit(limit.rule, limit.identifier);
+      if (!decision.success) {
+        const retryAfter = Math.max(1, Math.ceil((decision.reset - Date.now()) / 1000));
+        c.header("retry-after", String(retryAfter));
+        throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
+      }
+    }
+    return next();
+  };
 }
 
 /** The caller's IP as the edge reports it (CF-Connecting-IP at Cloudflare, the router locally). */
-export function clientIp(c: AppContext): string {
+export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? "unknown";
 }

@@ -1,6 +1,10 @@
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./app";
-import { rpc } from "./db/client";
+/**
+ * The replay guard of spec 4.1: `x-service-timestamp` (epoch seconds) within ±300 s of the server
+ * clock and `x-service-nonce` never seen before for this merchant and environment inside that
+ * window. This module checks the headers; the database claims the nonce atomically (primary key)
+ * in the same call that authenticates the caller (shared/platform/auth.ts), so two racing copies
+ * of one request cannot both pass.
+ */
 import { ApiError } from "./errors";
 
 /** How far x-service-timestamp may be from the server clock, either way. */
@@ -8,32 +12,21 @@ export const REPLAY_WINDOW_SECONDS = 300;
 const NONCE = /^[A-Za-z0-9._~-]{8,128}$/;
 const EPOCH_SECONDS = /^\d{1,12}$/;
 
+/** A nonce to claim, valid for the window around the request's instant. */
+export interface ReplayClaim {
+  nonce: string;
+  windowSeconds: number;
+}
+
 /**
- * The replay guard of spec 4.1: `x-service-timestamp` (epoch seconds) within ±300 s of the server
- * clock and `x-service-nonce` never seen before for this merchant and environment inside that
- * window. The database claims the nonce atomically (primary key), so two racing copies of one
- * request cannot both pass. Runs after authentication: nonces are per principal.
- *
- * @example app.post("/", apiKeyAuth("secret"), replayGuard(), handler)
+ * The request's replay claim: `400 TIMESTAMP_REQUIRED`, `400 TIMESTAMP_OUT_OF_WINDOW` or `400
+ * NONCE_REQUIRED` when the headers do not make one.
  */
-export function replayGuard(): MiddlewareHandler<AppEnv> {
-  return async function guardAgainstReplay(c, next) {
-    const principal = c.var.principal;
-    if (!principal) throw new Error("replayGuard needs an authenticated principal");
-    const timestamp = c.req.header("x-service-timestamp");
-    if (!timestamp || !EPOCH_SECONDS.test(timestamp)) throw new ApiError("TIMESTAMP_REQUIRED");
-    const skew = Math.abs(Number(timestamp) - c.var.now.getTime() / 1000);
-    if (skew > REPLAY_WINDOW_SECONDS) throw new ApiError("TIMESTAMP_OUT_OF_WINDOW");
-    const nonce = c.req.header("x-service-nonce");
-    if (!nonce || !NONCE.test(nonce)) throw new ApiError("NONCE_REQUIRED");
-    const { fresh } = await rpc<{ fresh: boolean }>(c.var.db(), "replay_guard_claim", {
-      merchant_id: principal.merchantId,
-      environment: principal.environment,
-      nonce,
-      now: c.var.now.toISOString(),
-      window_seconds: REPLAY_WINDOW_SECONDS,
-    });
-    if (!fresh) throw new ApiError("NONCE_REUSED");
-    return next();
-  };
+export function replayClaim(headers: Headers, now: Date): ReplayClaim {
+  const timestamp = headers.get("x-service-timestamp");
+  if (!timestamp || !EPOCH_SECONDS.test(timestamp)) throw new ApiError("TIMESTAMP_REQUIRED");
+  if (Math.abs(Number(timestamp) - now.getTime() / 1000) > REPLAY_WINDOW_SECONDS) throw new ApiError("TIMESTAMP_OUT_OF_WINDOW");
+  const nonce = headers.get("x-service-nonce");
+  if (!nonce || !NONCE.test(nonce)) throw new ApiError("NONCE_REQUIRED");
+  return { nonce, windowSeconds: REPLAY_WINDOW_SECONDS };
 }

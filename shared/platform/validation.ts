@@ -1,51 +1,58 @@
+/**
+ * Validation failures as the API answers them: `400 INVALID_INPUT` with the offending field paths,
+ * or the code a schema names for one of its checks (`coded`), never the validator's raw output.
+ */
 import * as v from "valibot";
-import type { AppContext } from "./app";
-import { ApiError, type ErrorCode } from "./errors";
+import { ApiError, type ErrorCode, errorCatalogue } from "./errors";
 
-const MAX_BODY_BYTES = 256 * 1024;
+const CODE_PREFIX = "code:";
 
 /**
- * The validation hook: valibot issues become `400 INVALID_INPUT` with the list of offending field
- * paths (`fields`), never the validator's raw output.
+ * A validation message that carries its own error code: when a check with this message fails, the
+ * request is answered with that code instead of `INVALID_INPUT`. The first coded failure in
+ * schema order wins.
+ *
+ * @example amount: v.optional(v.custom(isMinorUnitAmount, coded("AMOUNT_INVALID")))
  */
-export function validationFailure(issues: readonly v.BaseIssue<unknown>[], code: ErrorCode = "INVALID_INPUT"): ApiError {
-  const fields = [...new Set(issues.map((issue) => v.getDotPath(issue) ?? "body"))];
-  return new ApiError(code, { fields });
+export function coded(code: ErrorCode): string {
+  return `${CODE_PREFIX}${code}`;
 }
 
-/** Validates `data` against `schema`, throwing the validation hook's error on failure. */
+/** The error for failed validation: the first coded issue's code, else `INVALID_INPUT` with the field paths. */
+export function validationFailure(issues: readonly v.BaseIssue<unknown>[]): ApiError {
+  const code = issues.find((issue) => issue.message.startsWith(CODE_PREFIX))?.message.slice(CODE_PREFIX.length);
+  if (code && code in errorCatalogue) return new ApiError(code as ErrorCode);
+  const fields = [...new Set(issues.map((issue) => v.getDotPath(issue) ?? "body"))];
+  return new ApiError("INVALID_INPUT", { fields });
+}
+
+/**
+ * Validates `data` against `schema`, throwing the validation failure.
+ *
+ * @example const input = parseWith(revokeSchema, body);
+ */
 export function parseWith<S extends v.GenericSchema>(schema: S, data: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, data);
   if (!result.success) throw validationFailure(result.issues);
   return result.output;
 }
 
-/** Reads the body as JSON (size-limited; an empty body is `{}`), without validating it. */
-export async function readJson(c: AppContext): Promise<unknown> {
-  const declared = Number(c.req.header("content-length") ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
-  const text = await c.req.text();
-  if (text.length > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
-  if (text.trim() === "") return {};
-  const type = c.req.header("content-type") ?? "application/json";
-  if (!/^application\/(.+\+)?json\b/i.test(type)) throw new ApiError("UNSUPPORTED_MEDIA_TYPE");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError("INVALID_JSON");
-  }
-}
-
 /**
- * The validated JSON body.
+ * A field whose absence (or null) is answered with `code` instead of `INVALID_INPUT`; present, it
+ * must satisfy `schema`.
  *
- * @example const input = await validJson(c, v.object({ alias: v.string() }));
+ * @example face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown())
  */
-export async function validJson<S extends v.GenericSchema>(c: AppContext, schema: S): Promise<v.InferOutput<S>> {
-  return parseWith(schema, await readJson(c));
+export function requiredAs<S extends v.GenericSchema>(code: ErrorCode, schema: S) {
+  return v.pipe(
+    v.optional(v.unknown(), null),
+    v.check((value) => value !== null && value !== undefined, coded(code)),
+    schema,
+  );
 }
 
-/** The validated query string (each parameter's last value). */
-export function validQuery<S extends v.GenericSchema>(c: AppContext, schema: S): v.InferOutput<S> {
-  return parseWith(schema, c.req.query());
-}
+/** The first item of a body schema's pipe: anything but a JSON object (an array, a string …) is `INVALID_INPUT` on `body`. */
+export const jsonObject = v.custom<Record<string, unknown>>(
+  (body) => typeof body === "object" && body !== null && !Array.isArray(body),
+  "must be a JSON object",
+);

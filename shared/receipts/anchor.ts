@@ -3,7 +3,8 @@
  * leaves of a Merkle tree, the sink publishes its root, and one RPC writes the anchor together with
  * every receipt's inclusion proof. The cron worker runs it every minute; tests call it directly.
  */
-import { rpc, type Sql } from "../platform/db/client";
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
 import { merkleTree } from "./receipts";
 
 /** Where a Merkle root is made public. A blockchain transport implements this; locally nothing leaves the database. */
@@ -43,12 +44,6 @@ export interface AnchorPassResult {
   contended: number;
 }
 
-interface Pending {
-  receipts: { id: string; seal: string }[];
-}
-
-type Recorded = { recorded: true; anchor_id: string; leaf_count: number } | { recorded: false; unclaimable: number };
-
 /**
  * Anchors the live receipts issued at or before `now`, in batches of `batchSize`, oldest first.
  *
@@ -65,11 +60,11 @@ export async function anchorPendingReceipts(
     let pending: Pending["receipts"] = [];
     let anchored: AnchorRecord | null = null;
     for (let attempt = 0; attempt < attempts && !anchored; attempt++) {
-      ({ receipts: pending } = await rpc<Pending>(sql, "receipts_pending_anchor", { now: now.toISOString(), limit: batchSize }));
+      ({ receipts: pending } = await rpc(sql, "receipts_pending_anchor", { now: now.toISOString(), limit: batchSize }));
       if (pending.length === 0) return result;
       const tree = await merkleTree(pending.map((receipt) => receipt.seal));
       const { reference } = await sink.publish(tree.root);
-      const recorded = await rpc<Recorded>(sql, "receipt_anchor_record", {
+      const recorded = await rpc(sql, "receipt_anchor_record", {
         root: tree.root,
         sink: sink.name,
         sink_reference: reference,

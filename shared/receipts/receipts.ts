@@ -14,19 +14,18 @@
  */
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
 import { toHex } from "../lib/crypto";
-import { signJson } from "../lib/signing";
-import type { Config } from "../platform/config";
+import { type KeySet, signJson } from "../lib/signing";
+import { UUID } from "../lib/uuid";
+import type { Environment } from "../platform/principal";
 
 export const RECEIPT_TYPE = "receipt+jws";
 export const RECEIPT_PAYLOAD_VERSION = 1;
 
-export type ReceiptEnvironment = "test" | "live";
 export type ReceiptAction = "ACTION_LOGIN" | "ACTION_PAYMENT" | "ACTION_SIGN" | "ACTION_SIGNUP" | "ACTION_MANDATE";
 export type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
 
 const ACTIONS: readonly ReceiptAction[] = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP", "ACTION_MANDATE"];
 const ASSURANCE_LEVELS: readonly AssuranceLevel[] = ["face", "face_voice", "face_voice_doc"];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SEAL = /^[0-9a-f]{64}$/;
 
 // ---------------------------------------------------------------------------------------------
@@ -75,7 +74,7 @@ export interface ReceiptInput {
   /** The capture id: `transaction_id` of process-biovital-transaction, `proof.capture_id` of mandate-issue. */
   captureId: string;
   merchantId: string;
-  environment: ReceiptEnvironment;
+  environment: Environment;
   action: ReceiptAction;
   assuranceLevel: AssuranceLevel;
   /** The merchant's own reference for the act. */
@@ -96,7 +95,7 @@ export interface ReceiptPayload {
   /** Public receipt code. */
   code: string;
   /** `test` (sandbox, never anchored) or `live`. */
-  env: ReceiptEnvironment;
+  env: Environment;
   /** The attested action. */
   act: ReceiptAction;
   /** Issue time, epoch seconds. */
@@ -125,15 +124,15 @@ export interface BuiltReceipt {
  * as `immutability_seal`.
  *
  * @example
- * const { jws, seal } = await buildReceipt(c.var.config, {
+ * const { jws, seal } = await buildReceipt(keys, {
  *   receiptId: crypto.randomUUID(), code: newReceiptCode(), captureId, merchantId, environment: "live",
- *   action: "ACTION_PAYMENT", assuranceLevel: "face_voice_doc", serviceHash, issuedAt: c.var.now,
+ *   action: "ACTION_PAYMENT", assuranceLevel: "face_voice_doc", serviceHash, issuedAt: now,
  *   amountMinor: 1299, currency: "EUR",
  * });
  */
-export async function buildReceipt(config: Config, input: ReceiptInput): Promise<BuiltReceipt> {
+export async function buildReceipt(keys: KeySet, input: ReceiptInput): Promise<BuiltReceipt> {
   const payload = receiptPayload(input);
-  const jws = await signJson(config, payload, RECEIPT_TYPE);
+  const jws = await signJson(keys, payload, RECEIPT_TYPE);
   return { payload, jws, seal: await receiptSeal(jws) };
 }
 

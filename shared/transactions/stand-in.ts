@@ -1,13 +1,14 @@
-import { ENGINE_VERSION } from "../engine";
 import { sha256Hex } from "../lib/crypto";
+import type { KeySet } from "../lib/signing";
 import { mandateUuid } from "../mandates/ids";
-import { answer, type Decision } from "../mandates/refusals";
+import { answer } from "../mandates/refusals";
 import type { Scope } from "../mandates/scopes";
-import type { AppContext } from "../platform/app";
-import { rpc } from "../platform/db/client";
+import { type Decision, rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
-import type { AssuranceLevel } from "../receipts/receipts";
-import { actReceipt, DOCUMENT_ACTIONS, documentRequired, type TransactionAction, type TransactionInput } from "./transaction";
+import type { Tenant } from "../platform/principal";
+import { DOCUMENT_ACTIONS, type TransactionAction, type TransactionBody } from "./input";
+import { type Approval, actReceipt, captureRow, documentRequired } from "./record";
 
 /** The scope an act consumes when the request names none. */
 const ACTION_SCOPES: Record<TransactionAction, Scope> = {
@@ -17,18 +18,6 @@ const ACTION_SCOPES: Record<TransactionAction, Scope> = {
   ACTION_SIGNUP: "login",
 };
 
-interface StoredMandate {
-  assurance_level: AssuranceLevel;
-  granted_to: string;
-  agent_display_name?: string;
-  agent_descriptor?: string;
-}
-
-interface MandateTransaction {
-  decision: Decision & { consumption_id?: string; idempotent_replay?: boolean; at_limit?: boolean; scope_used?: string };
-  transaction: { transaction_id: string; receipt_id: string; receipt_code: string; seal: string; service_hash: string } | null;
-}
-
 /**
  * Spec 4.4 rule 5: the mandate stands in for the live capture. The act consumes the mandate
  * through the same row-locked consume (idempotent per Idempotency-Key, or per service_hash when
@@ -36,52 +25,45 @@ interface MandateTransaction {
  * MANDATE_REFUSED` carrying the refusal reason. The act's assurance level is the mandate's.
  */
 export async function transactWithMandate(
-  c: AppContext,
-  input: TransactionInput & { mandate_id: string },
-  identityId: string,
-  hasDocument: boolean,
-) {
-  const principal = c.var.principal!;
+  deps: Deps,
+  signing: KeySet,
+  tenant: Tenant,
+  body: TransactionBody & { mandate_id: string },
+  identity: { identity_id: string; hasDocument: boolean },
+  idempotencyKey: string | undefined,
+): Promise<Approval & { mandate: Record<string, unknown> }> {
   const refuse = (decision: Decision): never => {
-    throw new ApiError("MANDATE_REFUSED", answer(decision, c.var.locale));
+    throw new ApiError("MANDATE_REFUSED", answer(decision, deps.locale));
   };
-  const mandateId = mandateUuid(input.mandate_id);
-  if (!mandateId) refuse({ allowed: false, reason: "mandate_not_found" });
-  if (DOCUMENT_ACTIONS.has(input.action) && !hasDocument) throw documentRequired(input.action);
-  const scope = { merchant_id: principal.merchantId, environment: principal.environment, now: c.var.now.toISOString() };
-  const mandate = await rpc<StoredMandate | null>(c.var.db(), "mandate_get", { ...scope, mandate_id: mandateId });
+  const mandateId = mandateUuid(body.mandate_id);
+  if (!mandateId) return refuse({ allowed: false, reason: "mandate_not_found" });
+  if (DOCUMENT_ACTIONS.has(body.action) && !identity.hasDocument) throw documentRequired(body.action);
+  const scope = { merchant_id: tenant.merchantId, environment: tenant.environment, now: deps.now.toISOString() };
+  const mandate = await rpc(deps.sql, "mandate_get", { ...scope, mandate_id: mandateId });
   if (!mandate) return refuse({ allowed: false, reason: "mandate_not_found" });
 
   const captureId = crypto.randomUUID();
-  const receipt = await actReceipt(c, input, captureId, mandate.assurance_level);
-  const result = await rpc<MandateTransaction>(c.var.db(), "mandate_transaction", {
-    identity_id: identityId,
+  const capture = captureRow(tenant, body, deps.now, {
+    id: captureId,
+    captureNonce: `mandate:${captureId}`,
+    assurance: mandate.assurance_level,
+  });
+  const receipt = await actReceipt(signing, tenant, body, captureId, mandate.assurance_level, deps.now);
+  const { decision, transaction } = await rpc(deps.sql, "mandate_transaction", {
+    identity_id: identity.identity_id,
     consume: {
       ...scope,
       mandate_id: mandateId,
-      idempotency_key: c.req.header("idempotency-key") ?? `service_hash:${input.service_hash}`,
-      request_hash: await sha256Hex(JSON.stringify(input)),
-      scope: input.scope ?? ACTION_SCOPES[input.action],
-      amount: input.amount,
-      currency: input.currency,
-      context: input.context,
+      idempotency_key: idempotencyKey ?? `service_hash:${body.service_hash}`,
+      request_hash: await sha256Hex(JSON.stringify(body)),
+      scope: body.scope ?? ACTION_SCOPES[body.action],
+      amount: body.amount,
+      currency: body.currency,
+      context: body.context,
     },
-    capture: {
-      id: captureId,
-      merchant_id: principal.merchantId,
-      environment: principal.environment,
-      action: input.action,
-      service_hash: input.service_hash,
-      amount_minor: input.amount ?? null,
-      currency: input.currency ?? null,
-      capture_nonce: `mandate:${captureId}`,
-      assurance_level: mandate.assurance_level,
-      engine_version: ENGINE_VERSION,
-      created_at: c.var.now.toISOString(),
-    },
+    capture,
     receipt,
   });
-  const { decision, transaction } = result;
   if (!decision.allowed || !transaction) return refuse(decision);
   return {
     success: true,
@@ -93,7 +75,7 @@ export async function transactWithMandate(
     receipt_id: transaction.receipt_id,
     receipt_code: transaction.receipt_code,
     mandate: {
-      mandate_id: input.mandate_id.startsWith("mdt_") ? input.mandate_id : `mdt_${mandateId!.replace(/-/g, "")}`,
+      mandate_id: mandate.mandate_id,
       consumption_id: decision.consumption_id,
       scope_used: decision.scope_used,
       granted_to: mandate.granted_to,

@@ -3,7 +3,8 @@
  * replay. The CLI is a thin shell over these; secrets are minted and sealed here, so the database
  * only ever receives them encrypted, and each is returned to the caller exactly once.
  */
-import { rpc, type Sql } from "../platform/db/client";
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
 import { eventTypes, isEventType } from "./events";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 
@@ -90,7 +91,7 @@ export async function createEndpoint(sql: Sql, secretKey: string, input: CreateE
   if (problem) throw new EndpointInputError(problem);
   const endpointId = crypto.randomUUID();
   const secret = mintEndpointSecret();
-  const endpoint = await rpc<EndpointView>(sql, "webhook_endpoint_create", {
+  const endpoint = await rpc(sql, "webhook_endpoint_create", {
     endpoint_id: endpointId,
     merchant_id: input.merchantId,
     environment: input.environment,
@@ -105,7 +106,7 @@ export async function createEndpoint(sql: Sql, secretKey: string, input: CreateE
 
 /** Every endpoint of a merchant (optionally of one environment), with secret hints and delivery counts. */
 export async function listEndpoints(sql: Sql, merchantId: string, environment?: Environment, now = new Date()): Promise<EndpointView[]> {
-  const { endpoints } = await rpc<{ endpoints: EndpointView[] }>(sql, "webhook_endpoint_list", {
+  const { endpoints } = await rpc(sql, "webhook_endpoint_list", {
     merchant_id: merchantId,
     ...(environment ? { environment } : {}),
     now: now.toISOString(),
@@ -115,7 +116,7 @@ export async function listEndpoints(sql: Sql, merchantId: string, environment?: 
 
 /** Stops deliveries to an endpoint; its pending deliveries fail (replayable). Idempotent. */
 export function disableEndpoint(sql: Sql, endpointId: string, now = new Date()) {
-  return rpc<EndpointView & { already_disabled: boolean; failed_deliveries: number }>(sql, "webhook_endpoint_disable", {
+  return rpc(sql, "webhook_endpoint_disable", {
     endpoint_id: endpointId,
     now: now.toISOString(),
   });
@@ -132,7 +133,7 @@ export async function rotateEndpointSecret(
   { now = new Date(), overlapSeconds = ROTATION_OVERLAP_SECONDS }: { now?: Date; overlapSeconds?: number } = {},
 ): Promise<EndpointView & { secret: string; previous_valid_until: string }> {
   const secret = mintEndpointSecret();
-  const rotated = await rpc<EndpointView & { previous_valid_until: string }>(sql, "webhook_secret_rotate", {
+  const rotated = await rpc(sql, "webhook_secret_rotate", {
     endpoint_id: endpointId,
     sealed_secret: await sealEndpointSecret(secretKey, endpointId, secret),
     secret_hint: secretHint(secret),
@@ -164,7 +165,7 @@ export interface ResealSummary {
  * @example await resealSecrets(sql, [process.env.WEBHOOK_SECRET_KEY, process.env.WEBHOOK_SECRET_KEY_PREVIOUS]);
  */
 export async function resealSecrets(sql: Sql, keyring: readonly string[]): Promise<ResealSummary> {
-  const stored = await rpc<Array<{ secret_id: string; endpoint_id: string; sealed_secret: string }>>(sql, "webhook_secrets_sealed", {});
+  const stored = await rpc(sql, "webhook_secrets_sealed", {});
   const summary: ResealSummary = { secrets: stored.length, current: 0, resealed: 0, skipped: 0, unreadable: [] };
   const changes: Array<{ secret_id: string; sealed_secret: string; resealed_secret: string }> = [];
   for (const row of stored) {
@@ -177,7 +178,7 @@ export async function resealSecrets(sql: Sql, keyring: readonly string[]): Promi
     }
   }
   if (changes.length > 0) {
-    const written = await rpc<{ resealed: number; skipped: number }>(sql, "webhook_secrets_reseal", { secrets: changes });
+    const written = await rpc(sql, "webhook_secrets_reseal", { secrets: changes });
     summary.resealed = written.resealed;
     summary.skipped = written.skipped;
   }

@@ -10,7 +10,8 @@
  * it then sends the same event id again as the next attempt, and any late result of the dead pass
  * is refused for its stale token.
  */
-import { rpc, type Sql } from "../platform/db/client";
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
 import { sendWebhook } from "./deliver";
 import { checkEndpointUrl } from "./endpoints";
 import type { WebhookEnvelope } from "./events";
@@ -143,7 +144,7 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
   };
 
   while (!stop()) {
-    const fanned = await rpc<{ events: number; deliveries: number }>(sql, "webhook_fanout", {
+    const fanned = await rpc(sql, "webhook_fanout", {
       now: clock().toISOString(),
       limit: FANOUT_BATCH,
       ...scope,
@@ -151,7 +152,7 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
     summary.fanned_out_events += fanned.events;
     summary.deliveries_created += fanned.deliveries;
     const leaseSeconds = Math.ceil((deadline - clock().getTime() + timeoutMs + LEASE_MARGIN_MS) / 1000);
-    const claim = await rpc<{ deliveries: ClaimedDelivery[]; endpoints: ClaimedEndpoint[] }>(sql, "webhook_deliveries_claim", {
+    const claim = await rpc(sql, "webhook_deliveries_claim", {
       now: clock().toISOString(),
       limit: batchSize,
       lease_seconds: leaseSeconds,
@@ -253,7 +254,7 @@ async function deliverBatch(
 }
 
 async function record(sql: Sql, results: RecordedResult[], clock: () => Date, summary: RunSummary): Promise<void> {
-  const recorded = await rpc<{ recorded: number; stale: number; endpoints_disabled: number }>(sql, "webhook_deliveries_record", {
+  const recorded = await rpc(sql, "webhook_deliveries_record", {
     now: clock().toISOString(),
     results,
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { rpc } from "../../shared/platform/db/client";
+import { rpc } from "../../shared/platform/db/rpc";
 import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
-import { rpc } from "../../shared/platform/db/client";
+import { rpc } from "../../shared/platform/db/rpc";
 import { createEndpoint, type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
 import { nominalRetryDelayMs, RETRY_WINDOW_MS } from "../../shared/webhooks/retry";
 import { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, type RunSummary } from "../../shared/webhooks/run";
@@ -373,7 +373,7 @@ describe("claims and crashes", () => {
     const eventId = await emit(merchantId, "mandate.revoked", revoked(), T0);
     const sql = testDb();
     await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
-    const claimed = await rpc<{ deliveries: unknown[] }>(sql, "webhook_deliveries_claim", {
+    const claimed = await rpc(sql, "webhook_deliveries_claim", {
       now: T0.toISOString(),
       lease_seconds: 60,
       merchant_id: merchantId,
@@ -390,9 +390,8 @@ describe("claims and crashes", () => {
     await emit(merchantId, "mandate.revoked", revoked(), T0);
     const sql = testDb();
     await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
-    type Claim = { deliveries: { delivery_id: string; lease_token: string; attempt: number }[] };
-    const first = await rpc<Claim>(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60, merchant_id: merchantId });
-    const second = await rpc<Claim>(sql, "webhook_deliveries_claim", {
+    const first = await rpc(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60, merchant_id: merchantId });
+    const second = await rpc(sql, "webhook_deliveries_claim", {
       now: at(61_000).toISOString(),
       lease_seconds: 60,
       merchant_id: merchantId,
@@ -413,7 +412,7 @@ describe("claims and crashes", () => {
     await rpc(testDb(), "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
     const claims = await Promise.all(
       Array.from({ length: 8 }, () =>
-        rpc<{ deliveries: { delivery_id: string }[] }>(testDb(), "webhook_deliveries_claim", {
+        rpc(testDb(), "webhook_deliveries_claim", {
           now: T0.toISOString(),
           limit: 15,
           lease_seconds: 60,

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { randomHex } from "../../shared/lib/crypto";
-import { readConfig } from "../../shared/platform/config";
-import { rpc } from "../../shared/platform/db/client";
+import { importSigningKeys } from "../../shared/lib/signing";
+import { rpc } from "../../shared/platform/db/rpc";
 import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../shared/receipts/anchor";
 import {
   type AssuranceLevel,
@@ -18,7 +18,7 @@ import { call, errorOf } from "../harness/http";
 const FN = "receipt-verify";
 
 /** The service's own keys: receipts seeded here are signed exactly as the transaction sink signs them. */
-const config = readConfig({ DATABASE_URL: inject("databaseUrl"), SIGNING_KEYS_JWK: inject("signingKeysJwk") });
+const keys = await importSigningKeys(inject("signingKeysJwk"));
 
 const RESPONSE_KEYS = [
   "action",
@@ -88,7 +88,7 @@ async function seedReceipt({
   const code = newReceiptCode();
   const serviceHash = `order-${randomHex(6)}`;
   const money = action === "ACTION_PAYMENT" ? { amountMinor: amountMinor ?? 1299, currency: currency ?? "EUR" } : {};
-  const built = await buildReceipt(config, {
+  const built = await buildReceipt(keys, {
     receiptId,
     code,
     captureId,
@@ -406,7 +406,7 @@ describe("receipt-verify", () => {
     it("the anchoring RPC refuses sandbox receipts, proofs that miss the root, and a receipt anchored twice", async () => {
       const sql = testDb();
       const sandbox = await seedReceipt({ environment: "test" });
-      const refused = await rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", {
+      const refused = await rpc(sql, "receipt_anchor_record", {
         root: sandbox.seal,
         sink: "local",
         sink_reference: null,
@@ -430,7 +430,7 @@ describe("receipt-verify", () => {
       const { merkleRoot } = await import("../../shared/receipts/receipts");
       const root = await merkleRoot([live.seal]);
       const record = () =>
-        rpc<{ recorded: boolean }>(sql, "receipt_anchor_record", {
+        rpc(sql, "receipt_anchor_record", {
           root,
           sink: "local",
           sink_reference: null,

@@ -4,7 +4,7 @@ import type { CreatedMerchant } from "../../shared/merchants/merchants";
 import { createFunctionApp } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import type { Bindings } from "../../shared/platform/config";
-import { rpc } from "../../shared/platform/db/client";
+import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 
 /** No function uses every key policy yet, so a probe app exercises the middleware in this process. */

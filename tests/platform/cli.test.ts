@@ -3,7 +3,7 @@ import { sha256Hex } from "../../shared/lib/crypto";
 import { parseApiKey } from "../../shared/platform/api-keys";
 import { createFunctionApp } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
-import { rpc } from "../../shared/platform/db/client";
+import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type Ran, cli as runCli } from "../harness/spawn";
 
@@ -53,7 +53,7 @@ describe("cli", () => {
       for (const name of KEY_NAMES) {
         const key = out.keys[name];
         const parsed = parseApiKey(key)!;
-        const row = await rpc<{ merchant_id: string; key_hash: string } | null>(testDb(), "api_key_authenticate", {
+        const row = await rpc(testDb(), "api_key_authenticate", {
           key_hash: await sha256Hex(key),
           kind: parsed.kind,
           environment: parsed.environment,

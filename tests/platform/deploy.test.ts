@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_BUNDLE_BYTES } from "../../scripts/local/build";
-import { functionNames } from "../../scripts/local/functions";
+import { functionNames } from "../../shared/platform/registry";
 import { childEnv, ROOT, run } from "../harness/spawn";
 
 /** No account, no token, no telemetry: a dry run must not need the network. */
@@ -27,7 +27,7 @@ describe("build", () => {
         .map((line) => line.trim().split(/\s+/))
         .map(([name, bytes, , path]) => [name, { bytes: Number(bytes), path }]),
     );
-    const names = functionNames();
+    const names = functionNames;
     expect(names.length).toBeGreaterThan(0);
     expect([...rows.keys()].sort()).toEqual(names);
     for (const name of names) {

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/local/embedded-db";
 import { applyMigrations } from "../../scripts/local/migrations";
 import { freePort } from "../../scripts/local/ports";
-import { type TemplateProtector, templateProtector } from "../../shared/identity/template-protection";
-import type { TemplateMatch } from "../../shared/identity/template-store";
 import { randomHex } from "../../shared/lib/crypto";
-import { connect, rpc, type Sql } from "../../shared/platform/db/client";
+import { type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
+import { connect, type Sql } from "../../shared/platform/db/client";
+import { rpc } from "../../shared/platform/db/rpc";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
 import { randomFace } from "../harness/identity";
 
@@ -51,7 +51,7 @@ function search(
   embedding: number[],
   { environment = "test", keyId, exact, limit = 1 }: { environment?: Environment; keyId: string; exact: boolean; limit?: number },
 ) {
-  return rpc<TemplateMatch[]>(sql, "face_template_search", { environment, key_id: keyId, embedding, limit, exact });
+  return rpc(sql, "face_template_search", { environment, key_id: keyId, embedding, limit, exact });
 }
 
 /** A fresh identity id (typed as a plain string). */

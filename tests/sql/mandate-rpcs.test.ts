@@ -6,15 +6,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import {
-  type Ceiling,
-  callRpc,
-  type Grantor,
-  issueMandate,
-  type MandateOptions,
-  type Queryable,
-  seedGrantor,
-} from "../fixtures/mandate-seed";
+import type { Queryable } from "../../shared/platform/db/client";
+import { rawRpc } from "../../shared/platform/db/rpc";
+import { type Ceiling, type Grantor, issueMandate, type MandateOptions, seedGrantor } from "../fixtures/mandate-seed";
 import { testDb } from "../harness/factories";
 
 type Tx = postgres.TransactionSql;
@@ -65,17 +59,17 @@ async function mandateIn(db: Queryable, options: MandateOptions & { grantor?: Gr
     grantor,
     publicId: publicId("mdt_", id),
     consume: (at: string | Date, action: Action = {}, key = `idem-${randomUUID()}`) =>
-      callRpc<Answer>(db, "mandate_consume", {
+      rawRpc<Answer>(db, "mandate_consume", {
         ...params(at, action),
         idempotency_key: key,
         request_hash: requestHash({ ...defaults, ...action }),
       }),
-    check: (at: string | Date, action: Action = {}) => callRpc<Answer>(db, "mandate_check", params(at, action)),
-    get: (at: string | Date) => callRpc<Answer>(db, "mandate_get", { ...base, now: iso(at) }),
+    check: (at: string | Date, action: Action = {}) => rawRpc<Answer>(db, "mandate_check", params(at, action)),
+    get: (at: string | Date) => rawRpc<Answer>(db, "mandate_get", { ...base, now: iso(at) }),
     revoke: (
       at: string | Date,
       by: Record<string, unknown> = { by: "issuing_merchant", merchant_id: grantor.merchantId, environment: "test" },
-    ) => callRpc<Answer | null>(db, "mandate_revoke", { mandate_id: id, now: iso(at), reason: "test", ...by }),
+    ) => rawRpc<Answer | null>(db, "mandate_revoke", { mandate_id: id, now: iso(at), reason: "test", ...by }),
     consumptions: () =>
       db.unsafe(`select amount, created_at from private.mandate_consumptions where mandate_id = $1 order by created_at`, [id]),
     events: (type?: string) =>
@@ -88,7 +82,7 @@ async function mandateIn(db: Queryable, options: MandateOptions & { grantor?: Gr
 }
 
 function list(db: Queryable, grantor: Grantor, status: string, at: string | Date) {
-  return callRpc<Answer[]>(db, "mandate_list", { merchant_id: grantor.merchantId, environment: "test", status, now: iso(at), limit: 200 });
+  return rawRpc<Answer[]>(db, "mandate_list", { merchant_id: grantor.merchantId, environment: "test", status, now: iso(at), limit: 200 });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,7 +447,7 @@ describe("revocation", () => {
       expect(await m.revoke(at, { by: "issuing_merchant", merchant_id: m.grantor.merchantId, environment: "live" })).toBeNull();
       expect(await m.revoke(at, { by: "granting_human", identity_id: other.identityId, environment: "test" })).toBeNull();
       expect(await m.revoke(at, { by: "agent", merchant_id: m.grantor.merchantId, environment: "test" })).toBeNull();
-      expect(await callRpc(tx, "mandate_revoke", { mandate_id: randomUUID(), now: at, by: "service_role" })).toBeNull();
+      expect(await rawRpc(tx, "mandate_revoke", { mandate_id: randomUUID(), now: at, by: "service_role" })).toBeNull();
       expect(await m.get(at)).toMatchObject({ status: "active" });
       expect(await m.revoke(at, { by: "granting_human", identity_id: m.grantor.identityId, environment: "test" })).toMatchObject({
         revoked: true,
@@ -603,7 +597,7 @@ describe("idempotency", () => {
       await m.consume(T0, { amount: 100 }, key);
       await expect(
         tx.savepoint((sp) =>
-          callRpc(sp, "mandate_consume", {
+          rawRpc(sp, "mandate_consume", {
             mandate_id: m.id,
             merchant_id: m.grantor.merchantId,
             environment: "test",
@@ -741,7 +735,7 @@ describe("outbox", () => {
     let inside: unknown;
     await expect(
       db.begin(async (tx) => {
-        const answer = await callRpc(tx, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" });
+        const answer = await rawRpc(tx, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" });
         expect(answer).toMatchObject({ allowed: true, at_limit: true });
         inside = await tx.unsafe(
           `select (select count(*)::int from private.mandate_consumptions where mandate_id = $1) as consumptions,
@@ -754,7 +748,7 @@ describe("outbox", () => {
     expect(inside).toEqual([{ consumptions: 1, events: 2 }]);
     expect(await counts()).toEqual({ consumptions: 0, events: 0, status: "active" });
     // the same key then consumes for real, once
-    expect(await callRpc(db, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" })).toMatchObject({
+    expect(await rawRpc(db, "mandate_consume", { ...params, idempotency_key: "idem-rolled-back", request_hash: "h1" })).toMatchObject({
       allowed: true,
       idempotent_replay: false,
     });

@@ -1,7 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { signingKeys, signUserJwt } from "../../shared/lib/signing";
-import { type Config, readConfig } from "../../shared/platform/config";
+import { importSigningKeys, type KeySet, signUserJwt } from "../../shared/lib/signing";
 import {
   buildReceipt,
   inclusionProof,
@@ -32,10 +31,10 @@ function referenceRoot(seals: string[]): string {
   return level[0].toString("hex");
 }
 
-function configWithNewKey(): Config {
+function keysWithNewKey(): Promise<KeySet> {
   const { privateKey } = generateKeyPairSync("ed25519");
   const jwk = { ...privateKey.export({ format: "jwk" }), kid: `ed25519-${randomBytes(6).toString("hex")}` };
-  return readConfig({ DATABASE_URL: "postgres://unused@127.0.0.1/unused", SIGNING_KEYS_JWK: JSON.stringify([jwk]) });
+  return importSigningKeys(JSON.stringify([jwk]));
 }
 
 function input(overrides: Partial<ReceiptInput> = {}): ReceiptInput {
@@ -157,9 +156,9 @@ describe("receipt codes", () => {
 
 describe("signed receipts", () => {
   it("sign a payload with nothing personal, verifiable with the public JWKS only", async () => {
-    const config = configWithNewKey();
+    const keys = await keysWithNewKey();
     const given = input();
-    const { payload, jws, seal: sealHex } = await buildReceipt(config, given);
+    const { payload, jws, seal: sealHex } = await buildReceipt(keys, given);
     expect(Object.keys(payload).sort()).toEqual(
       [
         "act",
@@ -193,7 +192,7 @@ describe("signed receipts", () => {
     expect(sealHex).toBe(createHash("sha256").update(jws).digest("hex"));
     expect(await receiptSeal(jws)).toBe(sealHex);
 
-    const { jwks } = await signingKeys(config);
+    const { jwks } = keys;
     expect(jwks.keys.every((key) => !("d" in key))).toBe(true);
     const checked = await verifyReceipt(jws, jwks);
     expect(checked.signatureValid).toBe(true);
@@ -203,7 +202,7 @@ describe("signed receipts", () => {
 
   it("omit the amount when the act carries none", async () => {
     const { payload } = await buildReceipt(
-      configWithNewKey(),
+      await keysWithNewKey(),
       input({ action: "ACTION_LOGIN", assuranceLevel: "face_voice", amountMinor: undefined, currency: undefined }),
     );
     expect(payload).not.toHaveProperty("amount_minor");
@@ -211,12 +210,12 @@ describe("signed receipts", () => {
   });
 
   it("fail against another key, after tampering, and for other tokens signed with the same key", async () => {
-    const config = configWithNewKey();
-    const { jws } = await buildReceipt(config, input());
-    const other = await signingKeys(configWithNewKey());
+    const keys = await keysWithNewKey();
+    const { jws } = await buildReceipt(keys, input());
+    const other = await keysWithNewKey();
     expect((await verifyReceipt(jws, other.jwks)).signatureValid).toBe(false);
 
-    const { jwks } = await signingKeys(config);
+    const { jwks } = keys;
     const [header, body, signature] = jws.split(".");
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, "base64url").toString()), amount_minor: 1 })).toString(
       "base64url",
@@ -226,16 +225,16 @@ describe("signed receipts", () => {
     expect((await verifyReceipt("not.a.jws", jwks)).signatureValid).toBe(false);
     expect((await verifyReceipt("", jwks)).header).toBeNull();
 
-    const userJwt = await signUserJwt(config, randomUUID(), {}, new Date(), 60);
+    const userJwt = await signUserJwt(keys, randomUUID(), {}, new Date(), 60);
     expect((await verifyReceipt(userJwt, jwks)).signatureValid).toBe(false);
   });
 
   it("refuse input that would make a wrong receipt", async () => {
-    const config = configWithNewKey();
-    await expect(buildReceipt(config, input({ code: "RCPT-UUUU-0000-0000" }))).rejects.toThrow(/code/);
-    await expect(buildReceipt(config, input({ amountMinor: 12.5 }))).rejects.toThrow(/amountMinor/);
-    await expect(buildReceipt(config, input({ currency: undefined }))).rejects.toThrow(/both or neither/);
-    await expect(buildReceipt(config, input({ assuranceLevel: "retina" as never }))).rejects.toThrow(/assuranceLevel/);
-    await expect(buildReceipt(config, input({ issuedAt: new Date("nope") }))).rejects.toThrow(/issuedAt/);
+    const keys = await keysWithNewKey();
+    await expect(buildReceipt(keys, input({ code: "RCPT-UUUU-0000-0000" }))).rejects.toThrow(/code/);
+    await expect(buildReceipt(keys, input({ amountMinor: 12.5 }))).rejects.toThrow(/amountMinor/);
+    await expect(buildReceipt(keys, input({ currency: undefined }))).rejects.toThrow(/both or neither/);
+    await expect(buildReceipt(keys, input({ assuranceLevel: "retina" as never }))).rejects.toThrow(/assuranceLevel/);
+    await expect(buildReceipt(keys, input({ issuedAt: new Date("nope") }))).rejects.toThrow(/issuedAt/);
   });
 });

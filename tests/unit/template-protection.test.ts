@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { TEMPLATE_DIMENSIONS, templateProtector } from "../../shared/identity/template-protection";
+import { TEMPLATE_DIMENSIONS, templateProtector } from "../../shared/lib/template-protection";
 import { faceEmbeddingOfPerson } from "../../shared/simulator/simulate";
 
 const KEY = "unit-test-template-key-0123456789abcdef";
@@ -75,7 +75,7 @@ describe("templateProtector", () => {
     const face = faceEmbeddingOfPerson(7);
     expect(protector.protect(face)).toEqual(protector.protect([...face]));
     vi.resetModules();
-    const fresh = await import("../../shared/identity/template-protection");
+    const fresh = await import("../../shared/lib/template-protection");
     const rebuilt = await fresh.templateProtector(KEY);
     expect(rebuilt).not.toBe(protector);
     expect(rebuilt.keyId).toBe(protector.keyId);

@@ -10,6 +10,8 @@ export type Sql = postgres.Sql;
 const sqlStateCodes: Record<string, ErrorCode> = {
   HA001: "ALIAS_TAKEN",
   HA002: "CLAIM_TOKEN_INVALID",
+  HA401: "INVALID_API_KEY",
+  HA402: "NONCE_REUSED",
   HA404: "not_found",
   HA408: "SESSION_PRESENT",
   HA409: "IDENTITY_UNREACHABLE",
@@ -63,18 +65,17 @@ export function isUnreachable(error: unknown): boolean {
   return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
 }
 
+/** A client or a transaction: anything that can run one statement. */
+export type Queryable = Pick<Sql, "unsafe">;
+
 /**
- * Calls one RPC: `public.<name>(p jsonb) returns jsonb`, in one round trip and one implicit
- * transaction. Our SQLSTATEs become their API error; an unreachable database becomes 503.
- *
- * @example const result = await rpc<{ claim_token: string }>(sql, "alias_reserve", { alias, ttl_seconds });
+ * Runs one statement, trying again while the server refuses the connection for lack of slots, and
+ * maps the failure onto the error catalogue (translateDatabaseError).
  */
-export async function rpc<T>(sql: Sql, name: string, params: Record<string, unknown>): Promise<T> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
+export async function withConnectionRetry<T>(statement: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
-      return rows[0].result as T;
+      return await statement();
     } catch (error) {
       if (attempt < CONNECT_ATTEMPTS && isConnectionSlotShortage(error)) {
         await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));

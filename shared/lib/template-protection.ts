@@ -1,4 +1,4 @@
-import { sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "./crypto";
 
 export const TEMPLATE_DIMENSIONS = 128;
 

@@ -1,0 +1,39 @@
+/**
+ * mandate-get (spec 4.10): one mandate with its last 100 consumptions and `stored_status`, or the
+ * merchant's mandates by effective status. A mandate that is unknown and one that belongs to
+ * another tenant answer the same `404 not_found`, byte for byte.
+ */
+import * as v from "valibot";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { mandateUuid } from "./ids";
+
+/** How many mandates a status listing returns at most, newest first (the surface has no cursor). */
+const LIST_LIMIT = 200;
+
+export const mandateStatuses = ["active", "consumed", "exhausted", "expired", "revoked"] as const;
+
+/** `id` for one mandate, or `status` for a listing. */
+export const mandateQuerySchema = v.union([
+  v.strictObject({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) }),
+  v.strictObject({ status: v.picklist(mandateStatuses) }),
+]);
+
+function tenantAt(deps: Deps, tenant: Tenant) {
+  return { merchant_id: tenant.merchantId, environment: tenant.environment, now: deps.now.toISOString() };
+}
+
+/** One mandate of this tenant by its id (`mdt_…` or a uuid). */
+export async function getMandate(deps: Deps, tenant: Tenant, id: string) {
+  const mandateId = mandateUuid(id);
+  const mandate = mandateId ? await rpc(deps.sql, "mandate_get", { ...tenantAt(deps, tenant), mandate_id: mandateId }) : null;
+  if (!mandate) throw new ApiError("not_found");
+  return mandate;
+}
+
+/** This tenant's mandates in one effective status, newest first. */
+export async function listMandates(deps: Deps, tenant: Tenant, status: (typeof mandateStatuses)[number]) {
+  return { mandates: await rpc(deps.sql, "mandate_list", { ...tenantAt(deps, tenant), status, limit: LIST_LIMIT }) };
+}

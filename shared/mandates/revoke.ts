@@ -1,0 +1,32 @@
+/**
+ * mandate-revoke (spec 4.11): ends a mandate at once — the next consume fails, nothing is cached.
+ * Callable by the granting human (first-party user), the issuing merchant or the service role;
+ * never by the agent holding it. Repeats answer `already_revoked: true`. Anything else, and an
+ * unknown mandate, is the same `404 not_found`.
+ */
+import * as v from "valibot";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Principal, ServicePrincipal } from "../platform/principal";
+import { mandateUuid } from "./ids";
+
+export const revokeSchema = v.strictObject({
+  mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+  reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(500))),
+});
+
+export async function revokeMandate(deps: Deps, revoker: Principal | ServicePrincipal, body: v.InferOutput<typeof revokeSchema>) {
+  const mandateId = mandateUuid(body.mandate_id);
+  const by =
+    revoker.kind === "service"
+      ? { by: "service_role" as const }
+      : revoker.kind === "user"
+        ? { by: "granting_human" as const, identity_id: revoker.identityId, environment: revoker.environment }
+        : { by: "issuing_merchant" as const, merchant_id: revoker.merchantId, environment: revoker.environment };
+  const result = mandateId
+    ? await rpc(deps.sql, "mandate_revoke", { ...by, mandate_id: mandateId, reason: body.reason, now: deps.now.toISOString() })
+    : null;
+  if (!result) throw new ApiError("not_found");
+  return result;
+}

@@ -1,0 +1,346 @@
+/**
+ * The typed RPC catalogue: every `public.<name>(p jsonb) returns jsonb` of supabase/migrations with
+ * the shape of its parameter and of its result, and the one function that calls them. A new RPC is
+ * added here first; a call with a wrong name, parameter or result type does not compile.
+ */
+import type { PresenceBaseline } from "../../engine";
+import type { Environment, KeyKind } from "../principal";
+import { type Queryable, withConnectionRetry } from "./client";
+
+type Iso = string;
+type Uuid = string;
+type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
+
+// ---------------------------------------------------------------------------------------------
+// Shapes the RPCs answer with
+// ---------------------------------------------------------------------------------------------
+
+/** The caller's key as `api_key_authenticate` finds it (active keys only). */
+export interface KeyRow {
+  key_id: Uuid;
+  merchant_id: Uuid;
+  key_hash: string;
+}
+
+/** A mandate decision as the database takes it (spec 4.8); messages are added at the edge. */
+export interface Decision {
+  allowed: boolean;
+  reason?: string;
+  remaining?: { amount: number | null; currency: string | null; count: number | null };
+  period_resets_at?: string | null;
+  consumption_id?: string;
+  idempotent_replay?: boolean;
+  at_limit?: boolean;
+  scope_used?: string;
+  [field: string]: unknown;
+}
+
+/** A mandate as every mandate RPC shows it (spec 4.7, 4.10). */
+export interface MandateView {
+  mandate_id: string;
+  scopes: string[];
+  assurance_level: AssuranceLevel;
+  granted_to: string;
+  agent_display_name?: string;
+  agent_descriptor?: string;
+  [field: string]: unknown;
+}
+
+/** The identity a transaction names, with what the sink needs to judge the act. */
+export interface ResolvedIdentity {
+  identity_id: Uuid;
+  erased: boolean;
+  baseline: PresenceBaseline | null;
+  template: { key_id: string; embedding: number[] } | null;
+  document: { document_type: string; issuing_country: string; expires_on: string } | null;
+  consent_revoked: boolean;
+  session_active: boolean | null;
+}
+
+export interface TemplateMatch {
+  identity_id: Uuid;
+  similarity: number;
+  /** False when the identity was erased: found, but never to be attached to anything. */
+  reachable: boolean;
+}
+
+export type IdempotencyBegin =
+  | { outcome: "started" }
+  | { outcome: "in_flight" }
+  | { outcome: "mismatch" }
+  | { outcome: "replay"; status: number; body: unknown };
+
+export interface StoredReceipt {
+  id: Uuid;
+  code: string;
+  environment: Environment;
+  jws: string;
+  seal: string;
+  issued_at: Iso;
+  inclusion_proof: { side: "left" | "right"; hash: string }[] | null;
+  anchor: { id: Uuid; root: string; leaf_count: number; sink: string; sink_reference: string | null; anchored_at: Iso } | null;
+}
+
+export type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
+
+export interface EndpointView {
+  endpoint_id: Uuid;
+  merchant_id: Uuid;
+  environment: Environment;
+  url: string;
+  event_types: string[] | null;
+  status: "active" | "disabled";
+  disabled_reason: "manual" | "gone" | null;
+  disabled_at: Iso | null;
+  created_at: Iso;
+  secrets: { hint: string; created_at: Iso; expires_at: Iso | null }[];
+  deliveries: { pending: number; succeeded: number; failed: number };
+}
+
+export interface ClaimedDelivery {
+  delivery_id: Uuid;
+  lease_token: string;
+  attempt: number;
+  window_start: Iso;
+  endpoint_id: Uuid;
+  event: { id: string; type: string; created_at: Iso; api_version: string; livemode: boolean; data: Record<string, unknown> };
+}
+
+export interface ClaimedEndpoint {
+  endpoint_id: Uuid;
+  url: string;
+  sealed_secrets: string[];
+}
+
+export type DeliveryOutcome =
+  | { outcome: "succeeded" | "failed"; status: number | null; error?: string | null; attempted_at: Iso; gone?: boolean }
+  | { outcome: "retry"; status: number | null; error: string | null; attempted_at: Iso; next_attempt_at: Iso }
+  | { outcome: "released" };
+
+/** The capture row the transaction sink writes (refusals too, for audit). */
+export interface CaptureRow {
+  id: Uuid;
+  merchant_id: Uuid;
+  environment: Environment;
+  identity_id?: Uuid;
+  action: string;
+  service_hash: string;
+  amount_minor: number | null;
+  currency: string | null;
+  capture_nonce: string;
+  liveness_passed?: boolean;
+  liveness_reason?: string | null;
+  coercion_signal?: boolean;
+  assurance_level: AssuranceLevel | null;
+  face_similarity?: number;
+  engine_version: string;
+  scenario?: string | null;
+  created_at: Iso;
+}
+
+/** An identity document verified on a capture, as it is kept on record. */
+export interface DocumentRow {
+  document_type: string;
+  issuing_country: string;
+  expires_on: string;
+  face_match_score: number;
+}
+
+/** A signed receipt ready to be stored beside its capture. */
+export interface ReceiptRow {
+  id: Uuid;
+  code: string;
+  jws: string;
+  seal: string;
+}
+
+/** The shared inputs of mandate_check and mandate_consume (spec 4.8), the tenant included. */
+export interface DecisionParams {
+  merchant_id: Uuid;
+  environment: Environment;
+  now: Iso;
+  mandate_id: Uuid;
+  scope: string;
+  amount?: number;
+  currency?: string;
+  action_ref?: string;
+  context?: { merchant?: string; category?: string; country?: string };
+}
+
+export interface ConsumeParams extends DecisionParams {
+  idempotency_key: string;
+  request_hash: string;
+}
+
+/** The decision inputs of a request before they are scoped to the authenticated merchant. */
+export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now">;
+
+/** Who calls (a key to authenticate, or a tenant the edge authenticated) and the nonce to claim. */
+export type AuthenticatedRequest = (
+  | { credential: { key_hash: string; kind: KeyKind; environment: Environment } }
+  | { tenant: { merchant_id: Uuid; environment: Environment } }
+) & { now: Iso; nonce?: string; window_seconds?: number };
+
+interface TenantAt {
+  merchant_id: Uuid;
+  environment: Environment;
+  now: Iso;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue: name → [parameter, result]
+// ---------------------------------------------------------------------------------------------
+
+export interface RpcCatalogue {
+  alias_check: [{ environment: Environment; now: Iso; aliases: string[] }, { available: Record<string, boolean> }];
+  alias_reserve: [
+    { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string; ttl_seconds: number },
+    { expires_at: Iso },
+  ];
+  alias_release: [
+    { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string },
+    { alias: string; released: true },
+  ];
+  api_key_authenticate: [{ key_hash: string; kind: KeyKind; environment: Environment }, KeyRow | null];
+  api_key_create: [{ merchant_id: Uuid; kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }, { key_id: Uuid }];
+  api_key_revoke: [{ key_hash: string } | { key_id: Uuid }, { key_id: Uuid; revoked_at: Iso; already_revoked: boolean } | null];
+  capture_record: [
+    { capture: CaptureRow; receipt: ReceiptRow | null; document?: DocumentRow | null; baseline?: PresenceBaseline | null },
+    unknown,
+  ];
+  circuit_breaker_state: [
+    { deployment: string; function_name: string; environment: Environment; now: Iso },
+    { open: boolean; retry_after_seconds: number },
+  ];
+  circuit_breaker_record: [
+    {
+      deployment: string;
+      function_name: string;
+      environment: Environment;
+      now: Iso;
+      window_seconds: number;
+      threshold: number;
+      open_seconds: number;
+    },
+    unknown,
+  ];
+  face_template_search: [
+    { environment: Environment; key_id: string; embedding: number[]; limit: number; exact?: boolean; ef_search?: number },
+    TemplateMatch[],
+  ];
+  idempotency_begin: [TenantKey & { request_hash: string; now: Iso; lease_seconds: number; retention_seconds: number }, IdempotencyBegin];
+  idempotency_finish: [TenantKey & { status: number; body: unknown }, unknown];
+  identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
+  identity_resolve: [TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }), ResolvedIdentity | null];
+  mandate_check: [DecisionParams, Decision];
+  mandate_consume: [ConsumeParams, Decision];
+  mandate_check_request: [AuthenticatedRequest & { decision: DecisionInput }, Decision];
+  mandate_consume_request: [
+    AuthenticatedRequest & { decision: DecisionInput & { idempotency_key: string; request_hash: string } },
+    Decision,
+  ];
+  mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
+  mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
+  mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
+  mandate_revoke: [
+    { mandate_id: Uuid; reason?: string; now: Iso } & (
+      | { by: "service_role" }
+      | { by: "granting_human"; identity_id: Uuid; environment: Environment }
+      | { by: "issuing_merchant"; merchant_id: Uuid; environment: Environment }
+    ),
+    Record<string, unknown> | null,
+  ];
+  mandate_transaction: [
+    { identity_id: Uuid; consume: ConsumeParams; capture: CaptureRow; receipt: ReceiptRow },
+    {
+      decision: Decision;
+      transaction: { transaction_id: Uuid; receipt_id: Uuid; receipt_code: string; seal: string; service_hash: string } | null;
+    },
+  ];
+  merchant_at_limit_threshold: [{ merchant_id: Uuid; percent?: number }, { merchant_id: Uuid; percent: number }];
+  merchant_create: [
+    { name: string; keys: { kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }[] },
+    { merchant_id: Uuid },
+  ];
+  receipt_anchor_record: [
+    { root: string; sink: string; sink_reference: string | null; now: Iso; receipts: { id: Uuid; proof: unknown }[] },
+    AnchorRecorded,
+  ];
+  receipt_get: [{ id: Uuid } | { code: string }, StoredReceipt | null];
+  receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
+  request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
+  replay_guard_claim: [
+    { merchant_id: Uuid; environment: Environment; nonce: string; now: Iso; window_seconds: number },
+    { fresh: boolean },
+  ];
+  subject_ref_record: [{ merchant_id: Uuid; subject_ref: string; identity_id: Uuid; now: Iso }, unknown];
+  theme_get: [{ merchant_id: Uuid; surface: string; draft?: boolean }, Record<string, unknown> | null];
+  theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];
+  theme_publish: [{ merchant_id: Uuid; surface: string }, Record<string, unknown>];
+  webhook_deliveries_claim: [
+    { now: Iso; limit?: number; lease_seconds: number; merchant_id?: Uuid },
+    { deliveries: ClaimedDelivery[]; endpoints: ClaimedEndpoint[] },
+  ];
+  webhook_deliveries_record: [
+    { now: Iso; results: (DeliveryOutcome & { delivery_id: Uuid; lease_token: string })[] },
+    { recorded: number; stale: number; endpoints_disabled: number },
+  ];
+  webhook_endpoint_create: [
+    {
+      endpoint_id: Uuid;
+      merchant_id: Uuid;
+      environment: Environment;
+      url: string;
+      event_types: string[] | null;
+      sealed_secret: string;
+      secret_hint: string;
+      now: Iso;
+    },
+    EndpointView,
+  ];
+  webhook_endpoint_get: [{ endpoint_id: Uuid }, EndpointView | null];
+  webhook_endpoint_list: [{ merchant_id: Uuid; environment?: Environment; now: Iso }, { endpoints: EndpointView[] }];
+  webhook_endpoint_disable: [{ endpoint_id: Uuid; now: Iso }, EndpointView & { already_disabled: boolean; failed_deliveries: number }];
+  webhook_fanout: [{ now: Iso; limit?: number; merchant_id?: Uuid }, { events: number; deliveries: number }];
+  webhook_replay: [Record<string, unknown> & { now: Iso }, { events: number; deliveries: number }];
+  webhook_secret_rotate: [
+    { endpoint_id: Uuid; sealed_secret: string; secret_hint: string; overlap_seconds: number; now: Iso },
+    EndpointView & { previous_valid_until: Iso },
+  ];
+  webhook_secrets_sealed: [Record<string, never>, { secret_id: Uuid; endpoint_id: Uuid; sealed_secret: string }[]];
+  webhook_secrets_reseal: [
+    { secrets: { secret_id: Uuid; sealed_secret: string; resealed_secret: string }[] },
+    { resealed: number; skipped: number },
+  ];
+}
+
+interface TenantKey {
+  merchant_id: Uuid;
+  environment: Environment;
+  function_name: string;
+  key: string;
+}
+
+export type RpcName = keyof RpcCatalogue;
+export type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
+export type RpcResult<N extends RpcName> = RpcCatalogue[N][1];
+
+/**
+ * Calls one RPC in one round trip and one implicit transaction. Our SQLSTATEs become their API
+ * error; an unreachable database becomes `503 DATABASE_UNAVAILABLE` (shared/platform/db/client.ts).
+ *
+ * @example const { expires_at } = await rpc(sql, "alias_reserve", { alias, ttl_seconds, … });
+ */
+export function rpc<N extends RpcName>(sql: Queryable, name: N, params: RpcParams<N>): Promise<RpcResult<N>> {
+  return withConnectionRetry(() => rawRpc<RpcResult<N>>(sql, name, params));
+}
+
+/**
+ * The statement behind `rpc`, untyped and untranslated: for SQL-level tests and benchmarks that
+ * call RPCs with inputs the edge never sends and read raw SQLSTATEs.
+ */
+export async function rawRpc<T>(sql: Queryable, name: string, params: unknown): Promise<T> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid rpc name ${name}`);
+  const rows = await sql.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
+  return rows[0].result as T;
+}

@@ -1,0 +1,44 @@
+/**
+ * The service's key material, read from the configuration once per bindings object. Domain
+ * operations receive what they need from here as plain values; they never read configuration.
+ */
+import { importSigningKeys, type KeySet } from "../lib/signing";
+import { type TemplateProtector, templateProtector } from "../lib/template-protection";
+import type { Config, ServiceSecret } from "./config";
+import type { Sql } from "./db/client";
+
+/** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
+export function requireSecret(config: Config, name: ServiceSecret): string {
+  const value = config[name];
+  if (!value) throw new Error(`missing secret binding ${name}`);
+  return value;
+}
+
+const keySets = new WeakMap<Config, Promise<KeySet>>();
+
+/** The signing keys of SIGNING_KEYS_JWK, imported once per configuration. */
+export function signingKeysOf(config: Config): Promise<KeySet> {
+  let keys = keySets.get(config);
+  if (!keys) {
+    keys = importSigningKeys(requireSecret(config, "SIGNING_KEYS_JWK"));
+    keySets.set(config, keys);
+  }
+  return keys;
+}
+
+const protectors = new WeakMap<Config, Promise<TemplateProtector>>();
+
+/**
+ * The protected-template store and this deployment's protector (TEMPLATE_PROTECTION_KEY): the
+ * store is TEMPLATE_STORE_URL, by default the main database, so it can be a separately held
+ * database or role.
+ */
+export async function templatesOf(vars: { config: Config; db(url?: string): Sql }): Promise<{ store: Sql; protector: TemplateProtector }> {
+  const { config } = vars;
+  let protector = protectors.get(config);
+  if (!protector) {
+    protector = templateProtector(requireSecret(config, "TEMPLATE_PROTECTION_KEY"));
+    protectors.set(config, protector);
+  }
+  return { store: vars.db(config.TEMPLATE_STORE_URL ?? config.DATABASE_URL), protector: await protector };
+}

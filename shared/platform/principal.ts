@@ -1,0 +1,39 @@
+/** Sandbox (`test`) or production (`live`): fixed by the key's prefix, and part of every tenant scope. */
+export type Environment = "test" | "live";
+
+/** A merchant key's kind: `publishable` for browsers, `secret` for servers (spec section 5). */
+export type KeyKind = "publishable" | "secret";
+
+/** The tenant every read and write is scoped by: one merchant in one environment. */
+export interface Tenant {
+  merchantId: string;
+  environment: Environment;
+}
+
+/** A merchant calling through one of its keys, in one environment. */
+export interface MerchantKeyPrincipal extends Tenant {
+  kind: "merchant_key";
+  keyKind: KeyKind;
+  keyId: string;
+}
+
+/** A person calling from a first-party app with the session JWT minted at enrollment. */
+export interface UserPrincipal extends Tenant {
+  kind: "user";
+  /** The person; `merchantId` is the merchant through which the session was minted. */
+  identityId: string;
+  sessionTokenHash: string;
+}
+
+/** The service's own servers (SERVICE_ROLE_KEY): not scoped to a merchant. */
+export interface ServicePrincipal {
+  kind: "service";
+}
+
+/** Who is calling on a merchant's behalf. Both kinds are scoped to one merchant and one environment. */
+export type Principal = MerchantKeyPrincipal | UserPrincipal;
+
+/** The tenant part of a principal, without the credential details. */
+export function tenantOf(principal: Tenant): Tenant {
+  return { merchantId: principal.merchantId, environment: principal.environment };
+}

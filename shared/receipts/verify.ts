@@ -1,0 +1,91 @@
+/**
+ * Public receipt verification (resource API 4.9 and 5.2): a receipt by `id` or `code`, checked
+ * against the published keys, its seal recomputed and, once anchored, its inclusion under the
+ * anchor's root verified. Answers what it attests and nothing personal (docs/receipts.md).
+ */
+import type { JWK } from "jose";
+import * as v from "valibot";
+import { rpc, type StoredReceipt } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
+
+/** Exactly one of `id` (a uuid) and `code` (as a person might type it). */
+export const receiptLookupSchema = v.object({
+  id: v.optional(v.pipe(v.string(), v.uuid())),
+  code: v.optional(v.pipe(v.string(), v.maxLength(64))),
+});
+
+function lookupOf(input: v.InferOutput<typeof receiptLookupSchema>): { id: string } | { code: string } {
+  if ((input.id === undefined) === (input.code === undefined)) throw new ApiError("INVALID_INPUT", { fields: ["id", "code"] });
+  if (input.id !== undefined) return { id: input.id.toLowerCase() };
+  const code = normaliseReceiptCode(input.code ?? "");
+  if (!code) throw new ApiError("INVALID_INPUT", { fields: ["code"] });
+  return { code };
+}
+
+/** The public halves of the signing keys, as /jwks publishes them. */
+export function publishedKeys(jwks: { keys: JWK[] }) {
+  return { keys: jwks.keys.map(({ kty, crv, x, kid, alg, use }) => ({ kty, crv, x, kid, alg, use })) };
+}
+
+export async function verifyStoredReceipt(
+  deps: Pick<Deps, "sql">,
+  jwks: { keys: JWK[] },
+  input: v.InferOutput<typeof receiptLookupSchema>,
+) {
+  const stored = await rpc(deps.sql, "receipt_get", lookupOf(input));
+  if (!stored) throw new ApiError("not_found");
+
+  const checked = await verifyReceipt(stored.jws, jwks);
+  // A genuine signature over another receipt's payload proves nothing about this one.
+  const payload = checked.payload && bindsTo(checked.payload, stored) ? checked.payload : null;
+  const sealValid = (await receiptSeal(stored.jws)) === stored.seal;
+  const publicSeal = stored.environment === "live" && stored.anchor ? await anchorSection(stored, stored.anchor) : null;
+  const valid = payload !== null && sealValid && (publicSeal === null || publicSeal.inclusion_valid);
+
+  return {
+    valid,
+    receipt_id: stored.id,
+    code: stored.code,
+    environment: stored.environment,
+    ...attested(payload),
+    signature: { alg: checked.header?.alg ?? null, kid: checked.header?.kid ?? null, valid: payload !== null },
+    immutability_seal: stored.seal,
+    seal_valid: sealValid,
+    public_seal_status: stored.environment === "test" ? "none" : publicSeal ? "anchored" : "pending",
+    public_seal: publicSeal,
+    jws: stored.jws,
+  };
+}
+
+function bindsTo(payload: ReceiptPayload, stored: StoredReceipt): boolean {
+  return payload.rid === stored.id && payload.code === stored.code && payload.env === stored.environment;
+}
+
+/** The attested facts, only from a verified payload; null fields when the signature does not hold. */
+function attested(payload: ReceiptPayload | null) {
+  return {
+    transaction_id: payload?.transaction_id ?? null,
+    merchant_id: payload?.merchant_id ?? null,
+    action: payload?.act ?? null,
+    issued_at: payload ? new Date(payload.iat * 1000).toISOString() : null,
+    assurance_level: payload?.assurance_level ?? null,
+    service_hash: payload?.service_hash ?? null,
+    amount: payload?.amount_minor !== undefined ? { minor: payload.amount_minor, currency: payload.currency } : null,
+  };
+}
+
+async function anchorSection(stored: StoredReceipt, anchor: NonNullable<StoredReceipt["anchor"]>) {
+  const proof = stored.inclusion_proof ?? [];
+  return {
+    anchor_id: anchor.id,
+    root: anchor.root,
+    leaf_count: anchor.leaf_count,
+    sink: anchor.sink,
+    sink_reference: anchor.sink_reference,
+    anchored_at: new Date(anchor.anchored_at).toISOString(),
+    inclusion_proof: proof,
+    inclusion_valid: await verifyInclusion(stored.seal, proof, anchor.root),
+  };
+}

@@ -1,0 +1,50 @@
+import * as v from "valibot";
+import { documentAttestationSchema } from "../identity/documents";
+import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import { contextSchema } from "../mandates/decision";
+import { coded } from "../platform/validation";
+
+export const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
+export type TransactionAction = (typeof transactionActions)[number];
+/** Acts that bind the person legally or move money need a valid identity document on record (rule 3). */
+export const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION_PAYMENT", "ACTION_SIGN"]);
+
+/**
+ * The body of process-biovital-transaction (spec 4.4). Money is an integer in the minor unit or
+ * `400 AMOUNT_INVALID` (rule 2, also when a payment carries no amount); amount and currency come
+ * together; everything else is `400 INVALID_INPUT` with its fields.
+ */
+export const transactionSchema = v.pipe(
+  v.strictObject({
+    action: v.picklist(transactionActions),
+    service_hash: v.pipe(v.string(), v.regex(/^[A-Za-z0-9:._-]{8,128}$/, "8 to 128 of A-Z a-z 0-9 : . _ -")),
+    user_id: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+    capture_nonce: v.optional(v.pipe(v.string(), v.minLength(8), v.maxLength(128))),
+    face_template: v.optional(v.unknown()),
+    amount: v.optional(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID"))),
+    currency: v.optional(currencySchema),
+    document: v.optional(documentAttestationSchema),
+    mandate_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+    scope: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+    context: contextSchema,
+  }),
+  v.partialCheck(
+    [["action"], ["amount"]],
+    (input) => input.action !== "ACTION_PAYMENT" || input.amount !== undefined,
+    coded("AMOUNT_INVALID"),
+  ),
+  v.forward(
+    v.partialCheck(
+      [["amount"], ["currency"]],
+      (input) => input.amount === undefined || input.currency !== undefined,
+      "currency is required",
+    ),
+    ["currency"],
+  ),
+  v.forward(
+    v.partialCheck([["amount"], ["currency"]], (input) => input.currency === undefined || input.amount !== undefined, "amount is required"),
+    ["amount"],
+  ),
+);
+
+export type TransactionBody = v.InferOutput<typeof transactionSchema>;

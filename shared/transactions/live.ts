@@ -1,0 +1,86 @@
+import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
+import { verifyDocument } from "../identity/documents";
+import { FACE_MATCH_GATE, judge } from "../identity/presence";
+import type { ForcedScenario } from "../identity/scenario";
+import { bestMatch, type Templates } from "../identity/template-store";
+import type { KeySet } from "../lib/signing";
+import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import type { AssuranceLevel } from "../receipts/receipts";
+import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
+import { type Approval, actReceipt, captureRow, documentRequired } from "./record";
+
+/**
+ * Judges a live capture for one identity at the instant of the act and records it: the face must
+ * be this identity's (`IDENTITY_MISMATCH` when it is someone else's, `FACE_MATCH_BELOW_THRESHOLD`
+ * when it is nobody's), the engine must find a live, uncoerced person, and money or signature acts
+ * need a valid document. The capture row (refused ones too, for audit) and, on approval, its
+ * signed receipt are written by one RPC.
+ */
+export async function judgeAndRecord(
+  deps: Deps,
+  keys: { signing: KeySet; templates: Templates },
+  tenant: Tenant,
+  body: TransactionBody,
+  descriptor: PresenceDescriptor,
+  identity: ResolvedIdentity,
+  scenario: ForcedScenario | null,
+): Promise<Approval> {
+  const { protector } = keys.templates;
+  const live = protector.protect(descriptor.face.embedding);
+  if (!identity.template || identity.template.key_id !== protector.keyId)
+    throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
+  const similarity = cosineSimilarity(live, identity.template.embedding);
+  if (scenario === "subject_mismatch") throw new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
+  if (similarity < FACE_MATCH_GATE) {
+    const best = await bestMatch(keys.templates, tenant.environment, live);
+    if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) throw new ApiError("IDENTITY_MISMATCH");
+    throw new ApiError("FACE_MATCH_BELOW_THRESHOLD", { confidence: Math.max(0, Math.round(similarity * 10_000) / 10_000) });
+  }
+
+  const { baseline } = identity;
+  const judgement = judge(descriptor, deps.now, baseline, scenario);
+  const newDocument = body.document ? verifyDocument(body.document, descriptor.face.embedding, deps.now) : null;
+  const assurance: AssuranceLevel = identity.document || newDocument ? "face_voice_doc" : "face_voice";
+  const refusal = !judgement.livenessPassed
+    ? new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: judgement.refusal })
+    : judgement.coercion
+      ? new ApiError("COERCION_DETECTED")
+      : DOCUMENT_ACTIONS.has(body.action) && assurance !== "face_voice_doc"
+        ? documentRequired(body.action)
+        : null;
+
+  const capture = captureRow(tenant, body, deps.now, {
+    id: crypto.randomUUID(),
+    captureNonce: descriptor.capture_nonce,
+    assurance: refusal ? null : assurance,
+    judged: {
+      identity_id: identity.identity_id,
+      liveness_passed: judgement.livenessPassed,
+      liveness_reason: judgement.livenessPassed ? null : judgement.refusal,
+      coercion_signal: judgement.coercion,
+      face_similarity: similarity,
+      scenario,
+    },
+  });
+  const receipt = refusal ? null : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now);
+  await rpc(deps.sql, "capture_record", {
+    capture,
+    receipt,
+    document: refusal ? null : newDocument,
+    baseline: baseline ? null : baselineFromResult(judgement.result),
+  });
+  if (refusal || !receipt) throw refusal;
+  return {
+    success: true,
+    status: "approved",
+    transaction_id: capture.id,
+    service_hash: body.service_hash,
+    immutability_seal: receipt.seal,
+    assurance_level: assurance,
+    receipt_id: receipt.id,
+    receipt_code: receipt.code,
+  };
+}

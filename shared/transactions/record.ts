@@ -1,0 +1,83 @@
+/** What every act of the transaction sink records, whether a live capture or a mandate stood in for it. */
+import { ENGINE_VERSION } from "../engine";
+import { documentTypes } from "../identity/documents";
+import type { KeySet } from "../lib/signing";
+import type { CaptureRow, ReceiptRow } from "../platform/db/rpc";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/receipts";
+import type { TransactionAction, TransactionBody } from "./input";
+
+/**
+ * The capture row of an act: who, what, how much and when, plus `judged` (what the engine and the
+ * face match found, for a live capture; a mandate's capture has none) and the nonce it consumed.
+ */
+export function captureRow(
+  tenant: Tenant,
+  body: TransactionBody,
+  now: Date,
+  recorded: { id: string; captureNonce: string; assurance: AssuranceLevel | null; judged?: Partial<CaptureRow> },
+): CaptureRow {
+  return {
+    id: recorded.id,
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    action: body.action,
+    service_hash: body.service_hash,
+    amount_minor: body.amount ?? null,
+    currency: body.currency ?? null,
+    capture_nonce: recorded.captureNonce,
+    assurance_level: recorded.assurance,
+    engine_version: ENGINE_VERSION,
+    created_at: now.toISOString(),
+    ...recorded.judged,
+  };
+}
+
+/** The signed receipt of an act recorded as capture `captureId`, ready for the capture's RPC. */
+export async function actReceipt(
+  keys: KeySet,
+  tenant: Tenant,
+  body: TransactionBody,
+  captureId: string,
+  assurance: AssuranceLevel,
+  now: Date,
+): Promise<ReceiptRow> {
+  const id = crypto.randomUUID();
+  const code = newReceiptCode();
+  const { jws, seal } = await buildReceipt(keys, {
+    receiptId: id,
+    code,
+    captureId,
+    merchantId: tenant.merchantId,
+    environment: tenant.environment,
+    action: body.action,
+    assuranceLevel: assurance,
+    serviceHash: body.service_hash,
+    issuedAt: now,
+    amountMinor: body.amount ?? null,
+    currency: body.currency ?? null,
+  });
+  return { id, code, jws, seal };
+}
+
+/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record (rule 3). */
+export function documentRequired(action: TransactionAction): ApiError {
+  return new ApiError("DOCUMENT_REQUIRED", {
+    action,
+    required: "a valid identity document on record",
+    accepted_documents: documentTypes,
+  });
+}
+
+/** The approval every approved act answers with (spec 4.4). */
+export interface Approval {
+  success: true;
+  status: "approved";
+  transaction_id: string;
+  service_hash: string;
+  immutability_seal: string;
+  assurance_level: AssuranceLevel;
+  receipt_id: string;
+  receipt_code: string;
+}

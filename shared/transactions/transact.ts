@@ -1,0 +1,61 @@
+/**
+ * process-biovital-transaction (spec 4.4): the authorisation sink. A live capture of the person
+ * named by `user_id` is matched against their template, judged by the presence engine and recorded
+ * with its assurance level frozen at this instant (live.ts); with `mandate_id` the mandate stands in
+ * for the live capture (stand-in.ts). An approval gets a signed receipt.
+ */
+import { descriptorFrom } from "../identity/presence";
+import type { ForcedScenario } from "../identity/scenario";
+import type { Templates } from "../identity/template-store";
+import type { KeySet } from "../lib/signing";
+import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Principal } from "../platform/principal";
+import type { TransactionBody } from "./input";
+import { judgeAndRecord } from "./live";
+import { transactWithMandate } from "./stand-in";
+
+const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
+
+/**
+ * The identity named by `user_id`, as this principal may name it: a first-party session names
+ * only its own identity (another is `403 UNAUTHORIZED_DEVICE`; a revoked session `403
+ * ACCESS_REVOKED`); a merchant names a person by the subject_ref it was given. An unknown person
+ * is `403 IDENTITY_MISMATCH`; an erased identity or withdrawn consent `403 ACCESS_REVOKED`.
+ */
+async function resolveIdentity(deps: Deps, principal: Principal, userId: string): Promise<ResolvedIdentity> {
+  if (principal.kind === "user" && userId !== principal.identityId) throw new ApiError("UNAUTHORIZED_DEVICE");
+  const identity = await rpc(deps.sql, "identity_resolve", {
+    merchant_id: principal.merchantId,
+    environment: principal.environment,
+    now: deps.now.toISOString(),
+    ...(principal.kind === "user"
+      ? { user_id: principal.identityId, session_token_hash: principal.sessionTokenHash }
+      : { subject_ref: SUBJECT_REF.test(userId) ? userId : null }),
+  });
+  if (!identity) throw new ApiError("IDENTITY_MISMATCH", { reason: "unknown_user" });
+  if (identity.session_active === false) throw new ApiError("ACCESS_REVOKED", { reason: "session_revoked" });
+  if (identity.erased || identity.consent_revoked) {
+    throw new ApiError("ACCESS_REVOKED", { reason: identity.erased ? "identity_erased" : "consent_revoked" });
+  }
+  return identity;
+}
+
+/** One act of a person, judged live or stood in for by a mandate, recorded with its receipt. */
+export async function transact(
+  deps: Deps,
+  keys: { signing: KeySet; templates: () => Promise<Templates> },
+  principal: Principal,
+  body: TransactionBody,
+  options: { scenario: ForcedScenario | null; idempotencyKey: string | undefined },
+) {
+  const identity = await resolveIdentity(deps, principal, body.user_id);
+  if (body.mandate_id !== undefined) {
+    const person = { identity_id: identity.identity_id, hasDocument: identity.document !== null };
+    return transactWithMandate(deps, keys.signing, principal, { ...body, mandate_id: body.mandate_id }, person, options.idempotencyKey);
+  }
+  const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
+  const templates = await keys.templates();
+  return judgeAndRecord(deps, { signing: keys.signing, templates }, principal, body, descriptor, identity, options.scenario);
+}

@@ -1,0 +1,121 @@
+/**
+ * The layering of docs/architecture.md, checked on the import graph of the source (type imports
+ * included): imports run one way (lib and engine ← platform ← domains ← surfaces), no domain
+ * module reaches Hono even through another module, there is no import cycle, and the function
+ * folders are exactly the registry's.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { functionNames } from "../../shared/platform/registry";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s*["']([^"']+)["']/g;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Each file's imports: other source files (repository-relative) and packages (bare names). */
+function importGraph(files: string[]): Map<string, { files: string[]; packages: string[] }> {
+  const graph = new Map<string, { files: string[]; packages: string[] }>();
+  for (const file of files) {
+    const source = readFileSync(join(ROOT, file), "utf8");
+    const entry = { files: [] as string[], packages: [] as string[] };
+    for (const match of source.matchAll(IMPORT)) {
+      const specifier = match[1] ?? match[2] ?? match[3];
+      if (!specifier.startsWith(".")) {
+        entry.packages.push(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]);
+        continue;
+      }
+      const base = join(dirname(file), specifier).replace(/\.js$/, "");
+      const target = [`${base}.ts`, join(base, "index.ts")].find(
+        (candidate) => existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile(),
+      );
+      if (!target) throw new Error(`${file}: cannot resolve ${specifier}`);
+      entry.files.push(relative(ROOT, join(ROOT, target)));
+    }
+    graph.set(file, entry);
+  }
+  return graph;
+}
+
+const files = ["shared", "functions", "scripts"].flatMap(sourceFiles);
+const graph = importGraph(files);
+
+/** The layer of a file: lib, engine, platform, domain, surface (functions) or tooling (scripts). */
+function layerOf(file: string): "lib" | "engine" | "platform" | "domain" | "surface" | "tooling" {
+  if (file.startsWith("functions/")) return "surface";
+  if (file.startsWith("scripts/")) return "tooling";
+  if (file.startsWith("shared/lib/")) return "lib";
+  if (file.startsWith("shared/engine/")) return "engine";
+  if (file.startsWith("shared/platform/")) return "platform";
+  return "domain";
+}
+
+const allowed: Record<ReturnType<typeof layerOf>, ReadonlySet<ReturnType<typeof layerOf>>> = {
+  lib: new Set(["lib"]),
+  engine: new Set(["engine", "lib"]),
+  platform: new Set(["platform", "lib", "engine"]),
+  domain: new Set(["domain", "platform", "lib", "engine"]),
+  surface: new Set(["surface", "domain", "platform", "lib", "engine"]),
+  tooling: new Set(["tooling", "surface", "domain", "platform", "lib", "engine"]),
+};
+
+/** Every file `file` reaches through its imports, itself excluded. */
+function reach(file: string, seen = new Set<string>()): Set<string> {
+  for (const next of graph.get(file)?.files ?? []) {
+    if (seen.has(next)) continue;
+    seen.add(next);
+    reach(next, seen);
+  }
+  return seen;
+}
+
+describe("architecture", () => {
+  it("imports run one way: lib and engine, then platform, then domains, then surfaces", () => {
+    const wrong = files.flatMap((file) =>
+      graph
+        .get(file)!
+        .files.filter((target) => !allowed[layerOf(file)].has(layerOf(target)))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
+  it("no domain, lib or engine module imports Hono, directly or through another module", () => {
+    const pure = files.filter((file) => ["domain", "lib", "engine"].includes(layerOf(file)));
+    const offenders = pure.filter((file) => [file, ...reach(file)].some((reached) => graph.get(reached)?.packages.includes("hono")));
+    expect(offenders).toEqual([]);
+  });
+
+  it("has no import cycle", () => {
+    const cycles = files.filter((file) => reach(file).has(file));
+    expect(cycles).toEqual([]);
+  });
+
+  it("serves exactly the registry's functions, each from functions/<name>/index.ts", () => {
+    const folders = readdirSync(join(ROOT, "functions"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+    expect(folders).toEqual([...functionNames].sort());
+    for (const name of folders) expect(existsSync(join(ROOT, "functions", name, "index.ts")), name).toBe(true);
+  });
+
+  it("fails on a domain module that reaches Hono (the check itself)", () => {
+    graph.set("shared/example-domain/op.ts", { files: ["shared/platform/app.ts"], packages: [] });
+    try {
+      expect(
+        ["shared/example-domain/op.ts", ...reach("shared/example-domain/op.ts")].some((f) => graph.get(f)?.packages.includes("hono")),
+      ).toBe(true);
+    } finally {
+      graph.delete("shared/example-domain/op.ts");
+    }
+  });
+});
