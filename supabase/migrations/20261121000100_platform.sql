@@ -1,13 +1,48 @@
 -- ============================================================================
--- Platform: private schema, merchants and their API keys
--- Tables live in `private`; callers reach them only through the RPCs below
--- (security definer, fixed search_path). Every RPC takes one jsonb argument
--- and returns jsonb, so the edge calls each in exactly one round trip.
+-- Platform: the private schema, the grant rule every migration relies on,
+-- merchants and their API keys, and the per-function circuit breaker.
+-- Tables live in `private`; callers reach them only through the RPCs in
+-- `public` (security definer, fixed search_path). Every RPC takes one jsonb
+-- argument and returns jsonb, so the edge calls each in exactly one round trip.
 -- ============================================================================
 
 create schema if not exists private;
+comment on schema private is 'Tables and helpers of the service; reachable only through the RPCs in public.';
+
+-- ----------------------------------------------------------------------------
+-- Grants: the one rule, stated here once for everything any migration creates
+-- ----------------------------------------------------------------------------
+-- Only the owner (the role that applies the migrations, which the service connects as) reaches
+-- anything: no schema, table, sequence or function of the service is granted to PUBLIC or to an
+-- API-facing role (Supabase's anon, authenticated). Where Supabase's service_role exists, it may
+-- execute the RPCs in `public`, and nothing else.
+-- The rule is written as default privileges of the migrating role, before anything is created,
+-- so no other migration writes GRANT, REVOKE or ALTER DEFAULT PRIVILEGES: a function created
+-- later is executable by the owner only (plus service_role in `public`), a table or sequence is
+-- the owner's only. tests/sql/grants.test.ts checks every function, table, sequence and view in
+-- the service's schemas against this rule, and that no other migration writes a grant.
 revoke all on schema private from public;
-comment on schema private is 'Tables of the service; reachable only through the RPCs in public.';
+-- Functions are executable by PUBLIC unless the creator's default privileges say otherwise. This
+-- statement names no schema on purpose: per-schema default privileges can only add to the global
+-- ones, never take back what they grant.
+alter default privileges revoke execute on functions from public;
+-- Supabase grants its API roles everything created in `public` through per-schema default
+-- privileges of the migrating role; take those back, and give service_role execute on the RPCs.
+do $$
+declare
+  v_role text;
+begin
+  foreach v_role in array array['anon', 'authenticated', 'service_role'] loop
+    if exists (select 1 from pg_roles where rolname = v_role) then
+      execute format('alter default privileges in schema public revoke all on functions from %I', v_role);
+      execute format('alter default privileges in schema public revoke all on tables from %I', v_role);
+      execute format('alter default privileges in schema public revoke all on sequences from %I', v_role);
+    end if;
+  end loop;
+  if exists (select 1 from pg_roles where rolname = 'service_role') then
+    execute 'alter default privileges in schema public grant execute on functions to service_role';
+  end if;
+end $$;
 
 
 -- ----------------------------------------------------------------------------
@@ -112,3 +147,61 @@ language sql stable security definer set search_path = '' as $$
     and k.revoked_at is null
 $$;
 comment on function public.api_key_authenticate(jsonb) is 'Resolves a live key by its hash; null when unknown or revoked.';
+
+-- ----------------------------------------------------------------------------
+-- Circuit breaker (503 SLO_BREACH_PAUSED)
+-- ----------------------------------------------------------------------------
+create table private.circuit_breakers (
+  deployment text not null,
+  function_name text not null,
+  environment text not null check (environment in ('test', 'live')),
+  window_started_at timestamptz not null,
+  breaches int not null default 0,
+  open_until timestamptz,
+  primary key (deployment, function_name, environment)
+);
+comment on table private.circuit_breakers is 'SLO breaches per function and environment; enough breaches inside a window pause the function.';
+comment on column private.circuit_breakers.deployment is 'DEPLOYMENT_ID of the workers: a canary''s failures never pause the stable deployment.';
+comment on column private.circuit_breakers.function_name is 'The guarded function.';
+comment on column private.circuit_breakers.environment is 'test or live: a failing sandbox never pauses production.';
+comment on column private.circuit_breakers.window_started_at is 'Start of the current counting window.';
+comment on column private.circuit_breakers.breaches is 'SLO breaches (5xx or over the latency objective) counted in the window.';
+comment on column private.circuit_breakers.open_until is 'While in the future the function answers 503 SLO_BREACH_PAUSED; afterwards it is half-open.';
+
+-- circuit_breaker_state({deployment, function_name, environment, now}) -> {open, retry_after_seconds}
+create or replace function public.circuit_breaker_state(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object(
+    'open', coalesce(b.open_until > (p ->> 'now')::timestamptz, false),
+    'retry_after_seconds', greatest(1, ceil(extract(epoch from (b.open_until - (p ->> 'now')::timestamptz)))::int))
+  from (select 1) one
+  left join private.circuit_breakers b
+    on b.deployment = p ->> 'deployment' and b.function_name = p ->> 'function_name' and b.environment = p ->> 'environment'
+$$;
+comment on function public.circuit_breaker_state(jsonb) is 'Whether a function is paused by its circuit breaker.';
+
+-- circuit_breaker_record({deployment, function_name, environment, now, window_seconds, threshold, open_seconds}) -> {opened}
+-- Counts one breach; the threshold-th breach inside the window opens the breaker for open_seconds.
+create or replace function public.circuit_breaker_record(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_row private.circuit_breakers;
+begin
+  insert into private.circuit_breakers as b (deployment, function_name, environment, window_started_at, breaches)
+  values (p ->> 'deployment', p ->> 'function_name', p ->> 'environment', v_now, 1)
+  on conflict (deployment, function_name, environment) do update
+    set breaches = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
+                        then 1 else b.breaches + 1 end,
+        window_started_at = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
+                                 then v_now else b.window_started_at end
+  returning * into v_row;
+  if v_row.breaches >= (p ->> 'threshold')::int and (v_row.open_until is null or v_row.open_until <= v_now) then
+    update private.circuit_breakers
+    set open_until = v_now + make_interval(secs => (p ->> 'open_seconds')::int), breaches = 0, window_started_at = v_now
+    where deployment = v_row.deployment and function_name = v_row.function_name and environment = v_row.environment;
+    return jsonb_build_object('opened', true);
+  end if;
+  return jsonb_build_object('opened', false);
+end $$;
+comment on function public.circuit_breaker_record(jsonb) is 'Counts an SLO breach and opens the breaker when the window''s threshold is reached.';

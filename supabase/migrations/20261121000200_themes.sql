@@ -3,7 +3,7 @@
 -- CLI (`theme set`) and a published version that merchant-theme-get serves.
 -- Token columns are typed by the domains below; NULL is allowed in the table
 -- (spec rule 1: a published row with any NULL token is served as the default
--- theme, never merged). shared/theme.ts validates the same rules in TypeScript.
+-- theme, never merged). shared/themes/theme.ts validates the same rules in TypeScript.
 -- ============================================================================
 
 
@@ -213,7 +213,3 @@ language sql stable security definer set search_path = '' as $$
     and t.stage = 'published'
 $$;
 comment on function public.theme_get(jsonb) is 'The published tokens of a merchant and surface (NULL tokens included), or null when nothing is published.';
-
--- Only the service (the owner) calls these; no API role may write or read themes directly.
-revoke execute on function public.theme_set(jsonb), public.theme_publish(jsonb), public.theme_get(jsonb) from public;
-revoke execute on function private.theme_tokens(private.themes) from public;

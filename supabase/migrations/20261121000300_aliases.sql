@@ -42,7 +42,7 @@ comment on column private.aliases.merchant_id is 'Merchant whose key made the re
 comment on column private.aliases.claim_token_hash is 'Lowercase hex SHA-256 of the claim_token returned by reserve; the token itself is never stored.';
 comment on column private.aliases.reserved_at is 'Request clock when the current reservation was made.';
 comment on column private.aliases.expires_at is 'End of the reservation (request clock + ttl_seconds); null once claimed.';
-comment on column private.aliases.identity_id is 'Opaque reference to the identity the alias is attached to; set by the identity work when a reservation is claimed, which also adds the foreign key.';
+comment on column private.aliases.identity_id is 'Opaque reference to the identity the alias is attached to. No RPC claims an alias yet: the one that does sets it, and adds the foreign key to private.identities.';
 comment on column private.aliases.claimed_at is 'When the alias was attached to identity_id; null while only reserved.';
 
 
@@ -116,16 +116,3 @@ begin
   return jsonb_build_object('alias', v_alias, 'released', true);
 end $$;
 comment on function public.alias_release(jsonb) is 'Frees an alias early; only the reserving merchant holding the claim token can, while the reservation is live.';
-
--- Only the service's own connection calls these. On Supabase, default privileges also grant
--- anon and authenticated; take those away too so PostgREST cannot reach them.
-revoke all on function public.alias_check(jsonb), public.alias_reserve(jsonb), public.alias_release(jsonb) from public;
-do $$
-declare v_role text;
-begin
-  foreach v_role in array array['anon', 'authenticated'] loop
-    if exists (select 1 from pg_roles where rolname = v_role) then
-      execute format('revoke all on function public.alias_check(jsonb), public.alias_reserve(jsonb), public.alias_release(jsonb) from %I', v_role);
-    end if;
-  end loop;
-end $$;

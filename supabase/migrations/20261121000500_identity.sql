@@ -1,6 +1,8 @@
 -- ============================================================================
--- Identities, consent, sessions, protected templates, documents, captures,
--- receipts and anchors.
+-- Identity: people enrolled with face and voice, their consent, first-party
+-- sessions, protected face templates and verified documents; the pseudonym
+-- (subject_ref) each merchant holds for a person, and the capture nonces
+-- enrollment used. RPCs: enroll, search templates, resolve an identity.
 -- No image and no raw template is stored: face_templates holds only the
 -- protected form (a rotation under a key held outside the database).
 -- ============================================================================
@@ -167,3 +169,154 @@ comment on column private.identity_documents.expires_on is 'Document expiry; an 
 comment on column private.identity_documents.face_match_score is 'Cosine similarity of the document photo embedding to the live face when verified (>= 0.75).';
 comment on column private.identity_documents.verified_at is 'When the document was matched to the live face.';
 create index identity_documents_identity_idx on private.identity_documents (identity_id, expires_on);
+
+-- ----------------------------------------------------------------------------
+-- Subject references: which pseudonym a merchant holds for which identity
+-- ----------------------------------------------------------------------------
+create table private.subject_refs (
+  merchant_id uuid not null references private.merchants (id),
+  subject_ref text not null check (subject_ref ~ '^sub_[0-9a-f]{48}$'),
+  identity_id uuid not null references private.identities (id),
+  created_at timestamptz not null,
+  primary key (merchant_id, subject_ref),
+  unique (merchant_id, identity_id)
+);
+comment on table private.subject_refs is 'The subject_ref (HMAC pseudonym) each merchant was given for an identity, so the merchant can name the person back as user_id.';
+comment on column private.subject_refs.merchant_id is 'Merchant that holds the pseudonym.';
+comment on column private.subject_refs.subject_ref is 'HMAC of identity id and merchant id under a secret held outside the database.';
+comment on column private.subject_refs.identity_id is 'The identity behind the pseudonym.';
+comment on column private.subject_refs.created_at is 'When the merchant first received it.';
+
+-- ----------------------------------------------------------------------------
+-- Enrollment capture nonces: a descriptor enrols at most once
+-- ----------------------------------------------------------------------------
+create table private.enrollment_nonces (
+  environment text not null check (environment in ('test', 'live')),
+  capture_nonce text not null check (length(capture_nonce) between 8 and 128),
+  used_at timestamptz not null,
+  primary key (environment, capture_nonce)
+);
+comment on table private.enrollment_nonces is 'capture_nonce values already used by an enrollment; a replayed descriptor cannot mint a second session.';
+comment on column private.enrollment_nonces.environment is 'test or live.';
+comment on column private.enrollment_nonces.capture_nonce is 'The nonce the enrolling descriptor was bound to.';
+comment on column private.enrollment_nonces.used_at is 'When it was used.';
+
+-- ============================================================================
+-- RPCs
+-- ============================================================================
+
+-- identity_enroll({environment, merchant_id, now, capture_nonce, identity_id, existing, subject_ref, key_id, embedding,
+--                  match_threshold, consent: {version, retention_days}, session: {token_hash, expires_at},
+--                  presented_session_hash?, baseline?}) -> {identity_id, created}
+-- Enrollments of one environment are serialised by an advisory lock; a new identity is created only if,
+-- under that lock, no stored template matches (a racing enrollment of the same face raises HA410 and the
+-- edge searches again). Each stage raises its own SQLSTATE so the API can name what failed.
+create or replace function public.identity_enroll(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_identity_id uuid := (p ->> 'identity_id')::uuid;
+  v_env text := p ->> 'environment';
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
+  v_best jsonb;
+begin
+  if p ? 'presented_session_hash' and exists (
+    select 1 from private.sessions
+    where token_hash = p ->> 'presented_session_hash' and revoked_at is null and expires_at > v_now
+  ) then
+    raise exception 'a session is already present on this device' using errcode = 'HA408';
+  end if;
+
+  begin
+    insert into private.enrollment_nonces (environment, capture_nonce, used_at) values (v_env, p ->> 'capture_nonce', v_now);
+  exception when unique_violation then
+    raise exception 'capture nonce already used' using errcode = 'HA411';
+  end;
+
+  perform pg_advisory_xact_lock(hashtext('enroll:' || v_env));
+
+  if (p ->> 'existing')::boolean then
+    if not exists (select 1 from private.identities where id = v_identity_id and environment = v_env and erased_at is null) then
+      raise exception 'identity unreachable' using errcode = 'HA409';
+    end if;
+  else
+    v_best := public.face_template_search(jsonb_build_object(
+      'environment', v_env, 'key_id', p ->> 'key_id', 'embedding', p -> 'embedding', 'limit', 1, 'exact', true)) -> 0;
+    if v_best is not null and (v_best ->> 'similarity')::real >= (p ->> 'match_threshold')::real then
+      raise exception 'a concurrent enrollment stored this face' using errcode = 'HA410';
+    end if;
+    begin
+      insert into private.identities (id, environment, baseline, created_at) values (v_identity_id, v_env, p -> 'baseline', v_now);
+    exception when others then
+      raise exception 'identity insert failed: %', sqlerrm using errcode = 'HA501';
+    end;
+    begin
+      insert into private.face_templates (identity_id, environment, key_id, embedding, created_at)
+      values (v_identity_id, v_env, p ->> 'key_id', array(select jsonb_array_elements_text(p -> 'embedding')::real), v_now);
+    exception when others then
+      raise exception 'template insert failed: %', sqlerrm using errcode = 'HA502';
+    end;
+  end if;
+
+  insert into private.subject_refs (merchant_id, subject_ref, identity_id, created_at)
+  values (v_merchant, p ->> 'subject_ref', v_identity_id, v_now)
+  on conflict do nothing;
+
+  insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at)
+  values (v_identity_id, v_merchant, p -> 'consent' ->> 'version', (p -> 'consent' ->> 'retention_days')::int, v_now);
+
+  begin
+    insert into private.sessions (identity_id, merchant_id, environment, token_hash, created_at, expires_at)
+    values (v_identity_id, v_merchant, v_env, p -> 'session' ->> 'token_hash', v_now, (p -> 'session' ->> 'expires_at')::timestamptz);
+  exception when others then
+    raise exception 'session insert failed: %', sqlerrm using errcode = 'HA503';
+  end;
+
+  return jsonb_build_object('identity_id', v_identity_id, 'created', not (p ->> 'existing')::boolean);
+end $$;
+comment on function public.identity_enroll(jsonb) is 'Creates (or re-attaches) an identity with its protected template, consent, subject_ref and first session, atomically.';
+
+-- subject_ref_record({merchant_id, subject_ref, identity_id, now}) -> {}
+create or replace function public.subject_ref_record(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  insert into private.subject_refs (merchant_id, subject_ref, identity_id, created_at)
+  values ((p ->> 'merchant_id')::uuid, p ->> 'subject_ref', (p ->> 'identity_id')::uuid, (p ->> 'now')::timestamptz)
+  on conflict do nothing
+  returning '{}'::jsonb
+$$;
+comment on function public.subject_ref_record(jsonb) is 'Remembers that a merchant was given this subject_ref for an identity.';
+
+-- identity_resolve({merchant_id, environment, user_id?, subject_ref?, session_token_hash?, now}) -> identity facts | null
+-- user_id is the identity id (first-party callers); subject_ref is the merchant's pseudonym.
+-- session_active reports whether the presented first-party session is still live (not revoked, not expired).
+create or replace function public.identity_resolve(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object(
+    'identity_id', i.id,
+    'erased', i.erased_at is not null,
+    'baseline', i.baseline,
+    'template', (select jsonb_build_object('key_id', t.key_id, 'embedding', to_jsonb(t.embedding))
+                 from private.face_templates t where t.identity_id = i.id),
+    'document', (select jsonb_build_object('document_type', d.document_type, 'issuing_country', d.issuing_country,
+                                           'expires_on', d.expires_on)
+                 from private.identity_documents d
+                 where d.identity_id = i.id and d.expires_on >= ((p ->> 'now')::timestamptz at time zone 'UTC')::date
+                 order by d.expires_on desc limit 1),
+    'consent_revoked', not exists (select 1 from private.consents c
+                                   where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid
+                                     and c.revoked_at is null)
+                       and exists (select 1 from private.consents c
+                                   where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid),
+    'session_active', case when p ? 'session_token_hash' then exists (
+                        select 1 from private.sessions s
+                        where s.token_hash = p ->> 'session_token_hash' and s.identity_id = i.id
+                          and s.revoked_at is null and s.expires_at > (p ->> 'now')::timestamptz) end
+  )
+  from private.identities i
+  where i.environment = p ->> 'environment'
+    and i.id = coalesce(
+      (p ->> 'user_id')::uuid,
+      (select s.identity_id from private.subject_refs s
+       where s.merchant_id = (p ->> 'merchant_id')::uuid and s.subject_ref = p ->> 'subject_ref'))
+$$;
+comment on function public.identity_resolve(jsonb) is 'Everything the transaction sink needs about one identity, in one read.';

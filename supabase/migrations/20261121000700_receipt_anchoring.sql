@@ -1,13 +1,14 @@
 -- ============================================================================
 -- Receipt verification and anchoring (docs/receipts.md)
--- The tables are in 20261121000600_captures_receipts.sql; capture_record inserts each receipt with
--- its capture. Here: the read for receipt-verify, and the two calls of the anchoring worker. The
--- worker builds the Merkle tree in TypeScript (shared/receipts.ts); receipt_anchor_record re-checks
--- every proof against the stored seals with the same construction before it writes anything.
+-- The tables are in 20261121000600_captures_receipts.sql; capture_record inserts each receipt
+-- with its capture. Here: the read for receipt-verify, and the two calls of the anchoring
+-- worker. The worker builds the Merkle tree in TypeScript (shared/receipts/receipts.ts);
+-- receipt_anchor_record re-checks every proof against the stored seals with the same
+-- construction before it writes anything.
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
--- Merkle fold: the SQL twin of shared/receipts.ts#verifyInclusion
+-- Merkle fold: the SQL twin of shared/receipts/receipts.ts#verifyInclusion
 -- ----------------------------------------------------------------------------
 -- leaf = SHA-256(0x00 || seal bytes); step = SHA-256(0x01 || left || right), the sibling on the side
 -- the proof names. Returns the root (hex) the proof leads to, or null for a malformed proof.
@@ -163,18 +164,3 @@ begin
   return jsonb_build_object('recorded', true, 'anchor_id', v_anchor, 'leaf_count', v_count);
 end $$;
 comment on function public.receipt_anchor_record(jsonb) is 'Writes one anchor and every receipt''s inclusion proof atomically; refuses (recorded: false) a batch of which any receipt is sandbox, unknown or already anchored, and raises on a proof that does not reach the root.';
-
--- Only the service's own connection calls these. On Supabase, default privileges also grant
--- anon and authenticated; take those away too so PostgREST cannot reach them.
-revoke all on function public.receipt_get(jsonb), public.receipts_pending_anchor(jsonb), public.receipt_anchor_record(jsonb),
-  private.merkle_fold(text, jsonb) from public;
-do $$
-declare v_role text;
-begin
-  foreach v_role in array array['anon', 'authenticated'] loop
-    if exists (select 1 from pg_roles where rolname = v_role) then
-      execute format('revoke all on function public.receipt_get(jsonb), public.receipts_pending_anchor(jsonb), '
-                     'public.receipt_anchor_record(jsonb), private.merkle_fold(text, jsonb) from %I', v_role);
-    end if;
-  end loop;
-end $$;

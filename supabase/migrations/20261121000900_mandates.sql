@@ -1,8 +1,12 @@
 -- ============================================================================
 -- Mandates: what a verified person authorised an agent to do, and every use
 -- of it. A mandate row is immutable but for its status; consumptions are
--- append-only; there is no balance column: what remains is always summed
--- under the mandate's row lock.
+-- append-only; there is no balance column: what remains is computed under the
+-- mandate's row lock. This file sums it from the bucket's consumptions;
+-- 20261121009100_mandate_usage.sql, the in-place upgrade that follows, reads
+-- a running total per bucket instead (private.mandate_remaining).
+-- Also here: the merchant's mandate.at_limit threshold, and the transaction
+-- sink's mandate path (a mandate standing in for the live capture).
 -- ============================================================================
 
 alter table private.merchants add column at_limit_threshold_percent int not null default 0
@@ -91,6 +95,7 @@ end $$;
 comment on function private.mandates_refuse_update() is 'Immutability: only status and its bookkeeping may change; a revoked mandate never changes again, and a consumed one can only be revoked.';
 create trigger mandates_immutable before update on private.mandates
   for each row execute function private.mandates_refuse_update();
+comment on trigger mandates_immutable on private.mandates is 'Refuses any change but status and its bookkeeping (private.mandates_refuse_update).';
 
 -- ----------------------------------------------------------------------------
 -- Consumptions (append-only)
@@ -131,6 +136,7 @@ end $$;
 comment on function private.refuse_change() is 'Trigger body for append-only tables.';
 create trigger mandate_consumptions_append_only before update or delete on private.mandate_consumptions
   for each row execute function private.refuse_change();
+comment on trigger mandate_consumptions_append_only on private.mandate_consumptions is 'Keeps the ledger append-only: update and delete raise HA423.';
 
 -- ----------------------------------------------------------------------------
 -- Helpers
@@ -169,6 +175,7 @@ begin
   remaining_count := case when m.ceiling_count is null then null else greatest(m.ceiling_count - v_used_count, 0) end;
 end $$;
 comment on function private.mandate_remaining(private.mandates, timestamptz) is 'Remaining amount and count of the bucket containing p_at, summed from the consumptions stamped inside it.';
+-- (Replaced by 20261121009100_mandate_usage.sql with a read of the bucket's running total.)
 
 -- Effective status at p_at: revoked > consumed > expired > exhausted > active.
 create or replace function private.mandate_effective_status(m private.mandates, p_at timestamptz) returns text
@@ -498,3 +505,88 @@ begin
     'status', 'revoked', 'revoked_at', m.revoked_at);
 end $$;
 comment on function public.mandate_revoke(jsonb) is 'Revokes at once (the row lock orders it against consumes); repeats answer already_revoked; terminal.';
+
+-- mandate.at_limit threshold: the column is private.merchants.at_limit_threshold_percent (top of
+-- this file), which mandate_consume reads.
+-- merchant_at_limit_threshold({merchant_id, percent?}) -> {merchant_id, at_limit_threshold_percent}
+-- With percent (an integer 0 to 99) it is set; without, it is read. HA404 unknown merchant.
+create or replace function public.merchant_at_limit_threshold(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_percent int;
+begin
+  if p ? 'percent' then
+    if jsonb_typeof(p -> 'percent') is distinct from 'number' or (p ->> 'percent')::numeric not between 0 and 99
+       or (p ->> 'percent')::numeric <> trunc((p ->> 'percent')::numeric) then
+      raise exception 'percent must be an integer from 0 to 99' using errcode = '22023';
+    end if;
+    update private.merchants set at_limit_threshold_percent = (p ->> 'percent')::int
+    where id = (p ->> 'merchant_id')::uuid
+    returning at_limit_threshold_percent into v_percent;
+  else
+    select at_limit_threshold_percent into v_percent from private.merchants where id = (p ->> 'merchant_id')::uuid;
+  end if;
+  if v_percent is null then
+    raise exception 'unknown merchant' using errcode = 'HA404';
+  end if;
+  return jsonb_build_object('merchant_id', (p ->> 'merchant_id')::uuid, 'at_limit_threshold_percent', v_percent);
+end $$;
+comment on function public.merchant_at_limit_threshold(jsonb) is 'Reads, or with percent sets, the merchant''s mandate.at_limit threshold (0 to 99; 0 = at zero remaining); HA404 unknown merchant.';
+
+-- ============================================================================
+-- The transaction sink's mandate path
+-- ============================================================================
+-- process-biovital-transaction with mandate_id: the mandate stands in for the live capture. One
+-- RPC consumes the mandate (through mandate_consume, so the same row lock and arithmetic) and
+-- records the act with its receipt.
+
+alter table private.captures add column mandate_id uuid references private.mandates (id);
+alter table private.captures add column consumption_id uuid references private.mandate_consumptions (id);
+comment on column private.captures.mandate_id is 'Set when a mandate stood in for the live capture; such a row records no liveness and is never proof for mandate-issue.';
+comment on column private.captures.consumption_id is 'The mandate consumption this act used.';
+create unique index captures_consumption_idx on private.captures (consumption_id) where consumption_id is not null;
+
+-- mandate_transaction({consume: {...mandate_consume params}, identity_id, capture: {...}, receipt: {...}})
+--   -> {decision, transaction: {transaction_id, receipt_id, receipt_code, seal} | null}
+-- A replayed consumption answers the act recorded the first time.
+create or replace function public.mandate_transaction(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_mandate_id uuid := (p -> 'consume' ->> 'mandate_id')::uuid;
+  v_decision jsonb;
+  v_consumption uuid;
+  c jsonb := p -> 'capture';
+  v_recorded jsonb;
+begin
+  if not exists (select 1 from private.mandates where id = v_mandate_id and granted_by = (p ->> 'identity_id')::uuid) then
+    return jsonb_build_object('decision', jsonb_build_object('allowed', false, 'reason', 'mandate_not_found'), 'transaction', null);
+  end if;
+  v_decision := public.mandate_consume(p -> 'consume');
+  if not (v_decision ->> 'allowed')::boolean then
+    return jsonb_build_object('decision', v_decision, 'transaction', null);
+  end if;
+  v_consumption := substr(v_decision ->> 'consumption_id', 5)::uuid;
+
+  if (v_decision ->> 'idempotent_replay')::boolean then
+    select jsonb_build_object('transaction_id', cap.id, 'receipt_id', r.id, 'receipt_code', r.code, 'seal', r.seal,
+                              'service_hash', cap.service_hash)
+    into v_recorded
+    from private.captures cap join private.receipts r on r.capture_id = cap.id
+    where cap.consumption_id = v_consumption;
+    return jsonb_build_object('decision', v_decision, 'transaction', v_recorded);
+  end if;
+
+  insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
+    capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
+    scenario, created_at, mandate_id, consumption_id)
+  values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
+    c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
+    false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
+    v_consumption);
+  insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
+  values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
+    c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
+  return jsonb_build_object('decision', v_decision, 'transaction', jsonb_build_object(
+    'transaction_id', c ->> 'id', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code',
+    'seal', p -> 'receipt' ->> 'seal', 'service_hash', c ->> 'service_hash'));
+end $$;
+comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent) and record the act with its receipt, atomically.';

@@ -2,8 +2,9 @@
 -- Webhooks (docs/webhooks.md): endpoints, their signing secrets, and one delivery per event and
 -- endpoint. The outbox worker (functions/outbox-worker) fans new outbox events out into deliveries,
 -- claims due deliveries under a lease, sends them signed and records each result; the CLI manages
--- endpoints, rotates secrets and replays events. Every one of those steps is one RPC below. Time is
--- always the caller's clock (`now`), so tests drive retries and the 72-hour window without sleeping.
+-- endpoints, rotates secrets, re-seals them under a new WEBHOOK_SECRET_KEY and replays events.
+-- Every one of those steps is one RPC below. Time is always the caller's clock (`now`), so tests
+-- drive retries and the 72-hour window without sleeping.
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
@@ -541,58 +542,48 @@ end $$;
 comment on function public.webhook_deliveries_record(jsonb) is 'Records attempt results of claimed deliveries (only with the claim''s lease token); a 410 disables the endpoint.';
 
 -- ============================================================================
--- RPC: the mandate.at_limit threshold
+-- RPCs: re-sealing endpoint secrets under a new WEBHOOK_SECRET_KEY (the CLI)
 -- ============================================================================
--- The column is private.merchants.at_limit_threshold_percent (20261121000900_mandates.sql), which
--- mandate_consume reads: mandate.at_limit fires when a consumption takes the remaining ceiling of
--- its period to at most that percentage of the ceiling (0, the default: when it reaches zero).
+-- The database never holds the key or a secret in the clear, so the CLI reads the sealed
+-- secrets, opens each with the previous key and seals it again with the new one
+-- (shared/webhooks/endpoints.ts, resealSecrets), then writes them back here in one
+-- transaction. A secret rotated or deleted in between is left as it is (compare and set).
 
--- merchant_at_limit_threshold({merchant_id, percent?}) -> {merchant_id, at_limit_threshold_percent}
--- With percent (an integer 0 to 99) it is set; without, it is read. HA404 unknown merchant.
-create or replace function public.merchant_at_limit_threshold(p jsonb) returns jsonb
+-- webhook_secrets_sealed({}) -> [{secret_id, endpoint_id, sealed_secret}]
+create or replace function public.webhook_secrets_sealed(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select coalesce(
+    jsonb_agg(jsonb_build_object('secret_id', s.id, 'endpoint_id', s.endpoint_id, 'sealed_secret', s.sealed_secret) order by s.created_at, s.id),
+    '[]'::jsonb)
+  from private.webhook_endpoint_secrets s
+$$;
+comment on function public.webhook_secrets_sealed(jsonb) is 'Every stored endpoint secret, sealed, for re-sealing under a new WEBHOOK_SECRET_KEY.';
+
+-- webhook_secrets_reseal({secrets: [{secret_id, sealed_secret, resealed_secret}]}) -> {resealed, skipped}
+-- Each row changes only while it still holds sealed_secret; the others count as skipped.
+create or replace function public.webhook_secrets_reseal(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
-declare v_percent int;
+declare
+  v_items jsonb := p -> 'secrets';
+  v_resealed int;
 begin
-  if p ? 'percent' then
-    if jsonb_typeof(p -> 'percent') is distinct from 'number' or (p ->> 'percent')::numeric not between 0 and 99
-       or (p ->> 'percent')::numeric <> trunc((p ->> 'percent')::numeric) then
-      raise exception 'percent must be an integer from 0 to 99' using errcode = '22023';
-    end if;
-    update private.merchants set at_limit_threshold_percent = (p ->> 'percent')::int
-    where id = (p ->> 'merchant_id')::uuid
-    returning at_limit_threshold_percent into v_percent;
-  else
-    select at_limit_threshold_percent into v_percent from private.merchants where id = (p ->> 'merchant_id')::uuid;
+  if v_items is null or jsonb_typeof(v_items) <> 'array' then
+    raise exception 'secrets must be an array' using errcode = '22023';
   end if;
-  if v_percent is null then
-    raise exception 'unknown merchant' using errcode = 'HA404';
+  if exists (
+    select 1 from jsonb_array_elements(v_items) i
+    where coalesce(i ->> 'secret_id', '') = '' or coalesce(i ->> 'sealed_secret', '') = '' or coalesce(i ->> 'resealed_secret', '') = ''
+  ) then
+    raise exception 'every secret needs secret_id, sealed_secret and resealed_secret' using errcode = '22023';
   end if;
-  return jsonb_build_object('merchant_id', (p ->> 'merchant_id')::uuid, 'at_limit_threshold_percent', v_percent);
+  with changed as (
+    update private.webhook_endpoint_secrets s
+    set sealed_secret = i ->> 'resealed_secret'
+    from jsonb_array_elements(v_items) i
+    where s.id = (i ->> 'secret_id')::uuid and s.sealed_secret = i ->> 'sealed_secret'
+    returning s.id
+  )
+  select count(*) into v_resealed from changed;
+  return jsonb_build_object('resealed', v_resealed, 'skipped', jsonb_array_length(v_items) - v_resealed);
 end $$;
-comment on function public.merchant_at_limit_threshold(jsonb) is 'Reads, or with percent sets, the merchant''s mandate.at_limit threshold (0 to 99; 0 = at zero remaining); HA404 unknown merchant.';
-
--- ============================================================================
--- Grants
--- ============================================================================
--- Only the service's own connection calls these. On Supabase, default privileges also grant
--- anon and authenticated; take those away too so PostgREST cannot reach them.
-revoke all on function
-  public.webhook_endpoint_create(jsonb), public.webhook_endpoint_list(jsonb), public.webhook_endpoint_get(jsonb),
-  public.webhook_endpoint_disable(jsonb), public.webhook_secret_rotate(jsonb), public.webhook_replay(jsonb),
-  public.webhook_fanout(jsonb), public.webhook_deliveries_claim(jsonb), public.webhook_deliveries_record(jsonb),
-  public.merchant_at_limit_threshold(jsonb), private.iso_utc(timestamptz), private.webhook_endpoint_json(private.webhook_endpoints, timestamptz),
-  private.webhook_fail_disabled(uuid[], timestamptz)
-from public;
-do $$
-declare v_role text;
-begin
-  foreach v_role in array array['anon', 'authenticated'] loop
-    if exists (select 1 from pg_roles where rolname = v_role) then
-      execute format('revoke all on function public.webhook_endpoint_create(jsonb), public.webhook_endpoint_list(jsonb), '
-                     'public.webhook_endpoint_get(jsonb), public.webhook_endpoint_disable(jsonb), '
-                     'public.webhook_secret_rotate(jsonb), public.webhook_replay(jsonb), public.webhook_fanout(jsonb), '
-                     'public.webhook_deliveries_claim(jsonb), public.webhook_deliveries_record(jsonb), '
-                     'public.merchant_at_limit_threshold(jsonb) from %I', v_role);
-    end if;
-  end loop;
-end $$;
+comment on function public.webhook_secrets_reseal(jsonb) is 'Writes re-sealed endpoint secrets, each only where the stored one is still the one that was read.';

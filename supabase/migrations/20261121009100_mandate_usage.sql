@@ -8,9 +8,12 @@
 -- trigger, so it runs inside whatever RPC appends the row: mandate_consume,
 -- and mandate_transaction through it, while they hold the mandate's row lock
 -- taken `for update`), and reads take it by primary key.
--- This file sorts after 20261121009000_rpc_grants.sql, so a fresh database
--- and one that already applied the grants apply it in the same order; its
--- own grants section below keeps the 9000 rules for what it creates.
+-- It stays its own migration, after every other topic, as the in-place
+-- upgrade of a database that already holds consumptions: it locks the ledger,
+-- installs the trigger and backfills the totals in one transaction
+-- (tests/sql/mandate-usage.test.ts upgrades such a database and compares every
+-- answer). What it creates gets its grants from the rule in the platform
+-- migration, like everything else.
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
@@ -81,6 +84,7 @@ lock table private.mandate_consumptions in share row exclusive mode;
 
 create trigger mandate_consumptions_usage after insert on private.mandate_consumptions
   for each row execute function private.mandate_usage_add();
+comment on trigger mandate_consumptions_usage on private.mandate_consumptions is 'Adds each new consumption to its bucket''s total in private.mandate_usage (private.mandate_usage_add).';
 
 select private.mandate_usage_backfill(null);
 
@@ -106,21 +110,3 @@ begin
   remaining_count := case when m.ceiling_count is null then null else greatest(m.ceiling_count - coalesce(v_used_count, 0), 0) end;
 end $$;
 comment on function private.mandate_remaining(private.mandates, timestamptz) is 'Remaining amount and count of the bucket containing p_at, from the bucket''s running total (one primary-key read).';
-
--- ----------------------------------------------------------------------------
--- Grants (the rules of 20261121009000_rpc_grants.sql for what this file creates)
--- ----------------------------------------------------------------------------
-revoke all on table private.mandate_usage from public;
-revoke execute on function private.mandate_usage_bucket(text, timestamptz) from public;
-revoke execute on function private.mandate_usage_add() from public;
-revoke execute on function private.mandate_usage_backfill(uuid[]) from public;
-do $$
-declare
-  v_role text;
-begin
-  foreach v_role in array array['anon', 'authenticated'] loop
-    if exists (select 1 from pg_roles where rolname = v_role) then
-      execute format('revoke all on table private.mandate_usage from %I', v_role);
-    end if;
-  end loop;
-end $$;

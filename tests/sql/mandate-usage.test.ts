@@ -12,9 +12,12 @@ import { join } from "node:path";
 import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
 import { applyMigrations, MIGRATIONS_DIR } from "../../scripts/local/migrations";
+import type { Queryable } from "../../shared/platform/db/client";
 import { connect } from "../../shared/platform/db/client";
-import { type Ceiling, callRpc, type Grantor, issueMandate, type Queryable, seedGrantor } from "../fixtures/mandate-seed";
+import { rawRpc } from "../../shared/platform/db/rpc";
+import { type Ceiling, type Grantor, issueMandate, seedGrantor } from "../fixtures/mandate-seed";
 import { testDb } from "../harness/factories";
+import { grantReport } from "./grant-rules";
 
 type Tx = postgres.TransactionSql;
 type Answer = Record<string, any>;
@@ -85,7 +88,7 @@ const actionFor = (s: Subject, amount: number) =>
 
 function consume(db: Queryable, s: Subject, at: Date, action: Record<string, unknown>, key = `idem-${randomUUID()}`) {
   const hash = createHash("sha256").update(JSON.stringify(action)).digest("hex");
-  return callRpc<Answer>(db, "mandate_consume", {
+  return rawRpc<Answer>(db, "mandate_consume", {
     mandate_id: s.id,
     merchant_id: s.grantor.merchantId,
     environment: "test",
@@ -97,7 +100,7 @@ function consume(db: Queryable, s: Subject, at: Date, action: Record<string, unk
 }
 
 function check(db: Queryable, s: Subject, at: Date, action: Record<string, unknown>) {
-  return callRpc<Answer>(db, "mandate_check", {
+  return rawRpc<Answer>(db, "mandate_check", {
     mandate_id: s.id,
     merchant_id: s.grantor.merchantId,
     environment: "test",
@@ -269,14 +272,14 @@ describe("mandate usage totals", () => {
           else expect(answer.remaining, `${s.ceiling.kind} ${s.ceiling.period} ${at.toISOString()}`).toEqual(remaining);
           const status = stored === "consumed" ? "consumed" : gone ? "exhausted" : "active";
           expect(
-            await callRpc(tx, "mandate_get", {
+            await rawRpc(tx, "mandate_get", {
               mandate_id: s.id,
               merchant_id: grantor.merchantId,
               environment: "test",
               now: at.toISOString(),
             }),
           ).toMatchObject({ status, stored_status: stored });
-          const listed = await callRpc<Answer[]>(tx, "mandate_list", {
+          const listed = await rawRpc<Answer[]>(tx, "mandate_list", {
             merchant_id: grantor.merchantId,
             environment: "test",
             status,
@@ -297,7 +300,7 @@ describe("mandate usage totals", () => {
       const at = new Date(T0.getTime() + 60_000);
       const transaction = (key: string) => {
         const captureId = randomUUID();
-        return callRpc<Answer>(tx, "mandate_transaction", {
+        return rawRpc<Answer>(tx, "mandate_transaction", {
           identity_id: grantor.identityId,
           consume: {
             mandate_id: s.id,
@@ -410,14 +413,14 @@ describe("mandate usage backfill", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// The upgrade of a deployed database: migrations up to the grants applied (and recorded as
+// The upgrade of a deployed database: every migration before this one applied (and recorded as
 // scripts/local/migrations.ts records them), mandates consumed with the old summing code, then
-// applyMigrations applies this topic, backfills, and every answer stays the same.
+// applyMigrations applies this one (and any after it), backfills, and every answer stays the same.
 // ---------------------------------------------------------------------------------------------
 const realPostgres = Boolean(process.env.DATABASE_URL);
 
-describe.skipIf(!realPostgres)("mandate usage migration on a database that already applied the grants", () => {
-  it("applies after 20261121009000, backfills from the ledger, and answers exactly as the summing code did", {
+describe.skipIf(!realPostgres)("mandate usage migration on a database that already holds consumptions", () => {
+  it("applies after every earlier migration, backfills from the ledger, and answers exactly as the summing code did", {
     timeout: 120_000,
   }, async () => {
     const admin = connect(inject("databaseUrl"));
@@ -427,7 +430,9 @@ describe.skipIf(!realPostgres)("mandate usage migration on a database that alrea
     const db = connect(url, { pooled: true });
     try {
       const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort();
-      expect(files.indexOf(USAGE_MIGRATION)).toBe(files.indexOf("20261121009000_rpc_grants.sql") + 1);
+      // the ledger and the summing code come before it, with every other topic
+      expect(files.indexOf("20261121000900_mandates.sql")).toBeGreaterThanOrEqual(0);
+      expect(files.indexOf(USAGE_MIGRATION)).toBeGreaterThan(files.indexOf("20261121000900_mandates.sql"));
       await db.begin(async (tx) => {
         await tx.unsafe(`create schema if not exists private;
           create table private.schema_migrations (name text primary key, checksum text not null, applied_at timestamptz not null default now())`);
@@ -452,7 +457,7 @@ describe.skipIf(!realPostgres)("mandate usage migration on a database that alrea
           for (const at of boundaryInstants()) {
             out.push(await check(db, s, at, actionFor(s, 1)));
             out.push(
-              await callRpc(db, "mandate_get", {
+              await rawRpc(db, "mandate_get", {
                 mandate_id: s.id,
                 merchant_id: grantor.merchantId,
                 environment: "test",
@@ -472,13 +477,11 @@ describe.skipIf(!realPostgres)("mandate usage migration on a database that alrea
       // and it goes on from there: one more consume per mandate keeps totals and ledger equal
       for (const s of all) await consume(db, s, new Date("2028-03-01T00:00:00.001Z"), actionFor(s, 1));
       expect(await totals(db, [...byId.keys()])).toEqual(await ledgerSums(db, byId));
-      // the grants of 9000 hold for what the migration created
-      const [acl] = await db.unsafe(
-        `select has_table_privilege('public', 'private.mandate_usage', 'select') as read_usage,
-                has_function_privilege('public', 'private.mandate_usage_backfill(uuid[])', 'execute') as run_backfill,
-                has_function_privilege('public', 'public.mandate_consume(jsonb)', 'execute') as run_consume`,
-      );
-      expect(acl).toEqual({ read_usage: false, run_backfill: false, run_consume: false });
+      // the platform migration's grant rule holds for everything, what the upgrade created included
+      const report = await grantReport(db);
+      expect(report.relations).toContain("private.mandate_usage");
+      expect(report.functions).toContain("private.mandate_usage_backfill(uuid[])");
+      expect(report.violations).toEqual([]);
     } finally {
       await db.end();
       await admin.unsafe(`drop database if exists ${name} with (force)`);
