@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { jsonObject } from "../../shared/platform/validation";
 
-export const DEFAULT_TTL_SECONDS = 300;
-export const MAX_TTL_SECONDS = 900;
+const DEFAULT_TTL_SECONDS = 300;
+const MAX_TTL_SECONDS = 900;
 /** Raw input longer than this is a malformed request, not an alias that is merely too long. */
 const MAX_RAW_ALIAS_LENGTH = 128;
 

@@ -14,14 +14,14 @@ import { createRng, hashSeed } from "../../shared/engine/rng.js";
 import { type Nuisance, simulatePhysiology, wildNuisance } from "../../shared/simulator/simulate.js";
 
 /** Which heart-rate variation the readers have. */
-export type OraclePhysiology =
+type OraclePhysiology =
   /** The simulator's: respiratory sinus arrhythmia plus Mayer waves, drift and random variation. */
   | "full"
   /** Only what the issue lists: respiratory sinus arrhythmia on a steady rate. */
   | "rsa-only";
 
 /** One configuration of the bound. */
-export interface OracleCase {
+interface OracleCase {
   seconds: number;
   /** Standard deviation of the error added to each beat time, ms. */
   timingMs: number;
@@ -29,7 +29,7 @@ export interface OracleCase {
 }
 
 /** The bound for one case: the best operating point with lip-sync APCER at most 1%. */
-export interface OracleResult extends OracleCase {
+interface OracleResult extends OracleCase {
   /** Thresholds on the lock's correlation and swing that reach it. */
   minCorrelation: number;
   minRsaBpm: number;

@@ -6,7 +6,7 @@ import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
 
-export interface BundleInfo {
+interface BundleInfo {
   name: string;
   path: string;
   bytes: number;

@@ -17,7 +17,7 @@ import { type AddressInfo, createServer, connect as netConnect, type Socket } fr
  * No session state survives a lease: prepared statements must stay off (`prepare: false`), and a
  * session-level `SET` is not reset (use `SET LOCAL`).
  */
-export interface PoolerOptions {
+interface PoolerOptions {
   /** postgres://user[:password]@host:port/database of the real server (trust, cleartext or md5). */
   upstreamUrl: string;
   /** Backend connections at most (default 20). */

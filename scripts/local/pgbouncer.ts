@@ -21,7 +21,7 @@ import { freePort } from "./ports";
  * a client only for one transaction, so prepared statements stay off (`prepare: false`) and session
  * state does not survive (use `SET LOCAL`).
  */
-export interface PgBouncerOptions {
+interface PgBouncerOptions {
   /** postgres://user[:password]@host:port/database of the real server. */
   upstreamUrl: string;
   /** Server connections at most (`default_pool_size`, default 20). */
@@ -37,7 +37,7 @@ export interface PgBouncerOptions {
   log?: (line: string) => void;
 }
 
-export interface PgBouncerStats {
+interface PgBouncerStats {
   /** Server connections open or opening. */
   backends: number;
   /** Server connections serving a client now. */

@@ -2,9 +2,9 @@ import { startPgPooler } from "./pg-pooler";
 import { pgbouncerBinary, startPgBouncer } from "./pgbouncer";
 
 /** Which transaction pooler stands between the workers and DATABASE_URL. */
-export type PoolerKind = "pgbouncer" | "builtin" | "direct";
+type PoolerKind = "pgbouncer" | "builtin" | "direct";
 
-export interface RunningLocalPooler {
+interface RunningLocalPooler {
   kind: Exclude<PoolerKind, "direct">;
   /** The URL the workers receive as DATABASE_URL. */
   url: string;

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { timingSafeEqual } from "../../shared/lib/crypto";
 import { RespConnection, RespError, type RespValue } from "./resp";
 
-export interface BridgeOptions {
+interface BridgeOptions {
   redisUrl?: string;
   token: string;
   port?: number;

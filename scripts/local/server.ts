@@ -12,10 +12,10 @@ import { applyMigrations } from "./migrations";
 import { startPooler } from "./pooler";
 import { localSecrets } from "./secrets";
 
-export const COMPATIBILITY_DATE = "2026-04-01";
-export const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+const COMPATIBILITY_DATE = "2026-04-01";
+const COMPATIBILITY_FLAGS = ["nodejs_compat"];
 
-export interface ServerOptions {
+interface ServerOptions {
   port?: number;
   host?: string;
   /** Environment the bindings are read from (process.env by default). */

@@ -3,14 +3,14 @@
  * words and the deterministic suggestion candidates. Pure: no I/O; availability is the database's.
  */
 
-export const ALIAS_MIN_LENGTH = 3;
-export const ALIAS_MAX_LENGTH = 30;
+const ALIAS_MIN_LENGTH = 3;
+const ALIAS_MAX_LENGTH = 30;
 /** The spec's pattern; trailing and double underscores are refused on top of it. */
 export const ALIAS_PATTERN = /^[a-z][a-z0-9_]{2,29}$/;
 /** At most this many suggestions are returned for a taken alias. */
 export const MAX_SUGGESTIONS = 3;
 
-export type AliasFormatCode =
+type AliasFormatCode =
   | "ALIAS_TOO_SHORT"
   | "ALIAS_TOO_LONG"
   | "ALIAS_MUST_START_WITH_LETTER"
@@ -19,7 +19,7 @@ export type AliasFormatCode =
   | "ALIAS_DOUBLE_UNDERSCORE"
   | "ALIAS_RESERVED";
 
-export interface NormalisedAlias {
+interface NormalisedAlias {
   /** The alias as it would be stored: the value echoed back to the caller. */
   alias: string;
   /** True when normalisation had to strip characters outside `[a-z0-9_]`. */

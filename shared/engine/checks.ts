@@ -363,7 +363,7 @@ export function checkCoupling(
 }
 
 /** The heart rate's lock to the breath pauses: see {@link breathLock}. */
-export interface BreathLock {
+interface BreathLock {
   /** Correlation of the detrended heart rate with the detrended pause drive at the best lag. */
   r: number;
   /** That lag, seconds. */

@@ -31,7 +31,7 @@ function tables(n: number): { cos: Float64Array; sin: Float64Array; rev: Uint32A
 }
 
 /** Smallest power of two that is at least n (and at least 2). */
-export function nextPow2(n: number): number {
+function nextPow2(n: number): number {
   let p = 2;
   while (p < n) p *= 2;
   return p;
@@ -159,7 +159,7 @@ export function bandPass(x: ArrayLike<number>, fs: number, loHz: number, hiHz: n
 }
 
 /** A one-sided power spectrum: `power[k]` is the power at frequency `k * df`. */
-export interface Spectrum {
+interface Spectrum {
   power: Float64Array;
   df: number;
 }

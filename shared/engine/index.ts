@@ -51,9 +51,9 @@ export {
 export const ENGINE_VERSION = "presence-1";
 
 /** Why liveness failed (the first failing check, in this order). */
-export type LivenessReason = "low_quality" | "no_speech" | "no_pulse" | "av_desync" | "schedule_not_followed" | "pulse_speech_uncoupled";
+type LivenessReason = "low_quality" | "no_speech" | "no_pulse" | "av_desync" | "schedule_not_followed" | "pulse_speech_uncoupled";
 /** Every refusal reason `evaluatePresence` can return. */
-export type PresenceReason = "nonce_mismatch" | "capture_stale" | LivenessReason | "coercion_detected";
+type PresenceReason = "nonce_mismatch" | "capture_stale" | LivenessReason | "coercion_detected";
 
 /** Every reason, in precedence order. */
 export const PRESENCE_REASONS: readonly PresenceReason[] = [
@@ -77,7 +77,7 @@ export interface PresenceBaseline {
 }
 
 /** Options of {@link evaluatePresence}. */
-export interface EvaluateOptions {
+interface EvaluateOptions {
   /** The identity's baseline, when one exists; enables the coercion signal. */
   baseline?: PresenceBaseline | null;
   /** When given, a descriptor whose `capture_nonce` differs is refused with `nonce_mismatch`. */

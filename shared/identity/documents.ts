@@ -17,9 +17,9 @@ export const documentAttestationSchema = v.strictObject({
   face_embedding: v.pipe(v.array(v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1))), v.length(128)),
 });
 
-export type DocumentAttestation = v.InferOutput<typeof documentAttestationSchema>;
+type DocumentAttestation = v.InferOutput<typeof documentAttestationSchema>;
 
-export interface VerifiedDocument {
+interface VerifiedDocument {
   document_type: DocumentAttestation["type"];
   issuing_country: string;
   expires_on: string;

@@ -41,17 +41,17 @@ export const enrollmentSchema = v.pipe(
   }),
 );
 
-export type EnrollmentBody = v.InferOutput<typeof enrollmentSchema>;
+type EnrollmentBody = v.InferOutput<typeof enrollmentSchema>;
 
 /** What enrollment needs besides the request: the templates and the keys for pseudonyms and sessions. */
-export interface EnrollmentKeys {
+interface EnrollmentKeys {
   templates: Templates;
   subjectRefSecret: string;
   /** The signing keys, read when the session is minted (unusable keys are `500 SESSION_MINT_FAILED`). */
   signing: () => Promise<KeySet>;
 }
 
-export interface Enrollment {
+interface Enrollment {
   subject_ref: string;
   session_token: string;
   session_token_hash: string;

@@ -16,7 +16,7 @@ export function descriptorFrom(faceTemplate: unknown, captureNonce: string | und
   return parsed.descriptor;
 }
 
-export interface Judgement {
+interface Judgement {
   result: PresenceResult;
   /** The refusal, if any: the engine's reason, or the one a sandbox scenario forced. */
   refusal: string | null;

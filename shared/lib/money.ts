@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /** Active ISO 4217 currency codes (withdrawn codes and special drawing units excluded). */
-export const currencies: ReadonlySet<string> = new Set([
+const currencies: ReadonlySet<string> = new Set([
   "AED",
   "AFN",
   "ALL",

@@ -44,10 +44,10 @@ export const decisionSchema = v.pipe(
   ),
 );
 
-export type DecisionBody = v.InferOutput<typeof decisionSchema>;
+type DecisionBody = v.InferOutput<typeof decisionSchema>;
 
 /** The caller as the decision's RPC authenticates it: the presented key and the replay claim. */
-export interface Caller {
+interface Caller {
   credential: Credential;
   replay: ReplayClaim | null;
 }

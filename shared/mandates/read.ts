@@ -13,7 +13,7 @@ import { mandateUuid } from "./ids";
 /** How many mandates a status listing returns at most, newest first (the surface has no cursor). */
 const LIST_LIMIT = 200;
 
-export const mandateStatuses = ["active", "consumed", "exhausted", "expired", "revoked"] as const;
+const mandateStatuses = ["active", "consumed", "exhausted", "expired", "revoked"] as const;
 
 /** `id` for one mandate, or `status` for a listing. */
 export const mandateQuerySchema = v.union([

@@ -40,7 +40,7 @@ export const refusals = {
   country_not_allowed: { developer: "context.country is not in the mandate's country_allowlist.", stepUp: true, integration: false },
 } as const;
 
-export type RefusalReason = keyof typeof refusals;
+type RefusalReason = keyof typeof refusals;
 
 /** The answer shape of spec 4.8: the database's decision with its messages in the caller's locale. */
 export function answer(decision: Decision, locale: Locale): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { type Locale, type MessageKey, translate } from "../platform/i18n";
 
 /** The version of the scope vocabulary; it changes only when the vocabulary does. */
-export const SCOPE_CATALOGUE_VERSION = "1.0.0-beta";
+const SCOPE_CATALOGUE_VERSION = "1.0.0-beta";
 
 /**
  * The closed scope vocabulary (spec 2.3). `login`, `purchase`, `payment` and `task` come from the
@@ -21,7 +21,7 @@ export const scopes = [
 
 export type Scope = (typeof scopes)[number]["scope"];
 
-export const scopeIds: readonly Scope[] = scopes.map((s) => s.scope);
+const scopeIds: readonly Scope[] = scopes.map((s) => s.scope);
 export const moneyScopes: readonly Scope[] = scopes.filter((s) => s.accepts_amount_ceiling).map((s) => s.scope);
 export const constraintRequiredScopes: readonly Scope[] = scopes.filter((s) => s.requires_constraints).map((s) => s.scope);
 

@@ -16,7 +16,7 @@ const initialKeys: { name: keyof CreatedMerchant["keys"]; kind: KeyKind; environ
 ];
 
 /** A key's recognisable hint: its prefix and last four characters. */
-export function keyHint(key: string): string {
+function keyHint(key: string): string {
   return `${key.slice(0, 8)}…${key.slice(-4)}`;
 }
 

@@ -4,7 +4,7 @@ import type { Environment, KeyKind } from "./principal";
 const KEY_FORMAT = /^(pk|sk)_(test|live)_[0-9A-Za-z]{32,128}$/;
 const RANDOM_PART_LENGTH = 40;
 
-export interface ParsedKey {
+interface ParsedKey {
   kind: KeyKind;
   environment: Environment;
 }

@@ -22,7 +22,6 @@ export type AppEnv = {
     servicePrincipal: ServicePrincipal | null;
   };
 };
-export type AppContext = Context<AppEnv>;
 
 /** The plain values a domain operation runs with, taken from the request once (shared/platform/deps.ts). */
 export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps {

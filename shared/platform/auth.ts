@@ -142,7 +142,7 @@ export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv & Authenticated
 }
 
 /** A route whose middleware authenticated a merchant key. */
-export type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
+type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
 /** A route whose middleware authenticated a merchant key or a first-party user. */
 export type Authenticated = { Variables: { principal: Principal } };
 /** A route whose operation authenticates the presented key itself (apiKeyAuthInOperation). */

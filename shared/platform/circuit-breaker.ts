@@ -3,7 +3,7 @@ import type { AppEnv } from "./app";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 
-export interface BreakerPolicy {
+interface BreakerPolicy {
   /** A request slower than this (milliseconds) breaches the objective, as does any 5xx. */
   latencyObjectiveMs: number;
   /** Breaches inside `windowSeconds` that open the breaker. */
@@ -13,7 +13,7 @@ export interface BreakerPolicy {
   openSeconds: number;
 }
 
-export const DEFAULT_BREAKER_POLICY: BreakerPolicy = { latencyObjectiveMs: 3000, threshold: 10, windowSeconds: 60, openSeconds: 30 };
+const DEFAULT_BREAKER_POLICY: BreakerPolicy = { latencyObjectiveMs: 3000, threshold: 10, windowSeconds: 60, openSeconds: 30 };
 
 /**
  * A circuit breaker per deployment (DEPLOYMENT_ID), function and environment, kept in Postgres so

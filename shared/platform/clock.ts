@@ -1,7 +1,7 @@
 import type { Config } from "./config";
 
 /** Header through which tests set the server clock; honoured only when the TEST_CLOCK binding is "1". */
-export const TEST_CLOCK_HEADER = "x-test-now";
+const TEST_CLOCK_HEADER = "x-test-now";
 
 /**
  * The server clock for one request. Time-dependent rules (expiry, periods, TTLs) read the clock

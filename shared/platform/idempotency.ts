@@ -5,7 +5,7 @@ import type { Authenticated } from "./auth";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 
-export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 /** An in-flight record older than this belongs to a request that died; a retry may take it over. */
 const LEASE_SECONDS = 60;
 const KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;

@@ -30,7 +30,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 }
 
 /** Where the input comes from: the body, the query string, or the query on GET and the body otherwise. */
-export type InputSource = "json" | "query" | "json-or-query";
+type InputSource = "json" | "query" | "json-or-query";
 
 /** A route whose input middleware has validated `input`. */
 export type WithInput<T> = { Variables: { input: T; rawBody: string | null } };

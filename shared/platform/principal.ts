@@ -32,8 +32,3 @@ export interface ServicePrincipal {
 
 /** Who is calling on a merchant's behalf. Both kinds are scoped to one merchant and one environment. */
 export type Principal = MerchantKeyPrincipal | UserPrincipal;
-
-/** The tenant part of a principal, without the credential details. */
-export function tenantOf(principal: Tenant): Tenant {
-  return { merchantId: principal.merchantId, environment: principal.environment };
-}

@@ -12,7 +12,7 @@ export interface RateLimitRule {
   windowSeconds: number;
 }
 
-export interface RateLimitDecision {
+interface RateLimitDecision {
   success: boolean;
   limit: number;
   remaining: number;
@@ -21,7 +21,7 @@ export interface RateLimitDecision {
 }
 
 /** The one interface both implementations satisfy. */
-export interface RateLimiter {
+interface RateLimiter {
   limit(rule: RateLimitRule, identifier: string): Promise<RateLimitDecision>;
 }
 
@@ -74,7 +74,7 @@ export class InProcessRateLimiter implements RateLimiter {
 const limiters = new WeakMap<Config, RateLimiter>();
 
 /** The limiter for this deployment: Upstash when UPSTASH_REDIS_REST_URL is set, in-process otherwise. */
-export function rateLimiterFor(config: Config): RateLimiter {
+function rateLimiterFor(config: Config): RateLimiter {
   let limiter = limiters.get(config);
   if (!limiter) {
     limiter = config.UPSTASH_REDIS_REST_URL
@@ -86,7 +86,7 @@ export function rateLimiterFor(config: Config): RateLimiter {
 }
 
 /** The limit a request counts against, and whose budget it spends; null when none applies. */
-export type LimitOf<E extends AppEnv> = (c: Context<E>) => { rule: RateLimitRule; identifier: string } | null;
+type LimitOf<E extends AppEnv> = (c: Context<E>) => { rule: RateLimitRule; identifier: string } | null;
 
 /**
  * Counts one request against the limit `limitOf` picks for it; over the limit it answers `429

@@ -4,7 +4,7 @@
  * read names and schedules from here; tests/unit/architecture.test.ts checks the folders match.
  * The bindings every function receives are the keys of the configuration schema (config.ts).
  */
-export const functionRegistry = {
+const functionRegistry = {
   "alias-availability": {},
   "face-identify": {},
   "mandate-check": {},

@@ -8,7 +8,7 @@
 import { ApiError } from "./errors";
 
 /** How far x-service-timestamp may be from the server clock, either way. */
-export const REPLAY_WINDOW_SECONDS = 300;
+const REPLAY_WINDOW_SECONDS = 300;
 const NONCE = /^[A-Za-z0-9._~-]{8,128}$/;
 const EPOCH_SECONDS = /^\d{1,12}$/;
 

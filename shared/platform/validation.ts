@@ -19,7 +19,7 @@ export function coded(code: ErrorCode): string {
 }
 
 /** The error for failed validation: the first coded issue's code, else `INVALID_INPUT` with the field paths. */
-export function validationFailure(issues: readonly v.BaseIssue<unknown>[]): ApiError {
+function validationFailure(issues: readonly v.BaseIssue<unknown>[]): ApiError {
   const code = issues.find((issue) => issue.message.startsWith(CODE_PREFIX))?.message.slice(CODE_PREFIX.length);
   if (code && code in errorCatalogue) return new ApiError(code as ErrorCode);
   const fields = [...new Set(issues.map((issue) => v.getDotPath(issue) ?? "body"))];

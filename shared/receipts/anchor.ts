@@ -4,7 +4,7 @@
  * every receipt's inclusion proof. The cron worker runs it every minute; tests call it directly.
  */
 import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
+import { type RpcResult, rpc } from "../platform/db/rpc";
 import { merkleTree } from "./receipts";
 
 /** Where a Merkle root is made public. A blockchain transport implements this; locally nothing leaves the database. */
@@ -23,7 +23,7 @@ export class LocalAnchorSink implements AnchorSink {
   }
 }
 
-export interface AnchorOptions {
+interface AnchorOptions {
   /** Receipts per anchor (one tree, one RPC). */
   batchSize?: number;
   /** Anchors written at most per pass; the rest waits for the next tick. */
@@ -32,13 +32,13 @@ export interface AnchorOptions {
   attempts?: number;
 }
 
-export interface AnchorRecord {
+interface AnchorRecord {
   anchor_id: string;
   root: string;
   leaf_count: number;
 }
 
-export interface AnchorPassResult {
+interface AnchorPassResult {
   anchors: AnchorRecord[];
   /** Batches given up after `attempts` collisions with a concurrent run. */
   contended: number;
@@ -57,7 +57,7 @@ export async function anchorPendingReceipts(
 ): Promise<AnchorPassResult> {
   const result: AnchorPassResult = { anchors: [], contended: 0 };
   for (let batch = 0; batch < maxBatches; batch++) {
-    let pending: Pending["receipts"] = [];
+    let pending: RpcResult<"receipts_pending_anchor">["receipts"] = [];
     let anchored: AnchorRecord | null = null;
     for (let attempt = 0; attempt < attempts && !anchored; attempt++) {
       ({ receipts: pending } = await rpc(sql, "receipts_pending_anchor", { now: now.toISOString(), limit: batchSize }));

@@ -18,8 +18,8 @@ import { type KeySet, signJson } from "../lib/signing";
 import { UUID } from "../lib/uuid";
 import type { Environment } from "../platform/principal";
 
-export const RECEIPT_TYPE = "receipt+jws";
-export const RECEIPT_PAYLOAD_VERSION = 1;
+const RECEIPT_TYPE = "receipt+jws";
+const RECEIPT_PAYLOAD_VERSION = 1;
 
 export type ReceiptAction = "ACTION_LOGIN" | "ACTION_PAYMENT" | "ACTION_SIGN" | "ACTION_SIGNUP" | "ACTION_MANDATE";
 export type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
@@ -110,7 +110,7 @@ export interface ReceiptPayload {
   currency?: string;
 }
 
-export interface BuiltReceipt {
+interface BuiltReceipt {
   payload: ReceiptPayload;
   /** Compact JWS, EdDSA, protected header `{alg: "EdDSA", kid, typ: "receipt+jws"}`. */
   jws: string;
@@ -137,7 +137,7 @@ export async function buildReceipt(keys: KeySet, input: ReceiptInput): Promise<B
 }
 
 /** The payload for `input`, checked field by field. */
-export function receiptPayload(input: ReceiptInput): ReceiptPayload {
+function receiptPayload(input: ReceiptInput): ReceiptPayload {
   const fail = (field: string): never => {
     throw new Error(`buildReceipt: invalid ${field}`);
   };
@@ -176,7 +176,7 @@ export async function receiptSeal(jws: string): Promise<string> {
   return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(jws)));
 }
 
-export interface ReceiptVerification {
+interface ReceiptVerification {
   /** True only when the signature verifies under one of `jwks`' keys, typ is receipt+jws and the payload is well formed. */
   signatureValid: boolean;
   /** The protected header as sent (unverified when signatureValid is false); null when unreadable. */
@@ -262,7 +262,7 @@ export interface ProofStep {
   side: "left" | "right";
 }
 
-export interface MerkleTree {
+interface MerkleTree {
   root: string;
   /** proofs[i] is the inclusion proof of leaves[i]. */
   proofs: ProofStep[][];

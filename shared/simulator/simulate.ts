@@ -29,7 +29,7 @@ export const SANDBOX_PERSONS = 1000;
 const EMBEDDING_DIM = DESCRIPTOR_LIMITS.embeddingLength;
 
 /** Stable traits of one synthetic person. */
-export interface PersonProfile {
+interface PersonProfile {
   person: number;
   /** Unit-norm 128-d face embedding (the person's "true" face). */
   embedding: number[];
@@ -147,7 +147,7 @@ export function personProfile(person: number): PersonProfile {
  * refused); real-world error rates are what the benchmark measures with
  * {@link wildNuisance}.
  */
-export function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = "calm"): Nuisance {
+function sandboxNuisance(profile: PersonProfile, rng: Rng, state: SubjectState = "calm"): Nuisance {
   const coerced = state === "coerced";
   return {
     heartRateBpm: coerced ? profile.restingHrBpm + rng.uniform(45, 55) : profile.restingHrBpm + rng.uniform(-3, 3),
@@ -254,7 +254,7 @@ function makeSpeech(rng: Rng, seconds: number, breathsPerMin: number, syllableRa
  * (reading on through a pause cue), a late first line, and catch breaths taken in
  * the middle of a line.
  */
-export interface PacedCompliance {
+interface PacedCompliance {
   /** Mean reaction time to a cue, seconds. */
   reactionS: number;
   /** Spread of the reaction time from cue to cue, seconds. */
@@ -268,7 +268,7 @@ export interface PacedCompliance {
 }
 
 /** Compliance of readers in the wild: slow and uneven reactions, skipped pauses, late starts. */
-export function wildCompliance(rng: Rng): PacedCompliance {
+function wildCompliance(rng: Rng): PacedCompliance {
   return {
     reactionS: rng.uniform(0.2, 0.8),
     reactionSdS: rng.uniform(0.05, 0.25),
@@ -279,7 +279,7 @@ export function wildCompliance(rng: Rng): PacedCompliance {
 }
 
 /** Compliance of sandbox readers: prompt, every cue followed. */
-export function sandboxCompliance(rng: Rng): PacedCompliance {
+function sandboxCompliance(rng: Rng): PacedCompliance {
   return { reactionS: rng.uniform(0.25, 0.5), reactionSdS: 0.05, skipProb: 0, lateStartS: 0, catchBreathProb: 0 };
 }
 
@@ -636,7 +636,7 @@ function rawPulse(rng: Rng, src: PulseSource, speech: Speech | null, s: Sampling
 }
 
 /** Options of {@link simulateSession}: full control, used by the benchmark. */
-export interface SessionOptions {
+interface SessionOptions {
   person: number;
   attack?: AttackType;
   nuisance: Nuisance;
@@ -887,7 +887,7 @@ function pacedSignals(
 }
 
 /** The noise-free heart and breath behind a session (see {@link simulatePhysiology}). */
-export interface PhysiologyTruth {
+interface PhysiologyTruth {
   /** Times of the heartbeats the camera looks at, seconds from the start of the capture. */
   beats: number[];
   /** 1 while the live reader breathes in, per sample at `sampleRateHz`. */
@@ -938,7 +938,7 @@ export function simulatePhysiology(o: {
 }
 
 /** Options of {@link simulateCapture}. */
-export interface CaptureOptions {
+interface CaptureOptions {
   /** Sandbox test person, 1..1000. */
   person: number;
   attack?: AttackType;

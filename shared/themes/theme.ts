@@ -39,23 +39,19 @@ export const captureTokens = [
   "font_heading_weight",
   "font_body_weight",
 ] as const;
-export type ThemeToken = (typeof captureTokens)[number];
+type ThemeToken = (typeof captureTokens)[number];
 
 /** Tokens the mandate surface does not have. */
-export const captureOnlyTokens = ["logo_icon_url", "color_success", "color_danger"] as const satisfies readonly ThemeToken[];
+const captureOnlyTokens = ["logo_icon_url", "color_success", "color_danger"] as const satisfies readonly ThemeToken[];
 
 /** The 19 mandate tokens: the capture tokens minus the three capture-only ones, same order. */
 export const mandateTokens: readonly ThemeToken[] = captureTokens.filter(
   (token) => !(captureOnlyTokens as readonly string[]).includes(token),
 );
 
-export const themeTokens: Record<Surface, readonly ThemeToken[]> = { capture: captureTokens, mandate: mandateTokens };
+const themeTokens: Record<Surface, readonly ThemeToken[]> = { capture: captureTokens, mandate: mandateTokens };
 
-export type ThemeValues = Partial<Record<ThemeToken, string | number>>;
-
-export function isSurface(value: unknown): value is Surface {
-  return typeof value === "string" && (surfaces as readonly string[]).includes(value);
-}
+type ThemeValues = Partial<Record<ThemeToken, string | number>>;
 
 // ---------------------------------------------------------------------------------------------
 // Token value rules (the SQL domains in 20261121000200_themes.sql enforce the same ones)
@@ -145,12 +141,12 @@ function surfaceSchema(surface: Surface) {
 }
 
 /** The schema of a complete theme of each surface: every token present and valid, nothing else. */
-export const themeSchemas: Record<Surface, v.GenericSchema<unknown, ThemeValues>> = {
+const themeSchemas: Record<Surface, v.GenericSchema<unknown, ThemeValues>> = {
   capture: surfaceSchema("capture") as v.GenericSchema<unknown, ThemeValues>,
   mandate: surfaceSchema("mandate") as v.GenericSchema<unknown, ThemeValues>,
 };
 
-export type ThemeValidation = { ok: true; theme: ThemeValues } | { ok: false; problems: string[] };
+type ThemeValidation = { ok: true; theme: ThemeValues } | { ok: false; problems: string[] };
 
 /**
  * Validates a theme file for one surface. Each problem names its token.
@@ -190,7 +186,7 @@ export function validateTheme(surface: Surface, data: unknown): ThemeValidation 
 export const DEFAULT_THEME_ASSETS_BASE_URL = "https://assets.human-authorisation.example/theme/v1";
 
 /** The default sans-serif family stack (the spec omits the names): system fonts, nothing to download. */
-export const DEFAULT_FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+const DEFAULT_FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
 
 /**
  * The assets base URL from the binding value: unset or empty gives the default; anything other
@@ -236,7 +232,7 @@ export function defaultTheme(surface: Surface, assetsBaseUrl = DEFAULT_THEME_ASS
   return pick(all, themeTokens[surface]);
 }
 
-export interface ResolvedTheme {
+interface ResolvedTheme {
   customized: boolean;
   tokens: ThemeToken[];
   theme: Record<ThemeToken, string | number>;

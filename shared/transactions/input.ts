@@ -4,7 +4,7 @@ import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { contextSchema } from "../mandates/decision";
 import { coded } from "../platform/validation";
 
-export const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
+const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
 export type TransactionAction = (typeof transactionActions)[number];
 /** Acts that bind the person legally or move money need a valid identity document on record (rule 3). */
 export const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION_PAYMENT", "ACTION_SIGN"]);

@@ -8,9 +8,9 @@ import type { WebhookEnvelope } from "./events";
 import { parseRetryAfter } from "./retry";
 import { SIGNATURE_HEADER, signWebhook } from "./signature";
 
-export const USER_AGENT = "HumanAuthorisation-Webhooks/1.0";
+const USER_AGENT = "HumanAuthorisation-Webhooks/1.0";
 
-export interface AttemptResult {
+interface AttemptResult {
   ok: boolean;
   /** HTTP status, or null when no response came. */
   status: number | null;
@@ -26,7 +26,7 @@ export interface AttemptResult {
   finishedAt: Date;
 }
 
-export interface SendOptions {
+interface SendOptions {
   /** The worker's clock. */
   clock: () => Date;
   timeoutMs: number;

@@ -68,7 +68,7 @@ export interface EndpointView {
   deliveries: { pending: number; succeeded: number; failed: number };
 }
 
-export interface CreateEndpointInput {
+interface CreateEndpointInput {
   merchantId: string;
   environment: Environment;
   url: string;
@@ -144,7 +144,7 @@ export async function rotateEndpointSecret(
 }
 
 /** What {@link resealSecrets} did. */
-export interface ResealSummary {
+interface ResealSummary {
   /** Stored secrets read. */
   secrets: number;
   /** Already sealed under the current key. */
@@ -185,7 +185,7 @@ export async function resealSecrets(sql: Sql, keyring: readonly string[]): Promi
   return summary;
 }
 
-export type ReplayTarget =
+type ReplayTarget =
   | { eventId: string; endpointId?: string }
   | { merchantId: string; environment: Environment; from: Date; to: Date; endpointId?: string };
 

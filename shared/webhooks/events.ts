@@ -5,7 +5,7 @@
  * everything (the default) receive new types without being touched.
  */
 
-export interface EventDefinition {
+interface EventDefinition {
   /** When the event is written, in the words of the spec. */
   firesWhen: string;
   /** The fields of `data`, in the order documented. */
@@ -39,7 +39,7 @@ export const eventCatalogue = {
   },
 } as const satisfies Record<string, EventDefinition>;
 
-export type EventType = keyof typeof eventCatalogue;
+type EventType = keyof typeof eventCatalogue;
 
 /** Every known type, in catalogue order. */
 export const eventTypes = Object.keys(eventCatalogue) as EventType[];
@@ -47,9 +47,6 @@ export const eventTypes = Object.keys(eventCatalogue) as EventType[];
 export function isEventType(value: string): value is EventType {
   return Object.hasOwn(eventCatalogue, value);
 }
-
-/** The dated API version every envelope carries unless the event row says otherwise (resource API 9.1). */
-export const WEBHOOK_API_VERSION = "2026-09-14";
 
 /**
  * The body of every delivery (resource API 2.4). `id` is the outbox event id: the same on every

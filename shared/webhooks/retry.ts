@@ -10,9 +10,9 @@
  */
 
 export const RETRY_WINDOW_MS = 72 * 3_600_000;
-export const FIRST_RETRY_DELAY_MS = 60_000;
+const FIRST_RETRY_DELAY_MS = 60_000;
 export const MAX_RETRY_DELAY_MS = 8 * 3_600_000;
-export const RETRY_JITTER = 0.2;
+const RETRY_JITTER = 0.2;
 
 /** The delay before the attempt after the `failedAttempts`-th failure, before jitter. */
 export function nominalRetryDelayMs(failedAttempts: number): number {
@@ -25,7 +25,7 @@ export function retryDelayMs(failedAttempts: number, random: () => number = Math
   return Math.round(nominalRetryDelayMs(failedAttempts) * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random()));
 }
 
-export interface RetryInput {
+interface RetryInput {
   /** Attempts made so far, the failed one included (1 after the first failure). */
   attempt: number;
   /** Start of the delivery's window (its creation). */
@@ -65,7 +65,7 @@ export function parseRetryAfter(value: string | null | undefined, now: Date): Da
   return Number.isFinite(at) && at > now.getTime() ? new Date(at) : null;
 }
 
-export interface ScheduleRow {
+interface ScheduleRow {
   attempt: number;
   /** Nominal delay after the previous attempt (0 for the first). */
   delayMs: number;

@@ -24,8 +24,8 @@ export const DELIVERY_CONCURRENCY = 6;
 /** Sends in flight at once to one endpoint. */
 export const ENDPOINT_CONCURRENCY = 3;
 /** No send starts later than this after the pass began. */
-export const RUN_BUDGET_MS = 45_000;
-export const CLAIM_BATCH = 500;
+const RUN_BUDGET_MS = 45_000;
+const CLAIM_BATCH = 500;
 const FANOUT_BATCH = 2000;
 const LEASE_MARGIN_MS = 15_000;
 const RECORD_CHUNK = 100;

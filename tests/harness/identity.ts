@@ -35,7 +35,7 @@ export function randomFace(): number[] {
 }
 
 /** The same capture with another face embedding (the signals stay those of a live person). */
-export function withFace(descriptor: PresenceDescriptor, embedding: number[]): PresenceDescriptor {
+function withFace(descriptor: PresenceDescriptor, embedding: number[]): PresenceDescriptor {
   return { ...descriptor, face: { ...descriptor.face, embedding } };
 }
 

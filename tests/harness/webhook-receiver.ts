@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import type { WebhookEnvelope } from "../../shared/webhooks/events";
 import { verifyWebhook } from "../../shared/webhooks/signature";
 
-export interface Received {
+interface Received {
   /** Path and query the request was sent to. */
   path: string;
   rawBody: string;

@@ -58,7 +58,7 @@ export function connect(url: string, { pooled = false }: { pooled?: boolean } = 
 const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network connection lost|socket/i;
 
 /** True when the error means the database could not be reached, as opposed to a failed statement. */
-export function isUnreachable(error: unknown): boolean {
+function isUnreachable(error: unknown): boolean {
   const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
   if (typeof code === "string" && (unreachableErrors.has(code) || code.startsWith("08") || ["57P01", "57P03", "53300"].includes(code)))
     return true;
@@ -104,7 +104,7 @@ function backoffMs(attempt: number): number {
 }
 
 /** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */
-export function translateDatabaseError(error: unknown): unknown {
+function translateDatabaseError(error: unknown): unknown {
   const state = (error as { code?: unknown })?.code;
   if (typeof state === "string" && state in sqlStateCodes) {
     const detail = (error as { detail?: string }).detail;

@@ -16,7 +16,7 @@ type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
 // ---------------------------------------------------------------------------------------------
 
 /** The caller's key as `api_key_authenticate` finds it (active keys only). */
-export interface KeyRow {
+interface KeyRow {
   key_id: Uuid;
   merchant_id: Uuid;
   key_hash: string;
@@ -36,7 +36,7 @@ export interface Decision {
 }
 
 /** A mandate as every mandate RPC shows it (spec 4.7, 4.10). */
-export interface MandateView {
+interface MandateView {
   mandate_id: string;
   scopes: string[];
   assurance_level: AssuranceLevel;
@@ -64,7 +64,7 @@ export interface TemplateMatch {
   reachable: boolean;
 }
 
-export type IdempotencyBegin =
+type IdempotencyBegin =
   | { outcome: "started" }
   | { outcome: "in_flight" }
   | { outcome: "mismatch" }
@@ -81,7 +81,7 @@ export interface StoredReceipt {
   anchor: { id: Uuid; root: string; leaf_count: number; sink: string; sink_reference: string | null; anchored_at: Iso } | null;
 }
 
-export type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
+type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
 
 export interface EndpointView {
   endpoint_id: Uuid;
@@ -112,7 +112,7 @@ export interface ClaimedEndpoint {
   sealed_secrets: string[];
 }
 
-export type DeliveryOutcome =
+type DeliveryOutcome =
   | { outcome: "succeeded" | "failed"; status: number | null; error?: string | null; attempted_at: Iso; gone?: boolean }
   | { outcome: "retry"; status: number | null; error: string | null; attempted_at: Iso; next_attempt_at: Iso }
   | { outcome: "released" };
@@ -139,7 +139,7 @@ export interface CaptureRow {
 }
 
 /** An identity document verified on a capture, as it is kept on record. */
-export interface DocumentRow {
+interface DocumentRow {
   document_type: string;
   issuing_country: string;
   expires_on: string;
@@ -155,7 +155,7 @@ export interface ReceiptRow {
 }
 
 /** The shared inputs of mandate_check and mandate_consume (spec 4.8), the tenant included. */
-export interface DecisionParams {
+interface DecisionParams {
   merchant_id: Uuid;
   environment: Environment;
   now: Iso;
@@ -167,7 +167,7 @@ export interface DecisionParams {
   context?: { merchant?: string; category?: string; country?: string };
 }
 
-export interface ConsumeParams extends DecisionParams {
+interface ConsumeParams extends DecisionParams {
   idempotency_key: string;
   request_hash: string;
 }
@@ -176,7 +176,7 @@ export interface ConsumeParams extends DecisionParams {
 export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now">;
 
 /** Who calls (a key to authenticate, or a tenant the edge authenticated) and the nonce to claim. */
-export type AuthenticatedRequest = (
+type AuthenticatedRequest = (
   | { credential: { key_hash: string; kind: KeyKind; environment: Environment } }
   | { tenant: { merchant_id: Uuid; environment: Environment } }
 ) & { now: Iso; nonce?: string; window_seconds?: number };
@@ -191,7 +191,7 @@ interface TenantAt {
 // The catalogue: name → [parameter, result]
 // ---------------------------------------------------------------------------------------------
 
-export interface RpcCatalogue {
+interface RpcCatalogue {
   alias_check: [{ environment: Environment; now: Iso; aliases: string[] }, { available: Record<string, boolean> }];
   alias_reserve: [
     { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string; ttl_seconds: number },
@@ -321,8 +321,8 @@ interface TenantKey {
   key: string;
 }
 
-export type RpcName = keyof RpcCatalogue;
-export type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
+type RpcName = keyof RpcCatalogue;
+type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
 export type RpcResult<N extends RpcName> = RpcCatalogue[N][1];
 
 /**

@@ -2,7 +2,7 @@ import { en } from "./en";
 import { es } from "./es";
 import { ptBR } from "./pt-br";
 
-export const locales = ["en", "pt-BR", "es"] as const;
+const locales = ["en", "pt-BR", "es"] as const;
 export type Locale = (typeof locales)[number];
 export type MessageKey = keyof typeof en;
 
@@ -39,8 +39,4 @@ export function negotiateLocale(header: string | null | undefined): Locale {
 /** The message for `key` in `locale`, with `{name}` placeholders filled from `params`. */
 export function translate(locale: Locale, key: MessageKey, params: Record<string, string | number> = {}): string {
   return catalogue[locale][key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
-}
-
-export function hasMessage(key: string): key is MessageKey {
-  return key in en;
 }
