@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { Miniflare, type WorkerOptions } from "miniflare";
+import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare";
 import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
 import { cronsOf, type FunctionName, functionNames } from "../../shared/platform/registry";
@@ -23,6 +23,21 @@ interface ServerOptions {
   log?: (line: string) => void;
   /** Run only these functions (default: every function under functions/). */
   functions?: string[];
+  /**
+   * Receives every invocation's trace from each cron worker, through a Tail Worker on it (as
+   * `tail_consumers` deliver them when deployed): its event, outcome and console output. Tests
+   * read a tick's result from it.
+   */
+  cronTail?: (worker: string, traces: CronTrace[]) => void;
+}
+
+/** The parts of a Tail Worker's trace item that `cronTail` passes on. */
+export interface CronTrace {
+  event: { cron: string; scheduledTime: number } | null;
+  /** "ok", or how the invocation ended ("exception", "exceededCpu" …). */
+  outcome: string;
+  logs: { level: string; message: unknown[]; timestamp: number }[];
+  exceptions: { name: string; message: string; timestamp: number }[];
 }
 
 export interface RunningServer {
@@ -52,6 +67,7 @@ export async function startServer({
   env = process.env,
   log = () => {},
   functions,
+  cronTail,
 }: ServerOptions = {}): Promise<RunningServer> {
   const embedded = env.DATABASE_URL
     ? null
@@ -79,6 +95,7 @@ export async function startServer({
   for (const name of bindingNames) if (merged[name] !== undefined) bindings[name] = merged[name]!;
   bindings.DATABASE_URL = pooler?.url ?? databaseUrl;
 
+  const tailed = cronTail ? bundles.filter((b) => cronsOf(b.name as FunctionName).length > 0).map((b) => b.name) : [];
   const workers: WorkerOptions[] = [
     {
       name: "router",
@@ -97,6 +114,21 @@ export async function startServer({
         compatibilityDate: COMPATIBILITY_DATE,
         compatibilityFlags: COMPATIBILITY_FLAGS,
         bindings,
+        ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
+      }),
+    ),
+    ...tailed.map(
+      (name): WorkerOptions => ({
+        name: `${name}-tail`,
+        modules: true,
+        script: `export default { tail: (traces, env) => env.REPORT.fetch("http://tail/", { method: "POST", body: JSON.stringify(traces) }) };`,
+        compatibilityDate: COMPATIBILITY_DATE,
+        serviceBindings: {
+          REPORT: async (request: Request) => {
+            cronTail!(name, (await request.json()) as CronTrace[]);
+            return new Response(null, { status: 204 });
+          },
+        },
       }),
     ),
   ];

@@ -15,19 +15,17 @@ interface WaitUntil {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-type FunctionApp = ReturnType<typeof createFunctionApp>;
-
 /**
  * A worker driven by a cron trigger (scripts/local/functions.ts#cronSchedules). Each tick runs one
  * pass at the tick's scheduled time, logs its summary, and throws on failure so the platform
- * records a failed run. Over HTTP it answers as if no function of this name existed, except for
- * the routes `routes` adds (test-only controls, for instance).
+ * records a failed run. It serves no HTTP: every request answers as if no function of this name
+ * existed (404 FUNCTION_NOT_FOUND). Tests run its ticks through Miniflare's scheduled-event API at
+ * a time they choose, as the platform's cron does.
  *
  * @example export default cronWorker("receipt-anchor", (sql, _config, at) => anchorPendingReceipts(sql, sink, at));
  */
-export function cronWorker(name: string, pass: CronPass, routes: (app: FunctionApp) => void = () => {}) {
+export function cronWorker(name: string, pass: CronPass) {
   const app = createFunctionApp(name);
-  routes(app);
   app.all("*", () => {
     throw new ApiError("FUNCTION_NOT_FOUND");
   });

@@ -37,8 +37,6 @@ export interface RunOptions {
   keyring: string[];
   timeoutMs: number;
   allowLoopbackHttp: boolean;
-  /** Only this merchant's events and deliveries (hermetic test passes on a shared database). */
-  merchantId?: string;
   budgetMs?: number;
   batchSize?: number;
   concurrency?: number;
@@ -103,7 +101,6 @@ export function passOptions(
     WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" | "1";
   },
   clock: () => Date,
-  merchantId?: string,
 ): RunOptions {
   if (!config.WEBHOOK_SECRET_KEY) throw new Error("missing secret binding WEBHOOK_SECRET_KEY");
   return {
@@ -113,7 +110,6 @@ export function passOptions(
       : [config.WEBHOOK_SECRET_KEY],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopbackHttp: config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
-    ...(merchantId ? { merchantId } : {}),
   };
 }
 
@@ -127,7 +123,6 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
   const startedAt = clock().getTime();
   const deadline = startedAt + budgetMs;
   const stop = () => clock().getTime() >= deadline;
-  const scope = options.merchantId ? { merchant_id: options.merchantId } : {};
   const summary: RunSummary = {
     fanned_out_events: 0,
     deliveries_created: 0,
@@ -147,7 +142,6 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
     const fanned = await rpc(sql, "webhook_fanout", {
       now: clock().toISOString(),
       limit: FANOUT_BATCH,
-      ...scope,
     });
     summary.fanned_out_events += fanned.events;
     summary.deliveries_created += fanned.deliveries;
@@ -156,7 +150,6 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
       now: clock().toISOString(),
       limit: batchSize,
       lease_seconds: leaseSeconds,
-      ...scope,
     });
     if (claim.deliveries.length === 0) {
       if (fanned.events < FANOUT_BATCH) break;

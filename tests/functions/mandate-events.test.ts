@@ -1,14 +1,42 @@
 /**
  * End to end: real grants, consumes and revocations reach a registered endpoint as signed,
- * verifiable webhooks through the outbox worker.
+ * verifiable webhooks through a real cron tick of the outbox worker (Miniflare's scheduled-event
+ * API, tests/harness/own-service.ts).
+ *
+ * Isolation: a tick is a global pass over everything due in its database. So this file runs its
+ * own instance of the service (the functions it calls and the outbox worker) on its own fresh
+ * database, and every test starts with an empty outbox there; the harness (`call`, `testDb`,
+ * `merchantFactory`) points at that instance for the whole file.
  */
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createEndpoint } from "../../shared/webhooks/endpoints";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
+import { type OwnService, startOwnService } from "../harness/own-service";
 import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+
+/** What the file calls (through the harness's enrol, capture and mandate helpers), and the worker. */
+const FUNCTIONS = [
+  "process-biovital-enrollment",
+  "process-biovital-transaction",
+  "mandate-issue",
+  "mandate-consume",
+  "mandate-revoke",
+  "outbox-worker",
+];
+
+let own: OwnService;
+beforeAll(async () => {
+  own = await startOwnService("mandate_events", FUNCTIONS);
+});
+afterAll(async () => {
+  await own?.stop();
+});
+beforeEach(async () => {
+  await own.emptyOutbox();
+});
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -20,7 +48,7 @@ describe("mandate events through the outbox worker", () => {
     const merchant = await merchantFactory();
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const endpoint = await createEndpoint(testDb(), inject("serverBindings").WEBHOOK_SECRET_KEY, {
+    const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
       merchantId: merchant.merchant_id,
       environment: "test",
       url: receiver.url,
@@ -41,8 +69,7 @@ describe("mandate events through the outbox worker", () => {
     );
 
     const now = new Date(Date.now() + 1000);
-    const run = await call("outbox-worker/run", { method: "POST", body: { merchant_id: merchant.merchant_id }, now });
-    expect(run.status, run.text).toBe(200);
+    expect(await own.tick("outbox-worker", now)).toMatchObject({ fanned_out_events: 5, claimed: 5, succeeded: 5 });
     await receiver.waitFor(5);
 
     const events = [...receiver.processed().values()].map((r) => r.envelope).sort((a, b) => a.created_at.localeCompare(b.created_at));

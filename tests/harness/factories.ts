@@ -1,13 +1,14 @@
-import { inject } from "vitest";
 import { randomHex } from "../../shared/lib/crypto";
 import { type CreatedMerchant, createMerchant } from "../../shared/merchants/merchants";
 import { connect, type Sql } from "../../shared/platform/db/client";
+import { serviceUnderTest } from "./service";
 
 let sql: Sql | undefined;
 
-/** A pooled client on the database the service under test uses. */
+/** A pooled client on the database the service under test uses (./service.ts). */
 export function testDb(): Sql {
-  return (sql ??= connect(inject("databaseUrl"), { pooled: true }));
+  const service = serviceUnderTest();
+  return service.sql ?? (sql ??= connect(service.databaseUrl, { pooled: true }));
 }
 
 /** A fresh merchant with its four keys; every test makes its own. */

@@ -1,4 +1,4 @@
-import { inject } from "vitest";
+import { serviceUnderTest } from "./service";
 
 export interface CallOptions {
   method?: string;
@@ -18,9 +18,9 @@ export interface CallResult<T = any> {
   text: string;
 }
 
-/** One HTTP call to `/functions/v1/<name>` on the service started by the global setup. */
+/** One HTTP call to `/functions/v1/<name>` on the service under test (./service.ts). */
 export async function call<T = any>(name: string, options: CallOptions = {}): Promise<CallResult<T>> {
-  const url = new URL(`${inject("baseUrl")}/functions/v1/${name}`);
+  const url = new URL(`${serviceUnderTest().baseUrl}/functions/v1/${name}`);
   for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers["x-service-api-key"] = options.key;

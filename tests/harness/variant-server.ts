@@ -1,14 +1,14 @@
-import { inject } from "vitest";
 import { freePort } from "../../scripts/local/ports";
 import { type RunningServer, startServer } from "../../scripts/local/server";
+import { serviceUnderTest } from "./service";
 
 /**
- * A second instance of the service on the same database with some bindings changed (an
- * unreachable template store, a broken signing key …), running only the given functions: for
- * testing real failures, never flags.
+ * A second instance of the service under test (./service.ts) on its database, with some bindings
+ * changed (an unreachable template store, a broken signing key …), running only the given
+ * functions: for testing real failures, never flags.
  */
 export async function startVariantServer(functions: string[], overrides: Record<string, string>): Promise<RunningServer> {
-  return startServer({ port: await freePort(), functions, env: { ...inject("serverBindings"), ...overrides } });
+  return startServer({ port: await freePort(), functions, env: { ...serviceUnderTest().bindings, ...overrides } });
 }
 
 /** Calls a function on a variant server. */
