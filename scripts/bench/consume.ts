@@ -6,7 +6,7 @@
  * one hot mandate and spread over 1,000 mandates, through each HTTP path asked for and raw:
  * - HTTP: POST /functions/v1/mandate-consume on the service as it runs at the edge (startServer:
  *   workerd, one Postgres connection per request through a local transaction pooler that stands in
- *   for Hyperdrive, API-key auth and replay guard before the consume), each request with a fresh
+ *   for Hyperdrive; key authentication, the replay guard and the consume in one RPC), each request with a fresh
  *   nonce and Idempotency-Key. One server per pooler, all started before the first cell: `pgbouncer`
  *   (a private PgBouncer in transaction mode, the default where it is installed), `builtin` (the
  *   Node pooler, scripts/local/pg-pooler.ts), `direct` (no pooler); every pooler gets
@@ -35,6 +35,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createKey } from "../../shared/merchants/merchants";
 import { connect, type Sql } from "../../shared/platform/db/client";
+import { rawRpc } from "../../shared/platform/db/rpc";
 import { type Grantor, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { applyMigrations } from "../local/migrations";
 import { pgbouncerBinary } from "../local/pgbouncer";
@@ -231,12 +232,14 @@ const CONSUME_SQL = `select public.mandate_consume(jsonb_build_object('mandate_i
 const SCRIPTS = {
   /** The consume RPC alone: what the HTTP path's last round trip does. */
   consume: `\\set i random(1, :nm)\n\\set n :n + 1\n${CONSUME_SQL}\n`,
-  /** The three RPCs an HTTP consume makes: key authentication, the replay guard's nonce claim, the consume. */
-  "http-rpcs": `\\set i random(1, :nm)\n\\set n :n + 1
-select public.api_key_authenticate(jsonb_build_object('key_hash', k.key_hash, 'kind', 'secret', 'environment', 'test')) from bench.keys k;
-select public.replay_guard_claim(jsonb_build_object('merchant_id', k.merchant_id, 'environment', 'test',
-  'nonce', 'pgbn-' || :run || '-' || :client_id || '-' || :n, 'now', now(), 'window_seconds', 300)) from bench.keys k;
-${CONSUME_SQL}\n`,
+  /** The one RPC an HTTP consume makes: key authentication, the replay guard's nonce claim and the consume. */
+  "http-rpc": `\\set i random(1, :nm)\n\\set n :n + 1
+select public.mandate_consume_request(jsonb_build_object(
+  'credential', jsonb_build_object('key_hash', k.key_hash, 'kind', 'secret', 'environment', 'test'),
+  'now', now(), 'nonce', 'pgbn-' || :run || '-' || :client_id || '-' || :n, 'window_seconds', 300,
+  'decision', jsonb_build_object('mandate_id', m.id, 'idempotency_key', 'pgb-' || :run || '-' || :client_id || '-' || :n,
+    'request_hash', 'bench', 'scope', 'purchase', 'amount', ${AMOUNT}, 'currency', 'USD')))
+  from bench.mandates m, bench.keys k where m.run = :run and m.i = :i;\n`,
   /** Nothing but a round trip: with -C, the cost of opening a connection. */
   select1: `select 1;\n`,
 };
@@ -433,8 +436,8 @@ function cpuReport(a: CpuSample, b: CpuSample, done: number): string {
 
 /**
  * What one HTTP consume costs the database, step by step, measured from Node with the worker's own
- * client settings: open a connection, then the three RPCs of the path on it (cold: the backend's
- * first calls, which compile the PL/pgSQL and plan every statement), then the same three again (warm).
+ * client settings: open a connection, then the one RPC of the path on it (cold: the backend's
+ * first calls, which compile the PL/pgSQL and plan every statement), then the same call again (warm).
  */
 async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: number) {
   const { run, ids } = await freshMandates(fixture, 1);
@@ -450,33 +453,21 @@ async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: 
     const rpcs = (phase: string) =>
       [
         [
-          `${phase}: api_key_authenticate`,
-          () => rpcCall(db, "api_key_authenticate", { key_hash: keyRow.key_hash, kind: "secret", environment: "test" }),
-        ],
-        [
-          `${phase}: replay_guard_claim`,
+          `${phase}: mandate_consume_request (key, nonce, consume)`,
           () =>
-            rpcCall(db, "replay_guard_claim", {
-              merchant_id: fixture.grantor.merchantId,
-              environment: "test",
+            rawRpc(db, "mandate_consume_request", {
+              credential: { key_hash: keyRow.key_hash, kind: "secret", environment: "test" },
+              now: new Date().toISOString(),
               nonce: `probe-${randomUUID()}`,
-              now: new Date().toISOString(),
               window_seconds: 300,
-            }),
-        ],
-        [
-          `${phase}: mandate_consume`,
-          () =>
-            rpcCall(db, "mandate_consume", {
-              mandate_id: ids[0],
-              merchant_id: fixture.grantor.merchantId,
-              environment: "test",
-              now: new Date().toISOString(),
-              idempotency_key: `probe-${randomUUID()}`,
-              request_hash: "probe",
-              scope: "purchase",
-              amount: AMOUNT,
-              currency: "USD",
+              decision: {
+                mandate_id: ids[0],
+                idempotency_key: `probe-${randomUUID()}`,
+                request_hash: "probe",
+                scope: "purchase",
+                amount: AMOUNT,
+                currency: "USD",
+              },
             }),
         ],
       ] as const;
@@ -487,10 +478,6 @@ async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: 
   }
   await checkLedger(fixture.sql, run, 2 * iterations);
   return Object.entries(steps).map(([label, xs]) => [label, median(xs)] as const);
-}
-
-function rpcCall(db: Sql, name: string, params: Record<string, unknown>) {
-  return db.unsafe(`select public.${name}($1::jsonb) as result`, [params as never]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -644,8 +631,8 @@ async function main() {
       const variants: [string, ScriptName, boolean][] = [
         ["pgbench: consume RPC, persistent connections (the table's raw column)", "consume", false],
         ["pgbench: consume RPC, a new connection per call (-C)", "consume", true],
-        ["pgbench: the HTTP path's 3 RPCs (key auth, nonce claim, consume), persistent connections", "http-rpcs", false],
-        ["pgbench: the HTTP path's 3 RPCs, a new connection per request (-C)", "http-rpcs", true],
+        ["pgbench: the HTTP path's one RPC (key auth, nonce claim, consume), persistent connections", "http-rpc", false],
+        ["pgbench: the HTTP path's one RPC, a new connection per request (-C)", "http-rpc", true],
         ["pgbench: connect + select 1 (-C)", "select1", true],
       ];
       const figures: Record<string, number[]> = {};

@@ -4,7 +4,6 @@ import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare
 import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
 import { cronsOf, type FunctionName, functionNames } from "../../shared/platform/registry";
-import { bindingName } from "./binding-name";
 import { buildAll } from "./build";
 import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
@@ -102,8 +101,6 @@ export async function startServer({
       modules: true,
       scriptPath: join(outDir, "router.js"),
       compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { FUNCTIONS: bundles.map((b) => b.name) },
-      serviceBindings: Object.fromEntries(bundles.map((b) => [bindingName(b.name), b.name])),
     },
     ...bundles.map(
       (b): WorkerOptions => ({
@@ -114,6 +111,10 @@ export async function startServer({
         compatibilityDate: COMPATIBILITY_DATE,
         compatibilityFlags: COMPATIBILITY_FLAGS,
         bindings,
+        // Miniflare's entry hands a request straight to the function's worker, as the edge routes it to
+        // the function's own Worker: no extra worker hop. A longer name sharing the prefix falls
+        // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp).
+        routes: [`*/functions/v1/${b.name}*`],
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
       }),
     ),

@@ -1,4 +1,4 @@
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestClock } from "./clock";
@@ -100,6 +100,8 @@ export function createFunctionApp(name: string) {
 
   app.notFound((c) => {
     const path = c.req.path.replace(/\/+$/, "");
+    // A longer function name that shares this one's prefix (`mandate-get-x`) is another function, unknown.
+    if (path !== basePath && !path.startsWith(`${basePath}/`)) return c.json(new ApiError("FUNCTION_NOT_FOUND").body(), 404);
     const allowed = app.routes
       .filter((route) => route.method !== "ALL" && route.path.replace(/\/+$/, "") === path)
       .map((route) => route.method);

@@ -136,18 +136,6 @@ begin
 end $$;
 comment on function public.api_key_revoke(jsonb) is 'Revokes a key by hash or id; repeats are harmless.';
 
--- api_key_authenticate({key_hash, kind, environment}) -> {key_id, merchant_id, key_hash} | null
-create or replace function public.api_key_authenticate(p jsonb) returns jsonb
-language sql stable security definer set search_path = '' as $$
-  select jsonb_build_object('key_id', k.id, 'merchant_id', k.merchant_id, 'key_hash', k.key_hash)
-  from private.api_keys k
-  where k.key_hash = p ->> 'key_hash'
-    and k.kind = p ->> 'kind'
-    and k.environment = p ->> 'environment'
-    and k.revoked_at is null
-$$;
-comment on function public.api_key_authenticate(jsonb) is 'Resolves a live key by its hash; null when unknown or revoked.';
-
 -- ----------------------------------------------------------------------------
 -- Circuit breaker (503 SLO_BREACH_PAUSED)
 -- ----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 -- ============================================================================
--- Replay guard and idempotency store
+-- Request authentication, replay guard and idempotency store
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
@@ -22,23 +22,66 @@ comment on column private.request_nonces.seen_at is 'Server time of first use.';
 comment on column private.request_nonces.expires_at is 'After this instant the timestamp window has closed, so the row may be replaced or purged.';
 create index request_nonces_expiry_idx on private.request_nonces (expires_at);
 
--- replay_guard_claim({merchant_id, environment, nonce, now, window_seconds}) -> {fresh}
-create or replace function public.replay_guard_claim(p jsonb) returns jsonb
+-- ----------------------------------------------------------------------------
+-- Request authentication: the caller's key and the replay nonce in one call.
+-- Nothing about a key is cached, so a revoked key fails the next request.
+-- Errors: HA401 (the key is unknown or revoked) -> INVALID_API_KEY,
+--         HA402 (the nonce was used inside its window) -> NONCE_REUSED.
+-- ----------------------------------------------------------------------------
+-- private.request_authenticate({credential: {key_hash, kind, environment}} | {tenant: {merchant_id, environment}},
+--   now, nonce?, window_seconds?) -> {key_id, merchant_id, environment}
+-- With a credential, the key must be live (HA401); with a tenant (a caller already authenticated at
+-- the edge, such as a first-party user), only the nonce is claimed. A nonce is claimed atomically
+-- on the primary key and may be reused only once its window has passed (HA402 otherwise).
+create or replace function private.request_authenticate(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_key_id uuid;
+  v_merchant_id uuid;
+  v_environment text;
   v_claimed boolean;
 begin
-  insert into private.request_nonces as n (merchant_id, environment, nonce, seen_at, expires_at)
-  values ((p ->> 'merchant_id')::uuid, p ->> 'environment', p ->> 'nonce', v_now,
-          v_now + make_interval(secs => 2 * (p ->> 'window_seconds')::int))
-  on conflict (merchant_id, environment, nonce) do update
-    set seen_at = excluded.seen_at, expires_at = excluded.expires_at
-    where n.expires_at <= v_now
-  returning true into v_claimed;
-  return jsonb_build_object('fresh', coalesce(v_claimed, false));
+  if p ? 'credential' then
+    select k.id, k.merchant_id, k.environment into v_key_id, v_merchant_id, v_environment
+    from private.api_keys k
+    where k.key_hash = p -> 'credential' ->> 'key_hash'
+      and k.kind = p -> 'credential' ->> 'kind'
+      and k.environment = p -> 'credential' ->> 'environment'
+      and k.revoked_at is null;
+    if not found then
+      raise exception 'the API key is unknown or revoked' using errcode = 'HA401';
+    end if;
+  else
+    v_merchant_id := (p -> 'tenant' ->> 'merchant_id')::uuid;
+    v_environment := p -> 'tenant' ->> 'environment';
+  end if;
+
+  if p ? 'nonce' then
+    insert into private.request_nonces as n (merchant_id, environment, nonce, seen_at, expires_at)
+    values (v_merchant_id, v_environment, p ->> 'nonce', v_now,
+            v_now + make_interval(secs => 2 * (p ->> 'window_seconds')::int))
+    on conflict (merchant_id, environment, nonce) do update
+      set seen_at = excluded.seen_at, expires_at = excluded.expires_at
+      where n.expires_at <= v_now
+    returning true into v_claimed;
+    if v_claimed is null then
+      raise exception 'x-service-nonce was already used' using errcode = 'HA402';
+    end if;
+  end if;
+
+  return jsonb_build_object('key_id', v_key_id, 'merchant_id', v_merchant_id, 'environment', v_environment);
 end $$;
-comment on function public.replay_guard_claim(jsonb) is 'Claims a nonce atomically; fresh=false means it was used inside its window.';
+comment on function private.request_authenticate(jsonb) is
+  'Authenticates a key (HA401) or takes an edge-authenticated tenant, and claims the replay nonce (HA402), in the caller''s transaction.';
+
+-- request_authenticate(p) -> {key_id, merchant_id, environment}: the above as the edge's own call.
+create or replace function public.request_authenticate(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  select private.request_authenticate(p)
+$$;
+comment on function public.request_authenticate(jsonb) is
+  'Key authentication and the replay guard''s nonce claim in one round trip.';
 
 -- ----------------------------------------------------------------------------
 -- Idempotency store: one row per (merchant, environment, function, key).

@@ -590,3 +590,37 @@ begin
     'seal', p -> 'receipt' ->> 'seal', 'service_hash', c ->> 'service_hash'));
 end $$;
 comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent) and record the act with its receipt, atomically.';
+
+-- ----------------------------------------------------------------------------
+-- mandate-check and mandate-consume in one round trip: the caller's key, the
+-- replay nonce (private.request_authenticate, migration ..._0400) and the
+-- decision in one call.
+-- ----------------------------------------------------------------------------
+-- private.tenant_decision(p, caller) -> the decision parameters of p scoped to the authenticated caller.
+create or replace function private.tenant_decision(p jsonb, p_caller jsonb) returns jsonb
+language sql immutable set search_path = '' as $$
+  select (p -> 'decision') || jsonb_build_object(
+    'merchant_id', p_caller ->> 'merchant_id',
+    'environment', p_caller ->> 'environment',
+    'now', p ->> 'now')
+$$;
+comment on function private.tenant_decision(jsonb, jsonb) is
+  'The decision parameters of a request, scoped to the merchant and environment its key authenticated.';
+
+-- mandate_check_request({credential, now, nonce, window_seconds, decision: {mandate_id, scope, amount?, currency?,
+--   action_ref?, context?}}) -> the decision of mandate_check
+create or replace function public.mandate_check_request(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  select public.mandate_check(private.tenant_decision(p, private.request_authenticate(p)))
+$$;
+comment on function public.mandate_check_request(jsonb) is
+  'mandate-check in one round trip: authenticate the key, claim the nonce, decide (advisory, never debits).';
+
+-- mandate_consume_request({credential, now, nonce, window_seconds, decision: {…, idempotency_key, request_hash}})
+--   -> the decision of mandate_consume
+create or replace function public.mandate_consume_request(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  select public.mandate_consume(private.tenant_decision(p, private.request_authenticate(p)))
+$$;
+comment on function public.mandate_consume_request(jsonb) is
+  'mandate-consume in one round trip: authenticate the key, claim the nonce, then the row-locked consume.';

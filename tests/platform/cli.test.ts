@@ -53,12 +53,11 @@ describe("cli", () => {
       for (const name of KEY_NAMES) {
         const key = out.keys[name];
         const parsed = parseApiKey(key)!;
-        const row = await rpc(testDb(), "api_key_authenticate", {
-          key_hash: await sha256Hex(key),
-          kind: parsed.kind,
-          environment: parsed.environment,
+        const row = await rpc(testDb(), "request_authenticate", {
+          credential: { key_hash: await sha256Hex(key), kind: parsed.kind, environment: parsed.environment },
+          now: new Date().toISOString(),
         });
-        expect(row).toMatchObject({ merchant_id: out.merchant_id, key_hash: await sha256Hex(key) });
+        expect(row).toMatchObject({ merchant_id: out.merchant_id, environment: parsed.environment });
         const res = await authenticate(key);
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ merchantId: out.merchant_id, keyKind: parsed.kind, environment: parsed.environment });

@@ -3,7 +3,7 @@ import { call, errorOf } from "../harness/http";
 
 describe("router and app factory", () => {
   it("answers an unknown function name with 404 FUNCTION_NOT_FOUND", async () => {
-    for (const name of ["no-such-function", "disclose-claims-x", "MANDATE-SCOPES"]) {
+    for (const name of ["no-such-function", "disclose-claims-x", "MANDATE-SCOPES", "mandate-scopes-extra", "mandate-get2"]) {
       expect(errorOf(await call(name))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
     }
     const outside = await fetch(`${inject("baseUrl")}/v2/whatever`);

@@ -212,7 +212,7 @@ describe.skipIf(!realPostgres)("grants on a database shaped like Supabase's", ()
         const [can] = await tx.unsafe(`
           select has_function_privilege('service_role', 'public.mandate_consume(jsonb)', 'execute') as service_rpc,
                  has_function_privilege('anon', 'public.mandate_consume(jsonb)', 'execute') as anon_rpc,
-                 has_function_privilege('authenticated', 'public.api_key_authenticate(jsonb)', 'execute') as authenticated_rpc,
+                 has_function_privilege('authenticated', 'public.request_authenticate(jsonb)', 'execute') as authenticated_rpc,
                  has_function_privilege('service_role', 'private.mandate_usage_backfill(uuid[])', 'execute') as service_helper,
                  has_table_privilege('service_role', 'private.api_keys', 'select') as service_table`);
         expect(can).toEqual({ service_rpc: true, anon_rpc: false, authenticated_rpc: false, service_helper: false, service_table: false });

@@ -119,3 +119,48 @@ describe("architecture", () => {
     }
   });
 });
+
+describe("docs/architecture.md", () => {
+  const doc = readFileSync(join(ROOT, "docs/architecture.md"), "utf8");
+  const map = doc.slice(doc.indexOf("## Folder map")).split("```")[1];
+
+  /**
+   * The files the folder map names. A line starts with a folder (`shared/lib/`) or a file with its
+   * folder (`scripts/dev.ts`); the file and folder names after it are in that folder, an indented
+   * line's in the last folder; a name that starts with a top-level folder is from the root; words
+   * in parentheses and commas are skipped, and the first other word ends the list.
+   */
+  function namedFiles(): string[] {
+    const named: string[] = [];
+    let folder = "";
+    for (const line of map.split("\n")) {
+      const words = line
+        .replace(/\([^)]*\)/g, " ")
+        .trim()
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      if (words.length === 0 || words[0].includes("<")) continue;
+      const indented = /^\s/.test(line);
+      let base = indented ? folder : "";
+      for (const [i, word] of words.entries()) {
+        if (!/^[\w.-]+(\/[\w.-]+)*\/?$/.test(word) || !(/\.(ts|md|sql)$/.test(word) || word.endsWith("/"))) break;
+        const path = /^(shared|functions|scripts|tests|docs|supabase)\//.test(word) ? word : join(base, word);
+        named.push(path);
+        if (i === 0 && !indented) folder = base = word.endsWith("/") ? word : `${dirname(word)}/`;
+      }
+    }
+    return named;
+  }
+
+  it("names only files and folders that exist", () => {
+    const missing = namedFiles().filter((path) => !existsSync(join(ROOT, path)));
+    expect(missing).toEqual([]);
+  });
+
+  it("names every source file under shared/ and scripts/", () => {
+    const named = new Set(namedFiles().map((path) => path.replace(/\/$/, "")));
+    const isNamed = (file: string) => named.has(file);
+    const unnamed = ["shared", "scripts"].flatMap(sourceFiles).filter((file) => !isNamed(file));
+    expect(unnamed).toEqual([]);
+  });
+});

@@ -15,13 +15,6 @@ type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
 // Shapes the RPCs answer with
 // ---------------------------------------------------------------------------------------------
 
-/** The caller's key as `api_key_authenticate` finds it (active keys only). */
-interface KeyRow {
-  key_id: Uuid;
-  merchant_id: Uuid;
-  key_hash: string;
-}
-
 /** A mandate decision as the database takes it (spec 4.8); messages are added at the edge. */
 export interface Decision {
   allowed: boolean;
@@ -201,7 +194,6 @@ interface RpcCatalogue {
     { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string },
     { alias: string; released: true },
   ];
-  api_key_authenticate: [{ key_hash: string; kind: KeyKind; environment: Environment }, KeyRow | null];
   api_key_create: [{ merchant_id: Uuid; kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }, { key_id: Uuid }];
   api_key_revoke: [{ key_hash: string } | { key_id: Uuid }, { key_id: Uuid; revoked_at: Iso; already_revoked: boolean } | null];
   capture_record: [
@@ -269,10 +261,7 @@ interface RpcCatalogue {
   receipt_get: [{ id: Uuid } | { code: string }, StoredReceipt | null];
   receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
   request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
-  replay_guard_claim: [
-    { merchant_id: Uuid; environment: Environment; nonce: string; now: Iso; window_seconds: number },
-    { fresh: boolean },
-  ];
+
   subject_ref_record: [{ merchant_id: Uuid; subject_ref: string; identity_id: Uuid; now: Iso }, unknown];
   theme_get: [{ merchant_id: Uuid; surface: string; draft?: boolean }, Record<string, unknown> | null];
   theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];
