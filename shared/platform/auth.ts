@@ -70,13 +70,10 @@ export function apiKeyAuthInOperation(policy: "secret"): MiddlewareHandler<AppEn
     }
     c.set("credential", credential);
     c.set("replay", guard.claim);
-    try {
-      await next();
-    } catch (error) {
-      if (error instanceof ApiError && !AUTHENTICATION_CODES.has(error.code)) {
-        await authenticate(c.var.db(), credential, guard.claim, c.var.now);
-      }
-      throw error;
+    await next();
+    // Hono has already turned a later failure into its response (c.error); the key comes first.
+    if (c.error instanceof ApiError && !AUTHENTICATION_CODES.has(c.error.code)) {
+      await authenticate(c.var.db(), credential, guard.claim, c.var.now);
     }
   };
 }

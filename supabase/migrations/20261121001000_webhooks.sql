@@ -372,17 +372,15 @@ comment on function public.webhook_replay(jsonb) is 'Queues the same events agai
 -- RPCs: the outbox worker
 -- ============================================================================
 
--- webhook_fanout({now, limit?, merchant_id?}) -> {events, deliveries}
+-- webhook_fanout({now, limit?}) -> {events, deliveries}
 -- Takes up to `limit` (1 to 10000, default 2000) events not yet fanned out, oldest first, skipping
 -- rows a concurrent run holds, inserts one delivery per subscribed active endpoint of the same
--- merchant AND environment, due now, and marks the events. merchant_id narrows the pass to one
--- merchant (tests run hermetic passes on a shared database with it).
+-- merchant AND environment, due now, and marks the events.
 create or replace function public.webhook_fanout(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 2000), 1), 10000);
-  v_merchant uuid := (p ->> 'merchant_id')::uuid;
   v_events int;
   v_deliveries int;
 begin
@@ -392,7 +390,7 @@ begin
   with batch as (
     select o.id, o.merchant_id, o.environment, o.type
     from private.outbox_events o
-    where o.fanned_out_at is null and (v_merchant is null or o.merchant_id = v_merchant)
+    where o.fanned_out_at is null
     order by o.created_at, o.id
     limit v_limit
     for update skip locked
@@ -413,7 +411,7 @@ begin
 end $$;
 comment on function public.webhook_fanout(jsonb) is 'Turns new outbox events into deliveries for the matching endpoints (same merchant and environment), once per event.';
 
--- webhook_deliveries_claim({now, limit?, lease_seconds, merchant_id?})
+-- webhook_deliveries_claim({now, limit?, lease_seconds})
 --   -> {deliveries: [{delivery_id, lease_token, attempt, window_start, endpoint_id, event}],
 --       endpoints: [{endpoint_id, url, sealed_secrets: [{sealed_secret}]}]}
 -- Claims up to `limit` (1 to 2000, default 500) due deliveries of active endpoints, oldest due
@@ -426,7 +424,6 @@ declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 500), 1), 2000);
   v_lease interval := make_interval(secs => (p ->> 'lease_seconds')::int);
-  v_merchant uuid := (p ->> 'merchant_id')::uuid;
   v_claimed jsonb;
 begin
   if v_now is null or v_lease is null or v_lease <= interval '0' then
@@ -437,7 +434,6 @@ begin
     from private.webhook_deliveries d
     join private.webhook_endpoints e on e.id = d.endpoint_id and e.status = 'active'
     where ((d.state = 'pending' and d.next_attempt_at <= v_now) or (d.state = 'delivering' and d.lease_until <= v_now))
-      and (v_merchant is null or d.merchant_id = v_merchant)
     order by d.next_attempt_at, d.id
     limit v_limit
     for update of d skip locked

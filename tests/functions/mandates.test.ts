@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";
@@ -164,6 +166,29 @@ describe("mandate-consume and mandate-check", () => {
     });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
     expect(got.body.consumptions).toHaveLength(1);
+  });
+
+  it("authenticates in the decision's one call: a revoked key fails the next request, and a bad key is answered before a bad body", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 100, currency: "USD" };
+    expect((await consume(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: true });
+    const unknownKey = `sk_test_${"Q".repeat(40)}`;
+    for (const decide of [consume, check]) {
+      expect(errorOf(await decide(unknownKey, action))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+      expect(errorOf(await decide(unknownKey, { ...action, amount: 1.5 }))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+      expect(errorOf(await decide(unknownKey, { ...action, scope: "no_such_scope" }))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+      expect(errorOf(await decide(merchant.keys.sk_test, { ...action, amount: 1.5 }))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+    }
+    // A request refused for its body still spends its nonce, as it did before the decision joined the call.
+    const headers = { "x-service-timestamp": String(Math.floor(Date.now() / 1000)), "x-service-nonce": `n-${crypto.randomUUID()}` };
+    const send = (body: unknown) =>
+      call("mandate-check", { key: merchant.keys.sk_test, body, headers: { ...headers, "accept-language": "en" } });
+    expect(errorOf(await send({ ...action, amount: -1 }))).toEqual({ status: 400, code: "AMOUNT_INVALID" });
+    expect(errorOf(await send(action))).toEqual({ status: 409, code: "NONCE_REUSED" });
+
+    await rpc(testDb(), "api_key_revoke", { key_hash: await sha256Hex(merchant.keys.sk_test) });
+    expect(errorOf(await consume(merchant.keys.sk_test, action))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+    expect(errorOf(await check(merchant.keys.sk_test, action))).toEqual({ status: 401, code: "INVALID_API_KEY" });
   });
 
   it("checks advisorily: no debit, same answer shape", async () => {

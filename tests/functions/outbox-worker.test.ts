@@ -402,11 +402,10 @@ describe("claims and crashes", () => {
     const { merchantId, receiver: r } = await subscribed();
     const eventId = await emit(merchantId, "mandate.revoked", revoked(), T0);
     const sql = testDb();
-    await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
+    await rpc(sql, "webhook_fanout", { now: T0.toISOString() });
     const claimed = await rpc(sql, "webhook_deliveries_claim", {
       now: T0.toISOString(),
       lease_seconds: 60,
-      merchant_id: merchantId,
     });
     expect(claimed.deliveries).toHaveLength(1); // ...and the claimer dies here
 
@@ -419,12 +418,11 @@ describe("claims and crashes", () => {
     const { merchantId, endpoint } = await subscribed();
     await emit(merchantId, "mandate.revoked", revoked(), T0);
     const sql = testDb();
-    await rpc(sql, "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
-    const first = await rpc(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60, merchant_id: merchantId });
+    await rpc(sql, "webhook_fanout", { now: T0.toISOString() });
+    const first = await rpc(sql, "webhook_deliveries_claim", { now: T0.toISOString(), lease_seconds: 60 });
     const second = await rpc(sql, "webhook_deliveries_claim", {
       now: at(61_000).toISOString(),
       lease_seconds: 60,
-      merchant_id: merchantId,
     });
     expect(second.deliveries[0]).toMatchObject({ delivery_id: first.deliveries[0].delivery_id, attempt: 2 });
 
@@ -439,14 +437,13 @@ describe("claims and crashes", () => {
   it("overlapping claims never take the same delivery", async () => {
     const { merchantId, endpoint } = await subscribed();
     for (let i = 0; i < 100; i++) await emit(merchantId, "mandate.revoked", revoked(i), T0);
-    await rpc(testDb(), "webhook_fanout", { now: T0.toISOString(), merchant_id: merchantId });
+    await rpc(testDb(), "webhook_fanout", { now: T0.toISOString() });
     const claims = await Promise.all(
       Array.from({ length: 8 }, () =>
         rpc(testDb(), "webhook_deliveries_claim", {
           now: T0.toISOString(),
           limit: 15,
           lease_seconds: 60,
-          merchant_id: merchantId,
         }),
       ),
     );

@@ -267,7 +267,7 @@ interface RpcCatalogue {
   theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];
   theme_publish: [{ merchant_id: Uuid; surface: string }, Record<string, unknown>];
   webhook_deliveries_claim: [
-    { now: Iso; limit?: number; lease_seconds: number; merchant_id?: Uuid },
+    { now: Iso; limit?: number; lease_seconds: number },
     { deliveries: ClaimedDelivery[]; endpoints: ClaimedEndpoint[] },
   ];
   webhook_deliveries_record: [
@@ -290,7 +290,7 @@ interface RpcCatalogue {
   webhook_endpoint_get: [{ endpoint_id: Uuid }, EndpointView | null];
   webhook_endpoint_list: [{ merchant_id: Uuid; environment?: Environment; now: Iso }, { endpoints: EndpointView[] }];
   webhook_endpoint_disable: [{ endpoint_id: Uuid; now: Iso }, EndpointView & { already_disabled: boolean; failed_deliveries: number }];
-  webhook_fanout: [{ now: Iso; limit?: number; merchant_id?: Uuid }, { events: number; deliveries: number }];
+  webhook_fanout: [{ now: Iso; limit?: number }, { events: number; deliveries: number }];
   webhook_replay: [Record<string, unknown> & { now: Iso }, { events: number; deliveries: number }];
   webhook_secret_rotate: [
     { endpoint_id: Uuid; sealed_secret: string; secret_hint: string; overlap_seconds: number; now: Iso },
