@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
+import { type PostgresTarget, parsePostgresUrl } from "./postgres-url";
 
 /**
  * A small transaction-mode Postgres pooler: the local stand-in for Hyperdrive and Supavisor where
@@ -134,30 +135,15 @@ class UpstreamError extends Error {
 // Backends
 // ---------------------------------------------------------------------------------------------
 
-interface Upstream {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  database: string;
+interface Upstream extends PostgresTarget {
   applicationName: string;
 }
 
 function parseUpstream(url: string, applicationName: string): Upstream {
-  const u = new URL(url);
-  if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error(`not a postgres:// URL: ${u.protocol}`);
-  const sslmode = u.searchParams.get("sslmode");
-  if (sslmode && !["disable", "allow", "prefer"].includes(sslmode))
-    throw new Error(`the local pooler does not speak TLS to the upstream (sslmode=${sslmode})`);
-  const user = decodeURIComponent(u.username) || "postgres";
-  return {
-    host: u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1",
-    port: Number(u.port || 5432),
-    user,
-    password: decodeURIComponent(u.password),
-    database: decodeURIComponent(u.pathname.replace(/^\//, "")) || user,
-    applicationName,
-  };
+  const target = parsePostgresUrl(url);
+  if (target.sslmode && !["disable", "allow", "prefer"].includes(target.sslmode))
+    throw new Error(`the local pooler does not speak TLS to the upstream (sslmode=${target.sslmode})`);
+  return { ...target, applicationName };
 }
 
 class Backend {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import postgres from "postgres";
 import { freePort } from "./ports";
+import { type PostgresTarget, parsePostgresUrl } from "./postgres-url";
 
 /**
  * A private PgBouncer in transaction mode: the local stand-in for Hyperdrive and Supavisor where
@@ -80,35 +81,12 @@ export function pgbouncerBinary(env: Record<string, string | undefined> = proces
   return null;
 }
 
-interface Upstream {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  database: string;
-  sslmode: string | null;
-}
-
-function parseUpstream(url: string): Upstream {
-  const u = new URL(url);
-  if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error(`not a postgres:// URL: ${u.protocol}`);
-  const user = decodeURIComponent(u.username) || "postgres";
-  return {
-    host: u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1",
-    port: Number(u.port || 5432),
-    user,
-    password: decodeURIComponent(u.password),
-    database: decodeURIComponent(u.pathname.replace(/^\//, "")) || user,
-    sslmode: u.searchParams.get("sslmode"),
-  };
-}
-
 /** A value in a PgBouncer connection string: single-quoted, quotes doubled. */
 const connValue = (value: string) => `'${value.replace(/'/g, "''")}'`;
 /** A name or secret in the auth file: double-quoted, quotes doubled. */
 const quoted = (value: string) => `"${value.replace(/"/g, '""')}"`;
 
-function config(upstream: Upstream, dir: string, port: number, host: string, size: number, maxClients: number): string {
+function config(upstream: PostgresTarget, dir: string, port: number, host: string, size: number, maxClients: number): string {
   return [
     "[databases]",
     `${upstream.database} = host=${connValue(upstream.host)} port=${upstream.port} dbname=${connValue(upstream.database)} user=${connValue(upstream.user)}`,
@@ -178,7 +156,7 @@ export async function startPgBouncer({
   log = () => {},
 }: PgBouncerOptions): Promise<RunningPgBouncer> {
   if (!binary) throw new Error("pgbouncer is not installed (apt-get install -y pgbouncer), or use DB_POOLER=builtin");
-  const upstream = parseUpstream(upstreamUrl);
+  const upstream = parsePostgresUrl(upstreamUrl);
   // PgBouncer's ini format (up to 1.18 at least) takes no quoted [databases] keys
   if (!/^[A-Za-z0-9_.-]+$/.test(upstream.database))
     throw new Error(`database name ${JSON.stringify(upstream.database)} is not one PgBouncer's config can hold; use DB_POOLER=builtin`);
