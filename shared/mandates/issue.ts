@@ -53,6 +53,8 @@ interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
 
 /** Rule 1: a capture older than this is no proof. */
 const PROOF_MAX_AGE_SECONDS = 300;
+/** No mandate is open-ended: expires_at is at most this long after issue (the table checks it too). */
+export const MANDATE_MAX_LIFETIME_DAYS = 365;
 
 /**
  * mandate-issue (spec 4.7): records what a verified person authorises an agent to do, against a
@@ -86,7 +88,8 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
 /**
  * The numbered rules of spec 4.7 that need no database, in the order a caller fixes them: shape,
  * scopes (exact, closed, no wildcard), constraints for `task`, the ceiling's shape and money rules,
- * the agent fields (absent stays absent; blank or too long is refused), and an expiry in the future.
+ * the agent fields (absent stays absent; blank or too long is refused), and an expiry in the future
+ * but at most 365 days away.
  * A client-sent period anchor in the ceiling is ignored.
  */
 function issueRules(input: IssueInput, now: Date): IssueRequest {
@@ -102,7 +105,11 @@ function issueRules(input: IssueInput, now: Date): IssueRequest {
   const ceiling = ceilingOf(input.ceiling, scopes);
   checkAgentField(input.agent_display_name, 64, "AGENT_DISPLAY_NAME_EMPTY", "AGENT_DISPLAY_NAME_TOO_LONG");
   checkAgentField(input.agent_descriptor, 140, "AGENT_DESCRIPTOR_EMPTY", "AGENT_DESCRIPTOR_TOO_LONG");
-  if (Date.parse(input.expires_at) <= now.getTime()) throw new ApiError("EXPIRES_AT_NOT_IN_FUTURE");
+  const expiresAt = Date.parse(input.expires_at);
+  if (expiresAt <= now.getTime()) throw new ApiError("EXPIRES_AT_NOT_IN_FUTURE");
+  if (expiresAt > now.getTime() + MANDATE_MAX_LIFETIME_DAYS * 86_400_000) {
+    throw new ApiError("EXPIRES_AT_TOO_FAR", { max_days: MANDATE_MAX_LIFETIME_DAYS });
+  }
   const stepUpOf = input.step_up_of === undefined ? undefined : mandateUuid(input.step_up_of);
   if (stepUpOf === null) throw new ApiError("STEP_UP_OF_INVALID");
   return { ...input, scopes, ceiling, step_up_of: stepUpOf };

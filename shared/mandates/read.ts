@@ -10,8 +10,11 @@ import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { mandateUuid } from "./ids";
 
-/** How many mandates a status listing returns at most, newest first (the surface has no cursor). */
-const LIST_LIMIT = 200;
+/**
+ * How many mandates a status listing may hold. The surface has no cursor, so a listing answers every
+ * mandate in the status or, past this many, `422 LIST_TOO_LARGE`: never a silently cut list.
+ */
+export const LIST_LIMIT = 1000;
 
 const mandateStatuses = ["active", "consumed", "exhausted", "expired", "revoked"] as const;
 
@@ -33,7 +36,9 @@ export async function getMandate(deps: Deps, tenant: Tenant, id: string) {
   return mandate;
 }
 
-/** This tenant's mandates in one effective status, newest first. */
+/** All of this tenant's mandates in one effective status, newest first, each with `stored_status`. */
 export async function listMandates(deps: Deps, tenant: Tenant, status: (typeof mandateStatuses)[number]) {
-  return { mandates: await rpc(deps.sql, "mandate_list", { ...tenantAt(deps, tenant), status, limit: LIST_LIMIT }) };
+  const mandates = await rpc(deps.sql, "mandate_list", { ...tenantAt(deps, tenant), status, limit: LIST_LIMIT + 1 });
+  if (mandates.length > LIST_LIMIT) throw new ApiError("LIST_TOO_LARGE", { limit: LIST_LIMIT });
+  return { mandates };
 }

@@ -8,7 +8,8 @@ import { type Locale, type MessageKey, translate } from "../platform/i18n";
  */
 export const refusals = {
   idempotency_key_required: {
-    developer: "Idempotency-Key header (8 to 200 characters) is required on mandate-consume.",
+    developer:
+      "Idempotency-Key header (8 to 200 characters) is required on mandate-consume and on process-biovital-transaction with mandate_id.",
     stepUp: false,
     integration: true,
   },
@@ -25,7 +26,11 @@ export const refusals = {
     stepUp: false,
     integration: true,
   },
-  mandate_revoked: { developer: "The mandate was revoked; it is terminal.", stepUp: false, integration: false },
+  mandate_revoked: {
+    developer: "The mandate was revoked; it is terminal. A replayed key still names the consumption it recorded, but grants nothing now.",
+    stepUp: false,
+    integration: false,
+  },
   mandate_expired: { developer: "The mandate's expires_at has passed.", stepUp: true, integration: false },
   mandate_consumed: { developer: "The mandate's lifetime ceiling is used up; it is terminal.", stepUp: true, integration: false },
   mandate_exhausted: {

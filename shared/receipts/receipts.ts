@@ -21,11 +21,19 @@ import type { Environment } from "../platform/principal";
 const RECEIPT_TYPE = "receipt+jws";
 const RECEIPT_PAYLOAD_VERSION = 1;
 
-export type ReceiptAction = "ACTION_LOGIN" | "ACTION_PAYMENT" | "ACTION_SIGN" | "ACTION_SIGNUP" | "ACTION_MANDATE";
+/** The acts a person does; `ACTION_MANDATE` is the receipt's act when a mandate stood in for the person. */
+export type PersonAction = "ACTION_LOGIN" | "ACTION_PAYMENT" | "ACTION_SIGN" | "ACTION_SIGNUP";
+export type ReceiptAction = PersonAction | "ACTION_MANDATE";
 export type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
+/**
+ * What a receipt says about presence: a level proven at the instant of the act, or `mandate` when
+ * nobody was present and a mandate stood in (the level of the grant is then `mandate_assurance_level`).
+ */
+export type ReceiptAssurance = AssuranceLevel | "mandate";
 
-const ACTIONS: readonly ReceiptAction[] = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP", "ACTION_MANDATE"];
+const PERSON_ACTIONS: readonly PersonAction[] = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"];
 const ASSURANCE_LEVELS: readonly AssuranceLevel[] = ["face", "face_voice", "face_voice_doc"];
+const MANDATE_ID = /^mdt_[0-9a-f]{32}$/;
 const SEAL = /^[0-9a-f]{64}$/;
 
 // ---------------------------------------------------------------------------------------------
@@ -75,8 +83,12 @@ export interface ReceiptInput {
   captureId: string;
   merchantId: string;
   environment: Environment;
+  /** The person's act, or `ACTION_MANDATE` when a mandate stood in (then `mandate` is required). */
   action: ReceiptAction;
+  /** The level proven at the act; for `ACTION_MANDATE`, the level proven when the mandate was granted. */
   assuranceLevel: AssuranceLevel;
+  /** Only with `ACTION_MANDATE`: the mandate that stood in and the act it was used for. */
+  mandate?: { mandateId: string; action: PersonAction };
   /** The merchant's own reference for the act. */
   serviceHash: string;
   /** The capture's created_at; the receipt row's issued_at must be the same instant. */
@@ -96,11 +108,12 @@ export interface ReceiptPayload {
   code: string;
   /** `test` (sandbox, never anchored) or `live`. */
   env: Environment;
-  /** The attested action. */
+  /** The attested action; `ACTION_MANDATE` when a mandate stood in for the person. */
   act: ReceiptAction;
   /** Issue time, epoch seconds. */
   iat: number;
-  assurance_level: AssuranceLevel;
+  /** Presence proven at the act, or `mandate`: nobody was present. */
+  assurance_level: ReceiptAssurance;
   service_hash: string;
   /** The merchant the act was done for (a tenant id, not a person). */
   merchant_id: string;
@@ -108,6 +121,12 @@ export interface ReceiptPayload {
   transaction_id: string;
   amount_minor?: number;
   currency?: string;
+  /** Only on `ACTION_MANDATE`: the mandate that stood in (`mdt_…`). */
+  mandate_id?: string;
+  /** Only on `ACTION_MANDATE`: the act it was used for. */
+  mandate_act?: PersonAction;
+  /** Only on `ACTION_MANDATE`: the level proven when the person granted the mandate. */
+  mandate_assurance_level?: AssuranceLevel;
 }
 
 interface BuiltReceipt {
@@ -146,8 +165,12 @@ function receiptPayload(input: ReceiptInput): ReceiptPayload {
   if (!UUID.test(input.captureId)) fail("captureId");
   if (!UUID.test(input.merchantId)) fail("merchantId");
   if (input.environment !== "test" && input.environment !== "live") fail("environment");
-  if (!ACTIONS.includes(input.action)) fail("action");
+  if (input.action !== "ACTION_MANDATE" && !PERSON_ACTIONS.includes(input.action)) fail("action");
   if (!ASSURANCE_LEVELS.includes(input.assuranceLevel)) fail("assuranceLevel");
+  const mandate = input.mandate ?? null;
+  if ((input.action === "ACTION_MANDATE") !== (mandate !== null)) fail("mandate (with ACTION_MANDATE, and only then)");
+  if (mandate && !(typeof mandate.mandateId === "string" && MANDATE_ID.test(mandate.mandateId))) fail("mandate.mandateId");
+  if (mandate && !PERSON_ACTIONS.includes(mandate.action)) fail("mandate.action");
   if (typeof input.serviceHash !== "string" || input.serviceHash.length === 0 || input.serviceHash.length > 512) fail("serviceHash");
   if (!(input.issuedAt instanceof Date) || Number.isNaN(input.issuedAt.getTime())) fail("issuedAt");
   const hasAmount = input.amountMinor !== undefined && input.amountMinor !== null;
@@ -163,11 +186,12 @@ function receiptPayload(input: ReceiptInput): ReceiptPayload {
     env: input.environment,
     act: input.action,
     iat: Math.floor(input.issuedAt.getTime() / 1000),
-    assurance_level: input.assuranceLevel,
+    assurance_level: input.action === "ACTION_MANDATE" ? "mandate" : input.assuranceLevel,
     service_hash: input.serviceHash,
     merchant_id: input.merchantId.toLowerCase(),
     transaction_id: input.captureId.toLowerCase(),
     ...(hasAmount ? { amount_minor: input.amountMinor!, currency: input.currency! } : {}),
+    ...(mandate ? { mandate_id: mandate.mandateId, mandate_act: mandate.action, mandate_assurance_level: input.assuranceLevel } : {}),
   };
 }
 
@@ -229,6 +253,9 @@ function parsePayload(value: unknown): ReceiptPayload | null {
     "transaction_id",
     "amount_minor",
     "currency",
+    "mandate_id",
+    "mandate_act",
+    "mandate_assurance_level",
   ]);
   if (Object.keys(p).some((key) => !allowed.has(key))) return null;
   const ok =
@@ -238,9 +265,19 @@ function parsePayload(value: unknown): ReceiptPayload | null {
     typeof p.code === "string" &&
     RECEIPT_CODE.test(p.code) &&
     (p.env === "test" || p.env === "live") &&
-    ACTIONS.includes(p.act as ReceiptAction) &&
     Number.isSafeInteger(p.iat) &&
-    ASSURANCE_LEVELS.includes(p.assurance_level as AssuranceLevel) &&
+    (p.act === "ACTION_MANDATE"
+      ? // Nobody was present: the receipt says so, and names the mandate, the act and the grant's level.
+        p.assurance_level === "mandate" &&
+        typeof p.mandate_id === "string" &&
+        MANDATE_ID.test(p.mandate_id) &&
+        PERSON_ACTIONS.includes(p.mandate_act as PersonAction) &&
+        ASSURANCE_LEVELS.includes(p.mandate_assurance_level as AssuranceLevel)
+      : PERSON_ACTIONS.includes(p.act as PersonAction) &&
+        ASSURANCE_LEVELS.includes(p.assurance_level as AssuranceLevel) &&
+        p.mandate_id === undefined &&
+        p.mandate_act === undefined &&
+        p.mandate_assurance_level === undefined) &&
     typeof p.service_hash === "string" &&
     typeof p.merchant_id === "string" &&
     UUID.test(p.merchant_id) &&

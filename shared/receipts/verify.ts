@@ -73,6 +73,11 @@ function attested(payload: ReceiptPayload | null) {
     assurance_level: payload?.assurance_level ?? null,
     service_hash: payload?.service_hash ?? null,
     amount: payload?.amount_minor !== undefined ? { minor: payload.amount_minor, currency: payload.currency } : null,
+    // Set only when a mandate stood in for the person (action ACTION_MANDATE, assurance_level mandate).
+    mandate:
+      payload?.act === "ACTION_MANDATE"
+        ? { mandate_id: payload.mandate_id, action: payload.mandate_act, assurance_level: payload.mandate_assurance_level }
+        : null,
   };
 }
 

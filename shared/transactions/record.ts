@@ -5,7 +5,7 @@ import type { KeySet } from "../lib/signing";
 import type { CaptureRow, ReceiptRow } from "../platform/db/rpc";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
-import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/receipts";
+import { type AssuranceLevel, buildReceipt, newReceiptCode, type ReceiptAssurance } from "../receipts/receipts";
 import type { TransactionAction, TransactionBody } from "./input";
 
 /**
@@ -34,7 +34,12 @@ export function captureRow(
   };
 }
 
-/** The signed receipt of an act recorded as capture `captureId`, ready for the capture's RPC. */
+/**
+ * The signed receipt of an act recorded as capture `captureId`, ready for the capture's RPC. A live
+ * act is attested at the level proven at this instant. An act mandate `standInFor` (`mdt_…`) stood
+ * in for is attested as `ACTION_MANDATE` at assurance `mandate` (nobody was present), naming the
+ * mandate, the act and `assurance`, the level proven when the person granted it (docs/receipts.md).
+ */
 export async function actReceipt(
   keys: KeySet,
   tenant: Tenant,
@@ -42,17 +47,20 @@ export async function actReceipt(
   captureId: string,
   assurance: AssuranceLevel,
   now: Date,
+  standInFor?: string,
 ): Promise<ReceiptRow> {
   const id = crypto.randomUUID();
   const code = newReceiptCode();
+  const mandateId = standInFor;
   const { jws, seal } = await buildReceipt(keys, {
     receiptId: id,
     code,
     captureId,
     merchantId: tenant.merchantId,
     environment: tenant.environment,
-    action: body.action,
+    action: mandateId ? "ACTION_MANDATE" : body.action,
     assuranceLevel: assurance,
+    ...(mandateId ? { mandate: { mandateId, action: body.action } } : {}),
     serviceHash: body.service_hash,
     issuedAt: now,
     amountMinor: body.amount ?? null,
@@ -77,7 +85,8 @@ export interface Approval {
   transaction_id: string;
   service_hash: string;
   immutability_seal: string;
-  assurance_level: AssuranceLevel;
+  /** As on the receipt: the level proven at the act, or `mandate` when a mandate stood in. */
+  assurance_level: ReceiptAssurance;
   receipt_id: string;
   receipt_code: string;
 }

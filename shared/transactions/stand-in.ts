@@ -20,9 +20,12 @@ const ACTION_SCOPES: Record<TransactionAction, Scope> = {
 
 /**
  * Spec 4.4 rule 5: the mandate stands in for the live capture. The act consumes the mandate
- * through the same row-locked consume (idempotent per Idempotency-Key, or per service_hash when
- * none is sent) and is recorded with its receipt in the same RPC; a refusal is `403
- * MANDATE_REFUSED` carrying the refusal reason. The act's assurance level is the mandate's.
+ * through the same row-locked consume, idempotent per Idempotency-Key, which is required here as on
+ * mandate-consume (there is no default key: without one the act is refused with
+ * `idempotency_key_required`); it is recorded with its receipt in the same RPC. A refusal is `403
+ * MANDATE_REFUSED` carrying the refusal reason; a replayed key after revocation is refused too. The
+ * receipt says nobody was present: act `ACTION_MANDATE`, assurance `mandate`, with the mandate, the
+ * act and the grant's level.
  */
 export async function transactWithMandate(
   deps: Deps,
@@ -35,6 +38,7 @@ export async function transactWithMandate(
   const refuse = (decision: Decision): never => {
     throw new ApiError("MANDATE_REFUSED", answer(decision, deps.locale));
   };
+  if (!idempotencyKey) return refuse({ allowed: false, reason: "idempotency_key_required" });
   const mandateId = mandateUuid(body.mandate_id);
   if (!mandateId) return refuse({ allowed: false, reason: "mandate_not_found" });
   if (DOCUMENT_ACTIONS.has(body.action) && !identity.hasDocument) throw documentRequired(body.action);
@@ -48,13 +52,13 @@ export async function transactWithMandate(
     captureNonce: `mandate:${captureId}`,
     assurance: mandate.assurance_level,
   });
-  const receipt = await actReceipt(signing, tenant, body, captureId, mandate.assurance_level, deps.now);
+  const receipt = await actReceipt(signing, tenant, body, captureId, mandate.assurance_level, deps.now, mandate.mandate_id);
   const { decision, transaction } = await rpc(deps.sql, "mandate_transaction", {
     identity_id: identity.identity_id,
     consume: {
       ...scope,
       mandate_id: mandateId,
-      idempotency_key: idempotencyKey ?? `service_hash:${body.service_hash}`,
+      idempotency_key: idempotencyKey,
       request_hash: await sha256Hex(JSON.stringify(body)),
       scope: body.scope ?? ACTION_SCOPES[body.action],
       amount: body.amount,
@@ -71,7 +75,7 @@ export async function transactWithMandate(
     transaction_id: transaction.transaction_id,
     service_hash: transaction.service_hash,
     immutability_seal: transaction.seal,
-    assurance_level: mandate.assurance_level,
+    assurance_level: "mandate",
     receipt_id: transaction.receipt_id,
     receipt_code: transaction.receipt_code,
     mandate: {

@@ -68,7 +68,7 @@ comment on column private.mandates.ceiling_period is 'lifetime, daily, weekly (I
 comment on column private.mandates.assurance_level is 'Copied from the proof capture at issue; never client-supplied.';
 comment on column private.mandates.capture_id is 'The capture that proved the granting human was present (at most five minutes old at issue).';
 comment on column private.mandates.step_up_of is 'The standing mandate this one steps up from; its balance is never touched.';
-comment on column private.mandates.expires_at is 'Expiry; no mandate is open-ended.';
+comment on column private.mandates.expires_at is 'Expiry; no mandate is open-ended: mandate-issue accepts at most 365 days after issue (EXPIRES_AT_TOO_FAR).';
 comment on column private.mandates.status is 'Stored status: active, consumed (a lifetime ceiling used up) or revoked. Reads report the effective status.';
 comment on column private.mandates.revoked_at is 'When it was revoked.';
 comment on column private.mandates.revoked_reason is 'Reason given by the revoker, if any.';
@@ -305,11 +305,12 @@ begin
   if v_capture.created_at < v_now - make_interval(secs => (p ->> 'proof_max_age_seconds')::int) or v_capture.created_at > v_now then
     raise exception 'proof capture is too old' using errcode = 'HA430', detail = jsonb_build_object('reason', 'proof_expired')::text;
   end if;
-  if not v_capture.liveness_passed or v_capture.assurance_level is null then
-    raise exception 'proof capture did not pass liveness' using errcode = 'HA430', detail = jsonb_build_object('reason', 'liveness_failed')::text;
-  end if;
+  -- A coerced capture is reported as such, whatever else it failed: coercion is the finding that matters.
   if v_capture.coercion_signal then
     raise exception 'proof capture carries a coercion signal' using errcode = 'HA430', detail = jsonb_build_object('reason', 'coercion_detected')::text;
+  end if;
+  if not v_capture.liveness_passed or v_capture.assurance_level is null then
+    raise exception 'proof capture did not pass liveness' using errcode = 'HA430', detail = jsonb_build_object('reason', 'liveness_failed')::text;
   end if;
 
   if p ? 'step_up_of' then
@@ -365,6 +366,9 @@ comment on function public.mandate_check(jsonb) is 'Advisory decision: may be a 
 
 -- mandate_consume({mandate_id, merchant_id, environment, now, idempotency_key, request_hash, scope, amount?, currency?,
 --   action_ref?, context?}) -> decision with consumption_id, idempotent_replay, at_limit
+-- A replayed key answers the consumption it recorded (never a second debit) plus mandate_status, the mandate's
+-- effective status now; once the mandate is revoked the replay is a refusal (allowed false, reason mandate_revoked)
+-- that still names the consumption: it happened, but it is no permission to act now.
 -- The mandate row is locked before anything is summed, so concurrent consumes are serialised per mandate and
 -- no ceiling is ever passed; the consumption and its outbox events are written in the same transaction.
 create or replace function public.mandate_consume(p jsonb) returns jsonb
@@ -394,7 +398,12 @@ begin
     if v_previous.request_hash <> p ->> 'request_hash' then
       raise exception 'Idempotency-Key reused with another body' using errcode = 'HA422';
     end if;
-    return v_previous.response || jsonb_build_object('idempotent_replay', true);
+    if m.status = 'revoked' then
+      return v_previous.response || jsonb_build_object('allowed', false, 'reason', 'mandate_revoked',
+        'idempotent_replay', true, 'mandate_status', 'revoked');
+    end if;
+    return v_previous.response || jsonb_build_object('idempotent_replay', true,
+      'mandate_status', private.mandate_effective_status(m, v_now));
   end if;
 
   v_decision := private.mandate_decide(m, p, v_now);
@@ -443,7 +452,7 @@ begin
   end if;
   return v_response;
 end $$;
-comment on function public.mandate_consume(jsonb) is 'The only call that moves a ceiling: lock, replay check, decide, append consumption and outbox events.';
+comment on function public.mandate_consume(jsonb) is 'The only call that moves a ceiling: lock, replay check (with the mandate''s status now; revoked refuses), decide, append consumption and outbox events.';
 
 -- mandate_get({mandate_id, merchant_id, environment, now}) -> mandate json with stored_status and consumptions | null
 create or replace function public.mandate_get(p jsonb) returns jsonb
@@ -460,20 +469,22 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.mandate_get(jsonb) is 'One mandate of this merchant with its last 100 consumptions, newest first; null when unknown or not its own.';
 
--- mandate_list({merchant_id, environment, status, now, limit}) -> [mandate json], newest first, by effective status
+-- mandate_list({merchant_id, environment, status, now, limit}) -> [mandate json with stored_status], newest first,
+-- by effective status; at most limit rows (the caller asks one more than it answers, to tell a list that is too large).
 create or replace function public.mandate_list(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
-  select coalesce(jsonb_agg(j order by created_at desc), '[]'::jsonb)
+  select coalesce(jsonb_agg(j order by created_at desc, id desc), '[]'::jsonb)
   from (
-    select private.mandate_json(m, (p ->> 'now')::timestamptz) as j, m.created_at
+    select private.mandate_json(m, (p ->> 'now')::timestamptz) || jsonb_build_object('stored_status', m.status) as j,
+      m.created_at, m.id
     from private.mandates m
     where m.merchant_id = (p ->> 'merchant_id')::uuid and m.environment = p ->> 'environment'
       and private.mandate_effective_status(m, (p ->> 'now')::timestamptz) = p ->> 'status'
-    order by m.created_at desc
+    order by m.created_at desc, m.id desc
     limit (p ->> 'limit')::int
   ) listed
 $$;
-comment on function public.mandate_list(jsonb) is 'This merchant''s mandates whose effective status is the one asked, newest first.';
+comment on function public.mandate_list(jsonb) is 'This merchant''s mandates whose effective status is the one asked, each with stored_status, newest first, at most limit.';
 
 -- mandate_revoke({mandate_id, now, reason?, by: 'issuing_merchant' | 'granting_human' | 'service_role',
 --   merchant_id?, environment?, identity_id?}) -> {revoked, already_revoked, mandate_id, status, revoked_at} | null

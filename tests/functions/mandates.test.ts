@@ -159,7 +159,7 @@ describe("mandate-consume and mandate-check", () => {
     const key = `idem-${crypto.randomUUID()}`;
     const first = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
     const replay = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
-    expect(replay.body).toEqual({ ...first.body, idempotent_replay: true });
+    expect(replay.body).toEqual({ ...first.body, idempotent_replay: true, mandate_status: "active" });
     expect(errorOf(await consume(merchant.keys.sk_test, { ...action, amount: 200 }, { idempotencyKey: key }))).toEqual({
       status: 422,
       code: "IDEMPOTENCY_KEY_REUSED",
@@ -420,7 +420,7 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     person: { subject_ref: string },
     mandateId: string,
     extra: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
+    headers: Record<string, string> = { "idempotency-key": `idem-${crypto.randomUUID()}` },
   ) {
     return transact(
       merchant.keys.sk_test,
@@ -441,9 +441,10 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
       ceiling: { kind: "count", count: 2, period: "lifetime" },
       agent_display_name: "Login bot",
     });
-    const res = await viaMandate(merchant, person, mandate.mandate_id);
+    const key = `idem-${crypto.randomUUID()}`;
+    const res = await viaMandate(merchant, person, mandate.mandate_id, {}, { "idempotency-key": key });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "face_voice_doc" });
+    expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "mandate" });
     expect(res.body.mandate).toMatchObject({
       mandate_id: mandate.mandate_id,
       scope_used: "login",
@@ -457,12 +458,16 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     expect(res.body.mandate.consumption_id).toMatch(/^cns_/);
     const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
     expect(verified.body.valid).toBe(true);
-    const replay = await transact(merchant.keys.sk_test, {
-      action: "ACTION_LOGIN",
-      service_hash: res.body.service_hash,
-      user_id: person.subject_ref,
-      mandate_id: mandate.mandate_id,
-    });
+    // The ledger answers a replayed key with the act it recorded (here past the response store, as
+    // after a crash between the act and the stored response).
+    await testDb()`delete from private.idempotency_keys where idempotency_key = ${key}`;
+    const replay = await viaMandate(
+      merchant,
+      person,
+      mandate.mandate_id,
+      { service_hash: res.body.service_hash },
+      { "idempotency-key": key },
+    );
     expect(replay.body.transaction_id).toBe(res.body.transaction_id);
     expect(replay.body.mandate.idempotent_replay).toBe(true);
     const last = await viaMandate(merchant, person, mandate.mandate_id);
@@ -494,5 +499,234 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     const again = await viaMandate(merchant, other, mandate.mandate_id, { action: "ACTION_PAYMENT", amount: 10, currency: "BRL" });
     expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
     expect(again.body.reason).toBe("mandate_not_found");
+  });
+});
+
+describe("a mandate standing in is visible on the receipt (issue 11)", () => {
+  it("signs ACTION_MANDATE at assurance mandate, naming the mandate, the act and the grant's level; receipt-verify says the same", async () => {
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["payment"],
+      ceiling: { kind: "amount", amount: 5000, currency: "BRL", period: "lifetime" },
+    });
+    const res = await transact(
+      merchant.keys.sk_test,
+      {
+        action: "ACTION_PAYMENT",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        mandate_id: mandate.mandate_id,
+        amount: 1299,
+        currency: "BRL",
+      },
+      { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.assurance_level).toBe("mandate");
+    expect(res.body.mandate.assurance_level).toBe("face_voice_doc");
+
+    const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body).toMatchObject({
+      valid: true,
+      transaction_id: res.body.transaction_id,
+      action: "ACTION_MANDATE",
+      assurance_level: "mandate",
+      amount: { minor: 1299, currency: "BRL" },
+      mandate: { mandate_id: mandate.mandate_id, action: "ACTION_PAYMENT", assurance_level: "face_voice_doc" },
+    });
+    const payload = JSON.parse(Buffer.from(verified.body.jws.split(".")[1], "base64url").toString());
+    expect(payload).toMatchObject({
+      act: "ACTION_MANDATE",
+      assurance_level: "mandate",
+      mandate_id: mandate.mandate_id,
+      mandate_act: "ACTION_PAYMENT",
+      mandate_assurance_level: "face_voice_doc",
+    });
+
+    // A live act's receipt names no mandate.
+    const live = await proofCapture(merchant, person);
+    const receipt = await testDb()`select code from private.receipts where capture_id = ${live}::uuid`;
+    const liveVerified = await call("receipt-verify", { query: { code: receipt[0].code } });
+    expect(liveVerified.body).toMatchObject({ valid: true, action: "ACTION_LOGIN", assurance_level: "face_voice_doc", mandate: null });
+  });
+});
+
+describe("the stand-in has no default idempotency key (issue 11)", () => {
+  it("refuses an act without Idempotency-Key; a reused service_hash with a new key is a new act; revocation refuses the next one", async () => {
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 5, period: "lifetime" },
+    });
+    const body = {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      mandate_id: mandate.mandate_id,
+    };
+    const missing = await transact(merchant.keys.sk_test, body);
+    expect(errorOf(missing)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(missing.body).toMatchObject({ allowed: false, reason: "idempotency_key_required", step_up_available: false });
+    expect(missing.body).not.toHaveProperty("user_message");
+
+    const first = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
+    const second = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
+    expect(first.status, first.text).toBe(200);
+    expect(second.status, second.text).toBe(200);
+    expect(second.body.transaction_id).not.toBe(first.body.transaction_id);
+    expect(second.body.mandate).toMatchObject({ idempotent_replay: false, remaining: { count: 3 } });
+
+    await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    const after = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
+    expect(errorOf(after)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(after.body.reason).toBe("mandate_revoked");
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.consumptions).toHaveLength(2);
+  });
+});
+
+describe("no mandate is open-ended (issue 11)", () => {
+  it("accepts expires_at up to 365 days after issue and refuses anything later with EXPIRES_AT_TOO_FAR", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const now = new Date(Date.now() + 1000);
+    now.setUTCMilliseconds(0);
+    const captureId = await proofCapture(merchant, person, { document: true, at: now });
+    const attempt = (expires: string) => issue(merchant.keys.sk_test, mandateBody(person, captureId, { expires_at: expires }), { now });
+    const far = await attempt("9999-12-31T23:59:59Z");
+    expect(errorOf(far)).toEqual({ status: 400, code: "EXPIRES_AT_TOO_FAR" });
+    expect(far.body.max_days).toBe(365);
+    expect(errorOf(await attempt(new Date(now.getTime() + 365 * 86_400_000 + 1000).toISOString()))).toEqual({
+      status: 400,
+      code: "EXPIRES_AT_TOO_FAR",
+    });
+    const edge = await attempt(new Date(now.getTime() + 365 * 86_400_000).toISOString());
+    expect(edge.status, edge.text).toBe(201);
+  });
+});
+
+describe("a replayed consume after revocation is no permission (issue 11)", () => {
+  it("keeps the consumption but answers allowed: false, mandate_revoked, with the mandate's status now; the stand-in refuses too", async () => {
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 5, period: "lifetime" },
+    });
+    const action = { mandate_id: mandate.mandate_id, scope: "login" };
+    const key = `idem-${crypto.randomUUID()}`;
+    const first = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
+    expect(first.body).toMatchObject({ allowed: true, idempotent_replay: false });
+    const before = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
+    expect(before.body).toEqual({ ...first.body, idempotent_replay: true, mandate_status: "active" });
+
+    // The stand-in's act, recorded in the ledger under its key.
+    const sinkKey = `idem-${crypto.randomUUID()}`;
+    const sinkBody = {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      mandate_id: mandate.mandate_id,
+    };
+    const act = await transact(merchant.keys.sk_test, sinkBody, { headers: { "idempotency-key": sinkKey } });
+    expect(act.status, act.text).toBe(200);
+
+    await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    const replay = await consume(merchant.keys.sk_test, action, { idempotencyKey: key, locale: "pt-BR" });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({
+      allowed: false,
+      reason: "mandate_revoked",
+      step_up_available: false,
+      idempotent_replay: true,
+      mandate_status: "revoked",
+      consumption_id: first.body.consumption_id,
+    });
+    expect(typeof replay.body.user_message).toBe("string");
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.consumptions.map((c: { consumption_id: string }) => c.consumption_id)).toContain(first.body.consumption_id);
+    expect(got.body.consumptions).toHaveLength(2);
+
+    // The same act replayed through the ledger after revocation is refused.
+    await testDb()`delete from private.idempotency_keys where idempotency_key = ${sinkKey}`;
+    const again = await transact(merchant.keys.sk_test, sinkBody, { headers: { "idempotency-key": sinkKey } });
+    expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(again.body).toMatchObject({ reason: "mandate_revoked", idempotent_replay: true, mandate_status: "revoked" });
+  });
+});
+
+describe("mandate-get by status (issue 11)", () => {
+  it("carries stored_status on every item and answers every mandate past 200", async () => {
+    const { merchant, mandate } = await mandateFixture({ expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const later = new Date(Date.now() + 120_000);
+    const expired = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "expired" }, now: later });
+    expect(expired.body.mandates).toEqual([
+      expect.objectContaining({ mandate_id: mandate.mandate_id, status: "expired", stored_status: "active" }),
+    ]);
+
+    // 250 more mandates of the same merchant, copied in SQL (the listing is what is under test).
+    const id = mandate.mandate_id.slice(4);
+    await testDb()`
+      insert into private.mandates (id, merchant_id, environment, granted_by, granted_by_ref, granted_to, granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at, updated_at)
+      select gen_random_uuid(), merchant_id, environment, granted_by, granted_by_ref, granted_to || '_' || n, granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at + n * interval '1 millisecond', updated_at
+      from private.mandates, generate_series(1, 250) n where id = ${id}::uuid`;
+    const all = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "expired" }, now: later });
+    expect(all.status, all.text).toBe(200);
+    expect(all.body.mandates).toHaveLength(251);
+    expect(all.body.mandates[250].mandate_id).toBe(mandate.mandate_id);
+  });
+
+  it("refuses a listing past 1000 with 422 LIST_TOO_LARGE instead of cutting it", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const id = mandate.mandate_id.slice(4);
+    await testDb()`
+      insert into private.mandates (id, merchant_id, environment, granted_by, granted_by_ref, granted_to, granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at, updated_at)
+      select gen_random_uuid(), merchant_id, environment, granted_by, granted_by_ref, granted_to || '_' || n, granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at, updated_at
+      from private.mandates, generate_series(1, 999) n where id = ${id}::uuid`;
+    const full = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "active" } });
+    expect(full.status, full.text).toBe(200);
+    expect(full.body.mandates).toHaveLength(1000);
+    await testDb()`
+      insert into private.mandates (id, merchant_id, environment, granted_by, granted_by_ref, granted_to, granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at, updated_at)
+      select gen_random_uuid(), merchant_id, environment, granted_by, granted_by_ref, granted_to || '_x', granted_to_kind, scopes,
+        constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+        expires_at, created_at, updated_at
+      from private.mandates where id = ${id}::uuid`;
+    const over = await call("mandate-get", { key: merchant.keys.sk_test, query: { status: "active" } });
+    expect(errorOf(over)).toEqual({ status: 422, code: "LIST_TOO_LARGE" });
+    expect(over.body.limit).toBe(1000);
+  });
+});
+
+describe("a coerced proof is reported as coercion (issue 11)", () => {
+  it("answers PROOF_INVALID with reason coercion_detected, not liveness_failed", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const shot = person.capture();
+    const serviceHash = `svc:${crypto.randomUUID()}`;
+    const refused = await transact(
+      merchant.keys.sk_test,
+      {
+        action: "ACTION_LOGIN",
+        service_hash: serviceHash,
+        user_id: person.subject_ref,
+        capture_nonce: shot.nonce,
+        face_template: shot.descriptor,
+      },
+      { headers: { "x-service-scenario": "vrc_coerced" } },
+    );
+    expect(errorOf(refused)).toEqual({ status: 403, code: "COERCION_DETECTED" });
+    const [capture] = await testDb()`select id from private.captures where service_hash = ${serviceHash} and coercion_signal`;
+    expect(capture).toBeDefined();
+    const res = await issue(merchant.keys.sk_test, mandateBody(person, capture.id, { scopes: ["login"], ceiling: { kind: "none" } }));
+    expect(errorOf(res)).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(res.body.reason).toBe("coercion_detected");
   });
 });

@@ -570,20 +570,23 @@ describe("effective status (mandate_get, mandate_list)", () => {
 
 // ---------------------------------------------------------------------------------------------
 describe("idempotency", () => {
-  it("a replayed key returns the stored response verbatim, flagged, and debits once, even after a revocation", async () => {
+  it("a replayed key returns the stored response, flagged with the mandate's status now, and debits once; after a revocation it refuses", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx);
       const key = `idem-${randomUUID()}`;
       const first = await m.consume("2027-03-02T10:00:00Z", { amount: 100, action_ref: "order-1" }, key);
       expect(first).toMatchObject({ allowed: true, idempotent_replay: false, remaining: { amount: 600 } });
       const replay = await m.consume("2027-03-02T11:00:00Z", { amount: 100, action_ref: "order-1" }, key);
-      expect(replay).toEqual({ ...first, idempotent_replay: true });
+      expect(replay).toEqual({ ...first, idempotent_replay: true, mandate_status: "active" });
       const [stored] = await tx.unsafe(`select response from private.mandate_consumptions where mandate_id = $1`, [m.id]);
       expect(stored.response).toEqual(first);
       await m.revoke("2027-03-02T12:00:00Z");
       expect(await m.consume("2027-03-02T13:00:00Z", { amount: 100, action_ref: "order-1" }, key)).toEqual({
         ...first,
+        allowed: false,
+        reason: "mandate_revoked",
         idempotent_replay: true,
+        mandate_status: "revoked",
       });
       expect(await m.consumptions()).toHaveLength(1);
       expect(await m.events("mandate.consumed")).toHaveLength(1);

@@ -23,6 +23,8 @@ export interface Decision {
   period_resets_at?: string | null;
   consumption_id?: string;
   idempotent_replay?: boolean;
+  /** On a replay: the mandate's effective status now. */
+  mandate_status?: string;
   at_limit?: boolean;
   scope_used?: string;
   [field: string]: unknown;
