@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { importSigningKeys, type KeySet, signUserJwt } from "../../shared/lib/signing";
+import { importSigningKeys, type KeySet, signJson, signUserJwt } from "../../shared/lib/signing";
 import {
   buildReceipt,
   inclusionProof,
@@ -236,5 +236,41 @@ describe("signed receipts", () => {
     await expect(buildReceipt(keys, input({ currency: undefined }))).rejects.toThrow(/both or neither/);
     await expect(buildReceipt(keys, input({ assuranceLevel: "retina" as never }))).rejects.toThrow(/assuranceLevel/);
     await expect(buildReceipt(keys, input({ issuedAt: new Date("nope") }))).rejects.toThrow(/issuedAt/);
+    await expect(buildReceipt(keys, input({ action: "ACTION_MANDATE" }))).rejects.toThrow(/mandate/);
+    const mandate = { mandateId: `mdt_${"a".repeat(32)}`, action: "ACTION_PAYMENT" as const };
+    await expect(buildReceipt(keys, input({ mandate }))).rejects.toThrow(/mandate/);
+    await expect(buildReceipt(keys, input({ action: "ACTION_MANDATE", mandate: { ...mandate, mandateId: "x" } }))).rejects.toThrow(
+      /mandateId/,
+    );
+  });
+
+  it("say when a mandate stood in: ACTION_MANDATE at assurance mandate, and no other receipt carries the mandate claims", async () => {
+    const keys = await keysWithNewKey();
+    const mandateId = `mdt_${"b".repeat(32)}`;
+    const { payload, jws } = await buildReceipt(
+      keys,
+      input({ action: "ACTION_MANDATE", assuranceLevel: "face_voice_doc", mandate: { mandateId, action: "ACTION_PAYMENT" } }),
+    );
+    expect(payload).toMatchObject({
+      act: "ACTION_MANDATE",
+      assurance_level: "mandate",
+      mandate_id: mandateId,
+      mandate_act: "ACTION_PAYMENT",
+      mandate_assurance_level: "face_voice_doc",
+    });
+    expect((await verifyReceipt(jws, keys.jwks)).payload).toEqual(payload);
+
+    // Genuinely signed payloads that break the rule are not receipts.
+    const signed = (claims: Record<string, unknown>) => signJson(keys, claims, "receipt+jws");
+    const { payload: live } = await buildReceipt(keys, input());
+    for (const claims of [
+      { ...live, mandate_id: mandateId },
+      { ...payload, assurance_level: "face_voice_doc" },
+      { ...live, assurance_level: "mandate" },
+      { ...payload, mandate_act: "ACTION_MANDATE" },
+    ]) {
+      expect((await verifyReceipt(await signed(claims), keys.jwks)).signatureValid).toBe(false);
+    }
+    expect((await verifyReceipt(await signed({ ...live }), keys.jwks)).signatureValid).toBe(true);
   });
 });
