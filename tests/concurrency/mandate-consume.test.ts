@@ -90,7 +90,7 @@ describe("mandate-consume under concurrency", () => {
   );
 
   it(
-    "50 racing replays of one Idempotency-Key: one consumption, 50 equal answers but for idempotent_replay",
+    "50 racing replays of one Idempotency-Key: one consumption, 50 equal answers but for idempotent_replay and mandate_status",
     async () => {
       const { merchant, mandate } = await mandateFixture();
       const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: AMOUNT, currency: "USD", action_ref: "order-1" };
@@ -102,7 +102,12 @@ describe("mandate-consume under concurrency", () => {
       expect(originals).toHaveLength(1);
       const original = originals[0].body;
       expect(original).toMatchObject({ allowed: true, remaining: { amount: CEILING - AMOUNT, currency: "USD" }, at_limit: false });
-      for (const r of results) expect({ ...r.body, idempotent_replay: false }).toEqual(original);
+      for (const r of results) {
+        const { mandate_status, ...answer } = r.body;
+        expect({ ...answer, idempotent_replay: false }).toEqual(original);
+        // A replay also says the mandate's status now (issue 11).
+        expect(mandate_status).toBe(r.body.idempotent_replay ? "active" : undefined);
+      }
       expect(await ledger(mandate.mandate_id)).toMatchObject({ sum: AMOUNT, count: 1, ids: [original.consumption_id], consumed_events: 1 });
     },
     TIMEOUT,
