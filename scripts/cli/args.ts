@@ -1,5 +1,6 @@
 import { connect, type Sql } from "../../shared/platform/db/client";
-import { databaseUrlFromEnv } from "../local/embedded-db";
+import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv } from "../local/embedded-db";
+import { parsePostgresUrl } from "../local/postgres-url";
 
 export type Flags = Record<string, string | boolean>;
 export type CommandGroup = Record<string, (flags: Flags) => unknown | Promise<unknown>>;
@@ -37,6 +38,30 @@ export function choiceFlag<T extends string>(flags: Flags, name: string, choices
   return value as T;
 }
 
+/**
+ * What the CLI says when the database does not answer: where it looked (host and port, never the
+ * URL with its password) and how to point it elsewhere.
+ *
+ * @example unreachableMessage({ PGPORT_EMBEDDED: "6000" })
+ * // "cannot reach the database at 127.0.0.1:6000: with DATABASE_URL unset …"
+ */
+export function unreachableMessage(env: Record<string, string | undefined>): string {
+  if (env.DATABASE_URL) {
+    let where = "the host DATABASE_URL names";
+    try {
+      const target = parsePostgresUrl(env.DATABASE_URL);
+      where = `${target.host}:${target.port}`;
+    } catch {}
+    return `cannot reach the database at ${where}, from DATABASE_URL: start that database, or set DATABASE_URL to one that runs`;
+  }
+  const port = env.PGPORT_EMBEDDED ?? DEFAULT_EMBEDDED_PORT;
+  return (
+    `cannot reach the database at 127.0.0.1:${port}: with DATABASE_URL unset the CLI uses the embedded database of a ` +
+    `running \`npm start\` (port PGPORT_EMBEDDED, default ${DEFAULT_EMBEDDED_PORT}); start it, set PGPORT_EMBEDDED to the port ` +
+    "that `npm start` serves it on, or set DATABASE_URL to another database"
+  );
+}
+
 /** Runs `work` with a database client on DATABASE_URL or the running embedded database. */
 export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
   const sql = connect(databaseUrlFromEnv(), { pooled: true });
@@ -44,7 +69,9 @@ export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T
     return await work(sql);
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code === "ECONNREFUSED") throw new Error("cannot reach the database: set DATABASE_URL or start the embedded one with npm start");
+    // The typed RPCs report an unreachable database as DATABASE_UNAVAILABLE; a plain query, by its socket code.
+    if (code === "DATABASE_UNAVAILABLE" || code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "CONNECT_TIMEOUT")
+      throw new Error(unreachableMessage(process.env));
     throw error;
   } finally {
     await sql.end();

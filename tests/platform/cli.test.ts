@@ -1,4 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
+import { freePort } from "../../scripts/local/ports";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { parseApiKey } from "../../shared/platform/api-keys";
 import { createFunctionApp } from "../../shared/platform/app";
@@ -136,6 +137,29 @@ describe("cli", () => {
     it("refuses an unknown merchant or key with a clear message", async () => {
       expectFailure(await cli("key", "create", "--merchant", uuid, "--kind", "secret", "--env", "test", "--json"), "unknown merchant");
       expectFailure(await cli("key", "revoke", "--key-id", uuid, "--json"), "unknown key");
+    });
+  });
+
+  describe("an unreachable database", () => {
+    it("names the host and port it tried from DATABASE_URL, never the password, and how to point it elsewhere", async () => {
+      const port = await freePort();
+      const ran = await runCli(["merchant", "create", "--name", "Nowhere", "--json"], {
+        DATABASE_URL: `postgres://postgres:s3cret-pw@127.0.0.1:${port}/hauth`,
+      });
+      expectFailure(ran, `cannot reach the database at 127.0.0.1:${port}, from DATABASE_URL`);
+      expect(ran.stderr).toContain("set DATABASE_URL");
+      expect(ran.stderr).not.toContain("s3cret-pw");
+    });
+
+    it("without DATABASE_URL, names the embedded database's port and PGPORT_EMBEDDED", async () => {
+      const port = await freePort();
+      const ran = await runCli(["merchant", "create", "--name", "Nowhere", "--json"], {
+        DATABASE_URL: undefined,
+        PGPORT_EMBEDDED: String(port),
+      });
+      expectFailure(ran, `cannot reach the database at 127.0.0.1:${port}: with DATABASE_URL unset`);
+      expect(ran.stderr).toMatch(/embedded database of a running `npm start`/);
+      expect(ran.stderr).toMatch(/set PGPORT_EMBEDDED .*or set DATABASE_URL/);
     });
   });
 });
