@@ -57,6 +57,12 @@ export interface RunSummary {
   stale: number;
   endpoints_disabled: number;
   batches: number;
+  /**
+   * What went wrong that the operator must fix, once per endpoint and cause: a signing secret that
+   * does not open (the pass stops: it would only repeat), a URL the deployment's policy refuses
+   * (loopback http without WEBHOOK_ALLOW_LOOPBACK_HTTP=1: those deliveries fail, the pass goes on),
+   * an unexpected failure.
+   */
   errors: string[];
   ms: number;
 }
@@ -157,9 +163,9 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
     }
     summary.batches += 1;
     summary.claimed += claim.deliveries.length;
-    await deliverBatch(sql, claim, options, stop, summary);
+    const halted = await deliverBatch(sql, claim, options, stop, summary);
     // a configuration problem (a secret that does not open) would only repeat on the next batch
-    if (summary.errors.length > 0) break;
+    if (halted) break;
   }
   summary.ms = clock().getTime() - startedAt;
   return summary;
@@ -171,7 +177,11 @@ async function deliverBatch(
   options: RunOptions,
   stop: () => boolean,
   summary: RunSummary,
-): Promise<void> {
+): Promise<boolean> {
+  let halted = false;
+  const note = (message: string) => {
+    if (!summary.errors.includes(message)) summary.errors.push(message);
+  };
   const endpoints = new Map(claim.endpoints.map((endpoint) => [endpoint.endpoint_id, endpoint]));
   const secrets = new Map<string, Promise<string[]>>();
   const openSecrets = (endpoint: ClaimedEndpoint) => {
@@ -194,15 +204,18 @@ async function deliverBatch(
   const attempt = async (delivery: ClaimedDelivery): Promise<Outcome> => {
     const endpoint = endpoints.get(delivery.endpoint_id)!;
     const refused = checkEndpointUrl(endpoint.url, options);
-    if (refused)
+    if (refused) {
+      note(`endpoint ${endpoint.endpoint_id}: not sent, its URL is refused by this deployment: ${refused}`);
       return { outcome: "failed", status: null, error: `url not allowed: ${refused}`, attempted_at: options.clock().toISOString() };
+    }
     let keys: string[];
     try {
       keys = await openSecrets(endpoint);
       if (keys.length === 0) throw new Error("no valid secret");
     } catch (error) {
       const message = `endpoint ${endpoint.endpoint_id}: cannot open its signing secret (${(error as Error).message}); check WEBHOOK_SECRET_KEY (and WEBHOOK_SECRET_KEY_PREVIOUS during a key rotation)`;
-      if (!summary.errors.includes(message)) summary.errors.push(message);
+      note(message);
+      halted = true;
       return { outcome: "released" };
     }
     const { id, type, created_at, api_version, data } = delivery.event;
@@ -233,6 +246,7 @@ async function deliverBatch(
     async (delivery) => {
       const outcome = await attempt(delivery).catch((error): Outcome => {
         summary.errors.push(`delivery ${delivery.delivery_id}: ${String((error as Error)?.message ?? error)}`);
+        halted = true;
         return { outcome: "released" };
       });
       pending.push({ ...outcome, delivery_id: delivery.delivery_id, lease_token: delivery.lease_token });
@@ -244,6 +258,7 @@ async function deliverBatch(
     pending.push({ outcome: "released", delivery_id: delivery.delivery_id, lease_token: delivery.lease_token });
   flush(true);
   await recording;
+  return halted;
 }
 
 async function record(sql: Sql, results: RecordedResult[], clock: () => Date, summary: RunSummary): Promise<void> {

@@ -156,9 +156,20 @@ language sql stable set search_path = '' as $$
         'succeeded', count(*) filter (where d.state = 'succeeded'),
         'failed', count(*) filter (where d.state = 'failed'))
       from private.webhook_deliveries d
-      where d.endpoint_id = p_endpoint.id))
+      where d.endpoint_id = p_endpoint.id),
+    'last_error', (
+      select jsonb_build_object(
+        'at', coalesce(d.last_attempt_at, d.finished_at),
+        'event_id', d.event_id,
+        'state', d.state,
+        'status', d.last_status,
+        'error', d.last_error)
+      from private.webhook_deliveries d
+      where d.endpoint_id = p_endpoint.id and d.last_error is not null
+      order by coalesce(d.last_attempt_at, d.finished_at) desc nulls last, d.id desc
+      limit 1))
 $$;
-comment on function private.webhook_endpoint_json(private.webhook_endpoints, timestamptz) is 'An endpoint with the hints of its secrets valid at p_now and its delivery counts by state.';
+comment on function private.webhook_endpoint_json(private.webhook_endpoints, timestamptz) is 'An endpoint with the hints of its secrets valid at p_now, its delivery counts by state and its latest delivery error (why the last failed attempt failed, e.g. a URL refused by local policy), or null.';
 
 -- Pending deliveries of endpoints that are disabled can never be sent: they fail, replayable.
 create or replace function private.webhook_fail_disabled(p_endpoint_ids uuid[], p_now timestamptz) returns int

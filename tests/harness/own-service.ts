@@ -30,14 +30,15 @@ const TRACE_WAIT_MS = 10_000;
  * For files that run the cron workers: a tick is a global pass over everything due in its
  * database, so it must never see another file's rows. The database is a new Postgres database
  * beside DATABASE_URL's (dropped on stop), or, without DATABASE_URL, a fresh in-memory embedded
- * PGlite; the migrations are applied to it as on any start.
+ * PGlite; the migrations are applied to it as on any start. `overrides` changes bindings for this
+ * instance (a deployment setting under test, e.g. WEBHOOK_ALLOW_LOOPBACK_HTTP=0).
  *
  * @example
  * let own: OwnService;
  * beforeAll(async () => { own = await startOwnService("outbox", ["outbox-worker"]); });
  * afterAll(() => own?.stop());
  */
-export async function startOwnService(tag: string, functions?: string[]): Promise<OwnService> {
+export async function startOwnService(tag: string, functions?: string[], overrides: Record<string, string> = {}): Promise<OwnService> {
   const database = await freshDatabase(tag);
   const traces = new Map<string, CronTrace[]>();
   const waiters = new Set<() => void>();
@@ -47,7 +48,7 @@ export async function startOwnService(tag: string, functions?: string[]): Promis
       port: await freePort(),
       functions,
       // the run's bindings (its DATABASE_URL aside) and the runtime's knobs (DB_POOLER …) from the environment
-      env: { ...process.env, ...serviceUnderTest().bindings, CRON_TIMER: "0", ...database.env },
+      env: { ...process.env, ...serviceUnderTest().bindings, CRON_TIMER: "0", ...overrides, ...database.env },
       cronTail(worker, received) {
         traces.set(worker, [...(traces.get(worker) ?? []), ...received]);
         for (const wake of waiters) wake();

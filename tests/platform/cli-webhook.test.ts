@@ -236,11 +236,11 @@ describe("webhook replay", () => {
     // disabling fails what is still pending (and keeps it replayable)
     expect(await ok(["disable", "--endpoint", sandbox.endpoint_id])).toMatchObject({ failed_deliveries: 3 });
     expect(await ok(["replay", "--event", first])).toEqual({ event_id: first, events: 1, deliveries: 0 });
-    expect((await ok(["list", "--merchant", merchant_id, "--env", "test"])).endpoints[0].deliveries).toEqual({
-      pending: 0,
-      succeeded: 0,
-      failed: 3,
-    });
+    const [listed] = (await ok(["list", "--merchant", merchant_id, "--env", "test"])).endpoints;
+    expect(listed.deliveries).toEqual({ pending: 0, succeeded: 0, failed: 3 });
+    // not only a count: the latest failure and why
+    expect(listed.last_error).toMatchObject({ state: "failed", status: null, error: "endpoint disabled" });
+    expect([first, second]).toContain(listed.last_error.event_id);
     await ok(["disable", "--endpoint", live.endpoint_id]);
   });
 

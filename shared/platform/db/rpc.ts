@@ -90,6 +90,8 @@ export interface EndpointView {
   created_at: Iso;
   secrets: { hint: string; created_at: Iso; expires_at: Iso | null }[];
   deliveries: { pending: number; succeeded: number; failed: number };
+  /** The latest failed attempt of any of its deliveries and why (null when none failed). */
+  last_error: { at: Iso | null; event_id: Uuid; state: string; status: number | null; error: string } | null;
 }
 
 export interface ClaimedDelivery {
