@@ -167,8 +167,19 @@ export const currencySchema = v.pipe(
 
 /**
  * True for money as the service accepts it: a non-negative integer in the minor unit that JSON and
- * Postgres bigint both carry exactly. A float, a string or anything beyond 2^53 - 1 is refused.
+ * Postgres bigint both carry exactly. A float, a string, negative zero or anything beyond 2^53 - 1
+ * is refused. How the number was written is judged by `isMinorUnitLiteral`.
  */
 export function isMinorUnitAmount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && !Object.is(value, -0);
+}
+
+/**
+ * True for a JSON number literal written as money: digits only, no sign, fraction or exponent.
+ * `1299.0`, `1e3`, `1E3`, `100.00` and `-0` are floats as written, even where they parse to integers.
+ *
+ * @example isMinorUnitLiteral("1299") // true; isMinorUnitLiteral("1299.0") // false
+ */
+export function isMinorUnitLiteral(literal: string): boolean {
+  return /^(?:0|[1-9]\d*)$/.test(literal);
 }

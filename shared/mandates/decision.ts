@@ -5,13 +5,13 @@
  */
 import * as v from "valibot";
 import { sha256Hex } from "../lib/crypto";
-import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import { currencySchema } from "../lib/money";
 import { authenticate, type Credential, credentialParam, replayParam } from "../platform/authenticate";
 import type { DecisionInput } from "../platform/db/rpc";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import type { ReplayClaim } from "../platform/replay-guard";
-import { coded } from "../platform/validation";
+import { minorUnitAmount } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { answer, refusal } from "./refusals";
 import { isScope } from "./scopes";
@@ -29,7 +29,7 @@ export const decisionSchema = v.pipe(
   v.strictObject({
     mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
     scope: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-    amount: v.optional(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID"))),
+    amount: v.optional(minorUnitAmount),
     currency: v.optional(currencySchema),
     action_ref: v.optional(v.pipe(v.string(), v.maxLength(200))),
     context: contextSchema,

@@ -4,6 +4,7 @@ import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
+import { money } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
@@ -26,7 +27,7 @@ export const issueSchema = v.strictObject({
   ceiling: v.optional(
     v.object({
       kind: v.picklist(["amount", "count", "both", "none"]),
-      amount: v.optional(v.unknown()),
+      amount: v.optional(money(v.unknown())),
       currency: v.optional(currencySchema),
       count: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
       period: v.optional(v.picklist(["lifetime", "daily", "weekly", "monthly"]), "lifetime"),

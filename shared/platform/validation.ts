@@ -3,6 +3,7 @@
  * or the code a schema names for one of its checks (`coded`), never the validator's raw output.
  */
 import * as v from "valibot";
+import { isMinorUnitAmount } from "../lib/money";
 import { ApiError, type ErrorCode, errorCatalogue } from "./errors";
 
 const CODE_PREFIX = "code:";
@@ -12,7 +13,7 @@ const CODE_PREFIX = "code:";
  * request is answered with that code instead of `INVALID_INPUT`. The first coded failure in
  * schema order wins.
  *
- * @example amount: v.optional(v.custom(isMinorUnitAmount, coded("AMOUNT_INVALID")))
+ * @example scope: v.pipe(v.string(), v.check(isScope, coded("UNKNOWN_SCOPE")))
  */
 export function coded(code: ErrorCode): string {
   return `${CODE_PREFIX}${code}`;
@@ -56,3 +57,61 @@ export const jsonObject = v.custom<Record<string, unknown>>(
   (body) => typeof body === "object" && body !== null && !Array.isArray(body),
   "must be a JSON object",
 );
+
+const moneySchemas = new WeakSet<object>();
+
+/**
+ * Marks `schema` as a money field. The input middleware judges the number there as it was written
+ * in the body: a literal with a fraction, an exponent or a sign (`1299.0`, `1e3`, `-0`) reaches the
+ * schema as its source text, which no money check accepts (`isMinorUnitAmount`).
+ *
+ * @example ceiling: v.object({ amount: v.optional(money(v.unknown())) }) // judged later, by the operation
+ */
+export function money<S extends v.GenericSchema>(schema: S): S {
+  moneySchemas.add(schema);
+  return schema;
+}
+
+/** A money field judged by the schema: a non-negative integer in the minor unit as written, else `400 AMOUNT_INVALID`. */
+export const minorUnitAmount = money(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID")));
+
+/** The parts of a valibot schema the money walk follows. */
+interface SchemaParts {
+  pipe?: readonly { kind: string }[];
+  wrapped?: unknown;
+  entries?: Record<string, unknown>;
+  options?: readonly unknown[];
+}
+
+const moneyPathCache = new WeakMap<object, string[][]>();
+
+/**
+ * The paths of the fields `money` marks in `schema`, through objects, optional and nullable
+ * wrappers, unions and pipes.
+ */
+export function moneyPaths(schema: v.GenericSchema): string[][] {
+  let paths = moneyPathCache.get(schema);
+  if (!paths) {
+    const found = new Map<string, string[]>();
+    collectMoneyPaths(schema, [], found);
+    moneyPathCache.set(schema, (paths = [...found.values()]));
+  }
+  return paths;
+}
+
+function collectMoneyPaths(schema: unknown, path: string[], found: Map<string, string[]>): void {
+  if (moneySchemas.has(schema as object)) {
+    found.set(JSON.stringify(path), path);
+    return;
+  }
+  const parts = schema as SchemaParts;
+  if (parts.pipe) {
+    for (const item of parts.pipe) if (item.kind === "schema") collectMoneyPaths(item, path, found);
+  } else if (parts.wrapped) {
+    collectMoneyPaths(parts.wrapped, path, found);
+  } else if (parts.entries) {
+    for (const [key, entry] of Object.entries(parts.entries)) collectMoneyPaths(entry, [...path, key], found);
+  } else if (parts.options) {
+    for (const option of parts.options) collectMoneyPaths(option, path, found);
+  }
+}

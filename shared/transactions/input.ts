@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { documentAttestationSchema } from "../identity/documents";
-import { currencySchema, isMinorUnitAmount } from "../lib/money";
+import { currencySchema } from "../lib/money";
 import { contextSchema } from "../mandates/decision";
-import { coded } from "../platform/validation";
+import { coded, minorUnitAmount } from "../platform/validation";
 
 const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
 export type TransactionAction = (typeof transactionActions)[number];
@@ -21,7 +21,7 @@ export const transactionSchema = v.pipe(
     user_id: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
     capture_nonce: v.optional(v.pipe(v.string(), v.minLength(8), v.maxLength(128))),
     face_template: v.optional(v.unknown()),
-    amount: v.optional(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID"))),
+    amount: v.optional(minorUnitAmount),
     currency: v.optional(currencySchema),
     document: v.optional(documentAttestationSchema),
     mandate_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),

@@ -1,0 +1,196 @@
+/**
+ * The input middleware over HTTP (issue 11): text no Postgres column can store is refused when the
+ * input is read, on every function, and money is judged as it was written in the body.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { capture } from "../harness/captures";
+import { merchantFactory } from "../harness/factories";
+import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
+import { CONSENT, strangerCapture } from "../harness/identity";
+import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+
+type Fixture = Awaited<ReturnType<typeof mandateFixture>>;
+
+const UNSTORABLE = [
+  ["a NUL", "bad\u0000text", "\\u0000"],
+  ["an unpaired high surrogate", "bad\ud800text", "\\ud800"],
+  ["an unpaired low surrogate", "bad\udc00text", "\\udc00"],
+] as const;
+
+const json = { "content-type": "application/json" };
+
+function expectRefused(res: CallResult, fields: string[]) {
+  expect(errorOf(res), res.text).toEqual({ status: 400, code: "INVALID_INPUT" });
+  expect(res.body.fields).toEqual(fields);
+}
+
+describe("text that cannot be stored (NUL, unpaired surrogates)", () => {
+  let fx: Fixture;
+  let proof: string;
+  beforeAll(async () => {
+    fx = await mandateFixture();
+    proof = await proofCapture(fx.merchant, fx.person, { document: true });
+  });
+
+  /** Every request the issue found answering 500, with `text` in the named field. */
+  const requests: [string, string, (fx: Fixture, proof: string, text: string) => Promise<CallResult>][] = [
+    ["mandate-check", "action_ref", (fx, _, text) => decide("mandate-check", fx, { action_ref: text })],
+    ["mandate-check", "context.merchant", (fx, _, text) => decide("mandate-check", fx, { context: { merchant: text } })],
+    ["mandate-consume", "action_ref", (fx, _, text) => decide("mandate-consume", fx, { action_ref: text })],
+    ["mandate-consume", "context.merchant", (fx, _, text) => decide("mandate-consume", fx, { context: { merchant: text } })],
+    [
+      "mandate-revoke",
+      "reason",
+      (fx, _, text) => call("mandate-revoke", { key: fx.merchant.keys.sk_test, body: { mandate_id: fx.mandate.mandate_id, reason: text } }),
+    ],
+    ...(["agent_display_name", "granted_to", "granted_by"] as const).map(
+      (field) =>
+        [
+          "mandate-issue",
+          field,
+          (fx: Fixture, proof: string, text: string) => issue(fx.merchant.keys.sk_test, mandateBody(fx.person, proof, { [field]: text })),
+        ] as [string, string, (fx: Fixture, proof: string, text: string) => Promise<CallResult>],
+    ),
+    [
+      "process-biovital-transaction (mandate stand-in)",
+      "context.merchant",
+      (fx, _, text) =>
+        call("process-biovital-transaction", {
+          key: fx.merchant.keys.sk_test,
+          headers: { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}` },
+          body: {
+            action: "ACTION_PAYMENT",
+            service_hash: `svc:${crypto.randomUUID()}`,
+            user_id: fx.person.subject_ref,
+            mandate_id: fx.mandate.mandate_id,
+            scope: "purchase",
+            amount: 100,
+            currency: "USD",
+            context: { merchant: text },
+          },
+        }),
+    ],
+    [
+      "process-biovital-enrollment",
+      "consent.version",
+      (fx, _, text) => {
+        const { descriptor, nonce } = strangerCapture();
+        return call("process-biovital-enrollment", {
+          key: fx.merchant.keys.pk_test,
+          body: { capture_nonce: nonce, face_template: descriptor, consent: { ...CONSENT, version: text } },
+        });
+      },
+    ],
+  ];
+
+  for (const [label, text] of UNSTORABLE) {
+    it.each(requests)(`%s: ${label} in %s is 400 INVALID_INPUT naming the field`, async (_name, field, send) => {
+      expectRefused(await send(fx, proof, text), [field]);
+    });
+  }
+
+  it("names every offending field, object keys included (escaped), and lets a paired surrogate through", async () => {
+    const res = await decide("mandate-check", fx, {
+      action_ref: "ok \ud83d\ude00",
+      context: { "mer\u0000chant": "x", category: "a\ud800" },
+    });
+    expectRefused(res, ["context.mer\\u0000chant", "context.category"]);
+    expect(res.body.error).toMatch(/NUL/);
+    const fine = await decide("mandate-check", fx, { action_ref: "paired \ud83d\ude00 is fine" });
+    expect(fine.status, fine.text).toBe(200);
+  });
+
+  it("refuses such text in a query string too, values and names", async () => {
+    const key = fx.merchant.keys.sk_test;
+    expectRefused(await call("mandate-get", { key, query: { id: "mdt_\u0000" } }), ["id"]);
+    expectRefused(
+      await call("merchant-theme-get", { key: fx.merchant.keys.pk_test, query: { merchant_id: fx.merchant.merchant_id, "x\u0000": "1" } }),
+      ["x\\u0000"],
+    );
+  });
+
+  it("refuses a body that is only such a string on `body`", async () => {
+    const res = await call("mandate-revoke", { key: fx.merchant.keys.sk_test, rawBody: '"\\u0000"', headers: json });
+    expectRefused(res, ["body"]);
+  });
+});
+
+describe("money as written in the body (spec: a float is refused)", () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await mandateFixture();
+  });
+
+  const floatsAsWritten = ["1299.0", "1e3", "1E3", "1e+3", "100.00", "-0", "0.0", "5E0"];
+
+  it.each(["mandate-check", "mandate-consume"])("%s: an integer written as a float is 400 AMOUNT_INVALID", async (name) => {
+    for (const amount of floatsAsWritten) {
+      const rawBody = `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": ${amount}, "currency": "USD"}`;
+      const res = await call(name, { key: fx.merchant.keys.sk_test, rawBody, headers: { ...json, ...decisionHeaders(name) } });
+      expect({ amount, ...errorOf(res) }).toEqual({ amount, status: 400, code: "AMOUNT_INVALID" });
+    }
+    // the same amount written as an integer is money; a repeated key is judged as JSON.parse reads it (the last wins)
+    for (const rawBody of [
+      `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": 12, "currency": "USD"}`,
+      `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": 1.0, "amount": 12, "currency": "USD"}`,
+    ]) {
+      const res = await call(name, { key: fx.merchant.keys.sk_test, rawBody, headers: { ...json, ...decisionHeaders(name) } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.allowed).toBe(true);
+    }
+  });
+
+  it("mandate-issue: a ceiling amount written as a float is 400 AMOUNT_INVALID, as an integer it is issued", async () => {
+    const proof = await proofCapture(fx.merchant, fx.person, { document: true });
+    const body = (amount: string) =>
+      JSON.stringify(mandateBody(fx.person, proof, { ceiling: { kind: "amount", amount: 0, currency: "USD" } })).replace(
+        '"amount":0',
+        `"amount":${amount}`,
+      );
+    for (const amount of ["700.0", "7e2", "-0"]) {
+      const res = await call("mandate-issue", {
+        key: fx.merchant.keys.sk_test,
+        rawBody: body(amount),
+        headers: { ...json, ...replayHeaders() },
+      });
+      expect({ amount, ...errorOf(res) }).toEqual({ amount, status: 400, code: "AMOUNT_INVALID" });
+    }
+    const issued = await call("mandate-issue", {
+      key: fx.merchant.keys.sk_test,
+      rawBody: body("700"),
+      headers: { ...json, ...replayHeaders() },
+    });
+    expect(issued.status, issued.text).toBe(201);
+  });
+
+  it("process-biovital-transaction: an amount written as a float is 400 AMOUNT_INVALID", async () => {
+    const merchant = await merchantFactory();
+    const { descriptor, nonce } = capture(1);
+    for (const amount of ["1299.0", "1e3", "-0"]) {
+      const rawBody = JSON.stringify({
+        action: "ACTION_PAYMENT",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: "sub_x",
+        capture_nonce: nonce,
+        face_template: descriptor,
+        amount: 0,
+        currency: "USD",
+      }).replace('"amount":0', `"amount":${amount}`);
+      const res = await call("process-biovital-transaction", {
+        key: merchant.keys.sk_test,
+        rawBody,
+        headers: { ...json, ...replayHeaders() },
+      });
+      expect({ amount, ...errorOf(res) }).toEqual({ amount, status: 400, code: "AMOUNT_INVALID" });
+    }
+  });
+});
+
+function decisionHeaders(name: string): Record<string, string> {
+  return { ...replayHeaders(), ...(name === "mandate-consume" ? { "idempotency-key": `idem-${crypto.randomUUID()}` } : {}) };
+}
+
+function decide(name: "mandate-check" | "mandate-consume", fx: Fixture, extra: Record<string, unknown>) {
+  const body = { mandate_id: fx.mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD", ...extra };
+  return call(name, { key: fx.merchant.keys.sk_test, body, headers: decisionHeaders(name) });
+}
