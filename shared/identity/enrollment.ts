@@ -19,8 +19,9 @@ import { subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
 
 /**
- * The body. Precedence of its codes: consent missing, not an object or `accepted: false` is `403
- * CONSENT_REQUIRED`; no face_template `422 FACE_TEMPLATE_REQUIRED`; anything else `400 INVALID_INPUT`.
+ * The body. Precedence of its codes: consent missing, not an object, without its `version` or
+ * `retention_days` (`{}` included), or `accepted: false` is `403 CONSENT_REQUIRED`; no face_template
+ * `422 FACE_TEMPLATE_REQUIRED`; anything else (a consent field present but malformed) `400 INVALID_INPUT`.
  */
 export const enrollmentSchema = v.pipe(
   jsonObject,
@@ -30,8 +31,8 @@ export const enrollmentSchema = v.pipe(
       v.strictObject(
         {
           accepted: v.optional(v.literal(true, coded("CONSENT_REQUIRED"))),
-          version: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64)),
-          retention_days: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650)),
+          version: requiredAs("CONSENT_REQUIRED", v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64))),
+          retention_days: requiredAs("CONSENT_REQUIRED", v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650))),
         },
         coded("CONSENT_REQUIRED"),
       ),

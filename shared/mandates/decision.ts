@@ -83,9 +83,10 @@ export async function checkMandate(deps: Deps, caller: Caller, body: DecisionBod
 
 /**
  * mandate-consume: the authoritative decision under the mandate's row lock, debiting once per
- * Idempotency-Key (a replay answers the first decision). Without a well-formed key the answer is
- * the refusal `idempotency_key_required`. `rawBody` is the body as sent: the same key with another
- * body is `422 IDEMPOTENCY_KEY_REUSED`.
+ * Idempotency-Key (a replay answers the first decision). Without a key the answer is the refusal
+ * `idempotency_key_required`; with a malformed one (null: spaces, too short …) the refusal
+ * `idempotency_key_invalid`. `rawBody` is the body as sent: the same key with another body is
+ * `422 IDEMPOTENCY_KEY_REUSED`.
  */
 export async function consumeMandate(
   deps: Deps,
@@ -95,7 +96,7 @@ export async function consumeMandate(
 ): Promise<Record<string, unknown>> {
   if (!idempotency.key) {
     await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
-    return refusal("idempotency_key_required", deps.locale);
+    return refusal(idempotency.key === null ? "idempotency_key_invalid" : "idempotency_key_required", deps.locale);
   }
   const decided = await decisionInput(deps, caller, body);
   if ("refused" in decided) return decided.refused;

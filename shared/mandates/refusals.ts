@@ -13,6 +13,11 @@ export const refusals = {
     stepUp: false,
     integration: true,
   },
+  idempotency_key_invalid: {
+    developer: "Idempotency-Key must be 8 to 200 printable ASCII characters, without spaces; nothing was consumed.",
+    stepUp: false,
+    integration: true,
+  },
   mandate_not_found: { developer: "No mandate with this id exists for this merchant and environment.", stepUp: false, integration: true },
   unknown_scope: { developer: "The scope is not in the closed vocabulary (see mandate-scopes).", stepUp: false, integration: true },
   context_required: { developer: "The mandate restricts this context field; send it in context.", stepUp: false, integration: true },

@@ -122,6 +122,22 @@ describe("face-identify", () => {
       expect(bad.body.fields.some((f: string) => f.startsWith("face_template.signals"))).toBe(true);
     });
 
+    it("answers a timestamp in milliseconds as out of the window, saying seconds are expected", async () => {
+      const merchant = await merchantFactory();
+      const { descriptor, nonce } = capture(7);
+      const body = { face_template: descriptor, capture_nonce: nonce };
+      const send = (timestamp: string) =>
+        call("face-identify", { key: merchant.keys.pk_test, body, headers: { ...replayHeaders(), "x-service-timestamp": timestamp } });
+      const millis = await send(String(Date.now()));
+      expect(errorOf(millis)).toEqual({ status: 400, code: "TIMESTAMP_OUT_OF_WINDOW" });
+      expect(millis.body.error).toMatch(/milliseconds.*epoch seconds/);
+      const farFuture = await send("99999999999999");
+      expect(errorOf(farFuture)).toEqual({ status: 400, code: "TIMESTAMP_OUT_OF_WINDOW" });
+      expect(farFuture.body.error).not.toMatch(/milliseconds/);
+      for (const notDigits of ["1.7e9", "-1", "2026-11-23T10:00:00Z"])
+        expect(errorOf(await send(notDigits)).code).toBe("TIMESTAMP_REQUIRED");
+    });
+
     it("enforces the replay guard: timestamp window and single-use nonce", async () => {
       const merchant = await merchantFactory();
       const { descriptor, nonce } = capture(7);

@@ -155,7 +155,14 @@ describe("mandate-consume and mandate-check", () => {
     expect(missing.status).toBe(200);
     expect(missing.body).toMatchObject({ allowed: false, reason: "idempotency_key_required" });
     expect(missing.body).not.toHaveProperty("user_message");
-    expect((await consume(merchant.keys.sk_test, action, { idempotencyKey: "short" })).body.reason).toBe("idempotency_key_required");
+    // a key that is present but malformed is refused at HTTP 200 too, under its own reason: it is not missing
+    for (const idempotencyKey of ["short", "a key with spaces", `k${"x".repeat(200)}`]) {
+      const malformed = await consume(merchant.keys.sk_test, action, { idempotencyKey });
+      expect(malformed.status).toBe(200);
+      expect(malformed.body).toMatchObject({ allowed: false, reason: "idempotency_key_invalid", step_up_available: false });
+      expect(malformed.body.developer_message).toMatch(/without spaces/);
+      expect(malformed.body).not.toHaveProperty("user_message");
+    }
     const key = `idem-${crypto.randomUUID()}`;
     const first = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });
     const replay = await consume(merchant.keys.sk_test, action, { idempotencyKey: key });

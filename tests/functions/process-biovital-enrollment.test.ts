@@ -58,6 +58,17 @@ describe("process-biovital-enrollment", () => {
   });
 
   describe("errors", () => {
+    it("answers a consent without its version or retention_days as missing consent (403), a malformed one as 400", async () => {
+      const merchant = await merchantFactory();
+      for (const consent of [{}, { accepted: true }, { version: CONSENT.version }, { retention_days: 30 }, { ...CONSENT, version: null }]) {
+        const res = await enrol(merchant.keys.pk_test, { ...stranger(), consent });
+        expect({ consent, ...errorOf(res) }).toEqual({ consent, status: 403, code: "CONSENT_REQUIRED" });
+      }
+      const malformed = await enrol(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, retention_days: "365" } });
+      expect(errorOf(malformed)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(malformed.body.fields).toEqual(["consent.retention_days"]);
+    });
+
     it("requires consent before anything else, with no bypass", async () => {
       const merchant = await merchantFactory();
       const { consent: _consent, ...withoutConsent } = stranger();

@@ -272,6 +272,15 @@ describe("process-biovital-transaction", () => {
       expect(errorOf(different)).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
     });
 
+    it("400 IDEMPOTENCY_KEY_INVALID for a key that is present but malformed (spaces, too short), never run as keyless", async () => {
+      const merchant = await merchantFactory();
+      const request = body("sub_x", capture(1));
+      for (const key of ["a key with spaces", "short", `k${"x".repeat(200)}`]) {
+        const res = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
+        expect({ key, ...errorOf(res) }).toEqual({ key, status: 400, code: "IDEMPOTENCY_KEY_INVALID" });
+      }
+    });
+
     it("409 IDEMPOTENCY_IN_FLIGHT while the first request with the key still runs", async () => {
       const merchant = await merchantFactory();
       const request = body("sub_x", capture(1));
