@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestClock } from "./clock";
@@ -30,9 +30,41 @@ export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">)
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
+const corsByLegacyHeader = new Map<string, MiddlewareHandler>();
+
 /**
- * The one place every function app is built: CORS for browser callers (publishable keys), request
- * id, configuration, clock, locale, a lazily
+ * CORS for browser callers (publishable keys): every request header the service reads, the legacy
+ * key header under its configured name (`LEGACY_API_KEY_HEADER`) included.
+ */
+function corsFor(legacyHeader: string): MiddlewareHandler {
+  let middleware = corsByLegacyHeader.get(legacyHeader);
+  if (!middleware) {
+    middleware = cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowHeaders: [
+        "content-type",
+        "accept-language",
+        "authorization",
+        "x-service-api-key",
+        legacyHeader,
+        "x-service-timestamp",
+        "x-service-nonce",
+        "x-service-scenario",
+        "idempotency-key",
+        "x-request-id",
+      ],
+      exposeHeaders: ["x-request-id", "idempotency-status", "retry-after", "x-session-token"],
+      maxAge: 600,
+    });
+    corsByLegacyHeader.set(legacyHeader, middleware);
+  }
+  return middleware;
+}
+
+/**
+ * The one place every function app is built: CORS for browser callers (publishable keys, the
+ * configured legacy key header included), request id, configuration, clock, locale, a lazily
  * opened per-request database client, the error handler, not-found and method-not-allowed.
  * Routes are declared on "/" of the returned app, which is mounted at `/functions/v1/<name>`.
  *
@@ -45,26 +77,9 @@ export function createFunctionApp(name: string) {
   const basePath = `/functions/v1/${name}`;
   const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
 
-  app.use(
-    cors({
-      origin: "*",
-      allowMethods: ["GET", "POST", "OPTIONS"],
-      allowHeaders: [
-        "content-type",
-        "accept-language",
-        "authorization",
-        "x-service-api-key",
-        "x-api-key",
-        "x-service-timestamp",
-        "x-service-nonce",
-        "x-service-scenario",
-        "idempotency-key",
-        "x-request-id",
-      ],
-      exposeHeaders: ["x-request-id", "idempotency-status", "retry-after", "x-session-token"],
-      maxAge: 600,
-    }),
-  );
+  app.use(async function corsForConfiguredHeaders(c, next) {
+    return corsFor(readConfig(c.env).LEGACY_API_KEY_HEADER)(c, next);
+  });
 
   app.use(async function requestContext(c, next) {
     const incoming = c.req.header("x-request-id");

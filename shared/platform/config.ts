@@ -14,7 +14,10 @@ const configSchema = v.object({
   SUBJECT_REF_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, "SUBJECT_REF_SECRET must be at least 32 characters"))),
   TEMPLATE_PROTECTION_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "TEMPLATE_PROTECTION_KEY must be at least 32 characters"))),
   SIGNING_KEYS_JWK: v.optional(v.string()),
-  SERVICE_ROLE_KEY: v.optional(v.pipe(v.string(), v.minLength(32, "SERVICE_ROLE_KEY must be at least 32 characters"))),
+  /** The service role's bearer key: `svc_` and at least 28 more characters (the local default is `svc_` and 64 hex). */
+  SERVICE_ROLE_KEY: v.optional(
+    v.pipe(v.string(), v.regex(/^svc_[\x21-\x7e]{28,}$/, "SERVICE_ROLE_KEY must be svc_ followed by at least 28 printable characters")),
+  ),
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   DEPLOYMENT_ID: v.optional(
