@@ -268,6 +268,12 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
     const hnswDefinition = hasColumn ? await hnswIndexDefinition(sql) : null;
     const merchant = await createMerchant(sql, `bench-identify ${new Date().toISOString()}`);
     const persons = await enrolPersons(sql, protector, ENROLLED_PERSONS);
+    // face-identify answers only persons who consented with the calling merchant.
+    await sql.unsafe(
+      `insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at)
+       select id::uuid, $2, 'bench', 30, now() from jsonb_array_elements_text($1::text::jsonb) id`,
+      [JSON.stringify([...persons.values()]), merchant.merchant_id],
+    );
     let current = ENROLLED_PERSONS;
     const results: SizeResult[] = [];
 

@@ -1,6 +1,9 @@
 /**
- * face-identify (spec 4.2): is this live face already known? Answers the caller merchant's
- * pseudonym (`subject_ref`), never the identity id.
+ * face-identify (spec 4.2): is this live face already known to the caller merchant? Answers its
+ * pseudonym (`subject_ref`), never the identity id. Only persons who consented with this merchant
+ * (enrolled through it, consent not withdrawn, not erased) are ever matched, and the capture is
+ * claimed for identification in the same RPC (one identification per capture, see
+ * private.capture_nonces).
  */
 import * as v from "valibot";
 import { rpc } from "../platform/db/rpc";
@@ -10,7 +13,7 @@ import type { Tenant } from "../platform/principal";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
 import type { ForcedScenario } from "./scenario";
 import { subjectRef } from "./subject-ref";
-import { bestMatch, type Templates } from "./template-store";
+import type { Templates } from "./template-store";
 
 export const identifySchema = v.object({
   face_template: v.unknown(),
@@ -29,20 +32,21 @@ export async function identifyFace(
   if (!livenessPassed) throw new ApiError("LIVE_CAPTURE_REQUIRED", { reason: refusal });
 
   const embedding = keys.templates.protector.protect(descriptor.face.embedding);
-  const match = await bestMatch(keys.templates, tenant.environment, embedding).catch((error) => {
+  const match = await rpc(keys.templates.store, "face_identify", {
+    environment: tenant.environment,
+    merchant_id: tenant.merchantId,
+    key_id: keys.templates.protector.keyId,
+    embedding,
+    capture_nonce: descriptor.capture_nonce,
+    now: deps.now.toISOString(),
+  }).catch((error) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
-  const confidence = Math.max(0, Math.round((match?.similarity ?? 0) * 10_000) / 10_000);
-  if (!match?.reachable || match.similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
+  const similarity = match.similarity ?? 0;
+  const confidence = Math.max(0, Math.round(similarity * 10_000) / 10_000);
+  if (!match.identity_id || similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
     return { matched: false, subject_ref: null, confidence };
   }
-
-  const ref = await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId);
-  await rpc(deps.sql, "subject_ref_record", {
-    merchant_id: tenant.merchantId,
-    subject_ref: ref,
-    identity_id: match.identity_id,
-    now: deps.now.toISOString(),
-  });
-  return { matched: true, subject_ref: ref, confidence };
+  // The pseudonym was recorded when this merchant enrolled the person (their consent with it).
+  return { matched: true, subject_ref: await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId), confidence };
 }

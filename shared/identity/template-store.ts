@@ -12,17 +12,23 @@ export interface Templates {
   protector: TemplateProtector;
 }
 
-/** The best stored match for a protected embedding in one environment (HNSW where available). */
+/**
+ * The best stored match for a protected embedding in one environment (HNSW where available). With
+ * `merchantId`, only among the persons who consented with that merchant (isolation by merchant);
+ * without, across the environment (enrollment: one identity per face).
+ */
 export async function bestMatch(
   templates: Templates,
   environment: Environment,
   protectedEmbedding: number[],
+  merchantId?: string,
 ): Promise<TemplateMatch | null> {
   const matches = await rpc(templates.store, "face_template_search", {
     environment,
     key_id: templates.protector.keyId,
     embedding: protectedEmbedding,
     limit: 1,
+    ...(merchantId ? { merchant_id: merchantId } : {}),
   });
   return matches[0] ?? null;
 }

@@ -14,8 +14,9 @@ import { type Approval, actReceipt, captureRow, documentRequired } from "./recor
 
 /**
  * Judges a live capture for one identity at the instant of the act and records it: the face must
- * be this identity's (`IDENTITY_MISMATCH` when it is someone else's, `FACE_MATCH_BELOW_THRESHOLD`
- * when it is nobody's), the engine must find a live, uncoerced person, and money or signature acts
+ * be this identity's (`IDENTITY_MISMATCH` when it is another person who consented with this
+ * merchant, `FACE_MATCH_BELOW_THRESHOLD` otherwise: another merchant's persons are never
+ * revealed), the engine must find a live, uncoerced person, and money or signature acts
  * need a valid document. The capture row (refused ones too, for audit) and, on approval, its
  * signed receipt are written by one RPC.
  */
@@ -35,7 +36,7 @@ export async function judgeAndRecord(
   const similarity = cosineSimilarity(live, identity.template.embedding);
   if (scenario === "subject_mismatch") throw new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
   if (similarity < FACE_MATCH_GATE) {
-    const best = await bestMatch(keys.templates, tenant.environment, live);
+    const best = await bestMatch(keys.templates, tenant.environment, live, tenant.merchantId);
     if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) throw new ApiError("IDENTITY_MISMATCH");
     throw new ApiError("FACE_MATCH_BELOW_THRESHOLD", { confidence: Math.max(0, Math.round(similarity * 10_000) / 10_000) });
   }

@@ -14,6 +14,7 @@ import { ApiError } from "../platform/errors";
 import type { Principal } from "../platform/principal";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
+import { documentRequired } from "./record";
 import { transactWithMandate } from "./stand-in";
 
 const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
@@ -22,7 +23,8 @@ const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
  * The identity named by `user_id`, as this principal may name it: a first-party session names
  * only its own identity (another is `403 UNAUTHORIZED_DEVICE`; a revoked session `403
  * ACCESS_REVOKED`); a merchant names a person by the subject_ref it was given. An unknown person
- * is `403 IDENTITY_MISMATCH`; an erased identity or withdrawn consent `403 ACCESS_REVOKED`.
+ * is `403 IDENTITY_MISMATCH`, and so is a person who never consented with this merchant (its
+ * pseudonym resolves to nothing); an erased identity or withdrawn consent `403 ACCESS_REVOKED`.
  */
 async function resolveIdentity(deps: Deps, principal: Principal, userId: string): Promise<ResolvedIdentity> {
   if (principal.kind === "user" && userId !== principal.identityId) throw new ApiError("UNAUTHORIZED_DEVICE");
@@ -42,6 +44,18 @@ async function resolveIdentity(deps: Deps, principal: Principal, userId: string)
   return identity;
 }
 
+/**
+ * A document attestation is self-attested: the device sends the photo's embedding and the live
+ * embedding of the same request, and nothing proves either came from a document. Until verifiable
+ * document evidence exists, attestations are accepted with sandbox keys only; with a live key the
+ * request is `403 DOCUMENT_REQUIRED` (reason `document_unverifiable`) before anything is read or
+ * written, so no live identity ever has a document record (capture_record refuses one too).
+ */
+function sandboxOnlyDocument(action: TransactionBody["action"]): ApiError {
+  const required = documentRequired(action);
+  return new ApiError("DOCUMENT_REQUIRED", { ...required.extra, reason: "document_unverifiable" });
+}
+
 /** One act of a person, judged live or stood in for by a mandate, recorded with its receipt. */
 export async function transact(
   deps: Deps,
@@ -50,6 +64,7 @@ export async function transact(
   body: TransactionBody,
   options: { scenario: ForcedScenario | null; idempotencyKey: string | undefined },
 ) {
+  if (body.document !== undefined && principal.environment !== "test") throw sandboxOnlyDocument(body.action);
   const identity = await resolveIdentity(deps, principal, body.user_id);
   if (body.mandate_id !== undefined) {
     const person = { identity_id: identity.identity_id, hasDocument: identity.document !== null };

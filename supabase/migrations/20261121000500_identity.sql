@@ -2,7 +2,7 @@
 -- Identity: people enrolled with face and voice, their consent, first-party
 -- sessions, protected face templates and verified documents; the pseudonym
 -- (subject_ref) each merchant holds for a person, and the capture nonces
--- enrollment used. RPCs: enroll, search templates, resolve an identity.
+-- already used. RPCs: enroll, identify, search templates, resolve an identity.
 -- No image and no raw template is stored: face_templates holds only the
 -- protected form (a rotation under a key held outside the database).
 -- ============================================================================
@@ -45,6 +45,7 @@ comment on column private.consents.retention_days is 'How long biometric data ma
 comment on column private.consents.granted_at is 'When consent was given.';
 comment on column private.consents.revoked_at is 'When consent was withdrawn.';
 create index consents_identity_idx on private.consents (identity_id);
+create index consents_merchant_active_idx on private.consents (merchant_id, identity_id) where revoked_at is null;
 
 -- ----------------------------------------------------------------------------
 -- First-party sessions
@@ -102,16 +103,64 @@ begin
   end if;
 end $$;
 
--- face_template_search({environment, key_id, embedding, limit, exact}) -> [{identity_id, similarity, reachable}]
+-- face_template_search({environment, key_id, embedding, limit, exact, merchant_id?}) -> [{identity_id, similarity, reachable}]
 -- Erased identities are still found (reachable = false) until their templates are purged, so a
 -- returning face is told it cannot be reached instead of silently becoming a second identity.
+-- With merchant_id, only persons with an active consent for that merchant are searched (isolation by
+-- merchant: face-identify and the sink's mismatch search); enrollment searches the whole environment,
+-- so that the same face never becomes a second identity. With pgvector the merchant's search walks the
+-- HNSW index with an iterative scan (a plain filtered scan could stop before reaching a consented face);
+-- without it, it is an exact scan over the merchant's consented persons.
 create or replace function public.face_template_search(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
 declare
   v_query real[] := array(select jsonb_array_elements_text(p -> 'embedding')::real);
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 1), 1), 50);
+  v_merchant uuid := (p ->> 'merchant_id')::uuid;
   v_result jsonb;
 begin
+  if v_merchant is not null and coalesce((p ->> 'exact')::boolean, false) = false and exists (
+    select 1 from information_schema.columns
+    where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'
+  ) then
+    -- The index walk goes on past faces without this merchant's consent (pgvector >= 0.8 iterative scan,
+    -- bounded by hnsw.max_scan_tuples), so the filter does not cost recall.
+    perform set_config('hnsw.iterative_scan', 'strict_order', true);
+    execute format($q$
+      select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
+                                order by similarity desc), '[]')
+      from (
+        select t.identity_id, 1 - (t.embedding_vector operator(public.<=>) $1::public.vector(128)) as similarity,
+               i.erased_at is null as reachable
+        from private.face_templates t
+        join private.identities i on i.id = t.identity_id
+        where t.environment = $2 and t.key_id = $3
+          and exists (select 1 from private.consents c
+                      where c.identity_id = t.identity_id and c.merchant_id = $5 and c.revoked_at is null)
+        order by t.embedding_vector operator(public.<=>) $1::public.vector(128)
+        limit $4
+      ) best$q$)
+    into v_result using v_query, p ->> 'environment', p ->> 'key_id', v_limit, v_merchant;
+    return v_result;
+  end if;
+  if v_merchant is not null then
+    select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
+                              order by similarity desc), '[]')
+    into v_result
+    from (
+      select t.identity_id,
+             (select sum(a * b) from unnest(t.embedding, v_query) as pair(a, b)) as similarity,
+             i.erased_at is null as reachable
+      from private.face_templates t
+      join private.identities i on i.id = t.identity_id
+      where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id'
+        and exists (select 1 from private.consents c
+                    where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null)
+      order by similarity desc
+      limit v_limit
+    ) best;
+    return v_result;
+  end if;
   if coalesce((p ->> 'exact')::boolean, false) = false and exists (
     select 1 from information_schema.columns
     where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'
@@ -146,7 +195,27 @@ begin
   ) best;
   return v_result;
 end $$;
-comment on function public.face_template_search(jsonb) is '1:N search over protected templates: HNSW where pgvector exists (unless exact is asked), exact scan otherwise.';
+comment on function public.face_template_search(jsonb) is '1:N search over protected templates: HNSW where pgvector exists (unless exact is asked), exact scan otherwise; with merchant_id, only persons with an active consent for that merchant.';
+
+-- face_identify({environment, merchant_id, key_id, embedding, capture_nonce, now}) -> {identity_id, similarity} | {}
+-- face-identify in one call: claims the capture's identification (HA411 when the capture was used
+-- before, see private.capture_nonces) and answers the best match among the persons who consented
+-- with this merchant and were not erased; {} when there is none.
+create or replace function public.face_identify(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_best jsonb;
+begin
+  perform private.capture_nonce_claim(p ->> 'environment', p ->> 'capture_nonce', (p ->> 'merchant_id')::uuid, 'identify',
+    (p ->> 'now')::timestamptz);
+  v_best := public.face_template_search(jsonb_build_object('environment', p ->> 'environment', 'key_id', p ->> 'key_id',
+    'embedding', p -> 'embedding', 'merchant_id', p ->> 'merchant_id', 'limit', 1)) -> 0;
+  if v_best is null or not (v_best ->> 'reachable')::boolean then
+    return '{}'::jsonb;
+  end if;
+  return jsonb_build_object('identity_id', v_best ->> 'identity_id', 'similarity', (v_best ->> 'similarity')::real);
+end $$;
+comment on function public.face_identify(jsonb) is 'face-identify: claims the capture''s identification and answers the best match among this merchant''s consented persons.';
 
 -- ----------------------------------------------------------------------------
 -- Identity documents
@@ -188,18 +257,51 @@ comment on column private.subject_refs.identity_id is 'The identity behind the p
 comment on column private.subject_refs.created_at is 'When the merchant first received it.';
 
 -- ----------------------------------------------------------------------------
--- Enrollment capture nonces: a descriptor enrols at most once
+-- Capture nonces: what one capture may be used for
 -- ----------------------------------------------------------------------------
-create table private.enrollment_nonces (
+-- One capture (one capture_nonce, per environment) may be used by one merchant for at most one
+-- identification (face-identify) followed by at most one act (enrollment or a transaction), the act
+-- within five minutes of the identification. Every use claims the nonce here by primary key inside
+-- the RPC that uses it (face_identify, identity_enroll, capture_record); anything else is HA411
+-- (409 CAPTURE_REPLAYED). A request that fails with an error rolls its claim back.
+create table private.capture_nonces (
   environment text not null check (environment in ('test', 'live')),
   capture_nonce text not null check (length(capture_nonce) between 8 and 128),
-  used_at timestamptz not null,
-  primary key (environment, capture_nonce)
+  merchant_id uuid not null references private.merchants (id),
+  identified_at timestamptz,
+  acted_at timestamptz,
+  primary key (environment, capture_nonce),
+  check (identified_at is not null or acted_at is not null)
 );
-comment on table private.enrollment_nonces is 'capture_nonce values already used by an enrollment; a replayed descriptor cannot mint a second session.';
-comment on column private.enrollment_nonces.environment is 'test or live.';
-comment on column private.enrollment_nonces.capture_nonce is 'The nonce the enrolling descriptor was bound to.';
-comment on column private.enrollment_nonces.used_at is 'When it was used.';
+comment on table private.capture_nonces is 'capture_nonce values already used: one identification then one act (enrollment or transaction), by one merchant.';
+comment on column private.capture_nonces.environment is 'test or live: the same nonce in the other environment is another capture.';
+comment on column private.capture_nonces.capture_nonce is 'The nonce the descriptor was bound to.';
+comment on column private.capture_nonces.merchant_id is 'The merchant that used the capture first; no other merchant may use it.';
+comment on column private.capture_nonces.identified_at is 'When face-identify used it (null: never).';
+comment on column private.capture_nonces.acted_at is 'When enrollment or the transaction sink used it (null: not yet).';
+
+-- private.capture_nonce_claim(environment, capture_nonce, merchant_id, use, now): claims one use
+-- ('identify' or 'act') of a capture or raises HA411.
+create or replace function private.capture_nonce_claim(p_env text, p_nonce text, p_merchant uuid, p_use text, p_now timestamptz)
+returns void
+language plpgsql security definer set search_path = '' as $$
+begin
+  if p_use = 'identify' then
+    insert into private.capture_nonces (environment, capture_nonce, merchant_id, identified_at)
+    values (p_env, p_nonce, p_merchant, p_now)
+    on conflict do nothing;
+  else
+    insert into private.capture_nonces as n (environment, capture_nonce, merchant_id, acted_at)
+    values (p_env, p_nonce, p_merchant, p_now)
+    on conflict (environment, capture_nonce) do update set acted_at = excluded.acted_at
+    where n.acted_at is null and n.merchant_id = excluded.merchant_id
+      and n.identified_at > excluded.acted_at - interval '5 minutes';
+  end if;
+  if not found then
+    raise exception 'capture nonce already used' using errcode = 'HA411';
+  end if;
+end $$;
+comment on function private.capture_nonce_claim(text, text, uuid, text, timestamptz) is 'Claims one use of a capture (identify, then act, by one merchant, within five minutes) or raises HA411.';
 
 -- ============================================================================
 -- RPCs
@@ -227,11 +329,7 @@ begin
     raise exception 'a session is already present on this device' using errcode = 'HA408';
   end if;
 
-  begin
-    insert into private.enrollment_nonces (environment, capture_nonce, used_at) values (v_env, p ->> 'capture_nonce', v_now);
-  exception when unique_violation then
-    raise exception 'capture nonce already used' using errcode = 'HA411';
-  end;
+  perform private.capture_nonce_claim(v_env, p ->> 'capture_nonce', v_merchant, 'act', v_now);
 
   perform pg_advisory_xact_lock(hashtext('enroll:' || v_env));
 
@@ -276,18 +374,10 @@ begin
 end $$;
 comment on function public.identity_enroll(jsonb) is 'Creates (or re-attaches) an identity with its protected template, consent, subject_ref and first session, atomically.';
 
--- subject_ref_record({merchant_id, subject_ref, identity_id, now}) -> {}
-create or replace function public.subject_ref_record(p jsonb) returns jsonb
-language sql security definer set search_path = '' as $$
-  insert into private.subject_refs (merchant_id, subject_ref, identity_id, created_at)
-  values ((p ->> 'merchant_id')::uuid, p ->> 'subject_ref', (p ->> 'identity_id')::uuid, (p ->> 'now')::timestamptz)
-  on conflict do nothing
-  returning '{}'::jsonb
-$$;
-comment on function public.subject_ref_record(jsonb) is 'Remembers that a merchant was given this subject_ref for an identity.';
-
 -- identity_resolve({merchant_id, environment, user_id?, subject_ref?, session_token_hash?, now}) -> identity facts | null
--- user_id is the identity id (first-party callers); subject_ref is the merchant's pseudonym.
+-- user_id is the identity id (first-party callers); subject_ref is the merchant's pseudonym. A person who
+-- never consented with this merchant is unknown to it (null); one whose consents with it were all
+-- withdrawn is consent_revoked.
 -- session_active reports whether the presented first-party session is still live (not revoked, not expired).
 create or replace function public.identity_resolve(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
@@ -304,9 +394,7 @@ language sql stable security definer set search_path = '' as $$
                  order by d.expires_on desc limit 1),
     'consent_revoked', not exists (select 1 from private.consents c
                                    where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid
-                                     and c.revoked_at is null)
-                       and exists (select 1 from private.consents c
-                                   where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid),
+                                     and c.revoked_at is null),
     'session_active', case when p ? 'session_token_hash' then exists (
                         select 1 from private.sessions s
                         where s.token_hash = p ->> 'session_token_hash' and s.identity_id = i.id
@@ -314,6 +402,7 @@ language sql stable security definer set search_path = '' as $$
   )
   from private.identities i
   where i.environment = p ->> 'environment'
+    and exists (select 1 from private.consents c where c.identity_id = i.id and c.merchant_id = (p ->> 'merchant_id')::uuid)
     and i.id = coalesce(
       (p ->> 'user_id')::uuid,
       (select s.identity_id from private.subject_refs s

@@ -37,7 +37,7 @@ comment on column private.captures.action is 'ACTION_LOGIN, ACTION_PAYMENT, ACTI
 comment on column private.captures.service_hash is 'The merchant''s own reference for the act, echoed on receipts.';
 comment on column private.captures.amount_minor is 'Amount in the minor unit, when the act carries money.';
 comment on column private.captures.currency is 'ISO 4217 currency of amount_minor.';
-comment on column private.captures.capture_nonce is 'Nonce the descriptor was bound to; a descriptor is accepted once.';
+comment on column private.captures.capture_nonce is 'Nonce the descriptor was bound to; a capture acts once (private.capture_nonces).';
 comment on column private.captures.liveness_passed is 'Engine verdict on liveness, frozen at the instant of the act.';
 comment on column private.captures.liveness_reason is 'Engine reason when liveness failed (no_pulse, av_desync, ...).';
 comment on column private.captures.coercion_signal is 'Engine coercion signal, frozen at the instant of the act.';
@@ -106,6 +106,13 @@ language plpgsql security definer set search_path = '' as $$
 declare
   c jsonb := p -> 'capture';
 begin
+  -- The capture's act (see private.capture_nonces): after at most an identification by the same merchant.
+  perform private.capture_nonce_claim(c ->> 'environment', c ->> 'capture_nonce', (c ->> 'merchant_id')::uuid, 'act',
+    (c ->> 'created_at')::timestamptz);
+  -- Document attestations are self-attested by the device: sandbox only until verifiable evidence exists.
+  if jsonb_typeof(p -> 'document') = 'object' and c ->> 'environment' <> 'test' then
+    raise exception 'document records are accepted in the sandbox only' using errcode = 'HA431';
+  end if;
   begin
     insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
       capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
@@ -135,4 +142,4 @@ begin
   end if;
   return jsonb_build_object('capture_id', c ->> 'id');
 end $$;
-comment on function public.capture_record(jsonb) is 'Writes a capture with its receipt (and any newly verified document) atomically; a reused capture nonce raises HA411.';
+comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any newly verified sandbox document) atomically; a reused capture raises HA411, a live document HA431.';

@@ -57,6 +57,7 @@ describe("face-identify", () => {
       const a = await merchantFactory();
       const b = await merchantFactory();
       await enrolPerson(a.keys.pk_test, 11);
+      await enrolPerson(b.keys.pk_test, 11);
       const first = capture(11);
       const second = capture(11);
       const third = capture(11);
@@ -158,7 +159,9 @@ describe("face-identify", () => {
         code: "NONCE_REUSED",
       });
       const other = await merchantFactory();
-      expect((await call("face-identify", { key: other.keys.pk_test, body, headers })).status).toBe(200);
+      const fresh = capture(7);
+      const otherBody = { face_template: fresh.descriptor, capture_nonce: fresh.nonce };
+      expect((await call("face-identify", { key: other.keys.pk_test, body: otherBody, headers })).status).toBe(200);
     });
   });
 });

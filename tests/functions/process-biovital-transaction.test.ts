@@ -108,6 +108,57 @@ describe("process-biovital-transaction", () => {
       expect(later.body.assurance_level).toBe("face_voice_doc");
     });
 
+    it("accepts document attestations with sandbox keys only: a live key gets 403 DOCUMENT_REQUIRED and no record", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_live);
+      const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
+      const cases = [
+        { ...pay, document: documentOf(person.face) },
+        { action: "ACTION_SIGN", document: documentOf(person.face) },
+        { document: documentOf(person.face) },
+      ];
+      for (const extra of cases) {
+        const res = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), extra));
+        expect(errorOf(res), res.text).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+        expect(res.body).toMatchObject({ action: extra.action ?? "ACTION_LOGIN", reason: "document_unverifiable" });
+      }
+      // Nothing was recorded, so payments and signatures stay refused and a login is face_voice.
+      const [{ count }] = await testDb()`select count(*)::int as count from private.identity_documents d
+        join private.subject_refs s on s.identity_id = d.identity_id where s.subject_ref = ${person.subject_ref}`;
+      expect(count).toBe(0);
+      expect(errorOf(await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), pay)))).toEqual({
+        status: 403,
+        code: "DOCUMENT_REQUIRED",
+      });
+      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture()));
+      expect(login.status, login.text).toBe(200);
+      expect(login.body.assurance_level).toBe("face_voice");
+      // So no live capture can prove a money-scope mandate.
+      const issued = await call("mandate-issue", {
+        key: merchant.keys.sk_live,
+        headers: replayHeaders(),
+        body: {
+          granted_by: person.subject_ref,
+          granted_to: `agent_${crypto.randomUUID()}`,
+          granted_to_kind: "agent",
+          scopes: ["payment"],
+          ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" },
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          proof: { capture_id: login.body.transaction_id },
+        },
+      });
+      expect(errorOf(issued)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+
+      // The sandbox still accepts them.
+      const sandbox = await enrolStranger(merchant.keys.pk_test);
+      const ok = await transact(
+        merchant.keys.sk_test,
+        body(sandbox.subject_ref, sandbox.capture(), { ...pay, document: documentOf(sandbox.face) }),
+      );
+      expect(ok.status, ok.text).toBe(200);
+      expect(ok.body.assurance_level).toBe("face_voice_doc");
+    });
+
     it("stops deriving face_voice_doc once the document on record has expired", async () => {
       const merchant = await merchantFactory();
       const person = await enrolStranger(merchant.keys.pk_test);

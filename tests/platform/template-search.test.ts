@@ -11,6 +11,7 @@ import { applyMigrations } from "../../scripts/local/migrations";
 import { freePort } from "../../scripts/local/ports";
 import { randomHex } from "../../shared/lib/crypto";
 import { type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
+import { createMerchant } from "../../shared/merchants/merchants";
 import { connect, type Sql } from "../../shared/platform/db/client";
 import { rpc } from "../../shared/platform/db/rpc";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
@@ -187,6 +188,82 @@ describe("face_template_search on embedded PGlite with pgvector: HNSW and exact 
         expect(exact[0].similarity).toBeLessThan(0.75);
       }
     }
+  });
+
+  it("scoped to a merchant, answers only its consented persons, also behind more nearer faces than ef_search returns", async () => {
+    const merchant = await createMerchant(sql, `template-search ${randomHex(4)}`);
+    const other = await createMerchant(sql, `template-search other ${randomHex(4)}`);
+    // Person 512's enrolled template has this merchant's consent; 60 nearer copies of the query (other
+    // merchants' persons, or withdrawn consents) stand in front of it in the graph.
+    const person = known[7];
+    const query = key.protect(liveFace(person.person));
+    const decoys: SeedRow[] = Array.from({ length: 60 }, () => ({
+      id: uuid(),
+      environment: "test",
+      keyId: key.keyId,
+      embedding: (() => {
+        const v = query.map((x) => x + (Math.random() - 0.5) * 0.01);
+        const norm = Math.hypot(...v);
+        return v.map((x) => x / norm);
+      })(),
+    }));
+    await seed(sql, decoys);
+    await sql.unsafe(
+      `insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at, revoked_at)
+       select (r ->> 'id')::uuid, (r ->> 'merchant')::uuid, 'v1', 30, now(), case when (r ->> 'revoked')::boolean then now() end
+       from jsonb_array_elements($1::text::jsonb) r`,
+      [
+        JSON.stringify([
+          { id: person.enrolled.id, merchant: merchant.merchant_id, revoked: false },
+          { id: known[0].enrolled.id, merchant: merchant.merchant_id, revoked: true },
+          ...decoys.map((d, i) => ({ id: d.id, merchant: i % 2 ? other.merchant_id : merchant.merchant_id, revoked: i % 2 === 0 })),
+        ]),
+      ],
+    );
+    await sql`analyze private.face_templates`;
+    const scoped = (embedding: number[], exact: boolean) =>
+      rpc(sql, "face_template_search", {
+        environment: "test",
+        key_id: key.keyId,
+        embedding,
+        limit: 5,
+        exact,
+        merchant_id: merchant.merchant_id,
+      });
+    for (const exact of [false, true]) {
+      const found = await scoped(query, exact);
+      expect(found.map((m) => m.identity_id)).toEqual([person.enrolled.id]);
+      expect(found[0].similarity).toBeGreaterThan(0.75);
+      // Person 7's consent with the merchant was withdrawn: not found.
+      expect(await scoped(key.protect(liveFace(known[0].person)), exact)).toEqual([
+        expect.objectContaining({ identity_id: person.enrolled.id }),
+      ]);
+    }
+    // With many consents the planner walks the HNSW graph with the filter (forced here: no sort, a small
+    // ef_search): the iterative scan still reaches the consented face behind the 60 nearer ones.
+    const viaGraph = await sql.begin(async (tx) => {
+      await tx`set local enable_sort = off`;
+      await tx`set local hnsw.ef_search = 10`;
+      const plan = await tx.unsafe(
+        `explain (costs off) select t.identity_id from private.face_templates t
+         where t.environment = 'test' and t.key_id = $2
+           and exists (select 1 from private.consents c where c.identity_id = t.identity_id and c.merchant_id = $3 and c.revoked_at is null)
+         order by t.embedding_vector operator(public.<=>) $1::public.vector(128) limit 5`,
+        [JSON.stringify(query), key.keyId, merchant.merchant_id],
+      );
+      expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toMatch(/face_templates_hnsw_idx/);
+      return rpc(tx as unknown as Sql, "face_template_search", {
+        environment: "test",
+        key_id: key.keyId,
+        embedding: query,
+        limit: 5,
+        merchant_id: merchant.merchant_id,
+      });
+    });
+    expect(viaGraph.map((m) => m.identity_id)).toEqual([person.enrolled.id]);
+    // Unscoped, the decoys come first.
+    const [nearest] = await search(sql, query, { keyId: key.keyId, exact: true });
+    expect(decoys.map((d) => d.id)).toContain(nearest.identity_id);
   });
 
   for (const { name, exact } of PATHS) {

@@ -220,8 +220,21 @@ interface RpcCatalogue {
     },
     unknown,
   ];
+  face_identify: [
+    { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
+    { identity_id?: Uuid; similarity?: number },
+  ];
   face_template_search: [
-    { environment: Environment; key_id: string; embedding: number[]; limit: number; exact?: boolean; ef_search?: number },
+    {
+      environment: Environment;
+      key_id: string;
+      embedding: number[];
+      limit: number;
+      exact?: boolean;
+      ef_search?: number;
+      /** Only persons with an active consent for this merchant (an exact scan). */
+      merchant_id?: Uuid;
+    },
     TemplateMatch[],
   ];
   idempotency_begin: [TenantKey & { request_hash: string; now: Iso; lease_seconds: number; retention_seconds: number }, IdempotencyBegin];
@@ -266,7 +279,6 @@ interface RpcCatalogue {
   receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
   request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
 
-  subject_ref_record: [{ merchant_id: Uuid; subject_ref: string; identity_id: Uuid; now: Iso }, unknown];
   theme_get: [{ merchant_id: Uuid; surface: string; draft?: boolean }, Record<string, unknown> | null];
   theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];
   theme_publish: [{ merchant_id: Uuid; surface: string }, Record<string, unknown>];
