@@ -4,7 +4,7 @@ import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 
 interface BreakerPolicy {
-  /** A request slower than this (milliseconds) breaches the objective, as does any 5xx. */
+  /** A response slower than this (milliseconds) breaches the objective, as does a 5xx of the service's own making. */
   latencyObjectiveMs: number;
   /** Breaches inside `windowSeconds` that open the breaker. */
   threshold: number;
@@ -16,19 +16,52 @@ interface BreakerPolicy {
 const DEFAULT_BREAKER_POLICY: BreakerPolicy = { latencyObjectiveMs: 3000, threshold: 10, windowSeconds: 60, openSeconds: 30 };
 
 /**
- * A circuit breaker per deployment (DEPLOYMENT_ID), function and environment, kept in Postgres so
- * every isolate sees it.
- * Each request ending in a 5xx, or slower than the latency objective, is a breach; `threshold`
- * breaches inside `windowSeconds` open the breaker, and for `openSeconds` the function answers
- * `503 SLO_BREACH_PAUSED` with Retry-After instead of adding load to what is failing. After that
- * requests flow again (half-open); the next breaches re-open it.
+ * True when a failed request was the caller's doing although it ended in a 5xx: the database
+ * refused a value of the request (SQLSTATE class 22, data exception: a NUL character, a lone
+ * surrogate, a number out of range) that validation let through. The answer is still the
+ * service's bug to fix, but it says nothing about the service's health.
+ */
+function callerCaused(error: unknown): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+  return name === "PostgresError" && typeof code === "string" && code.startsWith("22");
+}
+
+/**
+ * Whether a finished request counts against the service: a 5xx that is not the caller's doing,
+ * or a response over the latency objective that is not a 4xx. A 4xx never counts: it is the
+ * caller's input or credentials, and one caller must not be able to pause a function by sending
+ * bad requests.
+ */
+export function isServiceFailure(status: number, error: unknown, elapsedMs: number, policy = DEFAULT_BREAKER_POLICY): boolean {
+  if (status >= 400 && status < 500) return false;
+  if (status >= 500) return !callerCaused(error);
+  return elapsedMs > policy.latencyObjectiveMs;
+}
+
+/**
+ * A circuit breaker per deployment (DEPLOYMENT_ID), function, merchant and environment, kept in
+ * Postgres so every isolate sees it. Each of the service's own failures (isServiceFailure: a 5xx
+ * not caused by the request's values, or a response slower than the latency objective; never a
+ * 4xx) is a breach; `threshold` breaches inside `windowSeconds` open the breaker, and for
+ * `openSeconds` the function answers that merchant in that environment `503 SLO_BREACH_PAUSED`
+ * with Retry-After instead of adding load to what is failing. Other merchants are not paused:
+ * one tenant's traffic (a failing integration, a payload that trips a bug) never takes the
+ * function away from another. After that requests flow again (half-open); the next breaches
+ * re-open it. Runs after authentication: the merchant is the principal's.
  *
  * @example app.post("/", apiKeyAuth("secret"), circuitBreaker("process-biovital-transaction"), handler)
  */
 export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEFAULT_BREAKER_POLICY): MiddlewareHandler<AppEnv> {
   return async function guardWithCircuitBreaker(c, next) {
-    const environment = c.var.principal?.environment ?? "live";
-    const scope = { deployment: c.var.config.DEPLOYMENT_ID, function_name: functionName, environment, now: c.var.now.toISOString() };
+    const principal = c.var.principal;
+    if (!principal) return next();
+    const scope = {
+      deployment: c.var.config.DEPLOYMENT_ID,
+      function_name: functionName,
+      merchant_id: principal.merchantId,
+      environment: principal.environment,
+      now: c.var.now.toISOString(),
+    };
     const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
     if (state.open) {
       c.header("retry-after", String(state.retry_after_seconds));
@@ -36,7 +69,7 @@ export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEF
     }
     const started = performance.now();
     await next();
-    if (c.res.status >= 500 || performance.now() - started > policy.latencyObjectiveMs) {
+    if (isServiceFailure(c.res.status, c.error, performance.now() - started, policy)) {
       await rpc(c.var.db(), "circuit_breaker_record", {
         ...scope,
         window_seconds: policy.windowSeconds,

@@ -142,21 +142,23 @@ comment on function public.api_key_revoke(jsonb) is 'Revokes a key by hash or id
 create table private.circuit_breakers (
   deployment text not null,
   function_name text not null,
+  merchant_id uuid not null,
   environment text not null check (environment in ('test', 'live')),
   window_started_at timestamptz not null,
   breaches int not null default 0,
   open_until timestamptz,
-  primary key (deployment, function_name, environment)
+  primary key (deployment, function_name, merchant_id, environment)
 );
-comment on table private.circuit_breakers is 'SLO breaches per function and environment; enough breaches inside a window pause the function.';
+comment on table private.circuit_breakers is 'SLO breaches per deployment, function, merchant and environment; enough breaches inside a window pause the function for that merchant and environment only.';
 comment on column private.circuit_breakers.deployment is 'DEPLOYMENT_ID of the workers: a canary''s failures never pause the stable deployment.';
 comment on column private.circuit_breakers.function_name is 'The guarded function.';
+comment on column private.circuit_breakers.merchant_id is 'The merchant whose requests failed: one tenant''s traffic never pauses another''s (no foreign key: the breaker is bookkeeping, kept out of the merchants'' lock path).';
 comment on column private.circuit_breakers.environment is 'test or live: a failing sandbox never pauses production.';
 comment on column private.circuit_breakers.window_started_at is 'Start of the current counting window.';
-comment on column private.circuit_breakers.breaches is 'SLO breaches (5xx or over the latency objective) counted in the window.';
-comment on column private.circuit_breakers.open_until is 'While in the future the function answers 503 SLO_BREACH_PAUSED; afterwards it is half-open.';
+comment on column private.circuit_breakers.breaches is 'The service''s own failures counted in the window: a 5xx that is not the caller''s doing, or a response over the latency objective; never a 4xx.';
+comment on column private.circuit_breakers.open_until is 'While in the future the function answers 503 SLO_BREACH_PAUSED to this merchant and environment; afterwards it is half-open.';
 
--- circuit_breaker_state({deployment, function_name, environment, now}) -> {open, retry_after_seconds}
+-- circuit_breaker_state({deployment, function_name, merchant_id, environment, now}) -> {open, retry_after_seconds}
 create or replace function public.circuit_breaker_state(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select jsonb_build_object(
@@ -164,11 +166,12 @@ language sql stable security definer set search_path = '' as $$
     'retry_after_seconds', greatest(1, ceil(extract(epoch from (b.open_until - (p ->> 'now')::timestamptz)))::int))
   from (select 1) one
   left join private.circuit_breakers b
-    on b.deployment = p ->> 'deployment' and b.function_name = p ->> 'function_name' and b.environment = p ->> 'environment'
+    on b.deployment = p ->> 'deployment' and b.function_name = p ->> 'function_name'
+   and b.merchant_id = (p ->> 'merchant_id')::uuid and b.environment = p ->> 'environment'
 $$;
-comment on function public.circuit_breaker_state(jsonb) is 'Whether a function is paused by its circuit breaker.';
+comment on function public.circuit_breaker_state(jsonb) is 'Whether a function is paused by its circuit breaker for one merchant and environment.';
 
--- circuit_breaker_record({deployment, function_name, environment, now, window_seconds, threshold, open_seconds}) -> {opened}
+-- circuit_breaker_record({deployment, function_name, merchant_id, environment, now, window_seconds, threshold, open_seconds}) -> {opened}
 -- Counts one breach; the threshold-th breach inside the window opens the breaker for open_seconds.
 create or replace function public.circuit_breaker_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
@@ -176,9 +179,9 @@ declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_row private.circuit_breakers;
 begin
-  insert into private.circuit_breakers as b (deployment, function_name, environment, window_started_at, breaches)
-  values (p ->> 'deployment', p ->> 'function_name', p ->> 'environment', v_now, 1)
-  on conflict (deployment, function_name, environment) do update
+  insert into private.circuit_breakers as b (deployment, function_name, merchant_id, environment, window_started_at, breaches)
+  values (p ->> 'deployment', p ->> 'function_name', (p ->> 'merchant_id')::uuid, p ->> 'environment', v_now, 1)
+  on conflict (deployment, function_name, merchant_id, environment) do update
     set breaches = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
                         then 1 else b.breaches + 1 end,
         window_started_at = case when b.window_started_at <= v_now - make_interval(secs => (p ->> 'window_seconds')::int)
@@ -187,7 +190,8 @@ begin
   if v_row.breaches >= (p ->> 'threshold')::int and (v_row.open_until is null or v_row.open_until <= v_now) then
     update private.circuit_breakers
     set open_until = v_now + make_interval(secs => (p ->> 'open_seconds')::int), breaches = 0, window_started_at = v_now
-    where deployment = v_row.deployment and function_name = v_row.function_name and environment = v_row.environment;
+    where deployment = v_row.deployment and function_name = v_row.function_name
+      and merchant_id = v_row.merchant_id and environment = v_row.environment;
     return jsonb_build_object('opened', true);
   end if;
   return jsonb_build_object('opened', false);

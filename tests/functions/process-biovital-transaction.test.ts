@@ -5,6 +5,7 @@ import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { documentOf, enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
+import { mandateFixture } from "../harness/mandates";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
 function body(subjectRef: string, shot: { descriptor: unknown; nonce: string }, extra: Record<string, unknown> = {}) {
@@ -376,8 +377,8 @@ describe("process-biovital-transaction", () => {
     it("opens after 10 failures in a minute: 503 SLO_BREACH_PAUSED with Retry-After, per deployment", async () => {
       const merchant = await merchantFactory();
       const person = await enrolStranger(merchant.keys.pk_test);
-      // The previous test left one breach in this deployment's window.
-      for (let i = 0; i < 9; i++) {
+      // The breaker counts per merchant: this merchant starts with none.
+      for (let i = 0; i < 10; i++) {
         expect((await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture()))).status).toBe(500);
       }
       const paused = await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture()));
@@ -391,6 +392,52 @@ describe("process-biovital-transaction", () => {
         "x-test-now": later.toISOString(),
       });
       expect(halfOpen.status).toBe(500);
+    });
+
+    it("pauses only the merchant whose requests failed: another merchant on the same deployment is still served", async () => {
+      const failing = await merchantFactory();
+      const other = await merchantFactory();
+      const person = await enrolStranger(failing.keys.pk_test);
+      const stranger = await enrolStranger(other.keys.pk_test);
+      for (let i = 0; i < 10; i++) {
+        expect((await send(brokenSigning, failing.keys.sk_test, body(person.subject_ref, person.capture()))).status).toBe(500);
+      }
+      const paused = await send(brokenSigning, failing.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect([paused.status, paused.body.code]).toEqual([503, "SLO_BREACH_PAUSED"]);
+      // Same deployment, same function, same environment, another tenant: not paused (its own failure is a 500).
+      const served = await send(brokenSigning, other.keys.sk_test, body(stranger.subject_ref, stranger.capture()));
+      expect(served.status).toBe(500);
+      // The failing merchant's live environment is not paused either.
+      const live = await send(brokenSigning, failing.keys.sk_live, body(person.subject_ref, person.capture()));
+      expect(live.body.code).not.toBe("SLO_BREACH_PAUSED");
+    });
+  });
+
+  describe("circuit breaker: a caller's bad input never counts", () => {
+    it("eighteen bad-input requests in a burst pause nobody: the same merchant's next genuine request is approved", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 100, period: "lifetime" },
+      });
+      const standIn = (context: Record<string, unknown>) => ({
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        mandate_id: mandate.mandate_id,
+        context,
+      });
+      const bad = [
+        // JSON.stringify writes both as escapes (\u0000, \ud800), as a hostile client sends them; the
+        // database refuses such text (a 500 until the body reader refuses it first).
+        ...Array.from({ length: 6 }, () => standIn({ merchant: "nul\u0000" })),
+        ...Array.from({ length: 6 }, () => standIn({ merchant: "half\ud800" })),
+        ...Array.from({ length: 6 }, () => ({ action: "ACTION_LOGIN" })),
+      ];
+      const answers = await Promise.all(bad.map((request) => transact(merchant.keys.sk_test, request)));
+      for (const answer of answers) expect(answer.body.code).not.toBe("SLO_BREACH_PAUSED");
+      const genuine = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect(genuine.status, genuine.text).toBe(200);
+      expect((await transact(merchant.keys.sk_test, standIn({ merchant: "shop" }))).status).toBe(200);
     });
   });
 });

@@ -205,13 +205,14 @@ interface RpcCatalogue {
     unknown,
   ];
   circuit_breaker_state: [
-    { deployment: string; function_name: string; environment: Environment; now: Iso },
+    { deployment: string; function_name: string; merchant_id: string; environment: Environment; now: Iso },
     { open: boolean; retry_after_seconds: number },
   ];
   circuit_breaker_record: [
     {
       deployment: string;
       function_name: string;
+      merchant_id: string;
       environment: Environment;
       now: Iso;
       window_seconds: number;
