@@ -1,7 +1,7 @@
 /**
  * POST /functions/v1/alias-availability (spec 3.4, 4.17): check, reserve and release a public alias
  * (shared/aliases/availability.ts). Publishable or secret key; without a key only `check`, against
- * the live namespace. Rate limited per action, per merchant key (per IP without one). Every
+ * the live namespace. Rate limited per action, per merchant and environment (per IP without a key). Every
  * response is `cache-control: no-store`.
  */
 import { checkAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
@@ -9,7 +9,7 @@ import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/ap
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { ApiError } from "../../shared/platform/errors";
 import { input, type WithInput } from "../../shared/platform/input";
-import { clientIp, rateLimit } from "../../shared/platform/rate-limit";
+import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { type AliasRequest, aliasLimits, aliasRequestSchema } from "./schema";
 
 const app = createFunctionApp("alias-availability");
@@ -28,7 +28,7 @@ app.post(
     const principal = c.var.principal?.kind === "merchant_key" ? c.var.principal : null;
     const { action } = c.var.input;
     if (!principal) return action === "check" ? { rule: aliasLimits.checkAnonymous, identifier: clientIp(c) } : null;
-    return { rule: action === "check" ? aliasLimits.checkKey : aliasLimits[action], identifier: principal.keyId };
+    return { rule: action === "check" ? aliasLimits.checkKey : aliasLimits[action], identifier: tenantBudget(principal) };
   }),
   async (c) => {
     const body = c.var.input;

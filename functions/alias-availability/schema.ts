@@ -32,7 +32,7 @@ export const aliasRequestSchema = v.pipe(
 
 export type AliasRequest = v.InferOutput<typeof aliasRequestSchema>;
 
-/** Per-minute limits (spec section 8): per merchant key, and per IP for anonymous checks. */
+/** Per-minute limits (spec section 8): per merchant and environment, and per IP for anonymous checks. */
 export const aliasLimits = {
   checkKey: { name: "alias-check-key", limit: 120, windowSeconds: 60 },
   checkAnonymous: { name: "alias-check-ip", limit: 30, windowSeconds: 60 },

@@ -1,22 +1,41 @@
 /**
  * POST /functions/v1/face-identify (spec 4.2): is this live face already known? Answers the
  * caller merchant's pseudonym (`subject_ref`), never the identity id. Publishable key allowed;
- * replay guard.
+ * replay guard; rate limited per merchant and environment, and per client IP for publishable keys
+ * (docs/decisions.md).
  */
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
 import { requireSecret, templatesOf } from "../../shared/platform/keys";
+import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+
+/** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md). */
+const identifyLimits = {
+  merchant: { name: "face-identify", limit: 600, windowSeconds: 60 },
+  publishableIp: { name: "face-identify-ip", limit: 60, windowSeconds: 60 },
+} satisfies Record<string, RateLimitRule>;
 
 const app = createFunctionApp("face-identify");
 
-app.post("/", apiKeyAuth("publishable", { replay: true }), input("json", identifySchema), async (c) => {
-  const { principal, config } = c.var;
-  const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
-  const keys = { templates: await templatesOf(c.var), subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET") };
-  return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario));
-});
+app.post(
+  "/",
+  apiKeyAuth("publishable", { replay: true }),
+  rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: identifyLimits.merchant, identifier: tenantBudget(c.var.principal) })),
+  rateLimit<AppEnv & KeyAuthenticated>((c) => {
+    const { principal } = c.var;
+    if (principal.keyKind !== "publishable") return null;
+    return { rule: identifyLimits.publishableIp, identifier: `${tenantBudget(principal)}:ip:${clientIp(c)}` };
+  }),
+  input("json", identifySchema),
+  async (c) => {
+    const { principal, config } = c.var;
+    const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
+    const keys = { templates: await templatesOf(c.var), subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET") };
+    return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario));
+  },
+);
 
 export default app;

@@ -1,16 +1,19 @@
 /**
  * POST /functions/v1/mandate-check (spec 4.8): would this action be inside the mandate right now?
  * Advisory: no lock, nothing reserved or debited, and a false positive is possible under
- * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited per key.
+ * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited per merchant.
  * Key, nonce and decision are one RPC.
  */
 import { checkMandate, decisionSchema } from "../../shared/mandates/decision";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuthInOperation, type CredentialPresented } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
-import { rateLimit } from "../../shared/platform/rate-limit";
+import { keyBudget, rateLimit } from "../../shared/platform/rate-limit";
 
-/** Per merchant key; the spec leaves the figure open (docs/decisions.md). */
+/**
+ * Per merchant and environment (the key's merchant, as this isolate learnt it; the key itself on a
+ * cold isolate); the spec leaves the figure open (docs/decisions.md).
+ */
 const CHECK_LIMIT = { name: "mandate-check", limit: 600, windowSeconds: 60 };
 
 const app = createFunctionApp("mandate-check");
@@ -18,7 +21,7 @@ const app = createFunctionApp("mandate-check");
 app.post(
   "/",
   apiKeyAuthInOperation("secret"),
-  rateLimit<AppEnv & CredentialPresented>((c) => ({ rule: CHECK_LIMIT, identifier: c.var.credential.keyHash })),
+  rateLimit<AppEnv & CredentialPresented>((c) => ({ rule: CHECK_LIMIT, identifier: keyBudget(c.var.credential.keyHash) })),
   input("json", decisionSchema),
   async (c) => {
     const decision = await checkMandate(depsOf(c.var), c.var, c.var.input);

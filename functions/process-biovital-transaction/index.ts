@@ -1,24 +1,29 @@
 /**
  * POST /functions/v1/process-biovital-transaction (spec 4.4): the authorisation sink
  * (shared/transactions/transact.ts). Server key or first-party user JWT; replay guard; optional
- * Idempotency-Key; circuit breaker.
+ * Idempotency-Key; rate limited per merchant and environment; circuit breaker per merchant.
  */
 import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { secretKeyOrUserAuth } from "../../shared/platform/auth";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { type Authenticated, secretKeyOrUserAuth } from "../../shared/platform/auth";
 import { circuitBreaker } from "../../shared/platform/circuit-breaker";
 import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
 import { signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
 
 const NAME = "process-biovital-transaction";
+/** Per merchant and environment, counted before the breaker and the body (docs/decisions.md). */
+const TRANSACTION_LIMIT: RateLimitRule = { name: NAME, limit: 1200, windowSeconds: 60 };
+
 const app = createFunctionApp(NAME);
 
 app.post(
   "/",
   secretKeyOrUserAuth({ replay: true }),
+  rateLimit<AppEnv & Authenticated>((c) => ({ rule: TRANSACTION_LIMIT, identifier: tenantBudget(c.var.principal) })),
   circuitBreaker(NAME),
   idempotency(NAME),
   input("json", transactionSchema),

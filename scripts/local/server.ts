@@ -9,6 +9,7 @@ import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
 import { startPooler } from "./pooler";
+import { startRateLimitServer } from "./rate-limit-server";
 import { localSecrets } from "./secrets";
 
 const COMPATIBILITY_DATE = "2026-04-01";
@@ -58,7 +59,8 @@ export interface RunningServer {
  * reach it through a local transaction pooler (`DB_POOLER`, scripts/local/pooler.ts: a private
  * PgBouncer where one is installed, else the built-in one; `DB_POOLER_SIZE` backends), as they reach
  * Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0` connects them directly.
- * Migrations always use the direct URL.
+ * Migrations always use the direct URL. Without UPSTASH_REDIS_REST_URL the workers share one set of
+ * rate-limit counters held by this process (LOCAL_RATE_LIMIT_URL, scripts/local/rate-limit-server.ts).
  */
 export async function startServer({
   port = 8787,
@@ -93,6 +95,10 @@ export async function startServer({
   const bindings: Record<string, string> = {};
   for (const name of bindingNames) if (merged[name] !== undefined) bindings[name] = merged[name]!;
   bindings.DATABASE_URL = pooler?.url ?? databaseUrl;
+  // Without Upstash, every worker counts rate limits in this process (scripts/local/rate-limit-server.ts).
+  const rateLimits =
+    bindings.UPSTASH_REDIS_REST_URL || bindings.LOCAL_RATE_LIMIT_URL ? null : await startRateLimitServer({ host: "127.0.0.1" });
+  if (rateLimits) bindings.LOCAL_RATE_LIMIT_URL = rateLimits.url;
 
   const tailed = cronTail ? bundles.filter((b) => cronsOf(b.name as FunctionName).length > 0).map((b) => b.name) : [];
   const workers: WorkerOptions[] = [
@@ -138,6 +144,7 @@ export async function startServer({
     (ready) => ready.toString().replace(/\/$/, ""),
     async (error) => {
       await pooler?.stop();
+      await rateLimits?.stop();
       throw error;
     },
   );
@@ -162,6 +169,7 @@ export async function startServer({
       timers.forEach(clearInterval);
       await miniflare.dispose();
       await pooler?.stop();
+      await rateLimits?.stop();
       await statistics?.stop();
       await embedded?.stop();
       await rm(outDir, { recursive: true, force: true });

@@ -43,10 +43,12 @@ export async function identifyFace(
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
   const similarity = match.similarity ?? 0;
-  const confidence = Math.max(0, Math.round(similarity * 10_000) / 10_000);
+  // An unmatched answer carries no similarity at all (docs/decisions.md): the nearest neighbour's
+  // score below the gate would let a caller climb towards someone else's face, query by query.
   if (!match.identity_id || similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
-    return { matched: false, subject_ref: null, confidence };
+    return { matched: false, subject_ref: null, confidence: 0 };
   }
+  const confidence = Math.min(1, Math.round(similarity * 10_000) / 10_000);
   // The pseudonym was recorded when this merchant enrolled the person (their consent with it).
   return { matched: true, subject_ref: await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId), confidence };
 }

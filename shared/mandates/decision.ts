@@ -6,7 +6,7 @@
 import * as v from "valibot";
 import { sha256Hex } from "../lib/crypto";
 import { currencySchema } from "../lib/money";
-import { authenticate, type Credential, credentialParam, replayParam } from "../platform/authenticate";
+import { authenticate, type Credential, credentialParam, learnKeyTenant, replayParam } from "../platform/authenticate";
 import type { DecisionInput } from "../platform/db/rpc";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
@@ -73,11 +73,12 @@ async function decisionInput(
 export async function checkMandate(deps: Deps, caller: Caller, body: DecisionBody): Promise<Record<string, unknown>> {
   const decided = await decisionInput(deps, caller, body);
   if ("refused" in decided) return decided.refused;
-  const decision = await rpc(deps.sql, "mandate_check_request", {
+  const { caller: tenant, ...decision } = await rpc(deps.sql, "mandate_check_request", {
     credential: credentialParam(caller.credential),
     ...replayParam(caller.replay, deps.now),
     decision: decided.input,
   });
+  learnKeyTenant(caller.credential.keyHash, { merchantId: tenant.merchant_id, environment: tenant.environment });
   return answer(decision, deps.locale);
 }
 

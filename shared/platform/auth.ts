@@ -139,7 +139,7 @@ export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv & Authenticated
 }
 
 /** A route whose middleware authenticated a merchant key. */
-type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
+export type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
 /** A route whose middleware authenticated a merchant key or a first-party user. */
 export type Authenticated = { Variables: { principal: Principal } };
 /** A route whose operation authenticates the presented key itself (apiKeyAuthInOperation). */

@@ -61,6 +61,25 @@ export function replayParam(replay: ReplayClaim | null, now: Date) {
   return { now: now.toISOString(), ...(replay ? { nonce: replay.nonce, window_seconds: replay.windowSeconds } : {}) };
 }
 
+/** Key hash → the tenant it authenticated as, learnt in this isolate (a key never changes merchant). */
+const tenantsOfKeys = new Map<string, Tenant>();
+const TENANTS_OF_KEYS_MAX = 10_000;
+
+/**
+ * Records that the key with SHA-256 `keyHash` authenticated as `tenant`: every authentication
+ * does, and so do the operations that authenticate inside their own round trip (mandate-check).
+ */
+export function learnKeyTenant(keyHash: string, tenant: Tenant): void {
+  if (tenantsOfKeys.has(keyHash)) return;
+  if (tenantsOfKeys.size >= TENANTS_OF_KEYS_MAX) tenantsOfKeys.delete(tenantsOfKeys.keys().next().value as string);
+  tenantsOfKeys.set(keyHash, { merchantId: tenant.merchantId, environment: tenant.environment });
+}
+
+/** The tenant a key authenticated as in this isolate before, if it did (no query). */
+export function knownTenantOfKey(keyHash: string): Tenant | undefined {
+  return tenantsOfKeys.get(keyHash);
+}
+
 /**
  * In one round trip: the credential is a live key (`401 INVALID_API_KEY` otherwise) and, when a
  * replay claim is given, its nonce is new for that merchant (`409 NONCE_REUSED` otherwise).
@@ -72,6 +91,7 @@ export async function authenticate(
   now: Date,
 ): Promise<MerchantKeyPrincipal> {
   const key = await rpc(sql, "request_authenticate", { credential: credentialParam(credential), ...replayParam(replay, now) });
+  learnKeyTenant(credential.keyHash, { merchantId: key.merchant_id, environment: credential.environment });
   return {
     kind: "merchant_key",
     merchantId: key.merchant_id,

@@ -5,6 +5,11 @@ const configSchema = v.object({
   DATABASE_URL: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "DATABASE_URL must be a postgres:// URL")),
   UPSTASH_REDIS_REST_URL: v.optional(v.pipe(v.string(), v.url())),
   UPSTASH_REDIS_REST_TOKEN: v.optional(v.string()),
+  /**
+   * Local runs only (scripts/local/rate-limit-server.ts): the counters every worker of one `npm
+   * start` shares when no Upstash is configured. Never set when deployed.
+   */
+  LOCAL_RATE_LIMIT_URL: v.optional(v.pipe(v.string(), v.url())),
   LEGACY_API_KEY_HEADER: v.optional(
     v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9-]+$/, "LEGACY_API_KEY_HEADER must be a header name")),
     "x-api-key",

@@ -2,8 +2,10 @@ import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app";
+import { knownTenantOfKey } from "./authenticate";
 import type { Config } from "./config";
 import { ApiError } from "./errors";
+import type { Tenant } from "./principal";
 
 /** A named limit: at most `limit` requests per `windowSeconds` for one identifier. */
 export interface RateLimitRule {
@@ -71,15 +73,40 @@ export class InProcessRateLimiter implements RateLimiter {
   }
 }
 
+/**
+ * The counters of the local server (scripts/local/rate-limit-server.ts: an InProcessRateLimiter in
+ * the Node process that runs every worker), so that all workers of one `npm start` count together,
+ * as all isolates of a deployment do against Upstash. `url` carries its secret path.
+ */
+export class LocalSharedRateLimiter implements RateLimiter {
+  constructor(private readonly url: string) {}
+
+  async limit(rule: RateLimitRule, identifier: string): Promise<RateLimitDecision> {
+    const response = await fetch(this.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ rule, identifier }),
+    });
+    if (!response.ok) throw new Error(`local rate limiter answered ${response.status}`);
+    return (await response.json()) as RateLimitDecision;
+  }
+}
+
 const limiters = new WeakMap<Config, RateLimiter>();
 
-/** The limiter for this deployment: Upstash when UPSTASH_REDIS_REST_URL is set, in-process otherwise. */
+/**
+ * The limiter for this deployment: Upstash when UPSTASH_REDIS_REST_URL is set; the local server's
+ * shared counters when LOCAL_RATE_LIMIT_URL is (`npm start` and tests without Upstash); this
+ * isolate's memory otherwise.
+ */
 function rateLimiterFor(config: Config): RateLimiter {
   let limiter = limiters.get(config);
   if (!limiter) {
     limiter = config.UPSTASH_REDIS_REST_URL
       ? new UpstashRateLimiter(new Redis({ url: config.UPSTASH_REDIS_REST_URL, token: config.UPSTASH_REDIS_REST_TOKEN ?? "" }))
-      : new InProcessRateLimiter();
+      : config.LOCAL_RATE_LIMIT_URL
+        ? new LocalSharedRateLimiter(config.LOCAL_RATE_LIMIT_URL)
+        : new InProcessRateLimiter();
     limiters.set(config, limiter);
   }
   return limiter;
@@ -108,6 +135,24 @@ export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>): MiddlewareHand
     }
     return next();
   };
+}
+
+/**
+ * The budget of one merchant in one environment, whichever of its keys (or its users' sessions)
+ * the request came through: a merchant with four keys has one budget, not four.
+ */
+export function tenantBudget(tenant: Tenant): string {
+  return `merchant:${tenant.merchantId}:${tenant.environment}`;
+}
+
+/**
+ * The budget of a key that is authenticated only inside the operation's own round trip
+ * (mandate-check): its merchant's (tenantBudget) once this isolate has seen the key authenticate,
+ * the key's own before that (a cold isolate's first request per key). No extra query either way.
+ */
+export function keyBudget(keyHash: string): string {
+  const tenant = knownTenantOfKey(keyHash);
+  return tenant ? tenantBudget(tenant) : `key:${keyHash}`;
 }
 
 /** The caller's IP as the edge reports it (CF-Connecting-IP at Cloudflare, the router locally). */

@@ -619,13 +619,17 @@ comment on function private.tenant_decision(jsonb, jsonb) is
   'The decision parameters of a request, scoped to the merchant and environment its key authenticated.';
 
 -- mandate_check_request({credential, now, nonce, window_seconds, decision: {mandate_id, scope, amount?, currency?,
---   action_ref?, context?}}) -> the decision of mandate_check
+--   action_ref?, context?}}) -> the decision of mandate_check, plus caller: {merchant_id, environment}
+--   (the key's tenant, which the edge keeps to count the merchant's rate limit; never answered)
 create or replace function public.mandate_check_request(p jsonb) returns jsonb
 language sql security definer set search_path = '' as $$
-  select public.mandate_check(private.tenant_decision(p, private.request_authenticate(p)))
+  with authenticated as materialized (select private.request_authenticate(p) as caller)
+  select public.mandate_check(private.tenant_decision(p, a.caller))
+         || jsonb_build_object('caller', jsonb_build_object('merchant_id', a.caller ->> 'merchant_id', 'environment', a.caller ->> 'environment'))
+  from authenticated a
 $$;
 comment on function public.mandate_check_request(jsonb) is
-  'mandate-check in one round trip: authenticate the key, claim the nonce, decide (advisory, never debits).';
+  'mandate-check in one round trip: authenticate the key, claim the nonce, decide (advisory, never debits); says whose key it was.';
 
 -- mandate_consume_request({credential, now, nonce, window_seconds, decision: {…, idempotency_key, request_hash}})
 --   -> the decision of mandate_consume

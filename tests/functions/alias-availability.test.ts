@@ -332,7 +332,7 @@ describe("alias-availability", () => {
       return statuses;
     }
 
-    it("check: 120 per minute per merchant key", async () => {
+    it("check: 120 per minute per merchant and environment, over all of its keys", async () => {
       const m = await merchantFactory();
       const statuses = await burst(120, () => alias({ alias: "x" }, { key: m.keys.pk_test }));
       expect(statuses.every((s) => s === 200)).toBe(true);
@@ -340,7 +340,8 @@ describe("alias-availability", () => {
       expect(errorOf(over)).toEqual({ status: 429, code: "RATE_LIMITED" });
       expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect(over.headers.get("cache-control")).toBe("no-store");
-      expect((await alias({ alias: "x" }, { key: m.keys.sk_test })).status).toBe(200);
+      expect(errorOf(await alias({ alias: "x" }, { key: m.keys.sk_test }))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect((await alias({ alias: "x" }, { key: m.keys.sk_live })).status).toBe(200);
     });
 
     it("check: 30 per minute per IP for anonymous callers", async () => {
@@ -351,7 +352,7 @@ describe("alias-availability", () => {
       expect((await alias({ alias: "x" }, { ip: freshIp() })).status).toBe(200);
     });
 
-    it("reserve: 10 per minute per merchant key", async () => {
+    it("reserve: 10 per minute per merchant and environment", async () => {
       const m = await merchantFactory();
       const statuses = await burst(10, () => alias({ action: "reserve", alias: freshAlias() }, { key: m.keys.pk_test }));
       expect(statuses.every((s) => s === 200)).toBe(true);
@@ -362,7 +363,7 @@ describe("alias-availability", () => {
       expect((await alias({ alias: "x" }, { key: m.keys.pk_test })).status).toBe(200);
     });
 
-    it("release: 10 per minute per merchant key", async () => {
+    it("release: 10 per minute per merchant and environment", async () => {
       const m = await merchantFactory();
       const release = () => alias({ action: "release", alias: freshAlias(), claim_token: `ct_${"b".repeat(43)}` }, { key: m.keys.sk_test });
       const statuses = await burst(10, release);

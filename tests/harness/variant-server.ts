@@ -5,9 +5,9 @@ import { serviceUnderTest } from "./service";
 /**
  * A second instance of the service under test (./service.ts) on its database, with some bindings
  * changed (an unreachable template store, a broken signing key …), running only the given
- * functions: for testing real failures, never flags.
+ * functions: for testing real failures, never flags. An override of `undefined` removes a binding.
  */
-export async function startVariantServer(functions: string[], overrides: Record<string, string>): Promise<RunningServer> {
+export async function startVariantServer(functions: string[], overrides: Record<string, string | undefined>): Promise<RunningServer> {
   return startServer({ port: await freePort(), functions, env: { ...serviceUnderTest().bindings, ...overrides } });
 }
 

@@ -244,7 +244,10 @@ interface RpcCatalogue {
   identity_resolve: [TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }), ResolvedIdentity | null];
   mandate_check: [DecisionParams, Decision];
   mandate_consume: [ConsumeParams, Decision];
-  mandate_check_request: [AuthenticatedRequest & { decision: DecisionInput }, Decision];
+  mandate_check_request: [
+    AuthenticatedRequest & { decision: DecisionInput },
+    Decision & { caller: { merchant_id: Uuid; environment: Environment } },
+  ];
   mandate_consume_request: [
     AuthenticatedRequest & { decision: DecisionInput & { idempotency_key: string; request_hash: string } },
     Decision,

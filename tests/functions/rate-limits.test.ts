@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../../scripts/local/server";
+import { randomHex } from "../../shared/lib/crypto";
+import { createKey } from "../../shared/merchants/merchants";
+import { merchantFactory, testDb } from "../harness/factories";
+import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
+import { enrolStranger } from "../harness/identity";
+import { startVariantServer } from "../harness/variant-server";
+
+/**
+ * Rate limits count per merchant and environment, whichever key a request comes through
+ * (docs/decisions.md, "Rate limits"); face-identify also per client IP for publishable keys; the
+ * transaction sink has its own limit. The figures are the documented ones: the tests spend them.
+ */
+
+/** A caller IP of its own (IPv6 documentation range), sent as CF-Connecting-IP. */
+function freshIp(): string {
+  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
+}
+
+/** Sends `requests` in waves of `width` concurrent requests; answers in order. */
+async function inWaves(requests: (() => Promise<CallResult>)[], width = 16): Promise<CallResult[]> {
+  const results: CallResult[] = [];
+  for (let i = 0; i < requests.length; i += width) results.push(...(await Promise.all(requests.slice(i, i + width).map((r) => r()))));
+  return results;
+}
+
+function statuses(results: CallResult[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+}
+
+/** face-identify with a body that is refused after the limit is counted (no descriptor). */
+function identifyMalformed(key: string, ip: string) {
+  return call("face-identify", { key, body: { capture_nonce: "x" }, headers: { ...replayHeaders(), "cf-connecting-ip": ip } });
+}
+
+describe("rate limits", () => {
+  describe("face-identify", () => {
+    it("limits a publishable key to 60 a minute per client IP; another IP and the secret key go on", async () => {
+      const merchant = await merchantFactory();
+      const ip = freshIp();
+      const spent = await inWaves(Array.from({ length: 60 }, () => () => identifyMalformed(merchant.keys.pk_test, ip)));
+      expect(statuses(spent)).toEqual({ 400: 60 });
+      const refused = await identifyMalformed(merchant.keys.pk_test, ip);
+      expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(refused.body.retry_after_seconds).toBeGreaterThan(0);
+      expect((await identifyMalformed(merchant.keys.pk_test, freshIp())).status).toBe(400);
+      expect((await identifyMalformed(merchant.keys.sk_test, ip)).status).toBe(400);
+    });
+
+    it("limits a merchant to 600 a minute per environment, counted over all of its keys", async () => {
+      const merchant = await merchantFactory();
+      const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
+      const keys = [merchant.keys.pk_test, merchant.keys.sk_test, second.key];
+      // Publishable calls from 20 addresses, so no address reaches its own limit of 60.
+      const spent = await inWaves(Array.from({ length: 600 }, (_, i) => () => identifyMalformed(keys[i % 3], `198.51.100.${i % 20}`)));
+      expect(statuses(spent)).toEqual({ 400: 600 });
+      for (const key of keys) expect(errorOf(await identifyMalformed(key, freshIp()))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect((await identifyMalformed(merchant.keys.sk_live, freshIp())).status).toBe(400);
+    });
+
+    it("answers an unmatched face with confidence 0, however close it came (no similarity oracle)", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      // A face at cosine 0.6 from the enrolled one: below the 0.75 gate, far above chance.
+      const other = person.capture();
+      const noise = other.descriptor.face.embedding.map(() => Math.random() - 0.5);
+      const dot = noise.reduce((sum, x, i) => sum + x * person.face[i], 0);
+      const orthogonal = noise.map((x, i) => x - dot * person.face[i]);
+      const norm = Math.hypot(...orthogonal);
+      const near = person.face.map((x, i) => 0.6 * x + 0.8 * (orthogonal[i] / norm));
+      other.descriptor.face.embedding = near;
+      const res = await call("face-identify", {
+        key: merchant.keys.pk_test,
+        body: { face_template: other.descriptor, capture_nonce: other.nonce },
+        headers: replayHeaders(),
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ matched: false, subject_ref: null, confidence: 0 });
+      const same = person.capture();
+      const matched = await call("face-identify", {
+        key: merchant.keys.pk_test,
+        body: { face_template: same.descriptor, capture_nonce: same.nonce },
+        headers: replayHeaders(),
+      });
+      expect(matched.body.matched).toBe(true);
+      expect(matched.body.confidence).toBeGreaterThanOrEqual(0.75);
+    });
+  });
+
+  describe("process-biovital-transaction", () => {
+    it("limits a merchant to 1200 a minute per environment, counted over all of its keys", async () => {
+      const merchant = await merchantFactory();
+      const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
+      const keys = [merchant.keys.sk_test, second.key];
+      const send = (key: string) => call("process-biovital-transaction", { key, body: {}, headers: replayHeaders() });
+      const spent = await inWaves(Array.from({ length: 1200 }, (_, i) => () => send(keys[i % 2])));
+      expect(statuses(spent)).toEqual({ 400: 1200 });
+      for (const key of keys) {
+        const refused = await send(key);
+        expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
+      expect((await send(merchant.keys.sk_live)).status).toBe(400);
+    });
+  });
+
+  describe("per merchant, not per key", () => {
+    it("alias-availability: four keys of one merchant share the reserve budget of 10 a minute", async () => {
+      const merchant = await merchantFactory();
+      const extra = await Promise.all([
+        createKey(testDb(), merchant.merchant_id, "publishable", "test"),
+        createKey(testDb(), merchant.merchant_id, "secret", "test"),
+      ]);
+      const keys = [merchant.keys.pk_test, merchant.keys.sk_test, ...extra.map((k) => k.key)];
+      const reserve = (key: string) => call("alias-availability", { key, body: { action: "reserve", alias: `rl_${randomHex(6)}` } });
+      const spent = await inWaves(Array.from({ length: 10 }, (_, i) => () => reserve(keys[i % 4])));
+      expect(statuses(spent)).toEqual({ 200: 10 });
+      for (const key of keys) expect(errorOf(await reserve(key))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      // The live environment is another budget.
+      expect((await reserve(merchant.keys.sk_live)).status).toBe(200);
+    });
+
+    it("mandate-check: two keys of one merchant share the budget of 600 a minute", async () => {
+      const merchant = await merchantFactory();
+      const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
+      const keys = [merchant.keys.sk_test, second.key];
+      const check = (key: string) =>
+        call("mandate-check", { key, body: { mandate_id: crypto.randomUUID(), scope: "payment" }, headers: replayHeaders() });
+      // A key's first request is counted against the key itself: the isolate learns its merchant from it.
+      for (const key of keys) expect((await check(key)).body).toMatchObject({ allowed: false, reason: "mandate_not_found" });
+      const spent = await inWaves(Array.from({ length: 600 }, (_, i) => () => check(keys[i % 2])));
+      expect(statuses(spent)).toEqual({ 200: 600 });
+      for (const key of keys) expect(errorOf(await check(key))).toEqual({ status: 429, code: "RATE_LIMITED" });
+    });
+  });
+
+  describe("without Upstash, one set of counters for every worker of a local run", () => {
+    const noUpstash = { UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: undefined, LOCAL_RATE_LIMIT_URL: undefined };
+    let first: RunningServer;
+    let second: RunningServer;
+
+    beforeAll(async () => {
+      // A run of its own with the default limiter (whatever this test run uses), and a second
+      // instance of the same function on its counters: two isolates of alias-availability, as a
+      // deployment has many.
+      first = await startVariantServer(["alias-availability"], noUpstash);
+      second = await startVariantServer(["alias-availability"], {
+        ...noUpstash,
+        LOCAL_RATE_LIMIT_URL: first.bindings.LOCAL_RATE_LIMIT_URL,
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await second?.stop();
+      await first?.stop();
+    });
+
+    it("the local server hands its workers the shared counters", () => {
+      expect(first.bindings.UPSTASH_REDIS_REST_URL).toBeUndefined();
+      expect(first.bindings.LOCAL_RATE_LIMIT_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}$/);
+    });
+
+    it("counts concurrent requests spread over two isolates exactly: 10 of 24 reserves pass", async () => {
+      const merchant = await merchantFactory();
+      const reserve = (server: RunningServer, key: string) =>
+        fetch(`${server.url}/functions/v1/alias-availability`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-service-api-key": key },
+          body: JSON.stringify({ action: "reserve", alias: `rl_${randomHex(6)}` }),
+        }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+      const keys = [merchant.keys.pk_test, merchant.keys.sk_test];
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => reserve(i % 2 ? first : second, keys[(i >> 1) % 2])));
+      const counts: Record<number, number> = {};
+      for (const answer of answers) counts[answer.status] = (counts[answer.status] ?? 0) + 1;
+      expect(counts).toEqual({ 200: 10, 429: 14 });
+      for (const answer of answers) if (answer.status === 429) expect(answer.body.code).toBe("RATE_LIMITED");
+    });
+  });
+});
