@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolPerson, strangerCapture } from "../harness/identity";
+import { enrolPerson, enrolStranger, strangerCapture } from "../harness/identity";
 
 function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}) {
   return call("face-identify", {
@@ -10,6 +10,11 @@ function identify(key: string, template: unknown, nonce: string, headers: Record
     body: { face_template: template, capture_nonce: nonce },
     headers: { ...replayHeaders(), ...headers },
   });
+}
+
+/** face-identify with one fresh capture of a person. */
+function identifyShot(key: string, shot: { descriptor: unknown; nonce: string }, headers: Record<string, string> = {}) {
+  return identify(key, shot.descriptor, shot.nonce, headers);
 }
 
 describe("face-identify", () => {
@@ -70,17 +75,33 @@ describe("face-identify", () => {
       expect(refB).not.toBe(refA1);
     });
 
-    it("keeps sandbox and live identities apart", async () => {
+    it("never identifies a face across environments: sandbox keys never see a live person, live keys never a sandbox one", async () => {
       const merchant = await merchantFactory();
-      await enrolPerson(merchant.keys.pk_test, 12);
-      const { descriptor, nonce } = capture(12);
-      const live = await identify(merchant.keys.pk_live, descriptor, nonce);
-      expect(live.status).toBe(200);
-      if (live.body.matched) {
-        const again = capture(12);
-        const sandbox = await identify(merchant.keys.pk_test, again.descriptor, again.nonce);
-        expect(live.body.subject_ref).toBe(sandbox.body.subject_ref);
+      const sandboxOnly = await enrolStranger(merchant.keys.pk_test);
+      const liveOnly = await enrolStranger(merchant.keys.pk_live);
+      const unmatched = { matched: false, subject_ref: null, confidence: 0 };
+      // Each face is known in its own environment, so an unmatched answer below is the isolation.
+      expect((await identifyShot(merchant.keys.pk_test, sandboxOnly.capture())).body).toMatchObject({
+        matched: true,
+        subject_ref: sandboxOnly.subject_ref,
+      });
+      expect((await identifyShot(merchant.keys.pk_live, liveOnly.capture())).body).toMatchObject({
+        matched: true,
+        subject_ref: liveOnly.subject_ref,
+      });
+      for (const key of [merchant.keys.pk_live, merchant.keys.sk_live]) {
+        expect((await identifyShot(key, sandboxOnly.capture())).body).toEqual(unmatched);
       }
+      for (const key of [merchant.keys.pk_test, merchant.keys.sk_test]) {
+        expect((await identifyShot(key, liveOnly.capture())).body).toEqual(unmatched);
+      }
+
+      // The same face enrolled in the other environment becomes another identity with another
+      // pseudonym, and each environment answers only its own.
+      const sandboxTwin = await enrolStranger(merchant.keys.pk_live, sandboxOnly.face);
+      expect(sandboxTwin.subject_ref).not.toBe(sandboxOnly.subject_ref);
+      expect((await identifyShot(merchant.keys.pk_live, sandboxOnly.capture())).body.subject_ref).toBe(sandboxTwin.subject_ref);
+      expect((await identifyShot(merchant.keys.pk_test, sandboxOnly.capture())).body.subject_ref).toBe(sandboxOnly.subject_ref);
     });
 
     it("refuses a photo: identification needs a live capture", async () => {
@@ -96,6 +117,59 @@ describe("face-identify", () => {
       const res = await identify(merchant.keys.pk_test, descriptor, "another-nonce-123");
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(res.body.fields).toContain("capture_nonce");
+    });
+  });
+
+  describe("sandbox scenarios (x-service-scenario)", () => {
+    const scenario = (value: string) => ({ "x-service-scenario": value });
+
+    it("force the failure paths face-identify has, on a face it would otherwise match", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const notLive = await identifyShot(merchant.keys.pk_test, person.capture(), scenario("liveness_fail"));
+      expect(errorOf(notLive)).toEqual({ status: 400, code: "LIVE_CAPTURE_REQUIRED" });
+      expect(notLive.body.reason).toBe("liveness_fail");
+      expect((await identifyShot(merchant.keys.pk_test, person.capture(), scenario("subject_mismatch"))).body).toEqual({
+        matched: false,
+        subject_ref: null,
+        confidence: 0,
+      });
+      // Coercion and duplicate enrollment are failure paths of the sink and of enrollment, not of
+      // identification: the face is still recognised.
+      for (const value of ["vrc_coerced", "duplicate_enroll", "success"]) {
+        const res = await identifyShot(merchant.keys.pk_test, person.capture(), scenario(value));
+        expect(res.status, value).toBe(200);
+        expect(res.body).toMatchObject({ matched: true, subject_ref: person.subject_ref });
+      }
+    });
+
+    it("never fabricate a match or a live capture: success injects nothing", async () => {
+      const merchant = await merchantFactory();
+      await enrolPerson(merchant.keys.pk_test, 7);
+      const stranger = strangerCapture();
+      expect((await identifyShot(merchant.keys.pk_test, stranger, scenario("success"))).body).toEqual({
+        matched: false,
+        subject_ref: null,
+        confidence: 0,
+      });
+      const photo = capture(7, { attack: "photo" });
+      expect(errorOf(await identifyShot(merchant.keys.pk_test, photo, scenario("success")))).toEqual({
+        status: 400,
+        code: "LIVE_CAPTURE_REQUIRED",
+      });
+    });
+
+    it("are refused with live keys (SCENARIO_NOT_ALLOWED) and when unknown (INVALID_SCENARIO)", async () => {
+      const merchant = await merchantFactory();
+      for (const key of [merchant.keys.pk_live, merchant.keys.sk_live]) {
+        for (const value of ["success", "subject_mismatch"]) {
+          expect(errorOf(await identifyShot(key, capture(7), scenario(value)))).toEqual({ status: 400, code: "SCENARIO_NOT_ALLOWED" });
+        }
+      }
+      expect(errorOf(await identifyShot(merchant.keys.pk_test, capture(7), scenario("approve_everything")))).toEqual({
+        status: 400,
+        code: "INVALID_SCENARIO",
+      });
     });
   });
 

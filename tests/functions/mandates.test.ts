@@ -5,6 +5,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";
 import { check, consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+import { serviceUnderTest } from "../harness/service";
 
 describe("mandate-issue", () => {
   it("issues a mandate against a fresh capture: 201, localised scope labels, assurance from the capture", async () => {
@@ -243,6 +244,37 @@ describe("mandate-consume and mandate-check", () => {
     expect((await consume(merchant.keys.sk_test, { ...base, context: { merchant: "acme" } })).body.reason).toBe("context_required");
   });
 
+  it("enforces category_allowlist: an allowed category passes, another is category_not_allowed, none is context_required", async () => {
+    const { merchant, mandate } = await mandateFixture({
+      scopes: ["task"],
+      constraints: { category_allowlist: ["groceries", "pharmacy"] },
+      ceiling: { kind: "count", count: 5, period: "lifetime" },
+    });
+    const base = { mandate_id: mandate.mandate_id, scope: "task" };
+    for (const decide of [check, consume]) {
+      expect((await decide(merchant.keys.sk_test, { ...base, context: { category: "pharmacy" } })).body).toMatchObject({ allowed: true });
+    }
+    const refused = await consume(merchant.keys.sk_test, { ...base, context: { category: "electronics" } });
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatchObject({
+      allowed: false,
+      reason: "category_not_allowed",
+      step_up_available: true,
+      user_message: "You did not authorise actions in this category.",
+    });
+    // Exact match, as for scopes: no case folding, no prefix.
+    for (const category of ["Pharmacy", "pharmacy/otc"]) {
+      expect((await check(merchant.keys.sk_test, { ...base, context: { category } })).body.reason).toBe("category_not_allowed");
+    }
+    expect((await check(merchant.keys.sk_test, { ...base, context: { merchant: "acme" } })).body).toMatchObject({
+      allowed: false,
+      reason: "context_required",
+    });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.constraints).toEqual({ category_allowlist: ["groceries", "pharmacy"] });
+    expect(got.body.consumptions).toHaveLength(1);
+  });
+
   it("counts per daily period in UTC and resets at the boundary", async () => {
     const { merchant, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 2, period: "daily" } });
     const base = { mandate_id: mandate.mandate_id, scope: "login" };
@@ -376,6 +408,36 @@ describe("mandate-revoke", () => {
       body: { mandate_id: mandate.mandate_id },
     });
     expect(res.body).toMatchObject({ revoked: true, already_revoked: false });
+  });
+});
+
+describe("mandate-revoke by the service role", () => {
+  const serviceRole = () => ({ authorization: `Bearer ${serviceUnderTest().bindings.SERVICE_ROLE_KEY}` });
+
+  it("revokes any merchant's mandate with Authorization: Bearer <SERVICE_ROLE_KEY>, at once, and records who revoked", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const res = await call("mandate-revoke", { headers: serviceRole(), body: { mandate_id: mandate.mandate_id, reason: "fraud report" } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ revoked: true, already_revoked: false, mandate_id: mandate.mandate_id, status: "revoked" });
+    const again = await call("mandate-revoke", { headers: serviceRole(), body: { mandate_id: mandate.mandate_id } });
+    expect(again.body).toMatchObject({ revoked: true, already_revoked: true, revoked_at: res.body.revoked_at });
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" };
+    expect((await consume(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: false, reason: "mandate_revoked" });
+    const [row] = await testDb()`select revoked_by, revoked_reason from private.mandates where id = ${mandate.mandate_id.slice(4)}::uuid`;
+    expect(row).toEqual({ revoked_by: "service_role", revoked_reason: "fraud report" });
+  });
+
+  it("answers an unknown mandate 404 not_found, and a bearer that is not the service role's key is no service role", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    expect(
+      errorOf(await call("mandate-revoke", { headers: serviceRole(), body: { mandate_id: "mdt_00000000000000000000000000000000" } })),
+    ).toEqual({ status: 404, code: "not_found" });
+    const forged = `svc_${"0".repeat(64)}`;
+    const res = await call("mandate-revoke", { headers: { authorization: `Bearer ${forged}` }, body: { mandate_id: mandate.mandate_id } });
+    // Not the service role, so it is judged as the only other bearer this function takes: a session token.
+    expect(errorOf(res)).toEqual({ status: 401, code: "INVALID_USER_TOKEN" });
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.status).toBe("active");
   });
 });
 

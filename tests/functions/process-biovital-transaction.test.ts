@@ -76,6 +76,42 @@ describe("process-biovital-transaction", () => {
     });
   });
 
+  describe("ACTION_SIGNUP", () => {
+    it("approves a sign-up with a live capture and no document, and its receipt names ACTION_SIGNUP", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGNUP" }));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "face_voice" });
+      const [row] = await testDb()`select action, assurance_level from private.captures where id = ${res.body.transaction_id}`;
+      expect(row).toEqual({ action: "ACTION_SIGNUP", assurance_level: "face_voice" });
+      const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
+      expect(verified.body).toMatchObject({ valid: true, action: "ACTION_SIGNUP", assurance_level: "face_voice", mandate: null });
+      // A sign-up is judged like any act: another face is refused.
+      const stranger = await enrolStranger(merchant.keys.pk_test);
+      const refused = await transact(merchant.keys.sk_test, body(person.subject_ref, stranger.capture(), { action: "ACTION_SIGNUP" }));
+      expect(errorOf(refused)).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+    });
+
+    it("through a mandate consumes the login scope, and the receipt says a mandate stood in for the sign-up", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 1, period: "lifetime" },
+      });
+      const signup = {
+        action: "ACTION_SIGNUP",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        mandate_id: mandate.mandate_id,
+      };
+      const res = await transact(merchant.keys.sk_test, signup, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.mandate).toMatchObject({ scope_used: "login", at_limit: true });
+      const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
+      expect(verified.body).toMatchObject({ valid: true, action: "ACTION_MANDATE", mandate: { action: "ACTION_SIGNUP" } });
+    });
+  });
+
   describe("documents and assurance", () => {
     it("requires a valid document for payments and signatures; a matching attestation yields face_voice_doc", async () => {
       const merchant = await merchantFactory();

@@ -4,7 +4,7 @@ import { randomHex } from "../../shared/lib/crypto";
 import { createKey } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrolStranger, faceAtSimilarity } from "../harness/identity";
 import { startVariantServer } from "../harness/variant-server";
 
 /**
@@ -79,12 +79,7 @@ describe("rate limits", () => {
       const person = await enrolStranger(merchant.keys.pk_test);
       // A face at cosine 0.6 from the enrolled one: below the 0.75 gate, far above chance.
       const other = person.capture();
-      const noise = other.descriptor.face.embedding.map(() => Math.random() - 0.5);
-      const dot = noise.reduce((sum, x, i) => sum + x * person.face[i], 0);
-      const orthogonal = noise.map((x, i) => x - dot * person.face[i]);
-      const norm = Math.hypot(...orthogonal);
-      const near = person.face.map((x, i) => 0.6 * x + 0.8 * (orthogonal[i] / norm));
-      other.descriptor.face.embedding = near;
+      other.descriptor.face.embedding = faceAtSimilarity(person.face, 0.6);
       const res = await call("face-identify", {
         key: merchant.keys.pk_test,
         body: { face_template: other.descriptor, capture_nonce: other.nonce },
@@ -148,7 +143,11 @@ describe("rate limits", () => {
       for (const key of keys) expect((await check(key)).body).toMatchObject({ allowed: false, reason: "mandate_not_found" });
       const spent = await inWaves(Array.from({ length: 600 }, (_, i) => () => check(keys[i % 2])));
       expect(statuses(spent)).toEqual({ 200: 600 });
-      for (const key of keys) expect(errorOf(await check(key))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      for (const key of keys) {
+        const refused = await check(key);
+        expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
     });
   });
 

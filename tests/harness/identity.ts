@@ -34,6 +34,20 @@ export function randomFace(): number[] {
   return raw.map((x) => x / norm);
 }
 
+/**
+ * A unit-norm face whose cosine similarity to the unit-norm `face` is exactly `similarity`: `face`
+ * scaled, plus a random direction orthogonal to it. The protection of templates is a rotation, so
+ * the service measures the same similarity.
+ */
+export function faceAtSimilarity(face: readonly number[], similarity: number): number[] {
+  const noise = randomFace();
+  const along = noise.reduce((sum, x, i) => sum + x * face[i], 0);
+  const orthogonal = noise.map((x, i) => x - along * face[i]);
+  const norm = Math.hypot(...orthogonal);
+  const across = Math.sqrt(1 - similarity * similarity);
+  return face.map((x, i) => similarity * x + across * (orthogonal[i] / norm));
+}
+
 /** The same capture with another face embedding (the signals stay those of a live person). */
 function withFace(descriptor: PresenceDescriptor, embedding: number[]): PresenceDescriptor {
   return { ...descriptor, face: { ...descriptor.face, embedding } };
@@ -46,9 +60,11 @@ export function documentOf(faceEmbedding: number[], expiresOn = "2031-01-31") {
 
 export { faceEmbeddingOfPerson };
 
-/** Enrols a person who is nobody else's (a random face), and returns a capture factory for them. */
-export async function enrolStranger(publishableKey: string) {
-  const face = randomFace();
+/**
+ * Enrols a person who is nobody else's (a random face, or `face`: the same face enrolled again, in
+ * another environment for instance), and returns a capture factory for them.
+ */
+export async function enrolStranger(publishableKey: string, face: number[] = randomFace()) {
   const { descriptor, nonce } = capture(1);
   const baseline = baselineFromResult(evaluatePresence(descriptor));
   const res = await call("process-biovital-enrollment", {
