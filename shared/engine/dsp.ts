@@ -374,3 +374,21 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
   const r = ab / den;
   return Number.isFinite(r) ? Math.max(-1, Math.min(1, r)) : 0;
 }
+
+/**
+ * The device's finishing of the `pulse` series (docs/presence-descriptor.md 3.2, steps 4 and 5),
+ * shared by the browser client and the simulator: band-pass 0.65 to 4 Hz (zero-phase, the upper
+ * edge held below the grid's Nyquist frequency), z-score over the whole capture (a constant series
+ * becomes zeros), clip to [-10, 10], round to 3 decimals.
+ */
+export function finishPulse(raw: ArrayLike<number>, fs: number): number[] {
+  const filtered = bandPass(raw, fs, 0.65, Math.min(4, fs * 0.45));
+  const m = mean(filtered);
+  const sd = std(filtered);
+  const out = new Array<number>(filtered.length);
+  for (let i = 0; i < filtered.length; i++) {
+    const z = sd > 1e-12 ? ((filtered[i] as number) - m) / sd : 0;
+    out[i] = Math.round(Math.min(10, Math.max(-10, z)) * 1000) / 1000;
+  }
+  return out;
+}

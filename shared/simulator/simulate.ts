@@ -11,7 +11,7 @@
  * envelope over room noise.
  */
 import { DESCRIPTOR_LIMITS, type PresenceDescriptor, REFERENCE_FACE_MODEL } from "../engine/descriptor.js";
-import { bandPass } from "../engine/dsp.js";
+import { finishPulse } from "../engine/dsp.js";
 import { createRng, hashSeed, type Rng } from "../engine/rng.js";
 import { SCHEDULE_NONCE_V1, scheduleTenths } from "../engine/schedule.js";
 
@@ -521,23 +521,6 @@ function fillDropped(x: Float64Array, valid: Uint8Array): void {
     const span = i - start + 1;
     for (let k = start; k < i; k++) x[k] = before + ((after - before) * (k - start + 1)) / span;
   }
-}
-
-/** The device's pulse post-processing: band-pass 0.65-4 Hz, z-score, clip to +-10, 3 decimals. */
-function finishPulse(raw: Float64Array, fs: number): number[] {
-  const bp = bandPass(raw, fs, 0.65, Math.min(4, fs * 0.45));
-  let m = 0;
-  for (const x of bp) m += x;
-  m /= bp.length || 1;
-  let s = 0;
-  for (const x of bp) s += (x - m) * (x - m);
-  const sd = Math.sqrt(s / (bp.length || 1));
-  const out = new Array<number>(bp.length);
-  for (let i = 0; i < bp.length; i++) {
-    const z = sd > 1e-12 ? ((bp[i] as number) - m) / sd : 0;
-    out[i] = Math.round(clamp(z, -10, 10) * 1000) / 1000;
-  }
-  return out;
 }
 
 function round(xs: ArrayLike<number>, digits: number, lo: number, hi: number): number[] {

@@ -1,8 +1,8 @@
 /**
  * The layering of docs/architecture.md, checked on the import graph of the source (type imports
- * included): imports run one way (lib and engine ← platform ← domains ← surfaces), no domain
- * module reaches Hono even through another module, there is no import cycle, and the function
- * folders are exactly the registry's.
+ * included): imports run one way (lib and engine ← platform ← domains ← surfaces; the browser
+ * client on lib and engine alone), no domain module reaches Hono even through another module,
+ * there is no import cycle, and the function folders are exactly the registry's.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -45,12 +45,13 @@ function importGraph(files: string[]): Map<string, { files: string[]; packages: 
   return graph;
 }
 
-const files = ["shared", "functions", "scripts"].flatMap(sourceFiles);
+const files = ["shared", "functions", "scripts", "client"].flatMap(sourceFiles);
 const graph = importGraph(files);
 
-/** The layer of a file: lib, engine, platform, domain, surface (functions) or tooling (scripts). */
-function layerOf(file: string): "lib" | "engine" | "platform" | "domain" | "surface" | "tooling" {
+/** The layer of a file: lib, engine, platform, domain, surface (functions), client (the browser's) or tooling (scripts). */
+function layerOf(file: string): "lib" | "engine" | "platform" | "domain" | "surface" | "client" | "tooling" {
   if (file.startsWith("functions/")) return "surface";
+  if (file.startsWith("client/")) return "client";
   if (file.startsWith("scripts/")) return "tooling";
   if (file.startsWith("shared/lib/")) return "lib";
   if (file.startsWith("shared/engine/")) return "engine";
@@ -64,7 +65,8 @@ const allowed: Record<ReturnType<typeof layerOf>, ReadonlySet<ReturnType<typeof 
   platform: new Set(["platform", "lib", "engine"]),
   domain: new Set(["domain", "platform", "lib", "engine"]),
   surface: new Set(["surface", "domain", "platform", "lib", "engine"]),
-  tooling: new Set(["tooling", "surface", "domain", "platform", "lib", "engine"]),
+  client: new Set(["client", "lib", "engine"]),
+  tooling: new Set(["tooling", "surface", "domain", "platform", "lib", "engine", "client"]),
 };
 
 /** Every file `file` reaches through its imports, itself excluded. */
@@ -88,8 +90,8 @@ describe("architecture", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("no domain, lib or engine module imports Hono, directly or through another module", () => {
-    const pure = files.filter((file) => ["domain", "lib", "engine"].includes(layerOf(file)));
+  it("no domain, lib, engine or client module imports Hono, directly or through another module", () => {
+    const pure = files.filter((file) => ["domain", "lib", "engine", "client"].includes(layerOf(file)));
     const offenders = pure.filter((file) => [file, ...reach(file)].some((reached) => graph.get(reached)?.packages.includes("hono")));
     expect(offenders).toEqual([]);
   });
@@ -144,7 +146,7 @@ describe("docs/architecture.md", () => {
       let base = indented ? folder : "";
       for (const [i, word] of words.entries()) {
         if (!/^[\w.-]+(\/[\w.-]+)*\/?$/.test(word) || !(/\.(ts|md|sql)$/.test(word) || word.endsWith("/"))) break;
-        const path = /^(shared|functions|scripts|tests|docs|supabase)\//.test(word) ? word : join(base, word);
+        const path = /^(shared|functions|scripts|client|tests|docs|supabase)\//.test(word) ? word : join(base, word);
         named.push(path);
         if (i === 0 && !indented) folder = base = word.endsWith("/") ? word : `${dirname(word)}/`;
       }
@@ -157,10 +159,10 @@ describe("docs/architecture.md", () => {
     expect(missing).toEqual([]);
   });
 
-  it("names every source file under shared/ and scripts/", () => {
+  it("names every source file under shared/, scripts/ and client/", () => {
     const named = new Set(namedFiles().map((path) => path.replace(/\/$/, "")));
     const isNamed = (file: string) => named.has(file);
-    const unnamed = ["shared", "scripts"].flatMap(sourceFiles).filter((file) => !isNamed(file));
+    const unnamed = ["shared", "scripts", "client"].flatMap(sourceFiles).filter((file) => !isNamed(file));
     expect(unnamed).toEqual([]);
   });
 });

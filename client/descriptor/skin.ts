@@ -1,0 +1,141 @@
+/**
+ * The skin region of a face (docs/presence-descriptor.md 3.2, step 1) and its mean colour.
+ * Pure: landmarks and pixels in, numbers out; no DOM.
+ */
+
+/** A point in image pixels. */
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/** An integer pixel rectangle of the frame. */
+export interface PixelBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** Which pixels of `box` belong to the skin region: `mask[row * box.width + column]` is 1 or 0. */
+export interface SkinMask {
+  box: PixelBox;
+  mask: Uint8Array;
+  /** How many ones `mask` holds. */
+  pixels: number;
+}
+
+/** The face outline: the jaw line (0..16) and back along the eyebrows (26..17). */
+const OUTLINE = [...Array.from({ length: 17 }, (_, i) => i), ...Array.from({ length: 10 }, (_, i) => 26 - i)];
+/** Regions cut out of the face: the eyes and the outer mouth. */
+const HOLES = [range(36, 41), range(42, 47), range(48, 59)];
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+function centroid(points: readonly Point[], indices: readonly number[]): Point {
+  let x = 0;
+  let y = 0;
+  for (const i of indices) {
+    x += points[i]!.x;
+    y += points[i]!.y;
+  }
+  return { x: x / indices.length, y: y / indices.length };
+}
+
+/** Distance between the centres of the two eyes (landmarks 36..41 and 42..47). */
+export function interOcularDistance(landmarks: readonly Point[]): number {
+  const a = centroid(landmarks, range(36, 41));
+  const b = centroid(landmarks, range(42, 47));
+  return Math.hypot(a.x - b.x, a.y - b.y);
+}
+
+/** Even-odd point-in-polygon test. */
+function inside(polygon: readonly Point[], x: number, y: number): boolean {
+  let result = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i]!;
+    const b = polygon[j]!;
+    if (a.y > y !== b.y > y && x < ((b.x - a.x) * (y - a.y)) / (b.y - a.y) + a.x) result = !result;
+  }
+  return result;
+}
+
+/** Whether (x, y) lies within `margin` of an edge of the polygon. */
+function nearEdge(polygon: readonly Point[], x: number, y: number, margin: number): boolean {
+  const margin2 = margin * margin;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i]!;
+    const b = polygon[j]!;
+    const dx = b.x - a.x;
+    const dy = b.y - a.y;
+    const length2 = dx * dx + dy * dy;
+    const t = length2 > 0 ? Math.max(0, Math.min(1, ((x - a.x) * dx + (y - a.y) * dy) / length2)) : 0;
+    const ex = x - (a.x + t * dx);
+    const ey = y - (a.y + t * dy);
+    if (ex * ex + ey * ey < margin2) return true;
+  }
+  return false;
+}
+
+/**
+ * The skin region of 68 landmarks (iBUG numbering) in a `frameWidth` x `frameHeight` frame: inside
+ * the outline of the jaw and eyebrows, outside the eyes and the outer mouth, every boundary moved
+ * inwards by 5% of the inter-ocular distance. Pixels are judged at their centres.
+ *
+ * @example
+ * const skin = skinMask(detection.landmarks.positions, 640, 480);
+ */
+export function skinMask(landmarks: readonly Point[], frameWidth: number, frameHeight: number): SkinMask {
+  if (landmarks.length !== 68) throw new RangeError("skinMask needs the 68 landmarks");
+  const outline = OUTLINE.map((i) => landmarks[i]!);
+  const holes = HOLES.map((indices) => indices.map((i) => landmarks[i]!));
+  const margin = 0.05 * interOcularDistance(landmarks);
+  const x0 = Math.max(0, Math.floor(Math.min(...outline.map((p) => p.x))));
+  const y0 = Math.max(0, Math.floor(Math.min(...outline.map((p) => p.y))));
+  const x1 = Math.min(frameWidth, Math.ceil(Math.max(...outline.map((p) => p.x))));
+  const y1 = Math.min(frameHeight, Math.ceil(Math.max(...outline.map((p) => p.y))));
+  const box = { x: x0, y: y0, width: Math.max(0, x1 - x0), height: Math.max(0, y1 - y0) };
+  const mask = new Uint8Array(box.width * box.height);
+  let pixels = 0;
+  for (let row = 0; row < box.height; row++) {
+    const y = box.y + row + 0.5;
+    for (let column = 0; column < box.width; column++) {
+      const x = box.x + column + 0.5;
+      if (!inside(outline, x, y) || nearEdge(outline, x, y, margin)) continue;
+      if (holes.some((hole) => inside(hole, x, y) || nearEdge(hole, x, y, margin))) continue;
+      mask[row * box.width + column] = 1;
+      pixels++;
+    }
+  }
+  return { box, mask, pixels };
+}
+
+/**
+ * The mean R, G and B of the skin-coloured pixels of `skin` (YCbCr chroma with 77 <= Cb <= 127 and
+ * 133 <= Cr <= 173). `rgba` holds the pixels under `skin.box`, row by row, four bytes a pixel, as
+ * ImageData does (read where the face is now: the box moved by the face's motion since the mask
+ * was made). Null when no pixel qualifies.
+ */
+export function meanSkinRgb(rgba: ArrayLike<number>, skin: SkinMask): { r: number; g: number; b: number; pixels: number } | null {
+  const { width, height } = skin.box;
+  let r = 0;
+  let g = 0;
+  let b = 0;
+  let count = 0;
+  for (let p = 0; p < width * height; p++) {
+    if (skin.mask[p] === 0) continue;
+    const red = rgba[4 * p] as number;
+    const green = rgba[4 * p + 1] as number;
+    const blue = rgba[4 * p + 2] as number;
+    const cb = 128 - 0.168736 * red - 0.331264 * green + 0.5 * blue;
+    const cr = 128 + 0.5 * red - 0.418688 * green - 0.081312 * blue;
+    if (cb < 77 || cb > 127 || cr < 133 || cr > 173) continue;
+    r += red;
+    g += green;
+    b += blue;
+    count++;
+  }
+  return count === 0 ? null : { r: r / count, g: g / count, b: b / count, pixels: count };
+}

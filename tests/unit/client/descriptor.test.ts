@@ -1,0 +1,362 @@
+/**
+ * The on-device descriptor computation (client/descriptor/) on synthetic frames and signals: POS
+ * recovers a known pulse rate that an intensity flicker would hide from one colour channel, the
+ * skin region keeps skin only, the mouth and voice series measure what they should, and a
+ * descriptor built from a synthetic reader is judged by the same engine as the simulator's:
+ * accepted when genuine, refused with its reason when the pulse is missing or the sound is shifted.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  buildDescriptor,
+  type FaceObservation,
+  gridTimes,
+  meanSkinRgb,
+  mouthOpening,
+  type Point,
+  posPulse,
+  skinMask,
+  summariseFace,
+  VoiceMeter,
+  validMask,
+} from "../../../client/descriptor";
+import {
+  breathPauses,
+  heartPhase,
+  meanBpm,
+  mouthFromEnvelope,
+  pulseWave,
+  RESTING_HEART,
+  rmsEnvelope,
+  syntheticSpeech,
+} from "../../../scripts/media/reading";
+import { evaluatePresence, parseDescriptor, presenceConfig } from "../../../shared/engine";
+import { checkPulse } from "../../../shared/engine/checks";
+import { finishPulse } from "../../../shared/engine/dsp";
+import { createRng } from "../../../shared/engine/rng";
+
+/** The normalised blood-volume pulse signature of skin (de Haan and van Leest 2014): green strongest. */
+const PBV = { r: 0.33, g: 0.77, b: 0.53 };
+
+function ellipse(cx: number, cy: number, rx: number, ry: number, from: number, to: number, count: number): Point[] {
+  return Array.from({ length: count }, (_, k) => {
+    const angle = from + ((to - from) * k) / (count - 1);
+    return { x: cx + rx * Math.cos(angle), y: cy + ry * Math.sin(angle) };
+  });
+}
+
+/**
+ * 68 landmarks (iBUG numbering) of a synthetic frontal face centred at (cx, cy), `w` wide, with the
+ * inner lips `gap` pixels apart.
+ */
+function syntheticLandmarks(cx: number, cy: number, w: number, gap = 2): Point[] {
+  const h = 1.25 * w;
+  const jaw = ellipse(cx, cy, w, h, Math.PI, 0, 17); // left ear, chin, right ear
+  const leftBrow = ellipse(cx - 0.45 * w, cy - 0.4 * h, 0.35 * w, 0.08 * h, Math.PI, 2 * Math.PI, 5);
+  const rightBrow = ellipse(cx + 0.45 * w, cy - 0.4 * h, 0.35 * w, 0.08 * h, Math.PI, 2 * Math.PI, 5);
+  const nose = Array.from({ length: 9 }, (_, k) => ({ x: cx + (k - 4) * 0.03 * w, y: cy - 0.1 * h + 0.04 * h * k }));
+  const eye = (ex: number): Point[] => ellipse(ex, cy - 0.22 * h, 0.16 * w, 0.05 * h, Math.PI, 3 * Math.PI - (2 * Math.PI) / 6, 6);
+  const leftEye = eye(cx - 0.42 * w); // 36 outer (left) corner first
+  const rightEye = eye(cx + 0.42 * w); // 42 inner corner first, 45 outer (right)
+  const my = cy + 0.5 * h;
+  const outer = ellipse(cx, my, 0.32 * w, 0.07 * h + gap / 2, Math.PI, 3 * Math.PI - Math.PI / 6, 12); // 48 left corner
+  const inner: Point[] = [
+    { x: cx - 0.25 * w, y: my },
+    { x: cx - 0.12 * w, y: my - gap / 2 },
+    { x: cx, y: my - gap / 2 },
+    { x: cx + 0.12 * w, y: my - gap / 2 },
+    { x: cx + 0.25 * w, y: my },
+    { x: cx + 0.12 * w, y: my + gap / 2 },
+    { x: cx, y: my + gap / 2 },
+    { x: cx - 0.12 * w, y: my + gap / 2 },
+  ];
+  return [...jaw, ...leftBrow, ...rightBrow, ...nose, ...leftEye, ...rightEye, ...outer, ...inner];
+}
+
+function inside(polygon: readonly Point[], x: number, y: number): boolean {
+  let result = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i]!;
+    const b = polygon[j]!;
+    if (a.y > y !== b.y > y && x < ((b.x - a.x) * (y - a.y)) / (b.y - a.y) + a.x) result = !result;
+  }
+  return result;
+}
+
+const SIZE = 160;
+const LANDMARKS = syntheticLandmarks(80, 72, 48);
+/** What each pixel of the synthetic frame shows: 0 background, 1 skin, 2 eye, 3 lips. */
+const LABELS = Uint8Array.from({ length: SIZE * SIZE }, (_, p) => {
+  const [x, y] = [(p % SIZE) + 0.5, Math.floor(p / SIZE) + 0.5];
+  if (inside(LANDMARKS.slice(36, 42), x, y) || inside(LANDMARKS.slice(42, 48), x, y)) return 2;
+  if (inside(LANDMARKS.slice(48, 60), x, y)) return 3;
+  const outline = [...LANDMARKS.slice(0, 17), ...LANDMARKS.slice(17, 27).reverse()];
+  return inside(outline, x, y) ? 1 : 0;
+});
+const COLOURS = [
+  [60, 80, 120], // a blue wall: not skin chroma
+  [190, 140, 115],
+  [30, 30, 40],
+  [170, 40, 80],
+];
+
+/**
+ * The pixels of `box` in one RGBA frame of the synthetic face (as getImageData reads them): skin
+ * tinted by the pulse along the blood-volume signature, every pixel scaled by `light`, uniform
+ * sensor noise of +-`noise` levels, quantised to bytes.
+ */
+function renderBox(
+  box: { x: number; y: number; width: number; height: number },
+  pulse: number,
+  light: number,
+  noise: number,
+  rng: ReturnType<typeof createRng>,
+): Uint8ClampedArray {
+  const rgba = new Uint8ClampedArray(box.width * box.height * 4);
+  const tinted = COLOURS.map(([r, g, b], label) => {
+    const tint = label === 1 ? pulse : 0;
+    return [r! * (1 + tint * PBV.r) * light, g! * (1 + tint * PBV.g) * light, b! * (1 + tint * PBV.b) * light];
+  });
+  for (let row = 0; row < box.height; row++) {
+    for (let column = 0; column < box.width; column++) {
+      const p = row * box.width + column;
+      const [r, g, b] = tinted[LABELS[(box.y + row) * SIZE + box.x + column]!]!;
+      rgba[4 * p] = r! + noise * (2 * rng.next() - 1);
+      rgba[4 * p + 1] = g! + noise * (2 * rng.next() - 1);
+      rgba[4 * p + 2] = b! + noise * (2 * rng.next() - 1);
+      rgba[4 * p + 3] = 255;
+    }
+  }
+  return rgba;
+}
+
+describe("skin region", () => {
+  const skin = skinMask(LANDMARKS, SIZE, SIZE);
+
+  it("keeps face skin and leaves out the eyes, the lips and the background", () => {
+    expect(skin.pixels).toBeGreaterThan(2000);
+    for (let row = 0; row < skin.box.height; row++) {
+      for (let column = 0; column < skin.box.width; column++) {
+        if (!skin.mask[row * skin.box.width + column]) continue;
+        expect(LABELS[(skin.box.y + row) * SIZE + skin.box.x + column]).toBe(1);
+      }
+    }
+  });
+
+  it("shrinks the region by 5% of the inter-ocular distance, so no kept pixel touches another region", () => {
+    const margin = 0.05 * 0.84 * 48; // the eye centres are 0.84 w apart
+    for (let row = 0; row < skin.box.height; row++) {
+      for (let column = 0; column < skin.box.width; column++) {
+        if (!skin.mask[row * skin.box.width + column]) continue;
+        const [x, y] = [skin.box.x + column, skin.box.y + row];
+        for (const [dx, dy] of [
+          [Math.ceil(margin) - 1, 0],
+          [0, Math.ceil(margin) - 1],
+        ]) {
+          expect(LABELS[(y + dy!) * SIZE + x + dx!]).toBe(1);
+        }
+      }
+    }
+  });
+
+  it("averages only skin-coloured pixels", () => {
+    const box = { ...skin.box };
+    const everything = { box, mask: new Uint8Array(box.width * box.height).fill(1), pixels: box.width * box.height };
+    const mean = meanSkinRgb(renderBox(box, 0, 1, 0, createRng(1)), everything)!;
+    // The blue wall, the dark eyes and the red lips are filtered out by chroma; skin remains.
+    expect(mean.r).toBeCloseTo(190, 0);
+    expect(mean.g).toBeCloseTo(140, 0);
+    expect(mean.b).toBeCloseTo(115, 0);
+    expect(meanSkinRgb(new Uint8ClampedArray(box.width * box.height * 4), everything)).toBeNull();
+  });
+});
+
+describe("pulse by POS", () => {
+  const fs = 30;
+  const seconds = 20;
+  const pulseHz = 72 / 60;
+  const flickerHz = 1.5; // 90 bpm: a light that pulses, five times stronger than the blood volume
+
+  function skinSeries(pulseAmplitude: number): { r: number[]; g: number[]; b: number[] } {
+    const skin = skinMask(LANDMARKS, SIZE, SIZE);
+    const rng = createRng(7);
+    const series = { r: [] as number[], g: [] as number[], b: [] as number[] };
+    for (let i = 0; i < fs * seconds; i++) {
+      const t = i / fs;
+      const light = 1 + 0.02 * Math.sin(2 * Math.PI * flickerHz * t) + 0.05 * (t / seconds);
+      const mean = meanSkinRgb(renderBox(skin.box, pulseAmplitude * Math.sin(2 * Math.PI * pulseHz * t), light, 4, rng), skin)!;
+      series.r.push(mean.r);
+      series.g.push(mean.g);
+      series.b.push(mean.b);
+    }
+    return series;
+  }
+
+  it("recovers 72 bpm from rendered frames under a stronger flicker at 90 bpm", () => {
+    const series = skinSeries(0.004);
+    const pulse = finishPulse(posPulse(series, fs), fs);
+    const check = checkPulse(pulse, fs, presenceConfig);
+    expect(check.passed).toBe(true);
+    expect(Math.abs(check.heart_rate_bpm - 72)).toBeLessThan(1.5);
+    // The green channel alone sees the flicker: the projection is what removes it.
+    const greenOnly = checkPulse(finishPulse(series.g, fs), fs, presenceConfig);
+    expect(Math.abs(greenOnly.heart_rate_bpm - 90)).toBeLessThan(1.5);
+  });
+
+  it("finds no pulse in a still photograph under the same light", () => {
+    const pulse = finishPulse(posPulse(skinSeries(0), fs), fs);
+    const check = checkPulse(pulse, fs, presenceConfig);
+    expect(Math.abs(check.heart_rate_bpm - 72)).toBeGreaterThan(3);
+  });
+
+  it("is zero for a constant colour, and for a capture shorter than one window", () => {
+    const flat = { r: new Array(100).fill(150), g: new Array(100).fill(110), b: new Array(100).fill(90) };
+    expect([...posPulse(flat, fs)].every((x) => x === 0)).toBe(true);
+    expect(finishPulse(posPulse(flat, fs), fs).every((x) => x === 0)).toBe(true);
+    expect([...posPulse({ r: [1, 2], g: [1, 2], b: [1, 2] }, fs)]).toEqual([0, 0]);
+  });
+});
+
+describe("mouth", () => {
+  it("is the inner-lip gap over the outer-eye-corner distance, clipped to [0, 1]", () => {
+    const eyes = 2 * 0.42 * 48 + 2 * 0.16 * 48; // outer corners of the synthetic eyes
+    expect(mouthOpening(syntheticLandmarks(80, 72, 48, 12))).toBeCloseTo(12 / eyes, 6);
+    expect(mouthOpening(syntheticLandmarks(80, 72, 48, 0))).toBe(0);
+    expect(mouthOpening(syntheticLandmarks(80, 72, 48, 400))).toBe(1);
+  });
+});
+
+describe("voice", () => {
+  const grid = { t0: 10, sampleRateHz: 20, samples: 40 };
+
+  it("maps the RMS level from [-60, 0] dBFS to [0, 1] on the grid, by capture time", () => {
+    const rate = 16000;
+    const meter = new VoiceMeter(grid, rate);
+    // Silence from t = 10 to 11, a -20 dBFS-peak tone of 1 kHz from 11 to 12 (RMS -23 dBFS).
+    const audio = Float32Array.from({ length: 2 * rate }, (_, k) => (k < rate ? 0 : 0.1 * Math.sin((2 * Math.PI * 1000 * k) / rate)));
+    for (let k = 0; k < audio.length; k += 128) meter.push(audio.subarray(k, k + 128), grid.t0 + k / rate);
+    const voice = meter.envelope();
+    expect(voice.slice(0, 19).every((x) => x === 0)).toBe(true);
+    const expected = (20 * Math.log10(0.1 / Math.SQRT2) + 60) / 60;
+    for (const x of voice.slice(21, 39)) expect(x).toBeCloseTo(expected, 2);
+  });
+
+  it("high-passes at 80 Hz: a slow offset does not count as sound", () => {
+    const meter = new VoiceMeter(grid, 8000);
+    meter.push(new Float32Array(16000).fill(0.5), grid.t0);
+    expect(
+      meter
+        .envelope()
+        .slice(4)
+        .every((x) => x < 0.05),
+    ).toBe(true);
+  });
+
+  it("leaves samples before the grid and after it out", () => {
+    const meter = new VoiceMeter(grid, 8000);
+    meter.push(new Float32Array(8000).fill(0.5), grid.t0 - 1.5);
+    meter.push(new Float32Array(8000).fill(0.5), grid.t0 + 2.5);
+    expect(meter.envelope().every((x) => x === 0)).toBe(true);
+  });
+});
+
+describe("valid and face", () => {
+  it("marks grid samples with a frame within half a sample period", () => {
+    const grid = { t0: 0, sampleRateHz: 10, samples: 10 };
+    // 0.26 is 0.04 from t_3 but 0.06 from t_2; 0.5 is t_5 exactly, 0.1 from t_4; 0.96 is 0.06 from t_9.
+    expect(validMask([0.02, 0.11, 0.26, 0.5, 0.54, 0.96], grid)).toEqual([1, 1, 0, 1, 0, 1, 0, 0, 0, 0]);
+    expect(gridTimes(grid)[3]).toBeCloseTo(0.3, 12);
+  });
+
+  it("averages the descriptors of the 5 best detections, L2-normalised, with their mean score as quality", () => {
+    const unit = (k: number) => Array.from({ length: 128 }, (_, i) => (i === k ? 1 : 0));
+    const observations: FaceObservation[] = [0.9, 0.8, 0.95, 0.3, 0.85, 0.7, 0.2].map((score, k) => ({ score, descriptor: unit(k) }));
+    const face = summariseFace(observations)!;
+    expect(face.model).toBe("face-api/resnet128");
+    expect(face.quality).toBeCloseTo((0.95 + 0.9 + 0.85 + 0.8 + 0.7) / 5, 3);
+    const expected = 1 / Math.sqrt(5);
+    expect(face.embedding.slice(0, 7)).toEqual(
+      [expected, expected, expected, 0, expected, expected, 0].map((x) => Math.round(x * 1e6) / 1e6),
+    );
+    expect(summariseFace([])).toBeNull();
+  });
+});
+
+describe("a descriptor of a synthetic reader, judged by the service's engine", () => {
+  const fs = 30;
+  const audioRate = 16000;
+  const lines = [
+    { speakS: 2.8, pauseS: 1.2 },
+    { speakS: 2.2, pauseS: 1.0 },
+    { speakS: 3.0, pauseS: 1.3 },
+    { speakS: 2.4, pauseS: 1.1 },
+    { speakS: 2.6, pauseS: 1.2 },
+    { speakS: 2.0, pauseS: 1.2 },
+  ];
+  const speech = syntheticSpeech(lines, audioRate);
+  const fineRate = 100;
+  const envelope = rmsEnvelope(speech.audio, audioRate, fineRate);
+  const phase = heartPhase(breathPauses(envelope, fineRate), fineRate, RESTING_HEART);
+  const mouthFine = mouthFromEnvelope(envelope, fineRate);
+  const at = (series: Float64Array, t: number) => series[Math.min(series.length - 1, Math.round(t * fineRate))]!;
+
+  /** A capture of the reader: a camera at 30 fps with 2 ms of jitter, landmarks at 10 Hz. */
+  function capture(options: { pulse: boolean; audioShiftS?: number }) {
+    const rng = createRng(3);
+    const seconds = Math.floor(speech.seconds);
+    const grid = { t0: 100, sampleRateHz: fs, samples: seconds * fs };
+    const skin = [];
+    const mouth = [];
+    for (let k = 0; k < seconds * 30; k++) {
+      const t = k / 30 + 0.002 * rng.normal();
+      const bvp = options.pulse ? 0.004 * pulseWave(at(phase, t)) : 0;
+      const noise = () => 0.03 * rng.normal();
+      skin.push({
+        t: grid.t0 + t,
+        r: 190 * (1 + bvp * PBV.r) + noise(),
+        g: 140 * (1 + bvp * PBV.g) + noise(),
+        b: 115 * (1 + bvp * PBV.b) + noise(),
+      });
+      if (k % 3 === 0) mouth.push({ t: grid.t0 + t, opening: at(mouthFine, t) + 0.003 * rng.normal() });
+    }
+    const meter = new VoiceMeter(grid, audioRate);
+    for (let k = 0; k < speech.audio.length; k += 128) {
+      meter.push(speech.audio.subarray(k, k + 128), grid.t0 + k / audioRate + (options.audioShiftS ?? 0));
+    }
+    const face = Array.from({ length: 128 }, (_, i) => Math.sin(i + 1));
+    const faces = Array.from({ length: 8 }, (_, k) => ({ score: 0.8 + 0.01 * k, descriptor: face.map((x) => x + 0.05 * rng.normal()) }));
+    return buildDescriptor({
+      nonce: "n_synthetic_reader",
+      capturedAt: "2026-05-01T12:00:00.000Z",
+      grid,
+      skin,
+      mouth,
+      voice: meter.envelope(),
+      faces,
+    });
+  }
+
+  it("is a valid descriptor v1 that the engine accepts, with the reader's heart rate", () => {
+    const descriptor = capture({ pulse: true });
+    const parsed = parseDescriptor(descriptor);
+    expect(parsed.ok).toBe(true);
+    const result = evaluatePresence(descriptor);
+    expect(result.liveness.checks).toMatchObject({
+      quality: { passed: true },
+      speech: { passed: true },
+      pulse: { passed: true },
+      av_sync: { passed: true },
+      pulse_speech_coupling: { passed: true },
+    });
+    expect(result.accepted).toBe(true);
+    expect(Math.abs(result.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
+    expect(Math.abs(meanBpm(phase, fineRate) - 72)).toBeLessThan(2);
+  });
+
+  it("is refused for no pulse when the face is a photograph", () => {
+    expect(evaluatePresence(capture({ pulse: false })).reason).toBe("no_pulse");
+  });
+
+  it("is refused for audio and video out of step when the sound is shifted by 400 ms", () => {
+    expect(evaluatePresence(capture({ pulse: true, audioShiftS: 0.4 })).reason).toBe("av_desync");
+  });
+});
