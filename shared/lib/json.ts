@@ -1,8 +1,8 @@
 /**
  * JSON as the caller wrote it: what `JSON.parse` loses or lets through and the API still has to
- * judge. Text that cannot be stored (a NUL, an unpaired surrogate) and the source text of number
- * literals (`1299.0` and `1e3` parse to integers). Both walks are iterative, so a deeply nested
- * body cannot overflow the stack.
+ * judge. How deep it nests, text that cannot be stored (a NUL, an unpaired surrogate) and the
+ * source text of number literals (`1299.0` and `1e3` parse to integers). Every walk is iterative,
+ * so a deeply nested body cannot overflow the stack.
  */
 
 /** A NUL, or a UTF-16 surrogate without its partner: Postgres `text` and `jsonb` refuse both. */
@@ -38,6 +38,25 @@ function pathOf(step: Step | null): string[] {
   const path: string[] = [];
   for (let at = step; at; at = at.parent) path.push(at.key);
   return path.reverse();
+}
+
+/**
+ * The path of an object or array nested more than `maxDepth` levels deep in `value` (`value`
+ * itself is level 1), or null when nothing is. Walks without recursion and stops at the first one,
+ * so it costs no stack and no more than one pass over what it visits.
+ *
+ * @example tooDeepPath({ a: [[1]] }, 2) // ["a", "0"]
+ */
+export function tooDeepPath(value: unknown, maxDepth: number): string[] | null {
+  const pending: { node: unknown; depth: number; at: Step | null }[] = [{ node: value, depth: 1, at: null }];
+  while (pending.length > 0) {
+    const { node, depth, at } = pending.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > maxDepth) return pathOf(at);
+    const entries = Array.isArray(node) ? node.map((item, index) => [String(index), item] as const) : Object.entries(node);
+    for (const [key, child] of entries) pending.push({ node: child, depth: depth + 1, at: { key, parent: at } });
+  }
+  return null;
 }
 
 /**

@@ -5,13 +5,19 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type * as v from "valibot";
-import { escapeUnstorable, numberLiterals, pathKey, unstorableTextPaths } from "../lib/json";
+import { escapeUnstorable, numberLiterals, pathKey, tooDeepPath, unstorableTextPaths } from "../lib/json";
 import { isMinorUnitLiteral } from "../lib/money";
 import type { AppEnv } from "./app";
 import { ApiError } from "./errors";
 import { moneyPaths, parseWith } from "./validation";
 
 const MAX_BODY_BYTES = 256 * 1024;
+/**
+ * How deeply a body may nest objects and arrays (the body itself is level 1). The deepest body the
+ * API reads is 4 levels (`face_template.signals.pulse`); past this, nothing is read further
+ * (docs/decisions.md).
+ */
+export const MAX_BODY_DEPTH = 32;
 
 /** A request body as sent and as parsed. */
 export interface JsonBody {
@@ -37,6 +43,20 @@ export async function readJsonBody(request: Request): Promise<JsonBody> {
     throw new ApiError("INVALID_JSON");
   }
 }
+
+/**
+ * Refuses a body nested deeper than MAX_BODY_DEPTH: `400 INVALID_INPUT` naming the top-level field
+ * under which it is too deep (`body` when the body itself is an array). Checked before any other
+ * walk over the body, each of which would cost at least its depth per value.
+ */
+function refuseDeepNesting(value: unknown): void {
+  const path = tooDeepPath(value, MAX_BODY_DEPTH);
+  if (!path) return;
+  const field = Array.isArray(value) || path.length === 0 ? "body" : path[0];
+  throw new ApiError("INVALID_INPUT", { fields: [field] }, DEEP_NESTING_MESSAGE);
+}
+
+const DEEP_NESTING_MESSAGE = `The request body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep.`;
 
 /**
  * Refuses input holding text no Postgres column can store (a NUL, an unpaired surrogate), in any
@@ -84,8 +104,8 @@ export type WithInput<T> = { Variables: { input: T; rawBody: string | null } };
 
 /**
  * Validates the request's input against `schema` and sets `input` (and `rawBody`, the body as
- * parsed and serialised again, for request hashes). Before the schema, text that cannot be stored
- * is refused, and money fields are judged as written.
+ * parsed and serialised again, for request hashes). Before the schema, a body nested too deeply and
+ * text that cannot be stored are refused, and money fields are judged as written.
  *
  * @example app.post("/", apiKeyAuth("secret"), input("json", revokeSchema), (c) => revoke(c.var.input))
  */
@@ -99,6 +119,7 @@ export function input<S extends v.GenericSchema>(source: InputSource, schema: S)
       c.set("rawBody", null);
     } else {
       const body = await readJsonBody(c.req.raw);
+      refuseDeepNesting(body.value);
       refuseUnstorableText(body.value);
       c.set("rawBody", JSON.stringify(body.value));
       moneyAsWritten(schema, body);

@@ -3,6 +3,7 @@
  * input is read, on every function, and money is judged as it was written in the body.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { MAX_BODY_DEPTH } from "../../shared/platform/input";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
@@ -183,6 +184,32 @@ describe("money as written in the body (spec: a float is refused)", () => {
       });
       expect({ amount, ...errorOf(res) }).toEqual({ amount, status: 400, code: "AMOUNT_INVALID" });
     }
+  });
+});
+
+describe("nesting depth of a body", () => {
+  /** `value` wrapped in `depth` arrays, as raw JSON text (JSON.stringify itself would overflow the stack). */
+  const nested = (depth: number, value = "") => `${"[".repeat(depth)}${value}${"]".repeat(depth)}`;
+
+  it(`accepts ${MAX_BODY_DEPTH} levels and refuses ${MAX_BODY_DEPTH + 1} as 400 INVALID_INPUT naming the field`, async () => {
+    // alias-availability ignores unknown fields, so only the depth decides; the body itself is level 1
+    const body = (depth: number) => `{"action": "check", "alias": "depth_probe", "x": ${nested(depth - 1)}}`;
+    const fine = await call("alias-availability", { rawBody: body(MAX_BODY_DEPTH), headers: json });
+    expect(fine.status, fine.text).toBe(200);
+    const deep = await call("alias-availability", { rawBody: body(MAX_BODY_DEPTH + 1), headers: json });
+    expectRefused(deep, ["x"]);
+    expect(deep.body.error).toMatch(/32 levels/);
+    expectRefused(await call("alias-availability", { rawBody: nested(100_000), headers: json }), ["body"]);
+  });
+
+  it("refuses 60,000 nested arrays of 40,000 numbers beside money at once, where the scan of the literals took minutes", async () => {
+    const fx = await mandateFixture();
+    // every literal deep inside used to cost a serialisation of its whole path: quadratic in the body
+    const rawBody = `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": 1, "currency": "USD", "x": ${nested(60_000, "1,".repeat(40_000) + "1")}}`;
+    const started = performance.now();
+    const res = await call("mandate-check", { key: fx.merchant.keys.sk_test, rawBody, headers: { ...json, ...replayHeaders() } });
+    expectRefused(res, ["x"]);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 

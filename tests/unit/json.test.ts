@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeUnstorable, hasUnstorableText, numberLiterals, pathKey, unstorableTextPaths } from "../../shared/lib/json";
+import { escapeUnstorable, hasUnstorableText, numberLiterals, pathKey, tooDeepPath, unstorableTextPaths } from "../../shared/lib/json";
 import { isMinorUnitAmount, isMinorUnitLiteral } from "../../shared/lib/money";
 
 describe("numberLiterals", () => {
@@ -25,6 +25,21 @@ describe("numberLiterals", () => {
     const deep = `${"[".repeat(200_000)}1.5${"]".repeat(200_000)}`;
     expect(numberLiterals(deep).size).toBe(1);
     expect(unstorableTextPaths(JSON.parse(deep.replace("1.5", '"\\u0000"')))).toHaveLength(1);
+  });
+});
+
+describe("tooDeepPath", () => {
+  it("names the first container past the limit, counting the value itself as level 1", () => {
+    expect(tooDeepPath({ a: [[1]] }, 3)).toBeNull();
+    expect(tooDeepPath({ a: [[1]] }, 2)).toEqual(["a", "0"]);
+    expect(tooDeepPath({ ok: { x: 1 }, b: [{ c: {} }] }, 3)).toEqual(["b", "0", "c"]);
+    expect(tooDeepPath("text", 1)).toBeNull();
+    expect(tooDeepPath([], 0)).toEqual([]);
+  });
+
+  it("walks a body nested far deeper than the call stack allows", () => {
+    const deep = JSON.parse(`{"a": ${"[".repeat(200_000)}${"]".repeat(200_000)}}`);
+    expect(tooDeepPath(deep, 32)).toEqual(["a", ...Array(31).fill("0")]);
   });
 });
 
