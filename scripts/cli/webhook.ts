@@ -6,10 +6,12 @@
  * npm run --silent cli -- webhook rotate --endpoint E --json
  * WEBHOOK_SECRET_KEY=new WEBHOOK_SECRET_KEY_PREVIOUS=old npm run --silent cli -- webhook reseal --json
  * npm run --silent cli -- webhook replay --merchant M --env live --from 2026-11-20T00:00:00Z --to 2026-11-21T00:00:00Z --json
+ * npm run --silent cli -- webhook listen --port 8788 --secret whsec_… --count 3 --json
  *
  * Secrets are sealed with WEBHOOK_SECRET_KEY: from the environment, else the one `npm start` keeps
  * in .data/secrets.json, so the worker of that server can open them.
  */
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { UUID } from "../../shared/lib/uuid";
 import { rpc } from "../../shared/platform/db/rpc";
@@ -24,6 +26,7 @@ import {
   resealSecrets,
   rotateEndpointSecret,
 } from "../../shared/webhooks/endpoints";
+import { SIGNATURE_HEADER, verifyWebhook } from "../../shared/webhooks/signature";
 import { localSecrets } from "../local/secrets";
 import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
 
@@ -134,7 +137,108 @@ const webhook: CommandGroup = {
       rpc(sql, "merchant_at_limit_threshold", { merchant_id: merchantId, ...(percent === undefined ? {} : { percent }) }),
     ).catch(explain("merchant"));
   },
+
+  /**
+   * webhook listen --secret whsec_…[,whsec_…] [--port 8788] [--count N] [--timeout SECONDS]: a
+   * receiver on 127.0.0.1 for local development. Each POST is checked as docs/webhooks.md tells a
+   * receiver to (raw body, Service-Signature, any of the secrets given, 300 s tolerance), answered
+   * 200 when it verifies and 400 with the reason when not, and logged as one line on stderr. Stops
+   * after N verified deliveries, on Ctrl-C (or SIGTERM), or after the timeout (an error when N were
+   * asked for and not received), and prints every delivery received; exits 1 when one did not verify.
+   */
+  async listen(flags) {
+    const secrets = requireFlag(flags, "secret")
+      .split(",")
+      .map((secret) => secret.trim());
+    if (secrets.some((secret) => !/^whsec_\S+$/.test(secret)))
+      throw usage("--secret must be the endpoint's whsec_… secret (comma-separated for several)");
+    const port = flags.port === undefined ? 8788 : integerFlag(flags, "port", 1, 65535);
+    const count = flags.count === undefined ? undefined : integerFlag(flags, "count", 1, 100_000);
+    const timeoutSeconds = flags.timeout === undefined ? undefined : integerFlag(flags, "timeout", 1, 86_400);
+
+    const deliveries: Delivery[] = [];
+    const verifiedCount = () => deliveries.filter((delivery) => delivery.verified).length;
+    let finish: (error?: Error) => void = () => {};
+    const finished = new Promise<void>((resolve, reject) => {
+      finish = (error) => (error ? reject(error) : resolve());
+    });
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", async () => {
+        if (request.method !== "POST") {
+          response.writeHead(405, { allow: "POST" }).end();
+          return;
+        }
+        const raw = Buffer.concat(chunks).toString("utf8");
+        const check = await verifyWebhook(raw, request.headers[SIGNATURE_HEADER.toLowerCase()] as string | undefined, secrets);
+        const delivery: Delivery = {
+          received_at: new Date().toISOString(),
+          path: request.url ?? "/",
+          verified: check.ok,
+          ...(check.ok ? {} : { reason: check.reason }),
+          event: parsedOrNull(raw),
+        };
+        deliveries.push(delivery);
+        response.writeHead(check.ok ? 200 : 400, { "content-type": "text/plain" }).end(check.ok ? "ok" : check.reason);
+        const event = delivery.event as { id?: unknown; type?: unknown; attempt?: unknown } | null;
+        process.stderr.write(
+          `${delivery.received_at} ${String(event?.type ?? "(no type)")} ${String(event?.id ?? "")} attempt ${String(event?.attempt ?? "?")}: ` +
+            `${check.ok ? "signature verified" : `signature NOT verified (${check.reason}), answered 400`}\n`,
+        );
+        if (count !== undefined && verifiedCount() >= count) finish();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error) => reject(new Error(`cannot listen on 127.0.0.1:${port}: ${error.message}`)));
+      server.listen(port, "127.0.0.1", resolve);
+    });
+    const url = `http://127.0.0.1:${port}`;
+    process.stderr.write(`listening on ${url}${count === undefined ? " (Ctrl-C stops)" : ` until ${count} verified deliveries`}\n`);
+    const stop = () => finish();
+    process.once("SIGINT", stop).once("SIGTERM", stop);
+    const timer =
+      timeoutSeconds === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              finish(
+                count === undefined
+                  ? undefined
+                  : new Error(`timed out after ${timeoutSeconds} s with ${verifiedCount()} of ${count} verified deliveries`),
+              ),
+            timeoutSeconds * 1000,
+          );
+    try {
+      await finished;
+    } finally {
+      clearTimeout(timer);
+      process.off("SIGINT", stop).off("SIGTERM", stop);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    if (deliveries.some((delivery) => !delivery.verified)) process.exitCode = 1;
+    return { url, deliveries };
+  },
 };
+
+/** One request the listener received. */
+interface Delivery {
+  received_at: string;
+  path: string;
+  verified: boolean;
+  reason?: string;
+  /** The envelope as sent (null when the body is not JSON). */
+  event: unknown;
+}
+
+function parsedOrNull(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}
 
 /** WEBHOOK_SECRET_KEY from the environment, else the local server's (.data/secrets.json, created if need be). */
 function webhookSecretKey(): string {

@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 
 export const ROOT = join(import.meta.dirname, "../..");
 
@@ -51,4 +52,40 @@ export function run(command: string, args: string[], { env = process.env, timeou
 /** `npx tsx scripts/cli.ts <args>` with `env` applied over the current environment. */
 export function cli(args: string[], env: Record<string, string | undefined>): Promise<Ran> {
   return run("npx", ["tsx", "scripts/cli.ts", ...args], { env: childEnv(env) });
+}
+
+export interface NpmStart {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** The URL of its `ready <url>` line; rejects when it exits first or prints none within the time given. */
+  ready: Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything it printed so far, stdout and stderr. */
+  output(): string;
+}
+
+/**
+ * `npm start` from the repository root with exactly `env`, leading its own process group (so
+ * `process.kill(-child.pid, …)` reaches the whole tree).
+ *
+ * @example const server = npmStart(childEnv({ PORT: "9000" })); const url = await server.ready;
+ */
+export function npmStart(env: Record<string, string | undefined>, readyWithinMs = 150_000): NpmStart {
+  const child = spawn("npm", ["start"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let output = "";
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  const ready = new Promise<string>((resolve, reject) => {
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      output += chunk;
+      const line = /^.*\bready\b.*?(http:\/\/\S+)/m.exec(stdout);
+      if (line) resolve(line[1]);
+    });
+    exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before ready:\n${output}`)));
+    setTimeout(() => reject(new Error(`no ready line within ${readyWithinMs / 1000} s:\n${output}`)), readyWithinMs).unref();
+  });
+  return { child, ready, exited, output: () => output };
 }

@@ -3,12 +3,16 @@
  * database the service under test uses, with the server's WEBHOOK_SECRET_KEY so its worker can open
  * the secrets the CLI seals. Events are written with private.outbox_emit and marked as fanned out,
  * so no worker pass ever delivers them except through a replay; replay targets are loopback URLs on
- * a closed port, and those endpoints are disabled before each test ends.
+ * a closed port, and those endpoints are disabled before each test ends. `webhook listen` is driven
+ * by signed requests sent straight to it (the quickstart test has it receive the worker's own).
  */
+import { spawn } from "node:child_process";
 import { describe, expect, inject, it } from "vitest";
+import { freePort } from "../../scripts/local/ports";
 import { openEndpointSecret } from "../../shared/webhooks/secret-box";
+import { SIGNATURE_HEADER, signWebhook } from "../../shared/webhooks/signature";
 import { merchantFactory, testDb } from "../harness/factories";
-import { cli as spawnCli } from "../harness/spawn";
+import { childEnv, ROOT, cli as spawnCli } from "../harness/spawn";
 
 const CLOSED_PORT_URL = "http://127.0.0.1:9/hooks";
 /** Each CLI call is a fresh tsx process (a second or more on a busy machine). */
@@ -273,5 +277,98 @@ describe("webhook threshold", () => {
       refused(["threshold", "--merchant", merchant_id, "--percent", "100"], 2, /--percent must be an integer from 0 to 99/),
       refused(["threshold", "--merchant", crypto.randomUUID(), "--percent", "5"], 1, /unknown merchant/),
     ]);
+  });
+});
+
+describe("webhook listen", () => {
+  /** `webhook listen` with `args`, started: resolves once it listens, with what it printed when it ends. */
+  async function listen(args: string[]) {
+    const port = await freePort();
+    const child = spawn("npx", ["tsx", "scripts/cli.ts", "webhook", "listen", "--port", String(port), ...args, "--json"], {
+      cwd: ROOT,
+      env: childEnv() as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const ended = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.once("close", (code) => resolve({ code, stdout, stderr })),
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes("listening on")) resolve();
+      });
+      ended.then(({ stderr }) => reject(new Error(`webhook listen ended before listening:\n${stderr}`)));
+    });
+    /** POSTs `body` signed with `secrets` at `timestamp`; the listener's status and answer. */
+    const deliver = async (body: string, secrets: string[], timestamp = Math.floor(Date.now() / 1000)) => {
+      const res = await fetch(`http://127.0.0.1:${port}/webhooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [SIGNATURE_HEADER]: await signWebhook(body, secrets, timestamp) },
+        body,
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    return { url: `http://127.0.0.1:${port}`, deliver, ended, child };
+  }
+
+  const secret = `whsec_${"A".repeat(43)}`;
+  const envelope = (type: string) =>
+    JSON.stringify({ id: crypto.randomUUID(), type, created_at: new Date().toISOString(), attempt: 1, data: {} });
+
+  it("verifies each delivery with the secret, refuses forged and stale ones, and stops after --count verified", SLOW, async () => {
+    const listener = await listen(["--secret", secret, "--count", "2"]);
+    const granted = envelope("mandate.granted");
+    expect(await listener.deliver(granted, [secret])).toEqual({ status: 200, text: "ok" });
+    expect(await listener.deliver(envelope("mandate.consumed"), [`whsec_${"B".repeat(43)}`])).toEqual({
+      status: 400,
+      text: "no_matching_signature",
+    });
+    const stale = await listener.deliver(envelope("mandate.consumed"), [secret], Math.floor(Date.now() / 1000) - 301);
+    expect(stale).toEqual({ status: 400, text: "timestamp_out_of_tolerance" });
+    expect(await listener.deliver(envelope("mandate.revoked"), [secret])).toEqual({ status: 200, text: "ok" });
+
+    const { code, stdout, stderr } = await listener.ended;
+    const printed = JSON.parse(stdout);
+    expect(printed.url).toBe(listener.url);
+    expect(printed.deliveries.map((d: { event: { type: string }; verified: boolean }) => [d.event.type, d.verified])).toEqual([
+      ["mandate.granted", true],
+      ["mandate.consumed", false],
+      ["mandate.consumed", false],
+      ["mandate.revoked", true],
+    ]);
+    expect(printed.deliveries[0]).toMatchObject({ path: "/webhooks", event: JSON.parse(granted) });
+    expect(printed.deliveries[1].reason).toBe("no_matching_signature");
+    expect(stderr).toMatch(/mandate\.granted \S+ attempt 1: signature verified/);
+    expect(stderr).toMatch(/mandate\.consumed \S+ attempt 1: signature NOT verified \(no_matching_signature\), answered 400/);
+    // one delivery did not verify: the run is not a success
+    expect(code, stderr).toBe(1);
+  });
+
+  it("accepts either secret during a rotation and exits 0 when every delivery verified", SLOW, async () => {
+    const previous = `whsec_${"C".repeat(43)}`;
+    const listener = await listen(["--secret", `${secret},${previous}`, "--count", "2"]);
+    expect((await listener.deliver(envelope("mandate.granted"), [previous])).status).toBe(200);
+    expect((await listener.deliver(envelope("mandate.revoked"), [secret, previous])).status).toBe(200);
+    const { code, stdout, stderr } = await listener.ended;
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout).deliveries.map((d: { verified: boolean }) => d.verified)).toEqual([true, true]);
+  });
+
+  it("gives up after --timeout when fewer than --count verified deliveries came", SLOW, async () => {
+    const listener = await listen(["--secret", secret, "--count", "2", "--timeout", "1"]);
+    expect((await listener.deliver(envelope("mandate.granted"), [secret])).status).toBe(200);
+    const { code, stdout, stderr } = await listener.ended;
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/timed out after 1 s with 1 of 2 verified deliveries/);
+    expect(code).toBe(1);
+  });
+
+  it("refuses a missing or malformed secret and a bad port with exit code 2", SLOW, async () => {
+    await refused(["listen"], 2, /--secret <value> is required/);
+    await refused(["listen", "--secret", "null"], 2, /--secret must be the endpoint's whsec_… secret/);
+    await refused(["listen", "--secret", secret, "--port", "70000"], 2, /--port must be an integer from 1 to 65535/);
   });
 });

@@ -1,4 +1,4 @@
-import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../scripts/local/ports";
-import { childEnv, cli, ROOT } from "../harness/spawn";
+import { childEnv, cli, npmStart } from "../harness/spawn";
 
 /**
  * The embedded default end to end: `npm start` with no DATABASE_URL and no Redis, on a fresh data
@@ -104,26 +104,12 @@ describe.concurrent("smoke: npm start, stopped by a signal to any process of its
         PORT: String(port),
         PGPORT_EMBEDDED: String(pgPort),
         PGLITE_DATA_DIR: dataDir,
-      }) as NodeJS.ProcessEnv;
-      const npm = spawn("npm", ["start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-      started.push(npm);
-      let output = "";
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-        npm.once("exit", (code, signal) => resolve({ code, signal })),
-      );
-      npm.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-
-      const url = await new Promise<string>((resolve, reject) => {
-        let stdout = "";
-        npm.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-          stdout += chunk;
-          output += chunk;
-          const ready = /^.*\bready\b.*?(http:\/\/\S+)/m.exec(stdout);
-          if (ready) resolve(ready[1]);
-        });
-        exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before ready:\n${output}`)));
-        setTimeout(() => reject(new Error(`no ready line within 150 s:\n${output}`)), 150_000);
       });
+      const server = npmStart(env);
+      const npm = server.child;
+      started.push(npm);
+      const { exited } = server;
+      const url = await server.ready;
       expect(url).toBe(`http://127.0.0.1:${port}`);
 
       const scopes = await fetch(`${url}/functions/v1/mandate-scopes`);
@@ -150,7 +136,7 @@ describe.concurrent("smoke: npm start, stopped by a signal to any process of its
       process.kill(target === "npm" ? npm.pid! : node![0], signal);
 
       const exit = await Promise.race([exited, sleep(30_000).then(() => null)]);
-      expect(exit, `npm still running 30 s after ${signal} to ${target}:\n${output}`).not.toBeNull();
+      expect(exit, `npm still running 30 s after ${signal} to ${target}:\n${server.output()}`).not.toBeNull();
       // No process of the tree survives it (each had its chance to stop its own children first).
       let left: [number, string][] = [];
       for (let waited = 0; waited <= 5_000; waited += 250) {
