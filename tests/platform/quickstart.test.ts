@@ -75,7 +75,7 @@ function bash(file: string, env: Record<string, string | undefined>, timeoutMs: 
 }
 
 describe("README quickstart", () => {
-  it("runs every step as written, on a fresh embedded npm start, to a verified webhook", { timeout: 420_000 }, async () => {
+  it("runs every step as written, on a fresh embedded npm start, to a verified webhook", { timeout: 480_000 }, async () => {
     const [startBlock, ...steps] = quickstartBlocks(await readFile(join(ROOT, "README.md"), "utf8"));
     expect(steps.length).toBeGreaterThanOrEqual(9);
 
@@ -104,7 +104,7 @@ describe("README quickstart", () => {
     ].join("\n");
     const scriptFile = join(dataDir, "quickstart.sh");
     await writeFile(scriptFile, script);
-    const { code, stdout, stderr } = await bash(scriptFile, childEnv(base), 360_000);
+    const { code, stdout, stderr } = await bash(scriptFile, childEnv(base), 300_000);
     const outputs = stdout.split(`\n${STEP_DONE}\n`);
     const failed = `step ${outputs.length} of ${steps.length} failed:\n${steps[outputs.length - 1] ?? ""}\nstdout:\n${stdout}\nstderr:\n${stderr}\nserver:\n${server.output()}`;
     expect(code, failed).toBe(0);
