@@ -5,7 +5,7 @@
  */
 import { connect as netConnect } from "node:net";
 import { connect } from "../shared/platform/db/client";
-import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./local/embedded-db";
+import { configuredDatabaseUrl, DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./local/embedded-db";
 import { applyMigrations } from "./local/migrations";
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
@@ -21,7 +21,7 @@ function listening(port: number): Promise<boolean> {
 }
 
 let embedded: EmbeddedDatabase | null = null;
-if (!process.env.DATABASE_URL) {
+if (!configuredDatabaseUrl()) {
   const port = Number(process.env.PGPORT_EMBEDDED ?? DEFAULT_EMBEDDED_PORT);
   if (!(await listening(port))) embedded = await startEmbeddedDatabase({ dataDir: process.env.PGLITE_DATA_DIR, port });
 }

@@ -1,5 +1,5 @@
 import { connect, type Sql } from "../../shared/platform/db/client";
-import { DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv } from "../local/embedded-db";
+import { configuredDatabaseUrl, DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv } from "../local/embedded-db";
 import { parsePostgresUrl } from "../local/postgres-url";
 
 export type Flags = Record<string, string | boolean>;
@@ -46,10 +46,11 @@ export function choiceFlag<T extends string>(flags: Flags, name: string, choices
  * // "cannot reach the database at 127.0.0.1:6000: with DATABASE_URL unset …"
  */
 export function unreachableMessage(env: Record<string, string | undefined>): string {
-  if (env.DATABASE_URL) {
+  const configuredUrl = configuredDatabaseUrl(env);
+  if (configuredUrl) {
     let where = "the host DATABASE_URL names";
     try {
-      const target = parsePostgresUrl(env.DATABASE_URL);
+      const target = parsePostgresUrl(configuredUrl);
       where = `${target.host}:${target.port}`;
     } catch {}
     return `cannot reach the database at ${where}, from DATABASE_URL: start that database, or set DATABASE_URL to one that runs`;

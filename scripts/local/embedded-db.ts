@@ -89,7 +89,15 @@ function holdExtendedQueryCycles(db: PGlite): PGlite {
   });
 }
 
+/**
+ * DATABASE_URL when it names a database; an empty one counts as unset (`DATABASE_URL= npm start`
+ * means the embedded default, never postgres.js's own defaults).
+ */
+export function configuredDatabaseUrl(env: Record<string, string | undefined> = process.env): string | undefined {
+  return env.DATABASE_URL || undefined;
+}
+
 /** The URL the CLI and other processes use: DATABASE_URL, else the running embedded database. */
-export function databaseUrlFromEnv(): string {
-  return process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:${process.env.PGPORT_EMBEDDED ?? DEFAULT_EMBEDDED_PORT}/postgres`;
+export function databaseUrlFromEnv(env: Record<string, string | undefined> = process.env): string {
+  return configuredDatabaseUrl(env) ?? `postgres://postgres@127.0.0.1:${env.PGPORT_EMBEDDED ?? DEFAULT_EMBEDDED_PORT}/postgres`;
 }

@@ -5,7 +5,7 @@ import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
 import { cronsOf, type FunctionName, functionNames } from "../../shared/platform/registry";
 import { buildAll } from "./build";
-import { keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
+import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
 import { startPooler } from "./pooler";
@@ -70,13 +70,14 @@ export async function startServer({
   functions,
   cronTail,
 }: ServerOptions = {}): Promise<RunningServer> {
-  const embedded = env.DATABASE_URL
+  const configuredUrl = configuredDatabaseUrl(env);
+  const embedded = configuredUrl
     ? null
     : await startEmbeddedDatabase({
         dataDir: env.PGLITE_DATA_DIR,
         port: env.PGPORT_EMBEDDED ? Number(env.PGPORT_EMBEDDED) : undefined,
       });
-  const databaseUrl = env.DATABASE_URL ?? embedded!.url;
+  const databaseUrl = configuredUrl ?? embedded!.url;
   const sql = connect(databaseUrl, { pooled: true });
   try {
     const applied = await applyMigrations(sql);
@@ -85,7 +86,7 @@ export async function startServer({
     await sql.end();
   }
   const statistics = embedded ? keepStatisticsFresh(databaseUrl) : null;
-  const pooler = env.DATABASE_URL ? await startPooler(env.DATABASE_URL, env, log) : null;
+  const pooler = configuredUrl ? await startPooler(configuredUrl, env, log) : null;
 
   const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
   const bundles = await buildAll(functions, outDir);

@@ -151,10 +151,14 @@ describe("cli", () => {
       expect(ran.stderr).not.toContain("s3cret-pw");
     });
 
-    it("without DATABASE_URL, names the embedded database's port and PGPORT_EMBEDDED", async () => {
+    // An empty DATABASE_URL is unset too: never postgres.js's defaults (the machine's local database).
+    it.each([
+      ["unset", undefined],
+      ["empty", ""],
+    ])("with DATABASE_URL %s, names the embedded database's port and PGPORT_EMBEDDED", async (_, databaseUrl) => {
       const port = await freePort();
       const ran = await runCli(["merchant", "create", "--name", "Nowhere", "--json"], {
-        DATABASE_URL: undefined,
+        DATABASE_URL: databaseUrl,
         PGPORT_EMBEDDED: String(port),
       });
       expectFailure(ran, `cannot reach the database at 127.0.0.1:${port}: with DATABASE_URL unset`);
