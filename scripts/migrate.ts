@@ -5,7 +5,13 @@
  */
 import { connect as netConnect } from "node:net";
 import { connect } from "../shared/platform/db/client";
-import { configuredDatabaseUrl, DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv, type EmbeddedDatabase, startEmbeddedDatabase } from "./local/embedded-db";
+import {
+  configuredDatabaseUrl,
+  DEFAULT_EMBEDDED_PORT,
+  databaseUrlFromEnv,
+  type EmbeddedDatabase,
+  startEmbeddedDatabase,
+} from "./local/embedded-db";
 import { applyMigrations } from "./local/migrations";
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
