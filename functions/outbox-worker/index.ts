@@ -1,14 +1,18 @@
 /**
- * The outbox worker (cron, every minute): each tick runs one pass of shared/webhooks/run.ts at the
- * tick's scheduled time: fan new outbox events out into deliveries, claim the due ones, send them
- * signed, record the results (docs/webhooks.md). It serves no HTTP: every request answers
+ * The outbox worker (cron, every minute): each tick first stores the expiry of hosted sessions that
+ * expired unfinished, writing their session.expired events (shared/sessions/expire.ts), then runs
+ * one pass of shared/webhooks/run.ts at the tick's scheduled time: fan new outbox events out into
+ * deliveries, claim the due ones, send them signed, record the results (docs/webhooks.md). It serves no HTTP: every request answers
  * 404 FUNCTION_NOT_FOUND. Tests drive its ticks through Miniflare's scheduled-event API at a time
  * they choose (tests/harness/own-service.ts).
  */
 import { cronWorker } from "../../shared/platform/cron";
+import { expireSessions } from "../../shared/sessions/expire";
 import { passClock, passOptions, runOutbox } from "../../shared/webhooks/run";
 
 export default cronWorker("outbox-worker", async (sql, config, at) => {
+  const sessionsExpired = await expireSessions(sql, at);
   const summary = await runOutbox(sql, passOptions(config, passClock(at)));
-  return summary.claimed || summary.fanned_out_events || summary.errors.length ? { ...summary } : null;
+  const busy = sessionsExpired || summary.claimed || summary.fanned_out_events || summary.errors.length;
+  return busy ? { sessions_expired: sessionsExpired, ...summary } : null;
 });

@@ -12,6 +12,12 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/** `bytes` random bytes as unpadded base64url (RFC 4648 section 5): 32 bytes are 43 characters. */
+export function randomBase64Url(bytes: number): string {
+  const binary = String.fromCharCode(...crypto.getRandomValues(new Uint8Array(bytes)));
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 /** Random bytes as lowercase hex. */
 export function randomHex(bytes: number): string {
   return toHex(crypto.getRandomValues(new Uint8Array(bytes)));

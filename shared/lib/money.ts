@@ -159,10 +159,15 @@ const currencies: ReadonlySet<string> = new Set([
   "ZWG",
 ]);
 
+/** True for an active ISO 4217 currency code, e.g. USD, BRL, EUR. */
+export function isCurrency(code: unknown): code is string {
+  return typeof code === "string" && currencies.has(code);
+}
+
 /** An ISO 4217 currency code, e.g. USD, BRL, EUR. */
 export const currencySchema = v.pipe(
   v.string(),
-  v.check((code) => currencies.has(code), "an active ISO 4217 currency code"),
+  v.check((code) => isCurrency(code), "an active ISO 4217 currency code"),
 );
 
 /**

@@ -126,7 +126,9 @@ async function claimNonce(sql: Queryable, tenant: Tenant, replay: ReplayClaim, n
  *
  * @example app.post("/", serviceRoleOr(secretKeyOrUserAuth()), handler)
  */
-export function serviceRoleOr(fallback: MiddlewareHandler<AppEnv & Authenticated>): MiddlewareHandler<AppEnv> {
+export function serviceRoleOr(
+  fallback: MiddlewareHandler<AppEnv & Authenticated> | MiddlewareHandler<AppEnv & KeyAuthenticated>,
+): MiddlewareHandler<AppEnv> {
   return async function authenticateServiceRole(c, next) {
     const bearer = bearerOf(c.req.header("authorization"));
     const serviceKey = c.var.config.SERVICE_ROLE_KEY;

@@ -30,5 +30,15 @@ export interface ServicePrincipal {
   kind: "service";
 }
 
+/**
+ * A person on the service's hosted screen, acting inside one merchant's hosted session: the acts
+ * are that merchant's, in the session's environment, and name the person by the merchant's
+ * pseudonym as a merchant key does.
+ */
+export interface HostedSessionPrincipal extends Tenant {
+  kind: "hosted_session";
+  sessionId: string;
+}
+
 /** Who is calling on a merchant's behalf. Both kinds are scoped to one merchant and one environment. */
 export type Principal = MerchantKeyPrincipal | UserPrincipal;

@@ -7,6 +7,10 @@
 const functionRegistry = {
   "alias-availability": {},
   "face-identify": {},
+  "hosted-capture": {},
+  "hosted-session-consume": {},
+  "hosted-session-create": {},
+  "hosted-session-get": {},
   "mandate-check": {},
   "mandate-consume": {},
   "mandate-get": {},

@@ -102,12 +102,14 @@ const fontFamily = v.pipe(
     "must be a font family list of letters, digits, spaces, commas, quotes, dots, hyphens and underscores (at most 200)",
   ),
 );
+/** A brand name as screens show it: 1 to 80 characters, without control characters or surrounding spaces. */
+export function isBrandName(value: unknown): value is string {
+  return typeof value === "string" && [...value].length >= 1 && [...value].length <= 80 && value === value.trim() && !CONTROL.test(value);
+}
+
 const brandName = v.pipe(
   v.string("must be a string"),
-  v.check(
-    (s) => [...s].length >= 1 && [...s].length <= 80 && s === s.trim() && !CONTROL.test(s),
-    "must be 1 to 80 characters, without control characters or surrounding spaces",
-  ),
+  v.check((name) => isBrandName(name), "must be 1 to 80 characters, without control characters or surrounding spaces"),
 );
 
 const tokenSchemas = {

@@ -9,6 +9,9 @@ export type TransactionAction = (typeof transactionActions)[number];
 /** Acts that bind the person legally or move money need a valid identity document on record (rule 3). */
 export const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION_PAYMENT", "ACTION_SIGN"]);
 
+/** A `service_hash`: 8 to 128 of A-Z a-z 0-9 : . _ - (also the form of a hosted session's external_txn_ref). */
+export const SERVICE_HASH = /^[A-Za-z0-9:._-]{8,128}$/;
+
 /**
  * The body of process-biovital-transaction (spec 4.4). Money is an integer in the minor unit or
  * `400 AMOUNT_INVALID` (rule 2, also when a payment carries no amount); amount and currency come
@@ -17,7 +20,7 @@ export const DOCUMENT_ACTIONS: ReadonlySet<TransactionAction> = new Set(["ACTION
 export const transactionSchema = v.pipe(
   v.strictObject({
     action: v.picklist(transactionActions),
-    service_hash: v.pipe(v.string(), v.regex(/^[A-Za-z0-9:._-]{8,128}$/, "8 to 128 of A-Z a-z 0-9 : . _ -")),
+    service_hash: v.pipe(v.string(), v.regex(SERVICE_HASH, "8 to 128 of A-Z a-z 0-9 : . _ -")),
     user_id: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
     capture_nonce: v.optional(v.pipe(v.string(), v.minLength(8), v.maxLength(128))),
     face_template: v.optional(v.unknown()),

@@ -11,7 +11,7 @@ import type { KeySet } from "../lib/signing";
 import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
-import type { Principal } from "../platform/principal";
+import type { HostedSessionPrincipal, Principal } from "../platform/principal";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
 import { documentRequired } from "./record";
@@ -22,11 +22,12 @@ const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
 /**
  * The identity named by `user_id`, as this principal may name it: a first-party session names
  * only its own identity (another is `403 UNAUTHORIZED_DEVICE`; a revoked session `403
- * ACCESS_REVOKED`); a merchant names a person by the subject_ref it was given. An unknown person
+ * ACCESS_REVOKED`); a merchant (by its key, or in its hosted session) names a person by the
+ * subject_ref it was given. An unknown person
  * is `403 IDENTITY_MISMATCH`, and so is a person who never consented with this merchant (its
  * pseudonym resolves to nothing); an erased identity or withdrawn consent `403 ACCESS_REVOKED`.
  */
-async function resolveIdentity(deps: Deps, principal: Principal, userId: string): Promise<ResolvedIdentity> {
+async function resolveIdentity(deps: Deps, principal: Principal | HostedSessionPrincipal, userId: string): Promise<ResolvedIdentity> {
   if (principal.kind === "user" && userId !== principal.identityId) throw new ApiError("UNAUTHORIZED_DEVICE");
   const identity = await rpc(deps.sql, "identity_resolve", {
     merchant_id: principal.merchantId,
@@ -60,7 +61,7 @@ function sandboxOnlyDocument(action: TransactionBody["action"]): ApiError {
 export async function transact(
   deps: Deps,
   keys: { signing: KeySet; templates: () => Promise<Templates> },
-  principal: Principal,
+  principal: Principal | HostedSessionPrincipal,
   body: TransactionBody,
   options: { scenario: ForcedScenario | null; idempotencyKey: string | undefined },
 ) {

@@ -30,12 +30,12 @@ export const eventCatalogue = {
     data: ["mandate_id", "granted_to", "revoked_at", "reason", "revoked_by"],
   },
   "session.completed": {
-    firesWhen: "A hosted session ended with an outcome (arrives with hosted sessions).",
-    data: ["id", "metadata"],
+    firesWhen: "A hosted session ended with an outcome: completed, failed (the capture was refused) or cancelled by the person.",
+    data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
   },
   "session.expired": {
-    firesWhen: "A hosted session was not finished within 30 minutes (arrives with hosted sessions).",
-    data: ["id", "metadata"],
+    firesWhen: "A hosted session was not finished within its ttl_seconds; written by the outbox worker's first tick after expires_at.",
+    data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
   },
 } as const satisfies Record<string, EventDefinition>;
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { baselineFromResult, evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
+import { baselineFromResult, evaluatePresence, type PresenceBaseline, type PresenceDescriptor } from "../../shared/engine";
 import { faceEmbeddingOfPerson } from "../../shared/simulator/simulate";
 import { capture } from "./captures";
 import { call, replayHeaders } from "./http";
@@ -60,27 +60,43 @@ export function documentOf(faceEmbedding: number[], expiresOn = "2031-01-31") {
 
 export { faceEmbeddingOfPerson };
 
+type CaptureOptions = { attack?: "photo" | "replay" | "lipsync" | "screen"; at?: Date; state?: "calm" | "coerced"; nonce?: string };
+
+/**
+ * Someone nobody enrolled yet (a random face, or `face`), and a factory of live captures of them:
+ * the first capture is the one they enrol with, and later ones keep to the baseline it leaves (a
+ * calm capture shows no coercion).
+ */
+export function newStranger(face: number[] = randomFace()) {
+  let baseline: PresenceBaseline | null = null;
+  return {
+    face,
+    /** A fresh live capture of this person (bound to `nonce` when given). */
+    capture(options: CaptureOptions = {}) {
+      const fresh = capture(1, { ...options, baseline });
+      baseline ??= baselineFromResult(evaluatePresence(fresh.descriptor));
+      return { descriptor: withFace(fresh.descriptor, face), nonce: fresh.nonce };
+    },
+  };
+}
+
 /**
  * Enrols a person who is nobody else's (a random face, or `face`: the same face enrolled again, in
  * another environment for instance), and returns a capture factory for them.
  */
 export async function enrolStranger(publishableKey: string, face: number[] = randomFace()) {
-  const { descriptor, nonce } = capture(1);
-  const baseline = baselineFromResult(evaluatePresence(descriptor));
+  const person = newStranger(face);
+  const { descriptor, nonce } = person.capture();
   const res = await call("process-biovital-enrollment", {
     key: publishableKey,
-    body: { capture_nonce: nonce, face_template: withFace(descriptor, face), consent: CONSENT },
+    body: { capture_nonce: nonce, face_template: descriptor, consent: CONSENT },
   });
   expect(res.status, res.text).toBe(200);
   return {
     subject_ref: res.body.subject_ref as string,
     session_token: res.headers.get("x-session-token") as string,
-    face,
-    /** A fresh live capture of this person at `at`. */
-    capture(options: { attack?: "photo" | "replay" | "lipsync" | "screen"; at?: Date; state?: "calm" | "coerced" } = {}) {
-      const fresh = capture(1, { ...options, baseline });
-      return { descriptor: withFace(fresh.descriptor, face), nonce: fresh.nonce };
-    },
+    face: person.face,
+    capture: person.capture,
   };
 }
 

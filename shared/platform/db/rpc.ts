@@ -114,6 +114,41 @@ type DeliveryOutcome =
   | { outcome: "retry"; status: number | null; error: string | null; attempted_at: Iso; next_attempt_at: Iso }
   | { outcome: "released" };
 
+/** A hosted session's stored state; reads report `expired` as soon as `expires_at` passes. */
+type HostedSessionState = "open" | "opened" | "completed" | "failed" | "cancelled" | "expired";
+
+/** A hosted session as every session RPC shows it (function API 2.7 without the token, plus state and outcome). */
+export interface HostedSessionView {
+  session_id: string;
+  merchant_id: Uuid;
+  action: string;
+  external_txn_ref: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  brand: string | null;
+  metadata: Record<string, string>;
+  ttl_seconds: number;
+  expires_at: Iso;
+  single_use: true;
+  state: HostedSessionState;
+  created_at: Iso;
+  opened_at: Iso | null;
+  ended_at: Iso | null;
+  result: Record<string, unknown> | null;
+}
+
+/** What a completion needs of the session it started. */
+export interface SessionToComplete {
+  session_id: Uuid;
+  merchant_id: Uuid;
+  environment: Environment;
+  action: string;
+  external_txn_ref: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  capture_nonce: string;
+}
+
 /** The capture row the transaction sink writes (refusals too, for audit). */
 export interface CaptureRow {
   id: Uuid;
@@ -238,6 +273,44 @@ interface RpcCatalogue {
     },
     TemplateMatch[],
   ];
+  hosted_session_create: [
+    {
+      id: Uuid;
+      merchant_id: Uuid;
+      environment: Environment;
+      token_hash: string;
+      action: string;
+      external_txn_ref?: string;
+      amount_cents?: number;
+      currency?: string;
+      brand?: string;
+      metadata: Record<string, string>;
+      ttl_seconds: number;
+      now: Iso;
+    },
+    HostedSessionView,
+  ];
+  hosted_session_consume: [
+    {
+      token_hash: string;
+      now: Iso;
+      opened_by: "service" | "merchant";
+      merchant_id?: Uuid;
+      environment?: Environment;
+      capture_nonce: string;
+      screen_token_hash: string;
+    },
+    { session: HostedSessionView; environment: Environment; merchant_name: string },
+  ];
+  hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
+  hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];
+  hosted_session_complete_release: [{ session_id: Uuid }, unknown];
+  hosted_session_complete_finish: [
+    { session_id: Uuid; now: Iso; state: "completed" | "failed"; result: Record<string, unknown> },
+    HostedSessionView,
+  ];
+  hosted_session_cancel: [{ screen_token_hash: string; now: Iso; reason: string }, HostedSessionView];
+  hosted_sessions_expire: [{ now: Iso; limit?: number }, { expired: number }];
   idempotency_begin: [TenantKey & { request_hash: string; now: Iso; lease_seconds: number; retention_seconds: number }, IdempotencyBegin];
   idempotency_finish: [TenantKey & { status: number; body: unknown }, unknown];
   identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];

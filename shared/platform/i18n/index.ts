@@ -2,7 +2,7 @@ import { en } from "./en";
 import { es } from "./es";
 import { ptBR } from "./pt-br";
 
-const locales = ["en", "pt-BR", "es"] as const;
+export const locales = ["en", "pt-BR", "es"] as const;
 export type Locale = (typeof locales)[number];
 export type MessageKey = keyof typeof en;
 

@@ -1,0 +1,18 @@
+/**
+ * POST /functions/v1/hosted-session-create (spec 2.7, 4.12): opens a hosted session and answers
+ * its single-use token, once (shared/sessions/create.ts). Secret key only: a publishable key is
+ * `401 AUTH_REQUIRED`.
+ */
+import { createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { input } from "../../shared/platform/input";
+import { createSession, createSessionSchema } from "../../shared/sessions/create";
+
+const app = createFunctionApp("hosted-session-create");
+
+app.post("/", apiKeyAuth("secret"), input("json", createSessionSchema), async (c) => {
+  c.header("cache-control", "no-store");
+  return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input), 201);
+});
+
+export default app;

@@ -1,0 +1,18 @@
+/**
+ * GET /functions/v1/hosted-session-get?session_id=hs_… : the merchant's read of one hosted
+ * session, its effective state and outcome (shared/sessions/read.ts). Secret key; unknown and
+ * another tenant's sessions answer the same 404.
+ */
+import { createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth } from "../../shared/platform/auth";
+import { input } from "../../shared/platform/input";
+import { getSession, getSessionSchema } from "../../shared/sessions/read";
+
+const app = createFunctionApp("hosted-session-get");
+
+app.get("/", apiKeyAuth("secret"), input("query", getSessionSchema), async (c) => {
+  c.header("cache-control", "no-store");
+  return c.json(await getSession(depsOf(c.var), c.var.principal, c.var.input.session_id));
+});
+
+export default app;

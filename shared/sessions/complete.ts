@@ -1,0 +1,182 @@
+/**
+ * The hosted screen's end of a session: complete (the person's capture, judged by the same
+ * operations as process-biovital-enrollment, face-identify and process-biovital-transaction, for
+ * the action the session asks) and cancel. Both present the screen credential the exchange issued.
+ *
+ * A completion first marks the session (one act per session, no cancel meanwhile), then acts, then
+ * records the outcome with its `session.completed` event. A judged refusal is an outcome (`failed`);
+ * an error that judged nothing (bad input, a conflict, a 5xx) gives the session back, still opened.
+ */
+import * as v from "valibot";
+import { documentAttestationSchema } from "../identity/documents";
+import { enrollmentSchema, enrolPerson } from "../identity/enrollment";
+import { identifyFace } from "../identity/identify";
+import { type ForcedScenario, forcedScenario } from "../identity/scenario";
+import type { Templates } from "../identity/template-store";
+import { sha256Hex } from "../lib/crypto";
+import type { KeySet } from "../lib/signing";
+import { rpc, type SessionToComplete } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { HostedSessionPrincipal } from "../platform/principal";
+import { jsonObject, parseWith, requiredAs } from "../platform/validation";
+import type { TransactionAction } from "../transactions/input";
+import { transact } from "../transactions/transact";
+import type { SessionAction } from "./create";
+import { cancelReasons, refusalOf, type SessionResult, screenOutcome } from "./outcomes";
+
+/**
+ * The consent the hosted screen shows before an enrolment (its text is the screen's, in each
+ * locale, under this version). The completion must carry it back, accepted, exactly as offered.
+ */
+export const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 } as const;
+
+/** The sink's act for each action that identifies the person first (spec 4.4). */
+const sinkActs = {
+  login: "ACTION_LOGIN",
+  authorize: "ACTION_PAYMENT",
+  sign: "ACTION_SIGN",
+} as const satisfies Record<Exclude<SessionAction, "enroll">, TransactionAction>;
+
+/** The capture of login, authorize and sign: as face-identify and the sink take it, with the sink's optional document. */
+const captureSchema = v.pipe(
+  jsonObject,
+  v.strictObject({
+    capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
+    face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown()),
+    document: v.optional(documentAttestationSchema),
+  }),
+);
+
+/** What the acts need besides the request: the templates and the keys for pseudonyms, sessions and receipts. */
+export interface CompletionKeys {
+  templates: Templates;
+  subjectRefSecret: string;
+  signing: () => Promise<KeySet>;
+}
+
+/** `400 INVALID_INPUT` unless the capture answers the nonce issued for this session. */
+function requireIssuedNonce(captureNonce: string, session: SessionToComplete): void {
+  if (captureNonce !== session.capture_nonce) {
+    throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce"] }, "capture_nonce must be the nonce issued for this session.");
+  }
+}
+
+/** Enrolment, with the hosted consent accepted as offered (`403 CONSENT_REQUIRED` otherwise). */
+async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
+  const input = parseWith(enrollmentSchema, body);
+  const { consent } = input;
+  if (consent.accepted !== true || consent.version !== HOSTED_CONSENT.version || consent.retention_days !== HOSTED_CONSENT.retention_days) {
+    throw new ApiError("CONSENT_REQUIRED", { consent: HOSTED_CONSENT });
+  }
+  requireIssuedNonce(input.capture_nonce, session);
+  const tenant = { merchantId: session.merchant_id, environment: session.environment };
+  const enrolled = await enrolPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined });
+  return { approved: true, reason: null, subject_ref: enrolled.subject_ref, consent: enrolled.consent };
+}
+
+/**
+ * Who is this (face-identify, among the persons who consented with the merchant), then the act
+ * for them through the sink with the same capture: one identification then one act, as the
+ * capture rules allow. A face the merchant does not know is refused as `not_recognised`.
+ */
+async function identifyAndAct(
+  deps: Deps,
+  keys: CompletionKeys,
+  session: SessionToComplete,
+  action: keyof typeof sinkActs,
+  body: unknown,
+  scenario: ForcedScenario | null,
+): Promise<SessionResult> {
+  const input = parseWith(captureSchema, body);
+  requireIssuedNonce(input.capture_nonce, session);
+  const principal: HostedSessionPrincipal = {
+    kind: "hosted_session",
+    sessionId: session.session_id,
+    merchantId: session.merchant_id,
+    environment: session.environment,
+  };
+  const capture = { face_template: input.face_template, capture_nonce: input.capture_nonce };
+  const identified = await identifyFace(deps, keys, principal, capture, scenario);
+  if (!identified.matched || !identified.subject_ref) return { approved: false, reason: "not_recognised", subject_ref: null };
+  const subjectRef = identified.subject_ref;
+  const act = {
+    ...capture,
+    action: sinkActs[action],
+    service_hash: session.external_txn_ref ?? `hosted_session:${session.session_id.replace(/-/g, "")}`,
+    user_id: subjectRef,
+    amount: session.amount_cents ?? undefined,
+    currency: session.currency ?? undefined,
+    document: input.document,
+  };
+  try {
+    const approval = await transact(deps, { signing: await keys.signing(), templates: async () => keys.templates }, principal, act, {
+      scenario,
+      idempotencyKey: undefined,
+    });
+    return {
+      approved: true,
+      reason: null,
+      subject_ref: subjectRef,
+      transaction_id: approval.transaction_id,
+      assurance_level: approval.assurance_level,
+      receipt_id: approval.receipt_id,
+      receipt_code: approval.receipt_code,
+      immutability_seal: approval.immutability_seal,
+    };
+  } catch (error) {
+    const refusal = refusalOf(error);
+    if (refusal) return { ...refusal, subject_ref: subjectRef };
+    throw error;
+  }
+}
+
+/**
+ * Completes the session the screen credential names with the person's capture (the body of
+ * process-biovital-enrollment for `enroll`, `{capture_nonce, face_template, document?}` otherwise).
+ * Answers the outcome as the screen shows it (outcomes.ts#screenOutcome).
+ */
+export async function completeSession(deps: Deps, keys: CompletionKeys, screenToken: string, body: unknown, scenarioHeader?: string) {
+  const session = await rpc(deps.sql, "hosted_session_complete_begin", {
+    screen_token_hash: await sha256Hex(screenToken),
+    now: deps.now.toISOString(),
+  });
+  let result: SessionResult;
+  try {
+    const scenario = forcedScenario(scenarioHeader, session.environment);
+    const action = session.action as SessionAction;
+    result =
+      action === "enroll"
+        ? await enrol(deps, keys, session, body, scenario)
+        : await identifyAndAct(deps, keys, session, action, body, scenario);
+  } catch (error) {
+    const refusal = refusalOf(error);
+    if (!refusal) {
+      await rpc(deps.sql, "hosted_session_complete_release", { session_id: session.session_id }).catch((release) =>
+        console.error(JSON.stringify({ error: `hosted session release failed: ${String(release)}` })),
+      );
+      throw error;
+    }
+    result = refusal;
+  }
+  const ended = await rpc(deps.sql, "hosted_session_complete_finish", {
+    session_id: session.session_id,
+    now: deps.now.toISOString(),
+    state: result.approved ? "completed" : "failed",
+    result,
+  });
+  return screenOutcome(ended, deps.locale);
+}
+
+/** `{reason?}`: why the person ended the screen without a capture (default `person_cancelled`). */
+export const cancelSchema = v.pipe(jsonObject, v.strictObject({ reason: v.optional(v.picklist(cancelReasons), "person_cancelled") }));
+
+/** Cancels the session the screen credential names; it ends with `session.completed` (state `cancelled`). */
+export async function cancelSession(deps: Deps, screenToken: string, body: v.InferOutput<typeof cancelSchema>) {
+  const ended = await rpc(deps.sql, "hosted_session_cancel", {
+    screen_token_hash: await sha256Hex(screenToken),
+    now: deps.now.toISOString(),
+    reason: body.reason,
+  });
+  return screenOutcome(ended, deps.locale);
+}

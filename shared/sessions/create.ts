@@ -1,0 +1,112 @@
+/**
+ * hosted-session-create (function API 2.7, 4.12): a merchant's server opens a hosted session for
+ * one person and gets its single-use token, once. The session, not a URL, carries what the screen
+ * asks (the action), the reference and the amount.
+ */
+import * as v from "valibot";
+import { sha256Hex } from "../lib/crypto";
+import { isCurrency, isMinorUnitAmount } from "../lib/money";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { coded, jsonObject, money, requiredAs } from "../platform/validation";
+import { isBrandName } from "../themes/theme";
+import { SERVICE_HASH } from "../transactions/input";
+import { newSessionToken } from "./tokens";
+
+/**
+ * What a session asks of the person (docs/decisions.md, "Hosted sessions"): `enroll` (consent,
+ * then enrolment), `login` (identify the person, then the sink's ACTION_LOGIN), `authorize` (a
+ * payment: identify, then ACTION_PAYMENT for amount_cents in currency) and `sign` (identify, then
+ * ACTION_SIGN).
+ */
+export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
+export type SessionAction = (typeof sessionActions)[number];
+
+export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+
+/** An object whose values are all strings (the merchant's own strings, returned unchanged). */
+function isStringRecord(value: unknown): value is Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([key, item]) => key.length > 0 && typeof item === "string");
+}
+
+function withinMetadataLimits(metadata: Record<string, string>): boolean {
+  const entries = Object.entries(metadata);
+  return (
+    entries.length <= METADATA_LIMITS.keys &&
+    entries.every(([key, item]) => [...key].length <= METADATA_LIMITS.keyLength && [...item].length <= METADATA_LIMITS.valueLength)
+  );
+}
+
+const ttlCode = coded("INVALID_TTL");
+
+/**
+ * The body (spec 4.12). Each field answers its own code; null is absent. `amount_cents` and
+ * `currency` belong to `authorize` (elsewhere `INVALID_AMOUNT_CENTS` / `INVALID_CURRENCY`), which
+ * needs them and `external_txn_ref` (`AMOUNT_AND_REF_REQUIRED`). `merchant_id`, when sent, must be
+ * the key's merchant (`403 MERCHANT_MISMATCH`). An unknown field is `400 INVALID_INPUT`.
+ */
+export const createSessionSchema = v.pipe(
+  jsonObject,
+  v.strictObject({
+    merchant_id: v.nullish(v.string()),
+    action: requiredAs("INVALID_ACTION", v.picklist(sessionActions, coded("INVALID_ACTION"))),
+    external_txn_ref: v.nullish(
+      v.pipe(v.string(coded("INVALID_EXTERNAL_TXN_REF")), v.regex(SERVICE_HASH, coded("INVALID_EXTERNAL_TXN_REF"))),
+    ),
+    amount_cents: v.nullish(money(v.custom<number>(isMinorUnitAmount, coded("INVALID_AMOUNT_CENTS")))),
+    currency: v.nullish(v.custom<string>(isCurrency, coded("INVALID_CURRENCY"))),
+    brand: v.nullish(v.custom<string>(isBrandName, coded("INVALID_BRAND"))),
+    ttl_seconds: v.nullish(
+      v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
+      TTL_SECONDS.default,
+    ),
+    metadata: v.nullish(
+      v.pipe(
+        v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
+        v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
+      ),
+      {},
+    ),
+  }),
+  v.check(
+    (body) => body.action !== "authorize" || (body.amount_cents != null && body.currency != null && body.external_txn_ref != null),
+    coded("AMOUNT_AND_REF_REQUIRED"),
+  ),
+  v.check((body) => body.action === "authorize" || body.amount_cents == null, coded("INVALID_AMOUNT_CENTS")),
+  v.check((body) => body.action === "authorize" || body.currency == null, coded("INVALID_CURRENCY")),
+);
+
+/**
+ * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
+ * only time it is shown. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ */
+export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>) {
+  if (body.merchant_id != null && body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) {
+    throw new ApiError("MERCHANT_MISMATCH");
+  }
+  const sessionToken = newSessionToken();
+  const params = {
+    id: crypto.randomUUID(),
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    token_hash: await sha256Hex(sessionToken),
+    action: body.action,
+    external_txn_ref: body.external_txn_ref ?? undefined,
+    amount_cents: body.amount_cents ?? undefined,
+    currency: body.currency ?? undefined,
+    brand: body.brand ?? undefined,
+    metadata: body.metadata,
+    ttl_seconds: body.ttl_seconds,
+    now: deps.now.toISOString(),
+  };
+  try {
+    return { session_token: sessionToken, ...(await rpc(deps.sql, "hosted_session_create", params)) };
+  } catch (error) {
+    console.error(JSON.stringify({ error: `hosted session write failed: ${String(error)}` }));
+    throw new ApiError("SESSION_WRITE_FAILED");
+  }
+}

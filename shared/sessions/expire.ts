@@ -1,0 +1,11 @@
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
+
+/**
+ * The outbox worker's share of hosted sessions: at each tick, sessions that expired unfinished are
+ * stored as expired and get their `session.expired` event, which the same tick then delivers.
+ * Reads never wait for this: they derive the expiry from `expires_at`. Answers how many expired.
+ */
+export async function expireSessions(sql: Sql, at: Date): Promise<number> {
+  return (await rpc(sql, "hosted_sessions_expire", { now: at.toISOString() })).expired;
+}

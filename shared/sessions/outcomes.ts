@@ -1,0 +1,102 @@
+/**
+ * What a hosted session came to, as stored (`result`) and as the screen shows it. An outcome is
+ * either the act's approval or a refusal with a stable machine `reason`; the screen also gets the
+ * reason in the person's words (`user_message`, en / pt-BR / es).
+ */
+import type { HostedSessionView } from "../platform/db/rpc";
+import { ApiError, type ErrorCode } from "../platform/errors";
+import { type Locale, type MessageKey, translate } from "../platform/i18n";
+import type { SessionAction } from "./create";
+
+/** The stored outcome of a session that ended (`result`). */
+export interface SessionResult {
+  approved: boolean;
+  /** Null on approval; otherwise the stable reason (the engine's, the act's, or the screen's cancel). */
+  reason: string | null;
+  /** On a refused capture: the error the same act answers with on its own endpoint. */
+  code?: ErrorCode;
+  /** The merchant's pseudonym for the person, once identified or enrolled. */
+  subject_ref?: string | null;
+  [field: string]: unknown;
+}
+
+/** Why the person ended the screen without a capture (hosted-capture/cancel). */
+export const cancelReasons = ["person_cancelled", "camera_unavailable", "permission_denied"] as const;
+
+/**
+ * The errors that are a judged capture's refusal, each with its reason when the error names none:
+ * they end the session as `failed`. Every other error (bad input, a conflict, a 5xx) is an error of
+ * the request, and the session stays opened.
+ */
+const refusalReasons: Partial<Record<ErrorCode, string>> = {
+  BIOMETRIC_LIVENESS_FAILED: "liveness_failed",
+  LIVE_CAPTURE_REQUIRED: "liveness_failed",
+  COERCION_DETECTED: "coercion_detected",
+  DOCUMENT_REQUIRED: "document_required",
+  IDENTITY_MISMATCH: "identity_mismatch",
+  FACE_MATCH_BELOW_THRESHOLD: "face_match_below_threshold",
+  ACCESS_REVOKED: "access_revoked",
+  IDENTITY_UNREACHABLE: "identity_unreachable",
+};
+
+/** The refusal an error of the act stands for, or null when it is no refusal. */
+export function refusalOf(error: unknown): SessionResult | null {
+  if (!(error instanceof ApiError)) return null;
+  const fallback = refusalReasons[error.code];
+  if (!fallback) return null;
+  const named = error.extra.reason;
+  return { approved: false, reason: typeof named === "string" ? named : fallback, code: error.code };
+}
+
+/** The words for each reason; reasons of one meaning share them, and any other liveness reason reads as `liveness`. */
+const reasonMessages: Record<string, MessageKey> = {
+  low_quality: "session.refused.low_quality",
+  no_speech: "session.refused.no_speech",
+  no_pulse: "session.refused.no_pulse",
+  av_desync: "session.refused.av_desync",
+  capture_stale: "session.refused.capture_stale",
+  coercion_detected: "session.refused.coercion_detected",
+  not_recognised: "session.refused.not_recognised",
+  document_required: "session.refused.document_required",
+  document_unverifiable: "session.refused.document_required",
+  identity_mismatch: "session.refused.face_mismatch",
+  face_match_below_threshold: "session.refused.face_mismatch",
+  subject_mismatch: "session.refused.face_mismatch",
+  unknown_user: "session.refused.face_mismatch",
+  access_revoked: "session.refused.access_revoked",
+  consent_revoked: "session.refused.access_revoked",
+  identity_erased: "session.refused.access_revoked",
+  template_revoked: "session.refused.access_revoked",
+  session_revoked: "session.refused.access_revoked",
+  identity_unreachable: "session.refused.identity_unreachable",
+  duplicate_enroll: "session.refused.identity_unreachable",
+  person_cancelled: "session.cancelled.person_cancelled",
+  camera_unavailable: "session.cancelled.camera_unavailable",
+  permission_denied: "session.cancelled.permission_denied",
+};
+
+function userMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
+  if (result.approved) return translate(locale, `session.approved.${action}`);
+  return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
+}
+
+/**
+ * What the screen shows of a session that ended (the answer of complete and cancel): its state and
+ * the outcome in words. The person's pseudonym and the act's ids stay with the merchant; the
+ * receipt code is the person's to keep (receipt-verify).
+ */
+export function screenOutcome(session: HostedSessionView, locale: Locale) {
+  const result = session.result as SessionResult;
+  return {
+    session_id: session.session_id,
+    state: session.state,
+    action: session.action,
+    ended_at: session.ended_at,
+    outcome: {
+      approved: result.approved,
+      reason: result.reason,
+      user_message: userMessage(locale, session.action as SessionAction, result),
+      receipt_code: typeof result.receipt_code === "string" ? result.receipt_code : null,
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The hosted screen's boot: the session token the merchant handed to the browser is exchanged as
+ * the service (hosted-session-consume's operation), and the screen gets what it shows and what it
+ * needs to act: the action and its terms, the merchant's name and capture theme, the nonce of the
+ * one capture, and its credential for complete and cancel.
+ */
+import type { Deps } from "../platform/deps";
+import { locales } from "../platform/i18n";
+import { merchantTheme } from "../themes/merchant-theme";
+import { HOSTED_CONSENT } from "./complete";
+import { consumeSession } from "./consume";
+
+/**
+ * Boots the screen once per session. The merchant's metadata stays with the merchant; the name
+ * shown is the session's `brand`, else the published capture theme's brand name, else the
+ * merchant's name. `locale` is the person's (Accept-Language), `locales` those the service speaks.
+ */
+export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string) {
+  const exchanged = await consumeSession(deps, { kind: "service" }, sessionToken);
+  const { session, environment } = exchanged;
+  const tenant = { merchantId: session.merchant_id, environment };
+  const theme = await merchantTheme(deps, tenant, { merchant_id: session.merchant_id, surface: "capture" }, themeAssetsBaseUrl);
+  return {
+    session_id: session.session_id,
+    merchant_id: session.merchant_id,
+    environment,
+    action: session.action,
+    external_txn_ref: session.external_txn_ref,
+    amount_cents: session.amount_cents,
+    currency: session.currency,
+    display_name: session.brand ?? (theme.customized ? String(theme.theme.brand_name) : exchanged.merchant_name),
+    expires_at: session.expires_at,
+    locale: deps.locale,
+    locales,
+    consent: session.action === "enroll" ? HOSTED_CONSENT : null,
+    capture_nonce: exchanged.capture_nonce,
+    screen_token: exchanged.screen_token,
+    theme,
+  };
+}

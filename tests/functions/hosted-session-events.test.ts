@@ -1,0 +1,213 @@
+/**
+ * Hosted sessions tell the merchant how they ended through the outbox: session.completed (completed,
+ * failed or cancelled) written with the outcome, session.expired written by the outbox worker's
+ * tick for a session that expired unfinished, each delivered signed by a real cron tick (Miniflare's
+ * scheduled-event API). Reads report the expiry before any tick. Also the write failure of
+ * hosted-session-create, made real by a database that refuses the row.
+ *
+ * Isolation: a tick is a global pass over its database (and the expiry pass expires every
+ * session due), so this file runs its own instance on its own database, and every test starts
+ * with no sessions, no events and no deliveries there: counts are exact.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { rawRpc } from "../../shared/platform/db/rpc";
+import { createEndpoint } from "../../shared/webhooks/endpoints";
+import { merchantFactory, testDb } from "../harness/factories";
+import { errorOf } from "../harness/http";
+import { enrolStranger, newStranger } from "../harness/identity";
+import { type OwnService, startOwnService } from "../harness/own-service";
+import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
+import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+
+const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
+
+let own: OwnService;
+beforeAll(async () => {
+  own = await startOwnService("hosted_sessions", FUNCTIONS);
+});
+afterAll(async () => {
+  await own?.stop();
+});
+beforeEach(async () => {
+  await own.emptyOutbox();
+  await own.sql`delete from private.hosted_sessions`;
+});
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
+
+/** A merchant with a webhook endpoint on a fresh loopback receiver. */
+async function merchantWithEndpoint() {
+  const merchant = await merchantFactory();
+  const receiver = await startReceiver();
+  receivers.push(receiver);
+  const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
+    merchantId: merchant.merchant_id,
+    environment: "test",
+    url: receiver.url,
+    allowLoopbackHttp: true,
+    now: new Date(),
+  });
+  return { merchant, receiver, secret: endpoint.secret };
+}
+
+/** The delivered envelopes of one type, by session id. */
+function delivered(receiver: Receiver, type: string) {
+  const envelopes = [...receiver.processed().values()].map((r) => r.envelope).filter((e) => e.type === type);
+  return new Map(envelopes.map((e) => [e.data.id as string, e]));
+}
+
+describe("session.completed", () => {
+  it("is delivered signed for a completed, a failed and a cancelled session, with the state, the outcome and the metadata", async () => {
+    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const person = await enrolStranger(merchant.keys.pk_test);
+
+    const ok = await openSession(merchant.keys.sk_test, { action: "login", metadata: { flow: "ok" } });
+    const okScreen = (await boot(ok.session_token)).body;
+    const okBody = { capture_nonce: okScreen.capture_nonce, face_template: person.capture({ nonce: okScreen.capture_nonce }).descriptor };
+    expect((await screenCall("complete", okScreen.screen_token, okBody)).body.state).toBe("completed");
+
+    const unknown = await openSession(merchant.keys.sk_test, { action: "login", external_txn_ref: "visit-000001" });
+    const unknownScreen = (await boot(unknown.session_token)).body;
+    const stranger = newStranger().capture({ nonce: unknownScreen.capture_nonce }).descriptor;
+    const failed = await screenCall("complete", unknownScreen.screen_token, {
+      capture_nonce: unknownScreen.capture_nonce,
+      face_template: stranger,
+    });
+    expect(failed.body.state).toBe("failed");
+
+    const gone = await openSession(merchant.keys.sk_test, { action: "enroll", metadata: { flow: "gone" } });
+    const goneScreen = (await boot(gone.session_token)).body;
+    expect((await screenCall("cancel", goneScreen.screen_token, { reason: "permission_denied" })).body.state).toBe("cancelled");
+
+    const now = at(new Date(), 1);
+    expect(await own.tick("outbox-worker", now)).toMatchObject({ sessions_expired: 0, fanned_out_events: 3, claimed: 3, succeeded: 3 });
+    await receiver.waitFor(3);
+    for (const request of receiver.received) await expectSignedBy(request, [secret], now);
+    const events = delivered(receiver, "session.completed");
+    expect([...events.keys()].sort()).toEqual([ok.session_id, unknown.session_id, gone.session_id].sort());
+
+    for (const session of [ok, unknown, gone]) {
+      const read = (await readSession(merchant.keys.sk_test, session.session_id)).body;
+      expect(events.get(session.session_id)!.data).toEqual({
+        id: session.session_id,
+        metadata: read.metadata,
+        state: read.state,
+        action: read.action,
+        external_txn_ref: read.external_txn_ref,
+        ended_at: read.ended_at,
+        result: read.result,
+      });
+    }
+    expect(events.get(ok.session_id)!.data).toMatchObject({
+      state: "completed",
+      metadata: { flow: "ok" },
+      result: { subject_ref: person.subject_ref },
+    });
+    expect(events.get(unknown.session_id)!.data).toMatchObject({ state: "failed", result: { approved: false, reason: "not_recognised" } });
+    expect(events.get(gone.session_id)!.data).toMatchObject({
+      state: "cancelled",
+      result: { approved: false, reason: "permission_denied" },
+    });
+  });
+});
+
+describe("session.expired", () => {
+  it("the first tick from expires_at on writes it once for each open or opened session; reads said expired before any tick", async () => {
+    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const t0 = new Date();
+    const open = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60, metadata: { n: "1" } }, t0);
+    const opened = await openSession(merchant.keys.sk_test, { action: "sign", ttl_seconds: 60 }, t0);
+    expect((await boot(opened.session_token, { now: at(t0, 5) })).status).toBe(200);
+    const ended = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);
+    const endedScreen = (await boot(ended.session_token, { now: at(t0, 5) })).body;
+    await screenCall("cancel", endedScreen.screen_token, {}, { now: at(t0, 6) });
+    const longer = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 900 }, t0);
+
+    expect((await readSession(merchant.keys.sk_test, open.session_id, at(t0, 60))).body.state).toBe("expired");
+    expect((await own.tick("outbox-worker", at(t0, 30)))?.sessions_expired).toBe(0); // the cancel's event only
+    await receiver.waitFor(1);
+
+    const expiry = at(t0, 61);
+    expect(await own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
+    await receiver.waitFor(3);
+    for (const request of receiver.received) await expectSignedBy(request, [secret], expiry);
+    const events = delivered(receiver, "session.expired");
+    expect([...events.keys()].sort()).toEqual([open.session_id, opened.session_id].sort());
+    expect(events.get(open.session_id)).toMatchObject({
+      created_at: open.expires_at,
+      data: { id: open.session_id, metadata: { n: "1" }, state: "expired", action: "login", ended_at: open.expires_at, result: null },
+    });
+    expect(events.get(opened.session_id)!.data).toMatchObject({ state: "expired", action: "sign", ended_at: opened.expires_at });
+
+    const stored = await own.sql`select id, state from private.hosted_sessions order by created_at, id`;
+    const states = new Map(stored.map((r) => [`hs_${(r.id as string).replace(/-/g, "")}`, r.state]));
+    expect(states.get(open.session_id)).toBe("expired");
+    expect(states.get(opened.session_id)).toBe("expired");
+    expect(states.get(ended.session_id)).toBe("cancelled");
+    expect(states.get(longer.session_id)).toBe("open");
+    expect((await readSession(merchant.keys.sk_test, opened.session_id, at(t0, 62))).body).toMatchObject({
+      state: "expired",
+      ended_at: opened.expires_at,
+    });
+
+    expect(await own.tick("outbox-worker", at(t0, 120))).toBeNull();
+    expect((await own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
+  });
+
+  it("a completion that started before the expiry is left a minute to record its outcome; one that died expires after it", async () => {
+    const { merchant } = await merchantWithEndpoint();
+    const t0 = new Date();
+    const begun = async () => {
+      const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);
+      const screen = (await boot(session.session_token, { now: at(t0, 1) })).body;
+      const started = await rawRpc<{ session_id: string }>(own.sql, "hosted_session_complete_begin", {
+        screen_token_hash: await sha256Hex(screen.screen_token),
+        now: at(t0, 59).toISOString(),
+      });
+      return { session, uuid: started.session_id };
+    };
+    const finishing = await begun();
+    const dead = await begun();
+
+    expect((await readSession(merchant.keys.sk_test, finishing.session.session_id, at(t0, 70))).body.state).toBe("opened");
+    expect((await own.tick("outbox-worker", at(t0, 70)))?.sessions_expired ?? 0).toBe(0);
+    await rawRpc(own.sql, "hosted_session_complete_finish", {
+      session_id: finishing.uuid,
+      now: at(t0, 71).toISOString(),
+      state: "failed",
+      result: { approved: false, reason: "not_recognised" },
+    });
+
+    expect(await own.tick("outbox-worker", at(t0, 119))).toMatchObject({ sessions_expired: 1 });
+    const rows = await own.sql`select id, state from private.hosted_sessions`;
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.state]))).toEqual({ [finishing.uuid]: "failed", [dead.uuid]: "expired" });
+    const late = rawRpc(own.sql, "hosted_session_complete_finish", {
+      session_id: dead.uuid,
+      now: at(t0, 120).toISOString(),
+      state: "completed",
+      result: { approved: true, reason: null },
+    });
+    await expect(late).rejects.toMatchObject({ code: "HA702" });
+  });
+});
+
+describe("hosted-session-create when the database refuses the write", () => {
+  it("500 SESSION_WRITE_FAILED, saying nothing of the database", async () => {
+    const merchant = await merchantFactory();
+    await own.sql`alter table private.hosted_sessions add constraint refuses_this_reference check (external_txn_ref is distinct from 'refused-by-db')`;
+    try {
+      const res = await createSession(merchant.keys.sk_test, { action: "sign", external_txn_ref: "refused-by-db" });
+      expect(errorOf(res)).toEqual({ status: 500, code: "SESSION_WRITE_FAILED" });
+      expect(res.text).not.toMatch(/constraint|private\.|refuses_this_reference|stack/);
+      expect((await createSession(merchant.keys.sk_test, { action: "sign", external_txn_ref: "accepted-by-db" })).status).toBe(201);
+    } finally {
+      await own.sql`alter table private.hosted_sessions drop constraint refuses_this_reference`;
+    }
+  });
+});
