@@ -33,7 +33,9 @@ const theme: CommandGroup = {
   async show(flags) {
     const { merchantId, surface } = target(flags);
     const published = await withDatabase((sql) => rpc(sql, "theme_get", { merchant_id: merchantId, surface }));
-    const served = resolveTheme(surface, published, themeAssetsBaseUrl(process.env.THEME_ASSETS_BASE_URL));
+    // The service serves the default assets itself: PUBLIC_BASE_URL, or the local `npm start`.
+    const serviceBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`;
+    const served = resolveTheme(surface, published, themeAssetsBaseUrl(process.env.THEME_ASSETS_BASE_URL, serviceBaseUrl));
     return { merchant_id: merchantId, surface, published, served: { customized: served.customized, theme: served.theme } };
   },
 };

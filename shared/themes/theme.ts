@@ -7,6 +7,7 @@
  * the complete default theme with `customized: false`. Never a merge of the two.
  */
 import * as v from "valibot";
+import { DEFAULT_ASSETS_PATH, defaultAssetFiles } from "./default-assets";
 
 /** The interface version, served as `version` (spec 9.1); it changes only when the token set does. */
 export const THEME_API_VERSION = "1.0.0-beta";
@@ -181,21 +182,19 @@ export function validateTheme(surface: Surface, data: unknown): ThemeValidation 
 // Defaults and resolution
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Where the service's own default assets live when the `THEME_ASSETS_BASE_URL` binding is not set.
- * A reserved `.example` host: no third party can ever serve content there; deployments set the binding.
- */
-export const DEFAULT_THEME_ASSETS_BASE_URL = "https://assets.human-authorisation.example/theme/v1";
-
 /** The default sans-serif family stack (the spec omits the names): system fonts, nothing to download. */
 const DEFAULT_FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
 
 /**
- * The assets base URL from the binding value: unset or empty gives the default; anything other
- * than an https URL is a misconfiguration and throws.
+ * Where the default theme's assets are: the `THEME_ASSETS_BASE_URL` binding when it is set (a
+ * deployment's own assets host: an https URL, anything else is a misconfiguration and throws),
+ * otherwise the service itself, which serves them under `serviceBaseUrl` (docs/decisions.md, Theme).
+ *
+ * @example themeAssetsBaseUrl(undefined, "https://auth.example.com")
+ * // "https://auth.example.com/functions/v1/merchant-theme-get/assets"
  */
-export function themeAssetsBaseUrl(binding: unknown): string {
-  if (binding === undefined || binding === null || binding === "") return DEFAULT_THEME_ASSETS_BASE_URL;
+export function themeAssetsBaseUrl(binding: unknown, serviceBaseUrl: string): string {
+  if (binding === undefined || binding === null || binding === "") return `${serviceBaseUrl.replace(/\/+$/, "")}${DEFAULT_ASSETS_PATH}`;
   if (typeof binding !== "string" || !isHttpsUrl(binding)) {
     throw new Error("invalid configuration: THEME_ASSETS_BASE_URL must be an absolute https:// URL");
   }
@@ -204,15 +203,15 @@ export function themeAssetsBaseUrl(binding: unknown): string {
 
 /**
  * The complete default theme of a surface (spec 2.9 defaults). The five URL tokens, `null` in the
- * spec, point at the service's own default assets, because a response never contains NULL.
+ * spec, point at the default assets (`themeAssetsBaseUrl`), because a response never contains NULL.
  */
-export function defaultTheme(surface: Surface, assetsBaseUrl = DEFAULT_THEME_ASSETS_BASE_URL): Record<ThemeToken, string | number> {
+export function defaultTheme(surface: Surface, assetsBaseUrl: string): Record<ThemeToken, string | number> {
   const all: Record<ThemeToken, string | number> = {
     brand_name: "Human Authorisation",
     mode: "light",
-    logo_wide_url: `${assetsBaseUrl}/logo-wide.svg`,
-    logo_square_url: `${assetsBaseUrl}/logo-square.svg`,
-    logo_icon_url: `${assetsBaseUrl}/logo-icon.svg`,
+    logo_wide_url: `${assetsBaseUrl}/${defaultAssetFiles.logoWide}`,
+    logo_square_url: `${assetsBaseUrl}/${defaultAssetFiles.logoSquare}`,
+    logo_icon_url: `${assetsBaseUrl}/${defaultAssetFiles.logoIcon}`,
     color_primary: "212 78% 15%",
     color_primary_fg: "0 0% 100%",
     color_background: "0 0% 97%",
@@ -226,8 +225,8 @@ export function defaultTheme(surface: Surface, assetsBaseUrl = DEFAULT_THEME_ASS
     radius_lg_px: 20,
     font_heading_family: DEFAULT_FONT_FAMILY,
     font_body_family: DEFAULT_FONT_FAMILY,
-    font_heading_url: `${assetsBaseUrl}/fonts/system-sans.css`,
-    font_body_url: `${assetsBaseUrl}/fonts/system-sans.css`,
+    font_heading_url: `${assetsBaseUrl}/${defaultAssetFiles.fontStylesheet}`,
+    font_body_url: `${assetsBaseUrl}/${defaultAssetFiles.fontStylesheet}`,
     font_heading_weight: 600,
     font_body_weight: 400,
   };
@@ -244,12 +243,12 @@ interface ResolvedTheme {
  * What a caller receives for one surface: the published theme when it is complete and valid
  * (`customized: true`), otherwise the complete default theme (`customized: false`). Never a merge.
  *
- * @example resolveTheme("capture", null).customized // false
+ * @example resolveTheme("capture", null, assetsBaseUrl).customized // false
  */
 export function resolveTheme(
   surface: Surface,
   published: Record<string, unknown> | null | undefined,
-  assetsBaseUrl = DEFAULT_THEME_ASSETS_BASE_URL,
+  assetsBaseUrl: string,
 ): ResolvedTheme {
   const tokens = [...themeTokens[surface]];
   const stored = published ? pick(published, tokens) : null;

@@ -1,9 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../../scripts/local/server";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { rpc } from "../../shared/platform/db/rpc";
+import { DEFAULT_ASSETS_PATH } from "../../shared/themes/default-assets";
 import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
+import { serviceUnderTest } from "../harness/service";
+import { startVariantServer } from "../harness/variant-server";
 
 const NAME = "merchant-theme-get";
 
@@ -74,6 +78,11 @@ async function publish(merchantId: string, surface: Surface, theme = customTheme
   return rpc(testDb(), "theme_publish", { merchant_id: merchantId, surface });
 }
 
+/** Where the service under test serves the default theme's assets (no THEME_ASSETS_BASE_URL is set). */
+function ownAssets(): string {
+  return `${serviceUnderTest().baseUrl}${DEFAULT_ASSETS_PATH}`;
+}
+
 function getTheme(key: string | null, query: Record<string, string>, headers: Record<string, string> = {}) {
   return call(NAME, { key, query, headers });
 }
@@ -88,7 +97,7 @@ describe("merchant-theme-get", () => {
       expect(res.body).toMatchObject({ version: "1.0.0-beta", merchant_id: m.merchant_id, surface: "capture", customized: false });
       expect(res.body.tokens).toEqual(CAPTURE_TOKENS);
       expect(Object.keys(res.body.theme)).toEqual(CAPTURE_TOKENS);
-      expect(res.body.theme).toEqual(defaultTheme("capture"));
+      expect(res.body.theme).toEqual(defaultTheme("capture", ownAssets()));
       expect(res.body.theme).toMatchObject({
         color_primary: "212 78% 15%",
         radius_sm_px: 8,
@@ -110,7 +119,32 @@ describe("merchant-theme-get", () => {
       expect(res.body.tokens).toEqual(MANDATE_TOKENS);
       expect(res.body.tokens).toHaveLength(19);
       expect(Object.keys(res.body.theme)).toEqual(MANDATE_TOKENS);
-      expect(res.body.theme).toEqual(defaultTheme("mandate"));
+      expect(res.body.theme).toEqual(defaultTheme("mandate", ownAssets()));
+    });
+
+    it("serves every URL token of the default theme itself: each resolves with 200, without a key, from the service's own host", async () => {
+      const m = await merchantFactory();
+      const urls = new Set<string>();
+      for (const surface of ["capture", "mandate"]) {
+        const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface });
+        expect(res.body.customized).toBe(false);
+        for (const [token, value] of Object.entries(res.body.theme)) if (token.endsWith("_url")) urls.add(value as string);
+      }
+      expect(urls.size).toBe(4); // three logos and one stylesheet for both font tokens
+      for (const url of urls) {
+        expect(url.startsWith(`${ownAssets()}/`), url).toBe(true);
+        const asset = await fetch(url);
+        const body = await asset.text();
+        expect(asset.status, url).toBe(200);
+        expect(asset.headers.get("content-type"), url).toBe(url.endsWith(".svg") ? "image/svg+xml" : "text/css; charset=utf-8");
+        expect(asset.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(asset.headers.get("cache-control")).toBe("public, max-age=86400");
+        expect(body.length, url).toBeGreaterThan(0);
+        if (url.endsWith(".svg")) expect(body).toMatch(/^<svg /);
+      }
+      const unknown = await fetch(`${ownAssets()}/logo-huge.svg`);
+      expect(unknown.status).toBe(404);
+      expect(((await unknown.json()) as { code: string }).code).toBe("ROUTE_NOT_FOUND");
     });
 
     it("serves a published theme with customized true, on both surfaces independently", async () => {
@@ -122,7 +156,7 @@ describe("merchant-theme-get", () => {
       expect(Object.keys(capture.body.theme)).toEqual(CAPTURE_TOKENS);
 
       const mandate = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface: "mandate" });
-      expect(mandate.body).toMatchObject({ customized: false, theme: defaultTheme("mandate") });
+      expect(mandate.body).toMatchObject({ customized: false, theme: defaultTheme("mandate", ownAssets()) });
 
       await publish(m.merchant_id, "mandate", customTheme("mandate", "Acme Mandates"));
       const published = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface: "mandate" });
@@ -133,7 +167,7 @@ describe("merchant-theme-get", () => {
       const m = await merchantFactory();
       await setDraft(m.merchant_id, "capture");
       const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id });
-      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture") });
+      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownAssets()) });
     });
 
     it("keeps serving the published theme while a newer draft waits, and switches on publish", async () => {
@@ -154,7 +188,7 @@ describe("merchant-theme-get", () => {
       const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id });
       expect(res.status).toBe(200);
       expect(res.body.customized).toBe(false);
-      expect(res.body.theme).toEqual(defaultTheme("capture"));
+      expect(res.body.theme).toEqual(defaultTheme("capture", ownAssets()));
       expect(res.body.theme.brand_name).not.toBe("Acme Shoes");
       expect(res.text).not.toContain("null");
     });
@@ -288,7 +322,7 @@ describe("merchant-theme-get", () => {
       const m = await merchantFactory();
       const res = await getTheme(m.keys.pk_test, { merchant_id: "'; drop table private.themes; --" });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture") });
+      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownAssets()) });
     });
 
     it("matches the merchant_id case-insensitively", async () => {
@@ -330,6 +364,36 @@ describe("merchant-theme-get", () => {
       const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id });
       expect(res.headers.get("vary")).toContain("x-service-api-key");
       expect(res.headers.get("vary")).toContain("x-api-key");
+    });
+  });
+
+  describe("where the default assets are, by configuration", () => {
+    const servers: RunningServer[] = [];
+    const named = { PUBLIC_BASE_URL: "https://auth.example.org/", THEME_ASSETS_BASE_URL: undefined };
+    const cdn = { PUBLIC_BASE_URL: "https://auth.example.org", THEME_ASSETS_BASE_URL: "https://static.example.net/theme/" };
+
+    beforeAll(async () => {
+      // One after the other: two starting at once can be handed the same free port.
+      for (const bindings of [named, cdn]) servers.push(await startVariantServer([NAME], bindings));
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all(servers.map((server) => server.stop()));
+    });
+
+    async function defaultOn(server: RunningServer) {
+      const m = await merchantFactory();
+      const res = await fetch(`${server.url}/functions/v1/${NAME}?merchant_id=${m.merchant_id}`, {
+        headers: { "x-service-api-key": m.keys.pk_test },
+      });
+      return ((await res.json()) as { theme: Record<string, unknown> }).theme;
+    }
+
+    it("PUBLIC_BASE_URL names the service's own host in the default theme, in place of the host the request reached", async () => {
+      expect(await defaultOn(servers[0])).toEqual(defaultTheme("capture", `https://auth.example.org${DEFAULT_ASSETS_PATH}`));
+    });
+
+    it("THEME_ASSETS_BASE_URL moves the default assets to a deployment's own assets host", async () => {
+      expect(await defaultOn(servers[1])).toEqual(defaultTheme("capture", "https://static.example.net/theme"));
     });
   });
 });

@@ -41,7 +41,7 @@ async function themeFile(name: string, content: unknown): Promise<string> {
 
 function customCapture(): Record<string, string | number> {
   return {
-    ...defaultTheme("capture"),
+    ...defaultTheme("capture", "https://cdn.acme.test/theme"),
     brand_name: "Cli Brand",
     mode: "dark",
     color_primary: "340 82% 52%",

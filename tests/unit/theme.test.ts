@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ASSETS_PATH, defaultAsset } from "../../shared/themes/default-assets";
 import {
   captureTokens,
-  DEFAULT_THEME_ASSETS_BASE_URL,
   defaultTheme,
   isHslTriple,
   isHttpsUrl,
@@ -37,10 +37,13 @@ const CAPTURE_TOKENS = [
 ];
 const CAPTURE_ONLY = ["logo_icon_url", "color_success", "color_danger"];
 
+/** Where a service at https://auth.example.org serves its default assets. */
+const ASSETS = "https://auth.example.org/functions/v1/merchant-theme-get/assets";
+
 /** A complete, valid, non-default theme of a surface. */
 function customTheme(surface: "capture" | "mandate"): Record<string, string | number> {
   const all: Record<string, string | number> = {
-    ...defaultTheme("capture"),
+    ...defaultTheme("capture", ASSETS),
     brand_name: "Acme Shoes",
     mode: "dark",
     logo_wide_url: "https://cdn.acme.test/wide.svg",
@@ -62,7 +65,7 @@ describe("theme tokens", () => {
 
 describe("default theme", () => {
   it("carries the spec's defaults and no null", () => {
-    const theme = defaultTheme("capture");
+    const theme = defaultTheme("capture", ASSETS);
     expect(Object.keys(theme)).toEqual(CAPTURE_TOKENS);
     expect(theme).toMatchObject({
       mode: "light",
@@ -84,31 +87,56 @@ describe("default theme", () => {
     expect(theme.font_body_family).toMatch(/sans-serif$/);
   });
 
-  it("points the five URL tokens at the service's own assets", () => {
-    const theme = defaultTheme("capture");
+  it("points the five URL tokens at the default assets, each one an asset the service serves", () => {
+    const theme = defaultTheme("capture", ASSETS);
     for (const token of ["logo_wide_url", "logo_square_url", "logo_icon_url", "font_heading_url", "font_body_url"] as const) {
-      expect(String(theme[token]).startsWith(`${DEFAULT_THEME_ASSETS_BASE_URL}/`)).toBe(true);
+      const url = String(theme[token]);
+      expect(url.startsWith(`${ASSETS}/`)).toBe(true);
+      expect(defaultAsset(url.slice(ASSETS.length + 1)), token).toBeDefined();
     }
     const elsewhere = defaultTheme("capture", "https://static.example.net/t");
     expect(elsewhere.logo_wide_url).toBe("https://static.example.net/t/logo-wide.svg");
   });
 
   it("is itself a valid theme of each surface", () => {
-    expect(validateTheme("capture", defaultTheme("capture")).ok).toBe(true);
-    expect(validateTheme("mandate", defaultTheme("mandate")).ok).toBe(true);
-    expect(Object.keys(defaultTheme("mandate"))).toEqual([...mandateTokens]);
+    expect(validateTheme("capture", defaultTheme("capture", ASSETS)).ok).toBe(true);
+    expect(validateTheme("mandate", defaultTheme("mandate", ASSETS)).ok).toBe(true);
+    expect(Object.keys(defaultTheme("mandate", ASSETS))).toEqual([...mandateTokens]);
   });
 });
 
-describe("assets base URL binding", () => {
-  it("defaults when unset and trims a trailing slash", () => {
-    expect(themeAssetsBaseUrl(undefined)).toBe(DEFAULT_THEME_ASSETS_BASE_URL);
-    expect(themeAssetsBaseUrl("")).toBe(DEFAULT_THEME_ASSETS_BASE_URL);
-    expect(themeAssetsBaseUrl("https://assets.example.org/theme/")).toBe("https://assets.example.org/theme");
+describe("assets base URL", () => {
+  it("is the service's own when THEME_ASSETS_BASE_URL is unset or empty, whatever the service's base URL ends with", () => {
+    for (const binding of [undefined, ""]) {
+      expect(themeAssetsBaseUrl(binding, "https://auth.example.org")).toBe(ASSETS);
+      expect(themeAssetsBaseUrl(binding, "https://auth.example.org/")).toBe(ASSETS);
+    }
+    expect(themeAssetsBaseUrl(undefined, "http://127.0.0.1:8787")).toBe(`http://127.0.0.1:8787${DEFAULT_ASSETS_PATH}`);
   });
 
-  it.each(["http://assets.example.org", "assets.example.org", 42])("refuses %s", (value) => {
-    expect(() => themeAssetsBaseUrl(value)).toThrow(/THEME_ASSETS_BASE_URL/);
+  it("is the binding when set, without a trailing slash", () => {
+    expect(themeAssetsBaseUrl("https://assets.example.org/theme/", "https://auth.example.org")).toBe("https://assets.example.org/theme");
+  });
+
+  it.each(["http://assets.example.org", "assets.example.org", 42])("refuses a binding of %s", (value) => {
+    expect(() => themeAssetsBaseUrl(value, "https://auth.example.org")).toThrow(/THEME_ASSETS_BASE_URL/);
+  });
+});
+
+describe("default assets", () => {
+  it("serves SVG logos and a stylesheet that loads nothing, and nothing else", () => {
+    for (const file of ["logo-wide.svg", "logo-square.svg", "logo-icon.svg"]) {
+      const asset = defaultAsset(file);
+      expect(asset?.contentType).toBe("image/svg+xml");
+      expect(asset?.body).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+      expect(asset?.body).not.toMatch(/<script|href=|url\(/i);
+    }
+    const css = defaultAsset("fonts/system-sans.css");
+    expect(css?.contentType).toBe("text/css; charset=utf-8");
+    expect(css?.body).not.toMatch(/@import|url\(/);
+    for (const path of ["", "logo-wide", "../logo-wide.svg", "fonts", "toString", "__proto__", "constructor"]) {
+      expect(defaultAsset(path), path).toBeUndefined();
+    }
   });
 });
 
@@ -203,36 +231,36 @@ describe("validateTheme", () => {
 describe("resolveTheme (rule 1: complete published theme or the complete default, never a merge)", () => {
   it("serves the default with customized false when nothing is published", () => {
     for (const surface of ["capture", "mandate"] as const) {
-      expect(resolveTheme(surface, null)).toEqual({
+      expect(resolveTheme(surface, null, ASSETS)).toEqual({
         customized: false,
         tokens: [...(surface === "capture" ? captureTokens : mandateTokens)],
-        theme: defaultTheme(surface),
+        theme: defaultTheme(surface, ASSETS),
       });
     }
   });
 
   it("serves a complete published theme as it is, with customized true", () => {
     const published = { ...customTheme("mandate") };
-    const resolved = resolveTheme("mandate", published);
+    const resolved = resolveTheme("mandate", published, ASSETS);
     expect(resolved.customized).toBe(true);
     expect(resolved.theme).toEqual(published);
     expect(Object.keys(resolved.theme)).toEqual([...mandateTokens]);
   });
 
   it.each(CAPTURE_TOKENS)("serves the full default (not a merge) when %s is null", (token) => {
-    const resolved = resolveTheme("capture", { ...customTheme("capture"), [token]: null });
-    expect(resolved).toEqual({ customized: false, tokens: [...captureTokens], theme: defaultTheme("capture") });
+    const resolved = resolveTheme("capture", { ...customTheme("capture"), [token]: null }, ASSETS);
+    expect(resolved).toEqual({ customized: false, tokens: [...captureTokens], theme: defaultTheme("capture", ASSETS) });
   });
 
   it("ignores capture-only columns on the mandate surface, null or not", () => {
     const stored = { ...customTheme("mandate"), logo_icon_url: null, color_success: null, color_danger: null };
-    expect(resolveTheme("mandate", stored).customized).toBe(true);
+    expect(resolveTheme("mandate", stored, ASSETS).customized).toBe(true);
   });
 
   it("serves the default when a stored value is missing or invalid", () => {
     const { brand_name, ...missing } = customTheme("capture");
-    expect(resolveTheme("capture", missing).customized).toBe(false);
-    expect(resolveTheme("capture", { ...customTheme("capture"), radius_sm_px: 99 }).customized).toBe(false);
+    expect(resolveTheme("capture", missing, ASSETS).customized).toBe(false);
+    expect(resolveTheme("capture", { ...customTheme("capture"), radius_sm_px: 99 }, ASSETS).customized).toBe(false);
   });
 
   it("uses the configured assets host for the default URLs", () => {
