@@ -3,7 +3,7 @@ import { randomHex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, faceAtSimilarity, transact } from "../harness/identity";
+import { enrolStranger, transact } from "../harness/identity";
 import { consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 
 /**
@@ -133,11 +133,7 @@ describe("the 0.75 face match gate", () => {
   it("face-identify matches a face just above the gate, with that similarity as confidence, and not one just below", async () => {
     const merchant = await merchantFactory();
     const person = await enrolStranger(merchant.keys.pk_test);
-    const probe = (similarity: number) => {
-      const shot = person.capture();
-      shot.descriptor.face.embedding = faceAtSimilarity(person.face, similarity);
-      return identify(merchant.keys.pk_test, shot);
-    };
+    const probe = (similarity: number) => identify(merchant.keys.pk_test, person.capture({ similarity }));
     const above = await probe(justAbove);
     expect(above.body).toMatchObject({ matched: true, subject_ref: person.subject_ref });
     expect(above.body.confidence).toBeCloseTo(justAbove, 3);
@@ -147,11 +143,7 @@ describe("the 0.75 face match gate", () => {
   it("the transaction sink approves the named person just above the gate and refuses just below with FACE_MATCH_BELOW_THRESHOLD", async () => {
     const merchant = await merchantFactory();
     const person = await enrolStranger(merchant.keys.pk_test);
-    const act = (similarity: number) => {
-      const shot = person.capture();
-      shot.descriptor.face.embedding = faceAtSimilarity(person.face, similarity);
-      return transact(merchant.keys.sk_test, login(person, shot));
-    };
+    const act = (similarity: number) => transact(merchant.keys.sk_test, login(person, person.capture({ similarity })));
     const above = await act(justAbove);
     expect(above.status, above.text).toBe(200);
     expect(errorOf(await act(justBelow))).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });

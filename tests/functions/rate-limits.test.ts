@@ -4,7 +4,7 @@ import { randomHex } from "../../shared/lib/crypto";
 import { createKey } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, faceAtSimilarity } from "../harness/identity";
+import { enrolStranger } from "../harness/identity";
 import { startVariantServer } from "../harness/variant-server";
 
 /**
@@ -78,8 +78,7 @@ describe("rate limits", () => {
       const merchant = await merchantFactory();
       const person = await enrolStranger(merchant.keys.pk_test);
       // A face at cosine 0.6 from the enrolled one: below the 0.75 gate, far above chance.
-      const other = person.capture();
-      other.descriptor.face.embedding = faceAtSimilarity(person.face, 0.6);
+      const other = person.capture({ similarity: 0.6 });
       const res = await call("face-identify", {
         key: merchant.keys.pk_test,
         body: { face_template: other.descriptor, capture_nonce: other.nonce },

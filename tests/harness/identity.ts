@@ -39,7 +39,7 @@ export function randomFace(): number[] {
  * scaled, plus a random direction orthogonal to it. The protection of templates is a rotation, so
  * the service measures the same similarity.
  */
-export function faceAtSimilarity(face: readonly number[], similarity: number): number[] {
+function faceAtSimilarity(face: readonly number[], similarity: number): number[] {
   const noise = randomFace();
   const along = noise.reduce((sum, x, i) => sum + x * face[i], 0);
   const orthogonal = noise.map((x, i) => x - along * face[i]);
@@ -60,7 +60,14 @@ export function documentOf(faceEmbedding: number[], expiresOn = "2031-01-31") {
 
 export { faceEmbeddingOfPerson };
 
-type CaptureOptions = { attack?: "photo" | "replay" | "lipsync" | "screen"; at?: Date; state?: "calm" | "coerced"; nonce?: string };
+type CaptureOptions = {
+  attack?: "photo" | "replay" | "lipsync" | "screen";
+  at?: Date;
+  state?: "calm" | "coerced";
+  nonce?: string;
+  /** Show a face at exactly this cosine similarity to theirs instead of their own. */
+  similarity?: number;
+};
 
 /**
  * Someone nobody enrolled yet (a random face, or `face`), and a factory of live captures of them:
@@ -73,9 +80,13 @@ export function newStranger(face: number[] = randomFace()) {
     face,
     /** A fresh live capture of this person (bound to `nonce` when given). */
     capture(options: CaptureOptions = {}) {
-      const fresh = capture(1, { ...options, baseline });
+      const { similarity, ...shot } = options;
+      const fresh = capture(1, { ...shot, baseline });
       baseline ??= baselineFromResult(evaluatePresence(fresh.descriptor));
-      return { descriptor: withFace(fresh.descriptor, face), nonce: fresh.nonce };
+      return {
+        descriptor: withFace(fresh.descriptor, similarity === undefined ? face : faceAtSimilarity(face, similarity)),
+        nonce: fresh.nonce,
+      };
     },
   };
 }
