@@ -12,6 +12,7 @@ import type { MiddlewareHandler } from "hono";
 import { SCENARIO_HEADER } from "../../shared/identity/scenario";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/platform/app";
 import { bearerOf } from "../../shared/platform/authenticate";
+import { serviceBaseUrl } from "../../shared/platform/config";
 import { ApiError } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
@@ -44,7 +45,8 @@ const screenCredential: MiddlewareHandler<AppEnv & ScreenAuthenticated> = async 
 
 export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
   app.post("/boot", noStore, input("json", consumeSchema), async (c) => {
-    const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL);
+    const { config } = c.var;
+    const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
     return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl));
   });
 

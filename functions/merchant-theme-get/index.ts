@@ -8,6 +8,7 @@
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { API_KEY_HEADER } from "../../shared/platform/authenticate";
+import { serviceBaseUrl } from "../../shared/platform/config";
 import { ApiError } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { defaultAsset } from "../../shared/themes/default-assets";
@@ -18,8 +19,7 @@ const app = createFunctionApp("merchant-theme-get");
 
 app.on(["GET", "POST"], "/", apiKeyAuth("publishable"), input("json-or-query", themeRequestSchema), async (c) => {
   const { config } = c.var;
-  // The service's own base URL: PUBLIC_BASE_URL when the deployment names it, else the origin this request reached.
-  const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, config.PUBLIC_BASE_URL ?? new URL(c.req.url).origin);
+  const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
   const theme = await merchantTheme(depsOf(c.var), c.var.principal, c.var.input, assetsBaseUrl);
   c.header("cache-control", "public, max-age=60");
   c.header("vary", `${API_KEY_HEADER}, ${config.LEGACY_API_KEY_HEADER}`);

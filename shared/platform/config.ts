@@ -88,3 +88,13 @@ export function readConfig(env: Bindings): Config {
   parsed.set(env, result.output);
   return result.output;
 }
+
+/**
+ * The service's own base URL, for the absolute URLs it puts into responses: `PUBLIC_BASE_URL` when
+ * the deployment names it (behind a proxy or on a custom domain), otherwise the origin the request reached.
+ *
+ * @example serviceBaseUrl(config, c.req.url) // "https://auth.example.com"
+ */
+export function serviceBaseUrl(config: Pick<Config, "PUBLIC_BASE_URL">, requestUrl: string): string {
+  return config.PUBLIC_BASE_URL ?? new URL(requestUrl).origin;
+}

@@ -12,6 +12,7 @@ import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { documentOf, enrolStranger, newStranger } from "../harness/identity";
+import { ownThemeAssets } from "../harness/service";
 import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
@@ -87,7 +88,7 @@ describe("hosted-capture boot", () => {
       merchant_id: m.merchant_id,
       surface: "capture",
       customized: false,
-      theme: defaultTheme("capture"),
+      theme: defaultTheme("capture", ownThemeAssets()),
     });
     expect(JSON.stringify(screen)).not.toContain("secret-ish");
     const [row] = await testDb()`select opened_by, state from private.hosted_sessions where id = ${session.session_id.slice(3)}::uuid`;
@@ -100,7 +101,12 @@ describe("hosted-capture boot", () => {
     expect(enrol.screen).toMatchObject({ consent: HOSTED_CONSENT, locale: "pt-BR", display_name: "Plain Name" });
     expect((await booted(m.keys.sk_test, { action: "sign" }, { locale: "es-MX" })).screen.locale).toBe("es");
 
-    const theme = { ...defaultTheme("capture"), brand_name: "Acme Blue", color_primary: "200 50% 40%", mode: "dark" };
+    const theme = {
+      ...defaultTheme("capture", "https://cdn.acme.test/theme"),
+      brand_name: "Acme Blue",
+      color_primary: "200 50% 40%",
+      mode: "dark",
+    };
     await rpc(testDb(), "theme_set", { merchant_id: m.merchant_id, surface: "capture", theme });
     await rpc(testDb(), "theme_publish", { merchant_id: m.merchant_id, surface: "capture" });
     const themed = await booted(m.keys.sk_test);

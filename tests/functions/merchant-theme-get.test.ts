@@ -6,7 +6,7 @@ import { DEFAULT_ASSETS_PATH } from "../../shared/themes/default-assets";
 import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { serviceUnderTest } from "../harness/service";
+import { ownThemeAssets } from "../harness/service";
 import { startVariantServer } from "../harness/variant-server";
 
 const NAME = "merchant-theme-get";
@@ -78,11 +78,6 @@ async function publish(merchantId: string, surface: Surface, theme = customTheme
   return rpc(testDb(), "theme_publish", { merchant_id: merchantId, surface });
 }
 
-/** Where the service under test serves the default theme's assets (no THEME_ASSETS_BASE_URL is set). */
-function ownAssets(): string {
-  return `${serviceUnderTest().baseUrl}${DEFAULT_ASSETS_PATH}`;
-}
-
 function getTheme(key: string | null, query: Record<string, string>, headers: Record<string, string> = {}) {
   return call(NAME, { key, query, headers });
 }
@@ -97,7 +92,7 @@ describe("merchant-theme-get", () => {
       expect(res.body).toMatchObject({ version: "1.0.0-beta", merchant_id: m.merchant_id, surface: "capture", customized: false });
       expect(res.body.tokens).toEqual(CAPTURE_TOKENS);
       expect(Object.keys(res.body.theme)).toEqual(CAPTURE_TOKENS);
-      expect(res.body.theme).toEqual(defaultTheme("capture", ownAssets()));
+      expect(res.body.theme).toEqual(defaultTheme("capture", ownThemeAssets()));
       expect(res.body.theme).toMatchObject({
         color_primary: "212 78% 15%",
         radius_sm_px: 8,
@@ -119,7 +114,7 @@ describe("merchant-theme-get", () => {
       expect(res.body.tokens).toEqual(MANDATE_TOKENS);
       expect(res.body.tokens).toHaveLength(19);
       expect(Object.keys(res.body.theme)).toEqual(MANDATE_TOKENS);
-      expect(res.body.theme).toEqual(defaultTheme("mandate", ownAssets()));
+      expect(res.body.theme).toEqual(defaultTheme("mandate", ownThemeAssets()));
     });
 
     it("serves every URL token of the default theme itself: each resolves with 200, without a key, from the service's own host", async () => {
@@ -132,7 +127,7 @@ describe("merchant-theme-get", () => {
       }
       expect(urls.size).toBe(4); // three logos and one stylesheet for both font tokens
       for (const url of urls) {
-        expect(url.startsWith(`${ownAssets()}/`), url).toBe(true);
+        expect(url.startsWith(`${ownThemeAssets()}/`), url).toBe(true);
         const asset = await fetch(url);
         const body = await asset.text();
         expect(asset.status, url).toBe(200);
@@ -142,7 +137,7 @@ describe("merchant-theme-get", () => {
         expect(body.length, url).toBeGreaterThan(0);
         if (url.endsWith(".svg")) expect(body).toMatch(/^<svg /);
       }
-      const unknown = await fetch(`${ownAssets()}/logo-huge.svg`);
+      const unknown = await fetch(`${ownThemeAssets()}/logo-huge.svg`);
       expect(unknown.status).toBe(404);
       expect(((await unknown.json()) as { code: string }).code).toBe("ROUTE_NOT_FOUND");
     });
@@ -156,7 +151,7 @@ describe("merchant-theme-get", () => {
       expect(Object.keys(capture.body.theme)).toEqual(CAPTURE_TOKENS);
 
       const mandate = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface: "mandate" });
-      expect(mandate.body).toMatchObject({ customized: false, theme: defaultTheme("mandate", ownAssets()) });
+      expect(mandate.body).toMatchObject({ customized: false, theme: defaultTheme("mandate", ownThemeAssets()) });
 
       await publish(m.merchant_id, "mandate", customTheme("mandate", "Acme Mandates"));
       const published = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id, surface: "mandate" });
@@ -167,7 +162,7 @@ describe("merchant-theme-get", () => {
       const m = await merchantFactory();
       await setDraft(m.merchant_id, "capture");
       const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id });
-      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownAssets()) });
+      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownThemeAssets()) });
     });
 
     it("keeps serving the published theme while a newer draft waits, and switches on publish", async () => {
@@ -188,7 +183,7 @@ describe("merchant-theme-get", () => {
       const res = await getTheme(m.keys.pk_test, { merchant_id: m.merchant_id });
       expect(res.status).toBe(200);
       expect(res.body.customized).toBe(false);
-      expect(res.body.theme).toEqual(defaultTheme("capture", ownAssets()));
+      expect(res.body.theme).toEqual(defaultTheme("capture", ownThemeAssets()));
       expect(res.body.theme.brand_name).not.toBe("Acme Shoes");
       expect(res.text).not.toContain("null");
     });
@@ -322,7 +317,7 @@ describe("merchant-theme-get", () => {
       const m = await merchantFactory();
       const res = await getTheme(m.keys.pk_test, { merchant_id: "'; drop table private.themes; --" });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownAssets()) });
+      expect(res.body).toMatchObject({ customized: false, theme: defaultTheme("capture", ownThemeAssets()) });
     });
 
     it("matches the merchant_id case-insensitively", async () => {

@@ -1,5 +1,6 @@
 import { inject } from "vitest";
 import type { Sql } from "../../shared/platform/db/client";
+import { DEFAULT_ASSETS_PATH } from "../../shared/themes/default-assets";
 
 /** The instance of the service a test file talks to. */
 export interface ServiceUnderTest {
@@ -26,4 +27,9 @@ export function serviceUnderTest(): ServiceUnderTest {
 /** Points the harness at `service` for the rest of this test file (undefined: back to the run's service). */
 export function useService(service: ServiceUnderTest | undefined): void {
   own = service;
+}
+
+/** Where the service under test serves the default theme's assets (tests set no THEME_ASSETS_BASE_URL). */
+export function ownThemeAssets(): string {
+  return `${serviceUnderTest().baseUrl}${DEFAULT_ASSETS_PATH}`;
 }
