@@ -16,9 +16,11 @@ async function main(argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   if (!group || !groups.includes(group)) throw usage(`unknown command group ${group ?? "(none)"}; groups: ${groups.join(", ")}`);
   const commands = (await import(join(groupsDir, `${group}.ts`))).default as CommandGroup;
-  const run = command ? commands[command] : undefined;
-  if (!run) throw usage(`unknown command "${group} ${command ?? ""}"; commands: ${Object.keys(commands).join(", ")}`);
-  return run(parseArgs(rest));
+  // A command of two words (`merchant owner add`) is named by both.
+  const [name, args] = command && rest[0] && !rest[0].startsWith("--") ? [`${command} ${rest[0]}`, rest.slice(1)] : [command, rest];
+  const run = name ? commands[name] : undefined;
+  if (!run) throw usage(`unknown command "${group} ${name ?? ""}"; commands: ${Object.keys(commands).join(", ")}`);
+  return run(parseArgs(args));
 }
 
 try {

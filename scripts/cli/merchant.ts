@@ -1,5 +1,6 @@
-import { createMerchant } from "../../shared/merchants/merchants";
-import { type CommandGroup, requireFlag, usage, withDatabase } from "./args";
+import { UUID } from "../../shared/lib/uuid";
+import { addOwner, createMerchant, listOwners, removeOwner } from "../../shared/merchants/merchants";
+import { type CommandGroup, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const merchant: CommandGroup = {
   /** merchant create --name N: a merchant with pk/sk keys for test and live, shown once. */
@@ -8,6 +9,45 @@ const merchant: CommandGroup = {
     if (name.length > 200) throw usage("--name must be at most 200 characters");
     return withDatabase((sql) => createMerchant(sql, name));
   },
+
+  /**
+   * merchant owner add --merchant M --subject-ref sub_…: the person the merchant knows by that
+   * pseudonym (they enrolled with it) may authorise AI agents for it, in the environment they enrolled in.
+   */
+  async "owner add"(flags) {
+    const merchantId = merchantFlag(flags);
+    const subjectRef = requireFlag(flags, "subject-ref");
+    return withDatabase((sql) => addOwner(sql, merchantId, subjectRef, new Date())).catch((error) => {
+      const code = (error as { code?: string }).code;
+      if (code === "not_found") throw new Error("unknown merchant, or no person enrolled with it has that subject_ref");
+      if (code === "IDENTITY_UNREACHABLE") throw new Error("that person's identity was erased");
+      throw error;
+    });
+  },
+
+  /** merchant owner list --merchant M: the owners, oldest first. */
+  async "owner list"(flags) {
+    const merchantId = merchantFlag(flags);
+    return withDatabase((sql) => listOwners(sql, merchantId)).catch(unknownMerchant);
+  },
+
+  /** merchant owner remove --merchant M --subject-ref sub_…: the agents that person authorised stop at their next call. */
+  async "owner remove"(flags) {
+    const merchantId = merchantFlag(flags);
+    const subjectRef = requireFlag(flags, "subject-ref");
+    return withDatabase((sql) => removeOwner(sql, merchantId, subjectRef)).catch(unknownMerchant);
+  },
 };
+
+function merchantFlag(flags: Flags): string {
+  const merchantId = requireFlag(flags, "merchant");
+  if (!UUID.test(merchantId)) throw usage("--merchant must be a merchant id");
+  return merchantId.toLowerCase();
+}
+
+function unknownMerchant(error: unknown): never {
+  if ((error as { code?: string }).code === "not_found") throw new Error("unknown merchant");
+  throw error;
+}
 
 export default merchant;

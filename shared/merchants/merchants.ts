@@ -1,6 +1,7 @@
 import { mintApiKey } from "../platform/api-keys";
 import type { Sql } from "../platform/db/client";
 import { rpc } from "../platform/db/rpc";
+import { ApiError } from "../platform/errors";
 import type { Environment, KeyKind } from "../platform/principal";
 
 export interface CreatedMerchant {
@@ -47,4 +48,28 @@ export async function createKey(sql: Sql, merchantId: string, kind: KeyKind, env
     key_hint: keyHint(key),
   });
   return { key_id, merchant_id: merchantId, kind, environment, key };
+}
+
+/** A subject_ref as the identity domain mints it (`sub_` + 48 hex). */
+const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
+
+/**
+ * Makes a person an owner of a merchant: someone who may authorise an AI agent to act for it
+ * (docs/decisions.md, "Agents: MCP and OAuth"). The person is named by the merchant's pseudonym for
+ * them, so they must have enrolled with the merchant; `404 not_found` otherwise, `409
+ * IDENTITY_UNREACHABLE` for an erased identity.
+ */
+export function addOwner(sql: Sql, merchantId: string, subjectRef: string, now: Date) {
+  if (!SUBJECT_REF.test(subjectRef)) throw new ApiError("not_found");
+  return rpc(sql, "merchant_owner_add", { merchant_id: merchantId, subject_ref: subjectRef, now: now.toISOString() });
+}
+
+/** The owners of a merchant, oldest first (`404 not_found` for an unknown merchant). */
+export function listOwners(sql: Sql, merchantId: string) {
+  return rpc(sql, "merchant_owner_list", { merchant_id: merchantId });
+}
+
+/** Removes an owner; what it authorised stops at the agent's next call. */
+export function removeOwner(sql: Sql, merchantId: string, subjectRef: string) {
+  return rpc(sql, "merchant_owner_remove", { merchant_id: merchantId, subject_ref: subjectRef });
 }

@@ -52,6 +52,14 @@ export interface ResolvedIdentity {
   session_active: boolean | null;
 }
 
+/** An owner of a merchant as the operator sees it: by the merchant's pseudonym. */
+export interface MerchantOwner {
+  merchant_id: Uuid;
+  subject_ref: string;
+  environment: Environment;
+  added_at: Iso;
+}
+
 export interface TemplateMatch {
   identity_id: Uuid;
   similarity: number;
@@ -344,6 +352,10 @@ interface RpcCatalogue {
     },
   ];
   merchant_at_limit_threshold: [{ merchant_id: Uuid; percent?: number }, { merchant_id: Uuid; percent: number }];
+  merchant_owned: [{ identity_id: Uuid; environment: Environment }, { merchants: { merchant_id: Uuid; name: string }[] }];
+  merchant_owner_add: [{ merchant_id: Uuid; subject_ref: string; now: Iso }, { owner: MerchantOwner; already_owner: boolean }];
+  merchant_owner_list: [{ merchant_id: Uuid }, { owners: MerchantOwner[] }];
+  merchant_owner_remove: [{ merchant_id: Uuid; subject_ref: string }, { merchant_id: Uuid; subject_ref: string; removed: boolean }];
   merchant_create: [
     { name: string; keys: { kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }[] },
     { merchant_id: Uuid },
