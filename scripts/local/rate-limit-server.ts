@@ -36,11 +36,13 @@ export async function startRateLimitServer({ host = "127.0.0.1" }: { host?: stri
       !Number.isInteger(rule.limit) ||
       !Number.isInteger(rule.windowSeconds) ||
       rule.windowSeconds <= 0 ||
+      (rule.burst !== undefined && !(Number.isInteger(rule.burst) && rule.burst > 0)) ||
       typeof identifier !== "string"
     ) {
-      return reply(res, 400, { error: "expected {rule: {name, limit, windowSeconds}, identifier}" });
+      return reply(res, 400, { error: "expected {rule: {name, limit, windowSeconds, burst?}, identifier}" });
     }
-    return reply(res, 200, await limiter.limit({ name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds }, identifier));
+    const { name, limit, windowSeconds, burst } = rule;
+    return reply(res, 200, await limiter.limit({ name, limit, windowSeconds, ...(burst ? { burst } : {}) }, identifier));
   }
 
   await new Promise<void>((resolve) => server.listen(0, host, resolve));

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare";
 import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
-import { cronsOf, type FunctionName, functionNames } from "../../shared/platform/registry";
+import { cronsOf, type FunctionName, functionNames, mountOf } from "../../shared/platform/registry";
 import { buildAll } from "./build";
 import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
@@ -38,6 +38,12 @@ export interface CronTrace {
   outcome: string;
   logs: { level: string; message: unknown[]; timestamp: number }[];
   exceptions: { name: string; message: string; timestamp: number }[];
+}
+
+/** Miniflare routes of a function's Worker (scripts/local/router.ts answers every other path). */
+function routesOf(name: string): string[] {
+  const mount = mountOf(name);
+  return mount === `/functions/v1/${name}` ? [`*${mount}*`] : [`*${mount}`, `*${mount}/*`];
 }
 
 export interface RunningServer {
@@ -120,8 +126,9 @@ export async function startServer({
         bindings,
         // Miniflare's entry hands a request straight to the function's worker, as the edge routes it to
         // the function's own Worker: no extra worker hop. A longer name sharing the prefix falls
-        // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp).
-        routes: [`*/functions/v1/${b.name}*`],
+        // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp). A
+        // Worker with its own mount (the resource API at /v1) takes that path and everything under it.
+        routes: routesOf(b.name),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
       }),
     ),

@@ -44,7 +44,7 @@ export const decisionSchema = v.pipe(
   ),
 );
 
-type DecisionBody = v.InferOutput<typeof decisionSchema>;
+export type DecisionBody = v.InferOutput<typeof decisionSchema>;
 
 /** The caller as the decision's RPC authenticates it: the presented key and the replay claim. */
 interface Caller {

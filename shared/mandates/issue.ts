@@ -38,7 +38,7 @@ export const issueSchema = v.strictObject({
   proof: v.strictObject({ capture_id: v.pipe(v.string(), v.uuid()) }),
 });
 
-type IssueInput = v.InferOutput<typeof issueSchema>;
+export type IssueInput = v.InferOutput<typeof issueSchema>;
 
 interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
   scopes: Scope[];

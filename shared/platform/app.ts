@@ -8,6 +8,7 @@ import type { Deps } from "./deps";
 import { ApiError, errorCatalogue } from "./errors";
 import { type Locale, negotiateLocale } from "./i18n";
 import type { Principal, ServicePrincipal } from "./principal";
+import { mountOf } from "./registry";
 
 export type AppEnv = {
   Bindings: Bindings;
@@ -66,16 +67,20 @@ function corsFor(legacyHeader: string): MiddlewareHandler {
  * The one place every function app is built: CORS for browser callers (publishable keys, the
  * configured legacy key header included), request id, configuration, clock, locale, a lazily
  * opened per-request database client, the error handler, not-found and method-not-allowed.
- * Routes are declared on "/" of the returned app, which is mounted at `/functions/v1/<name>`.
+ * Routes are declared on "/" of the returned app, which is mounted where the registry says
+ * (`/functions/v1/<name>`, or the function's own mount: the resource API at `/v1`). With
+ * `lowercaseCodes` every error body spells its catalogue code in lowercase, as the resource API's
+ * codes are written (`rate_limited`); status and text stay the catalogue's.
  *
  * @example
  * const app = createFunctionApp("mandate-scopes");
  * app.get("/", (c) => c.json(catalogue(c.var.locale)));
  * export default app;
  */
-export function createFunctionApp(name: string) {
-  const basePath = `/functions/v1/${name}`;
+export function createFunctionApp(name: string, { lowercaseCodes = false }: { lowercaseCodes?: boolean } = {}) {
+  const basePath = mountOf(name);
   const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
+  const bodyOf = (error: ApiError) => (lowercaseCodes ? { ...error.body(), code: error.code.toLowerCase() } : error.body());
 
   app.use(async function corsForConfiguredHeaders(c, next) {
     return corsFor(readConfig(c.env).LEGACY_API_KEY_HEADER)(c, next);
@@ -116,25 +121,25 @@ export function createFunctionApp(name: string) {
   app.notFound((c) => {
     const path = c.req.path.replace(/\/+$/, "");
     // A longer function name that shares this one's prefix (`mandate-get-x`) is another function, unknown.
-    if (path !== basePath && !path.startsWith(`${basePath}/`)) return c.json(new ApiError("FUNCTION_NOT_FOUND").body(), 404);
+    if (path !== basePath && !path.startsWith(`${basePath}/`)) return c.json(bodyOf(new ApiError("FUNCTION_NOT_FOUND")), 404);
     const allowed = app.routes
       .filter((route) => route.method !== "ALL" && route.path.replace(/\/+$/, "") === path)
       .map((route) => route.method);
     if (allowed.length > 0) {
       c.header("allow", [...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", "));
-      return c.json(new ApiError("METHOD_NOT_ALLOWED").body(), 405);
+      return c.json(bodyOf(new ApiError("METHOD_NOT_ALLOWED")), 405);
     }
-    return c.json(new ApiError("ROUTE_NOT_FOUND").body(), 404);
+    return c.json(bodyOf(new ApiError("ROUTE_NOT_FOUND")), 404);
   });
 
   app.onError((error, c) => {
-    if (error instanceof ApiError) return c.json(error.body(), error.status as 400);
+    if (error instanceof ApiError) return c.json(bodyOf(error), error.status as 400);
     if (error instanceof HTTPException && error.status < 500) {
       const code = error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT";
-      return c.json(new ApiError(code).body(), errorCatalogue[code][0]);
+      return c.json(bodyOf(new ApiError(code)), errorCatalogue[code][0]);
     }
     console.error(JSON.stringify({ function: name, request_id: c.var.requestId, error: String(error?.stack ?? error) }));
-    return c.json(new ApiError("INTERNAL_ERROR").body(), 500);
+    return c.json(bodyOf(new ApiError("INTERNAL_ERROR")), 500);
   });
 
   return app;

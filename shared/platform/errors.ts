@@ -5,6 +5,7 @@
  */
 export const errorCatalogue = {
   INVALID_INPUT: [400, "The request body or query is invalid."],
+  UNSUPPORTED_VERSION: [400, "Service-Version names no version this API answers; see supported_versions."],
   INVALID_JSON: [400, "The request body is not valid JSON."],
   MERCHANT_ID_REQUIRED: [400, "merchant_id is required."],
   INVALID_SURFACE: [400, "surface must be capture or mandate."],

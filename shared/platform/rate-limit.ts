@@ -7,11 +7,16 @@ import type { Config } from "./config";
 import { ApiError } from "./errors";
 import type { Tenant } from "./principal";
 
-/** A named limit: at most `limit` requests per `windowSeconds` for one identifier. */
+/**
+ * A named limit: at most `limit` requests per `windowSeconds` for one identifier, counted in a
+ * sliding window; with `burst`, a token bucket instead that holds at most `burst` requests and
+ * refills `limit` of them every `windowSeconds` (resource API section 8: "1,000 req/s, burst 2,000").
+ */
 export interface RateLimitRule {
   name: string;
   limit: number;
   windowSeconds: number;
+  burst?: number;
 }
 
 interface RateLimitDecision {
@@ -37,7 +42,9 @@ export class UpstashRateLimiter implements RateLimiter {
     if (!limiter) {
       limiter = new Ratelimit({
         redis: this.redis,
-        limiter: Ratelimit.slidingWindow(rule.limit, `${rule.windowSeconds} s`),
+        limiter: rule.burst
+          ? Ratelimit.tokenBucket(rule.limit, `${rule.windowSeconds} s`, rule.burst)
+          : Ratelimit.slidingWindow(rule.limit, `${rule.windowSeconds} s`),
         prefix: `ratelimit:${rule.name}`,
         ephemeralCache: false,
       });
@@ -48,11 +55,13 @@ export class UpstashRateLimiter implements RateLimiter {
   }
 }
 
-/** Sliding-window counters in this process's memory: the default when no Redis is configured. */
+/** Sliding-window counters and token buckets in this process's memory: the default when no Redis is configured. */
 export class InProcessRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { start: number; current: number; previous: number }>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   async limit(rule: RateLimitRule, identifier: string, nowMs = Date.now()): Promise<RateLimitDecision> {
+    if (rule.burst) return this.takeToken({ ...rule, burst: rule.burst }, identifier, nowMs);
     const windowMs = rule.windowSeconds * 1000;
     const start = Math.floor(nowMs / windowMs) * windowMs;
     const key = `${rule.name}:${identifier}`;
@@ -70,6 +79,22 @@ export class InProcessRateLimiter implements RateLimiter {
 
   private evictBefore(cutoff: number) {
     for (const [key, entry] of this.windows) if (entry.start < cutoff) this.windows.delete(key);
+  }
+
+  /** The token bucket: full at first, refilled continuously; `reset` is when the next token arrives. */
+  private takeToken(rule: RateLimitRule & { burst: number }, identifier: string, nowMs: number): RateLimitDecision {
+    const perMs = rule.limit / (rule.windowSeconds * 1000);
+    const key = `${rule.name}:${identifier}`;
+    const entry = this.buckets.get(key);
+    const tokens = entry ? Math.min(rule.burst, entry.tokens + Math.max(0, nowMs - entry.at) * perMs) : rule.burst;
+    const success = tokens >= 1;
+    const left = success ? tokens - 1 : tokens;
+    // Deleted and set again, so the map's order is least recently used first.
+    this.buckets.delete(key);
+    this.buckets.set(key, { tokens: left, at: nowMs });
+    if (this.buckets.size > 50_000) this.buckets.delete(this.buckets.keys().next().value as string);
+    const nextToken = nowMs + Math.ceil((1 - (left % 1)) / perMs);
+    return { success, limit: rule.burst, remaining: Math.floor(left), reset: nextToken };
   }
 }
 
@@ -115,6 +140,15 @@ function rateLimiterFor(config: Config): RateLimiter {
 /** The limit a request counts against, and whose budget it spends; null when none applies. */
 type LimitOf<E extends AppEnv> = (c: Context<E>) => { rule: RateLimitRule; identifier: string } | null;
 
+interface RateLimitOptions {
+  /**
+   * Announces the budget on the response (resource API section 8): `<prefix>-Limit` (the most
+   * requests the budget holds), `-Remaining` and `-Reset` (seconds until the budget grows again).
+   * When several limits apply to one request, the one with the least remaining is announced.
+   */
+  headerPrefix?: string;
+}
+
 /**
  * Counts one request against the limit `limitOf` picks for it; over the limit it answers `429
  * RATE_LIMITED` with `Retry-After` (seconds). Placed after authentication (and after input where
@@ -122,13 +156,15 @@ type LimitOf<E extends AppEnv> = (c: Context<E>) => { rule: RateLimitRule; ident
  *
  * @example app.post("/", apiKeyAuth("secret"), rateLimit((c) => ({ rule: CHECK_LIMIT, identifier: c.var.principal.merchantId })), handler)
  */
-export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>): MiddlewareHandler<E> {
+export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>, { headerPrefix }: RateLimitOptions = {}): MiddlewareHandler<E> {
   return async function enforceRateLimit(c, next) {
     const limit = limitOf(c);
     if (limit) {
       const decision = await rateLimiterFor(c.var.config).limit(limit.rule, limit.identifier);
+      const nowMs = Date.now();
+      if (headerPrefix) announce(c, headerPrefix, decision, nowMs);
       if (!decision.success) {
-        const retryAfter = Math.max(1, Math.ceil((decision.reset - Date.now()) / 1000));
+        const retryAfter = secondsUntil(decision.reset, nowMs);
         c.header("retry-after", String(retryAfter));
         throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
       }
@@ -137,6 +173,22 @@ export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>): MiddlewareHand
   };
 }
 
+function secondsUntil(epochMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((epochMs - nowMs) / 1000));
+}
+
+/** The remaining budget a request's response announces, when one was announced. */
+const announcedRemaining = new WeakMap<Request, number>();
+
+/** Sets the budget headers unless an earlier limit of this request announced a tighter one. */
+function announce(c: Context, prefix: string, decision: RateLimitDecision, nowMs: number): void {
+  const earlier = announcedRemaining.get(c.req.raw);
+  if (earlier !== undefined && earlier <= decision.remaining) return;
+  announcedRemaining.set(c.req.raw, decision.remaining);
+  c.header(`${prefix}-limit`, String(decision.limit));
+  c.header(`${prefix}-remaining`, String(decision.remaining));
+  c.header(`${prefix}-reset`, String(secondsUntil(decision.reset, nowMs)));
+}
 /**
  * The budget of one merchant in one environment, whichever of its keys (or its users' sessions)
  * the request came through: a merchant with four keys has one budget, not four.

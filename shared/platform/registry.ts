@@ -1,7 +1,9 @@
 /**
  * The function registry: every function the service deploys, each as its own Worker from
- * functions/<name>/index.ts, with its cron schedules. Build, deploy, the local server and the router
- * read names and schedules from here; tests/unit/architecture.test.ts checks the folders match.
+ * functions/<name>/index.ts, with its cron schedules and the path it is mounted at (default
+ * `/functions/v1/<name>`; the resource API is the Worker mounted at `/v1`). Build, deploy, the local
+ * server and the router read names, mounts and schedules from here; tests/unit/architecture.test.ts
+ * checks the folders match.
  * The bindings every function receives are the keys of the configuration schema (config.ts).
  */
 const functionRegistry = {
@@ -23,7 +25,14 @@ const functionRegistry = {
   "process-biovital-transaction": {},
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
-} as const satisfies Record<string, { crons?: readonly string[] }>;
+  "resource-api": { mount: "/v1" },
+} as const satisfies Record<string, FunctionSpec>;
+
+interface FunctionSpec {
+  crons?: readonly string[];
+  /** The path the Worker serves, everything under it included; default `/functions/v1/<name>`. */
+  mount?: string;
+}
 
 export type FunctionName = keyof typeof functionRegistry;
 
@@ -31,6 +40,12 @@ export const functionNames = Object.keys(functionRegistry) as FunctionName[];
 
 /** The cron schedules of a function (wrangler `--schedule` when deployed, a minute timer locally). */
 export function cronsOf(name: FunctionName): readonly string[] {
-  const spec: { crons?: readonly string[] } = functionRegistry[name];
+  const spec: FunctionSpec = functionRegistry[name];
   return spec.crons ?? [];
+}
+
+/** The path a function's Worker is mounted at: `/functions/v1/<name>`, or its own (`/v1`). */
+export function mountOf(name: string): string {
+  const spec: FunctionSpec | undefined = (functionRegistry as Record<string, FunctionSpec>)[name];
+  return spec?.mount ?? `/functions/v1/${name}`;
 }

@@ -30,7 +30,11 @@ export async function call<T = any>(name: string, options: CallOptions = {}): Pr
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const response = await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+  return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+}
+
+/** A response read whole: status, headers, the body parsed as JSON where it is JSON, and its text. */
+export async function resultOf<T = any>(response: Response): Promise<CallResult<T>> {
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -46,6 +46,28 @@ describe("in-process rate limiter (sliding window)", () => {
   });
 });
 
+describe("in-process rate limiter (token bucket)", () => {
+  const rule: RateLimitRule = { name: "bucket", limit: 10, windowSeconds: 1, burst: 20 };
+  const base = 1_900_000_000_000;
+
+  it("lets a full bucket's burst through at once, then refills at the rate, never above the burst", async () => {
+    const limiter = new InProcessRateLimiter();
+    const burst = [];
+    for (let i = 0; i < 25; i++) burst.push(await limiter.limit(rule, "id", base));
+    expect(burst.filter((d) => d.success)).toHaveLength(20);
+    expect(burst.slice(0, 20).map((d) => d.remaining)).toEqual([...Array(20).keys()].reverse());
+    expect(burst[24]).toMatchObject({ success: false, limit: 20, remaining: 0, reset: base + 100 });
+    // 10 per second: 250 ms later two tokens and a half have come back.
+    const later = [];
+    for (let i = 0; i < 4; i++) later.push((await limiter.limit(rule, "id", base + 250)).success);
+    expect(later).toEqual([true, true, false, false]);
+    // An hour idle fills the bucket to its burst, not beyond.
+    const rested = [];
+    for (let i = 0; i < 22; i++) rested.push((await limiter.limit(rule, "id", base + 3_600_000)).success);
+    expect(rested.filter(Boolean)).toHaveLength(20);
+  });
+});
+
 describe.skipIf(!redisUrl)("Upstash rate limiter through the Redis REST bridge (REDIS_URL)", () => {
   let bridge: RunningBridge;
   const prefix = `bridge-test:${randomHex(6)}`;
@@ -92,6 +114,13 @@ describe.skipIf(!redisUrl)("Upstash rate limiter through the Redis REST bridge (
       const rule: RateLimitRule = { name: `test-${randomHex(6)}`, limit: 10, windowSeconds: 60 };
       const decisions = await Promise.all(Array.from({ length: 25 }, () => limiter.limit(rule, "burst")));
       expect(decisions.filter((d) => d.success)).toHaveLength(10);
+    });
+    it("holds a token bucket's burst with concurrent requests (a slow refill keeps the count exact)", async () => {
+      const limiter = new UpstashRateLimiter(new Redis({ url: bridge.url, token: bridge.token }));
+      const rule: RateLimitRule = { name: `test-${randomHex(6)}`, limit: 1, windowSeconds: 3600, burst: 12 };
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => limiter.limit(rule, "burst")));
+      expect(decisions.filter((d) => d.success)).toHaveLength(12);
+      expect(decisions[0].limit).toBe(12);
     });
   });
 

@@ -336,6 +336,17 @@ interface RpcCatalogue {
   mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
   mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
   mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
+  mandate_page: [
+    TenantAt & {
+      limit: number;
+      mandate_id?: Uuid;
+      granted_by?: string;
+      granted_to?: string;
+      status?: string;
+      after?: { created_at: Iso; id: Uuid };
+    },
+    { data: Record<string, unknown>[]; more: boolean; last: { created_at: Iso; id: Uuid } | null },
+  ];
   mandate_revoke: [
     { mandate_id: Uuid; reason?: string; now: Iso } & (
       | { by: "service_role" }
@@ -367,6 +378,10 @@ interface RpcCatalogue {
   receipt_get: [{ id: Uuid } | { code: string }, StoredReceipt | null];
   receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
   request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
+  resource_api_authenticate: [
+    AuthenticatedRequest & { credential: unknown },
+    { key_id: Uuid; merchant_id: Uuid; environment: Environment; api_version: string },
+  ];
 
   theme_get: [{ merchant_id: Uuid; surface: string; draft?: boolean }, Record<string, unknown> | null];
   theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];

@@ -1,0 +1,71 @@
+/**
+ * Who is calling the resource API (resource API 5): `Authorization: Bearer <secret key>`, `sk_live_`
+ * in production and `sk_test_` in sandbox; a publishable key is refused from its prefix alone. In
+ * order: the key's form (no database), its token bucket, the version asked for, the key in the
+ * database with the merchant's pinned version (one round trip), the workspace's token bucket.
+ */
+import type { MiddlewareHandler } from "hono";
+import { sha256Hex } from "../../shared/lib/crypto";
+import { parseApiKey } from "../../shared/platform/api-keys";
+import type { AppEnv } from "../../shared/platform/app";
+import type { CredentialPresented, KeyAuthenticated } from "../../shared/platform/auth";
+import { bearerOf, credentialParam, learnKeyTenant } from "../../shared/platform/authenticate";
+import { rpc } from "../../shared/platform/db/rpc";
+import { ApiError } from "../../shared/platform/errors";
+import { rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { type LimitGroup, RATE_LIMIT_HEADER_PREFIX, ruleOf } from "./limits";
+import { answerWithPinned, requestedVersion } from "./version";
+
+type Env = AppEnv & CredentialPresented & KeyAuthenticated;
+
+/** The bearer key checked without the database; sets `credential`. */
+const presentBearerKey: MiddlewareHandler<Env> = async function presentBearerKey(c, next) {
+  const key = bearerOf(c.req.header("authorization"));
+  if (!key) throw new ApiError("API_KEY_REQUIRED", {}, "Authorization: Bearer <secret key> is required.");
+  const parsed = parseApiKey(key);
+  if (!parsed) throw new ApiError("INVALID_API_KEY");
+  if (parsed.kind === "publishable") throw new ApiError("AUTH_REQUIRED");
+  c.set("credential", { keyHash: await sha256Hex(key), kind: parsed.kind, environment: parsed.environment });
+  c.set("replay", null);
+  return next();
+};
+
+/** The key in the database (`401 invalid_api_key` when unknown or revoked) and the version that answers. */
+const authenticateKey: MiddlewareHandler<Env> = async function authenticateKey(c, next) {
+  const requested = requestedVersion(c);
+  const credential = c.var.credential;
+  const key = await rpc(c.var.db(), "resource_api_authenticate", { credential: credentialParam(credential), now: c.var.now.toISOString() });
+  learnKeyTenant(credential.keyHash, { merchantId: key.merchant_id, environment: credential.environment });
+  c.set("principal", {
+    kind: "merchant_key",
+    merchantId: key.merchant_id,
+    environment: credential.environment,
+    keyKind: credential.kind,
+    keyId: key.key_id,
+  });
+  answerWithPinned(c, requested, key.api_version);
+  return next();
+};
+
+const announce = { headerPrefix: RATE_LIMIT_HEADER_PREFIX };
+
+/**
+ * The secret-key policy of every keyed route, counting the request against `group`'s bucket.
+ *
+ * @example mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), handler)
+ */
+export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
+  const steps: MiddlewareHandler<Env>[] = [
+    presentBearerKey,
+    rateLimit<Env>((c) => ({ rule: ruleOf(group, c.var.credential.environment), identifier: `key:${c.var.credential.keyHash}` }), announce),
+    authenticateKey,
+    rateLimit<Env>(
+      (c) => ({ rule: ruleOf("workspace", c.var.principal.environment), identifier: tenantBudget(c.var.principal) }),
+      announce,
+    ),
+  ];
+  return async function authenticateSecretKey(c, next) {
+    for (const step of steps) await step(c, async () => {});
+    return next();
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * The resource API, mounted at /v1 (resource API; docs/resource-api.md): a file per resource, each
+ * route an adapter over the domain operations the functions call. Lowercase error codes, dated
+ * versions (version.ts), bearer secret keys with token-bucket limits (auth.ts, limits.ts) and the
+ * Idempotency-Key store on the writes.
+ */
+import { createFunctionApp } from "../../shared/platform/app";
+import { mandates } from "./mandates";
+import { receipts } from "./receipts";
+import { stampCurrentVersion } from "./version";
+
+const app = createFunctionApp("resource-api", { lowercaseCodes: true });
+
+app.use(stampCurrentVersion);
+
+app.route("/mandates", mandates);
+app.route("/receipts", receipts);
+
+export default app;

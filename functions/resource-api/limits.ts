@@ -1,0 +1,34 @@
+/**
+ * The resource API's rate limits (resource API 8): a token bucket per key and per group of
+ * endpoints, then one per workspace (the merchant in one environment) over all its keys. Sandbox
+ * budgets are a tenth of production's (docs/resource-api.md). `Service-RateLimit-*` announce the
+ * tighter of the two on every response that presented a well-formed key.
+ */
+import type { Environment } from "../../shared/platform/principal";
+import type { RateLimitRule } from "../../shared/platform/rate-limit";
+
+/** Per second, with the burst the bucket holds: production's figures from the spec's table. */
+const production = {
+  check: { limit: 1000, burst: 2000 },
+  sessions: { limit: 100, burst: 200 },
+  writes: { limit: 100, burst: 200 },
+  reads: { limit: 300, burst: 600 },
+  workspace: { limit: 3000, burst: 5000 },
+} as const;
+
+export type LimitGroup = Exclude<keyof typeof production, "workspace">;
+
+const SANDBOX_SHARE = 10;
+
+/** The rule of a group in an environment: `live` as the spec's table, `test` a tenth of it. */
+export function ruleOf(group: LimitGroup | "workspace", environment: Environment): RateLimitRule {
+  const { limit, burst } = production[group];
+  const share = environment === "live" ? 1 : SANDBOX_SHARE;
+  return { name: `v1-${group}-${environment}`, limit: limit / share, windowSeconds: 1, burst: burst / share };
+}
+
+/** Fair use of the public receipt verification, per client IP (no account, no key). */
+export const receiptVerifyRule: RateLimitRule = { name: "v1-receipt-verify-ip", limit: 20, windowSeconds: 1, burst: 100 };
+
+/** The prefix of the headers that announce a request's budget. */
+export const RATE_LIMIT_HEADER_PREFIX = "service-ratelimit";

@@ -1,0 +1,27 @@
+/**
+ * /v1/receipts/{id}/verify (resource API 4.9, 5.2): public and free, no key; fair use per client
+ * IP. `{id}` is a receipt's id or its code as a person might type it; the answer is receipt-verify's.
+ */
+import { Hono } from "hono";
+import { canonicalUuid } from "../../shared/lib/uuid";
+import { type AppEnv, depsOf } from "../../shared/platform/app";
+import { signingKeysOf } from "../../shared/platform/keys";
+import { clientIp, rateLimit } from "../../shared/platform/rate-limit";
+import { verifyStoredReceipt } from "../../shared/receipts/verify";
+import { RATE_LIMIT_HEADER_PREFIX, receiptVerifyRule } from "./limits";
+import { requestedVersion } from "./version";
+
+export const receipts = new Hono<AppEnv>();
+
+receipts.get(
+  "/:id/verify",
+  rateLimit((c) => ({ rule: receiptVerifyRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX }),
+  async (c) => {
+    requestedVersion(c);
+    const id = c.req.param("id");
+    const { jwks } = await signingKeysOf(c.var.config);
+    c.header("cache-control", "no-store");
+    const uuid = canonicalUuid(id);
+    return c.json(await verifyStoredReceipt(depsOf(c.var), jwks, uuid ? { id: uuid } : { code: id }));
+  },
+);

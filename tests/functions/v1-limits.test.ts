@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { merchantFactory, testDb } from "../harness/factories";
+import { errorOf } from "../harness/http";
+import { enrolStranger } from "../harness/identity";
+import { proofCapture } from "../harness/mandates";
+import { v1 } from "../harness/resource-api";
+
+async function granter() {
+  const merchant = await merchantFactory();
+  const person = await enrolStranger(merchant.keys.pk_test);
+  const captureId = await proofCapture(merchant, person, { document: true });
+  const body = (extra: Record<string, unknown> = {}) => ({
+    granted_by: person.subject_ref,
+    granted_to: `agent_${crypto.randomUUID()}`,
+    scope: ["purchase"],
+    ceiling: { amount: 700, currency: "USD", period: "lifetime" },
+    until: new Date(Date.now() + 3 * 86_400_000).toISOString(),
+    proof: { capture_id: captureId },
+    ...extra,
+  });
+  return { merchant, key: merchant.keys.sk_test, body };
+}
+
+async function mandateCount(merchantId: string): Promise<number> {
+  const [row] = await testDb().unsafe("select count(*)::int as n from private.mandates where merchant_id = $1", [merchantId]);
+  return row.n as number;
+}
+
+describe("Idempotency-Key on /v1 writes", () => {
+  it("replays the original status and body for the same key and body, refuses another body, and forgets the key after 24 hours", async () => {
+    const { merchant, key, body } = await granter();
+    const sent = body();
+    const first = await v1("/mandates", { key, body: sent, idempotencyKey: "create-mandate-1" });
+    expect(first.status, first.text).toBe(201);
+    const again = await v1("/mandates", { key, body: sent, idempotencyKey: "create-mandate-1" });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotency-status")).toBe("replayed");
+    expect(await mandateCount(merchant.merchant_id)).toBe(1);
+
+    const other = await v1("/mandates", { key, body: body(), idempotencyKey: "create-mandate-1" });
+    expect(errorOf(other)).toEqual({ status: 422, code: "idempotency_key_reused" });
+    expect(errorOf(await v1("/mandates", { key, body: sent, idempotencyKey: "short" }))).toEqual({
+      status: 400,
+      code: "idempotency_key_invalid",
+    });
+
+    // The key is the merchant's and the path's: a check under the same key is another record.
+    const checkBody = { operation: "purchase", amount: 100, currency: "USD" };
+    const checked = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1" });
+    expect(checked.body).toMatchObject({ allowed: true, remaining: { amount: 600 } });
+    const replayed = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1" });
+    expect(replayed.body).toEqual(checked.body);
+    expect((await v1(`/mandates/${first.body.id}`, { key })).body.remaining).toBe(600);
+
+    // After 24 hours the key is forgotten and the request runs again: the create is judged anew (its
+    // capture is now too old to prove anything) ...
+    const later = new Date(Date.now() + 25 * 3_600_000);
+    const rerun = await v1("/mandates", { key, body: sent, idempotencyKey: "create-mandate-1", now: later });
+    expect(errorOf(rerun)).toEqual({ status: 403, code: "proof_invalid" });
+    // ... while the mandate's ledger never forgets a consumption's key: the check answers the first decision.
+    const ledger = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1", now: later });
+    expect(ledger.body).toMatchObject({ allowed: true, remaining: { amount: 600 }, idempotent_replay: true });
+    expect((await v1(`/mandates/${first.body.id}`, { key, now: later })).body.remaining).toBe(600);
+  });
+
+  it("answers 409 with Retry-After while the key's first request runs", async () => {
+    const { merchant, key, body } = await granter();
+    const sent = body();
+    const { sha256Hex } = await import("../../shared/lib/crypto");
+    await testDb().unsafe(
+      `insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state,
+         created_at, lease_expires_at, expires_at)
+       values ($1, 'test', 'POST /v1/mandates', 'held-by-another', $2, 'in_flight', now(), now() + interval '1 minute', now() + interval '1 day')`,
+      [merchant.merchant_id, await sha256Hex(JSON.stringify(sent))],
+    );
+    const res = await v1("/mandates", { key, body: sent, idempotencyKey: "held-by-another" });
+    expect(errorOf(res)).toEqual({ status: 409, code: "idempotency_in_flight" });
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(await mandateCount(merchant.merchant_id)).toBe(0);
+  });
+
+  it("runs one of many parallel requests under one key: one mandate, the others replay it or get 409", async () => {
+    const { merchant, key, body } = await granter();
+    const sent = body();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => v1("/mandates", { key, body: sent, idempotencyKey: "race-create-1" })),
+    );
+    expect(await mandateCount(merchant.merchant_id)).toBe(1);
+    const created = results.filter((r) => r.status === 201);
+    const inFlight = results.filter((r) => r.status === 409);
+    expect(created.length + inFlight.length).toBe(8);
+    expect(new Set(created.map((r) => r.body.id)).size).toBe(1);
+    for (const r of inFlight) {
+      expect(r.body.code).toBe("idempotency_in_flight");
+      expect(r.headers.get("retry-after")).toBe("1");
+    }
+  });
+
+  it("consumes once for parallel checks under one key, and exactly the ceiling for parallel checks under distinct keys", async () => {
+    const { key, body } = await granter();
+    const mandate = (await v1("/mandates", { key, body: body() })).body;
+    const act = { operation: "purchase", amount: 100, currency: "USD" };
+    const sameKey = await Promise.all(
+      Array.from({ length: 6 }, () => v1(`/mandates/${mandate.id}/check`, { key, body: act, idempotencyKey: "race-check-1" })),
+    );
+    expect(sameKey.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    expect((await v1(`/mandates/${mandate.id}`, { key })).body.remaining).toBe(600);
+
+    const distinct = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => v1(`/mandates/${mandate.id}/check`, { key, body: act, idempotencyKey: `race-check-d${i}` })),
+    );
+    expect(distinct.filter((r) => r.body.allowed === true)).toHaveLength(6);
+    expect(distinct.filter((r) => r.body.allowed === false).map((r) => r.body.reason)).toEqual(Array(4).fill("mandate_consumed"));
+    expect((await v1(`/mandates/${mandate.id}`, { key })).body).toMatchObject({ remaining: 0, status: "consumed" });
+  });
+});
+
+describe("rate limits on /v1", () => {
+  it("announces the budget on every keyed response, and lets a sandbox key's burst (60 reads) through before 429 rate_limited", async () => {
+    const merchant = await merchantFactory();
+    const key = merchant.keys.sk_test;
+    const first = await v1("/mandates", { key });
+    expect(first.headers.get("service-ratelimit-limit")).toBe("60");
+    expect(first.headers.get("service-ratelimit-remaining")).toBe("59");
+    expect(Number(first.headers.get("service-ratelimit-reset"))).toBeGreaterThanOrEqual(1);
+    const notFound = await v1("/mandates/mdt_00000000000000000000000000000000", { key });
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.get("service-ratelimit-remaining")).toEqual(expect.any(String));
+
+    const started = Date.now();
+    const burst = await Promise.all(Array.from({ length: 150 }, () => v1("/mandates", { key, query: { limit: "1" } })));
+    const seconds = (Date.now() - started) / 1000;
+    const passed = burst.filter((r) => r.status === 200).length;
+    const limited = burst.filter((r) => r.status === 429);
+    expect(passed + limited.length).toBe(150);
+    // 58 tokens were left, and 30 come back per second while the burst runs.
+    expect(passed).toBeGreaterThanOrEqual(58);
+    expect(passed).toBeLessThanOrEqual(58 + Math.ceil(30 * seconds) + 1);
+    for (const r of limited) {
+      expect(r.body.code).toBe("rate_limited");
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(r.headers.get("service-ratelimit-remaining")).toBe("0");
+      expect(r.headers.get("service-version")).toBe("2026-09-14");
+    }
+    // Another merchant's budget is untouched.
+    const other = await merchantFactory();
+    expect((await v1("/mandates", { key: other.keys.sk_test })).headers.get("service-ratelimit-remaining")).toBe("59");
+  });
+});
