@@ -38,7 +38,8 @@ export async function judgeAndRecord(
   if (similarity < FACE_MATCH_GATE) {
     const best = await bestMatch(keys.templates, tenant.environment, live, tenant.merchantId);
     if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) throw new ApiError("IDENTITY_MISMATCH");
-    throw new ApiError("FACE_MATCH_BELOW_THRESHOLD", { confidence: Math.max(0, Math.round(similarity * 10_000) / 10_000) });
+    // No similarity in the refusal: below the gate a number would make the sink the oracle face-identify is not.
+    throw new ApiError("FACE_MATCH_BELOW_THRESHOLD");
   }
 
   const { baseline } = identity;
