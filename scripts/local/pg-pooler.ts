@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
+import { OutageLog } from "./outage-log";
 import { type PostgresTarget, parsePostgresUrl } from "./postgres-url";
 
 /**
@@ -445,12 +446,16 @@ class Pool {
   connecting = 0;
   stopped = false;
   private parameters: Buffer[] = [];
+  /** Refused backend connections are logged once per outage, not once each. */
+  private readonly outage: OutageLog;
 
   constructor(
     private readonly upstream: Upstream,
     private readonly size: number,
-    private readonly log: (line: string) => void,
-  ) {}
+    log: (line: string) => void,
+  ) {
+    this.outage = new OutageLog(log, "pooler", `${upstream.host}:${upstream.port}`);
+  }
 
   /** Opens the first backend, which also supplies the parameters reported to clients. */
   async warm() {
@@ -469,6 +474,7 @@ class Pool {
     this.connecting++;
     try {
       const backend = await Backend.open(this.upstream);
+      this.outage.reached();
       this.backends.add(backend);
       backend.onClose = () => {
         this.backends.delete(backend);
@@ -516,7 +522,7 @@ class Pool {
           else client.lease(opened);
         },
         (error: UpstreamError) => {
-          this.log(`pooler: ${error.message}`);
+          this.outage.refused(error.message);
           client.fail(error.response ?? errorResponse("08001", `pooler: ${error.message}`));
           this.dispatch();
         },
@@ -526,6 +532,7 @@ class Pool {
 
   stop() {
     this.stopped = true;
+    this.outage.stop();
     for (const client of [...this.clients]) client.close();
     for (const backend of [...this.backends]) backend.destroy();
   }

@@ -5,6 +5,7 @@ import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import postgres from "postgres";
+import { OutageLog } from "./outage-log";
 import { freePort } from "./ports";
 import { type PostgresTarget, parsePostgresUrl } from "./postgres-url";
 
@@ -34,7 +35,7 @@ interface PgBouncerOptions {
   port?: number;
   /** The binary (default: `pgbouncerBinary()`). */
   binary?: string;
-  /** Receives PgBouncer's warnings and errors. */
+  /** Receives PgBouncer's warnings and errors; a database outage is two lines (scripts/local/outage-log.ts). */
   log?: (line: string) => void;
 }
 
@@ -118,6 +119,22 @@ function config(upstream: PostgresTarget, dir: string, port: number, host: strin
   ].join("\n");
 }
 
+/** PgBouncer's warning for each client it turns away while logins to the server fail (the server is down). */
+const SERVER_LOGIN_FAILING = /pooler error: (server login has been failing.*)$/;
+
+/** Whether the server of `url` answers a query now. */
+async function answers(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, prepare: false, fetch_types: false, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
 /** Resolves once `host:port` accepts a TCP connection; rejects when `exited()` says the process is gone. */
 async function listening(host: string, port: number, exited: () => string | null, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -160,6 +177,9 @@ export async function startPgBouncer({
   // PgBouncer's ini format (up to 1.18 at least) takes no quoted [databases] keys
   if (!/^[A-Za-z0-9_.-]+$/.test(upstream.database))
     throw new Error(`database name ${JSON.stringify(upstream.database)} is not one PgBouncer's config can hold; use DB_POOLER=builtin`);
+  // PgBouncer warns once per client it turns away and never says when logins work again: one line
+  // per outage instead, and a probe of the server to say when it ends.
+  const outage = new OutageLog(log, "pgbouncer", `${upstream.host}:${upstream.port}`, { probe: () => answers(upstreamUrl) });
   const dir = await mkdtemp(join(tmpdir(), "hauth-pgbouncer-"));
   await writeFile(join(dir, "userlist.txt"), `${quoted(upstream.user)} ${quoted(upstream.password)}\n`, { mode: 0o600 });
 
@@ -184,7 +204,9 @@ export async function startPgBouncer({
       for (const line of lines) {
         tail.push(line);
         if (tail.length > 20) tail.shift();
-        if (/ (WARNING|ERROR|FATAL) /.test(line)) log(`pgbouncer: ${line}`);
+        const refusal = SERVER_LOGIN_FAILING.exec(line);
+        if (refusal) outage.refused(refusal[1]);
+        else if (/ (WARNING|ERROR|FATAL) /.test(line)) log(`pgbouncer: ${line}`);
       }
     });
     const exited = new Promise<void>((resolve) => {
@@ -213,6 +235,7 @@ export async function startPgBouncer({
       const inUse = tail.some((line) => /address already in use/i.test(line));
       if (inUse && port === undefined && attempt < 5) continue;
       rmSync(dir, { recursive: true, force: true });
+      outage.stop();
       throw error;
     }
 
@@ -240,6 +263,7 @@ export async function startPgBouncer({
         }
       },
       async stop() {
+        outage.stop();
         process.removeListener("exit", onExit);
         if (exit === null) {
           // SIGTERM: an immediate shutdown in PgBouncer up to 1.22, a wait for clients to leave from

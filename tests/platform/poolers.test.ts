@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startPgPooler } from "../../scripts/local/pg-pooler";
 import { pgbouncerBinary, startPgBouncer } from "../../scripts/local/pgbouncer";
 import { choosePooler } from "../../scripts/local/pooler";
+import { startDatabaseProxy } from "../harness/database-proxy";
 
 /**
  * The two local transaction poolers that stand in for Hyperdrive and Supavisor (a private
@@ -76,10 +77,36 @@ interface Pooler {
   pid?: number;
 }
 
-const poolers: { name: string; available: boolean; start: (size: number) => Promise<Pooler> }[] = [
-  { name: "pgbouncer", available: installed, start: (size) => startPgBouncer({ upstreamUrl: inject("databaseUrl"), size }) },
-  { name: "built-in pooler", available: true, start: (size) => startPgPooler({ upstreamUrl: inject("databaseUrl"), size }) },
+/** Where a pooler under test sends its backends (default: the real Postgres) and its log lines. */
+interface PoolerStart {
+  upstreamUrl?: string;
+  log?: (line: string) => void;
+}
+
+const poolers: { name: string; available: boolean; start: (size: number, options?: PoolerStart) => Promise<Pooler> }[] = [
+  {
+    name: "pgbouncer",
+    available: installed,
+    start: (size, { upstreamUrl = inject("databaseUrl"), log } = {}) => startPgBouncer({ upstreamUrl, size, log }),
+  },
+  {
+    name: "built-in pooler",
+    available: true,
+    start: (size, { upstreamUrl = inject("databaseUrl"), log } = {}) => startPgPooler({ upstreamUrl, size, log }),
+  },
 ];
+
+/** Whether one query through `url` is answered within `ms` (a pooler may hold a client while its server is away). */
+async function answered(url: string, ms: number): Promise<boolean> {
+  const sql = client(url);
+  try {
+    return await Promise.race([sql`select 1`.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, ms, false))]);
+  } catch {
+    return false;
+  } finally {
+    sql.end({ timeout: 0 }).catch(() => undefined);
+  }
+}
 
 describe("DB_POOLER", () => {
   it("picks PgBouncer, the built-in pooler or none, and PgBouncer by default where installed", () => {
@@ -225,6 +252,45 @@ for (const { name, available, start } of poolers) {
         expect(row.one).toBe(1);
       } finally {
         await again.end();
+      }
+    });
+
+    it("logs a database outage as two lines, however many connections it refuses: unreachable, then reachable again", {
+      timeout: 120_000,
+    }, async () => {
+      const proxy = await startDatabaseProxy(inject("databaseUrl"));
+      const lines: string[] = [];
+      const behind = await start(2, { upstreamUrl: proxy.url, log: (line) => lines.push(line) });
+      /** An outage under load: 30 clients refused (or held and given up), then the database back and a query answered. */
+      const outage = async () => {
+        proxy.refuse();
+        for (let i = 0; i < 5; i++) expect(await answered(behind.url, 1000)).toBe(false);
+        const burst = await Promise.all(Array.from({ length: 25 }, () => answered(behind.url, 1000)));
+        expect(burst.filter(Boolean)).toEqual([]);
+        await proxy.accept();
+        await expect.poll(() => answered(behind.url, 5000), { timeout: 30_000, interval: 100 }).toBe(true);
+      };
+      try {
+        expect(await answered(behind.url, 5000)).toBe(true);
+        await outage();
+        await expect.poll(() => lines.length, { timeout: 10_000, interval: 100 }).toBe(2);
+        const target = new URL(proxy.url).host;
+        expect(lines[0]).toContain(`the database at ${target} is unreachable (`);
+        const [, refused] = /is reachable again after [\d.]+ s \((\d+) connections refused\)$/.exec(lines[1]) ?? [];
+        expect(lines[1]).toContain(`the database at ${target} is reachable again`);
+        expect(Number(refused)).toBeGreaterThan(0);
+        // The next outage is two more lines.
+        await outage();
+        await expect.poll(() => lines.length, { timeout: 10_000, interval: 100 }).toBe(4);
+        expect(lines.map((line) => /unreachable|reachable again/.exec(line)?.[0])).toEqual([
+          "unreachable",
+          "reachable again",
+          "unreachable",
+          "reachable again",
+        ]);
+      } finally {
+        await behind.stop();
+        await proxy.stop();
       }
     });
 
