@@ -1,7 +1,8 @@
 /**
  * POST /functions/v1/process-biovital-transaction (spec 4.4): the authorisation sink
  * (shared/transactions/transact.ts). Server key or first-party user JWT; replay guard; optional
- * Idempotency-Key; rate limited per merchant and environment; circuit breaker per merchant.
+ * Idempotency-Key (an exact retry is replayed before its nonce is claimed, and the act stores its
+ * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
 import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
@@ -22,7 +23,7 @@ const app = createFunctionApp(NAME);
 
 app.post(
   "/",
-  secretKeyOrUserAuth({ replay: true }),
+  secretKeyOrUserAuth({ replay: "idempotent" }),
   rateLimit<AppEnv & Authenticated>((c) => ({ rule: TRANSACTION_LIMIT, identifier: tenantBudget(c.var.principal) })),
   circuitBreaker(NAME),
   idempotency(NAME),
@@ -32,7 +33,8 @@ app.post(
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = { signing: await signingKeysOf(config), templates: () => templatesOf(c.var) };
     const idempotencyKey = idempotencyKeyOf(c.req.raw.headers) ?? undefined;
-    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey }));
+    const storedResponse = c.var.storedResponse;
+    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey, storedResponse }));
   },
 );
 

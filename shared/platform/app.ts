@@ -9,6 +9,7 @@ import { ApiError, errorCatalogue } from "./errors";
 import { type Locale, negotiateLocale } from "./i18n";
 import type { Principal, ServicePrincipal } from "./principal";
 import { mountOf } from "./registry";
+import type { ReplayClaim } from "./replay-guard";
 
 export type AppEnv = {
   Bindings: Bindings;
@@ -21,6 +22,8 @@ export type AppEnv = {
     db: (url?: string) => Sql;
     principal: Principal | null;
     servicePrincipal: ServicePrincipal | null;
+    /** A replay nonce that authentication left for the response store to claim (shared/platform/idempotency.ts). */
+    unclaimedNonce: ReplayClaim | null;
   };
 };
 
@@ -97,6 +100,7 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
     c.set("locale", negotiateLocale(c.req.header("accept-language")));
     c.set("principal", null);
     c.set("servicePrincipal", null);
+    c.set("unclaimedNonce", null);
     const clients = new Map<string, Sql>();
     c.set("db", (url = config.DATABASE_URL) => {
       let sql = clients.get(url);
@@ -133,7 +137,12 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
   });
 
   app.onError((error, c) => {
-    if (error instanceof ApiError) return c.json(bodyOf(error), error.status as 400);
+    if (error instanceof ApiError) {
+      // A refusal that says when to come back says it in the header too (429, 503, 409 IDEMPOTENCY_IN_FLIGHT).
+      const retryAfter = error.extra.retry_after_seconds;
+      if (typeof retryAfter === "number") c.header("retry-after", String(retryAfter));
+      return c.json(bodyOf(error), error.status as 400);
+    }
     if (error instanceof HTTPException && error.status < 500) {
       const code = error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT";
       return c.json(bodyOf(new ApiError(code)), errorCatalogue[code][0]);

@@ -14,13 +14,24 @@ import { authenticate, bearerOf, type Credential, type KeyPolicy, presentedCrede
 import type { Queryable } from "./db/client";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
+import { idempotencyKeyOf } from "./idempotency";
 import { signingKeysOf } from "./keys";
 import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
 import { type ReplayClaim, replayClaim } from "./replay-guard";
 
 interface AuthOptions {
-  /** Applies the replay guard of spec 4.1 (x-service-timestamp and x-service-nonce) in the same round trip. */
-  replay?: boolean;
+  /**
+   * Applies the replay guard of spec 4.1 (x-service-timestamp and x-service-nonce): `true` claims the
+   * nonce in the same round trip; `"idempotent"` does too, except for a request carrying an
+   * Idempotency-Key, whose nonce is left (as `unclaimedNonce`) to `idempotency()`, which must follow:
+   * it claims the nonce only once the request is known to be no replay of a finished one (spec 4.4 rule 7).
+   */
+  replay?: boolean | "idempotent";
+}
+
+/** The replay claim this request leaves to the response store (see AuthOptions.replay), or null. */
+function nonceForResponseStore(replay: AuthOptions["replay"], claim: ReplayClaim | null, headers: Headers): ReplayClaim | null {
+  return replay === "idempotent" && idempotencyKeyOf(headers) !== undefined ? claim : null;
 }
 
 /** The replay claim of the request, or the error it earns; errors wait until the caller is authenticated. */
@@ -34,7 +45,8 @@ function replayOf(headers: Headers, now: Date): { claim: ReplayClaim | null; err
 
 /**
  * Authenticates the merchant key and sets `principal`; every later read and write is scoped by the
- * principal's merchant and environment. With `replay`, the nonce is claimed in the same call.
+ * principal's merchant and environment. With `replay`, the nonce is claimed in the same call (or
+ * left to `idempotency()`, see AuthOptions.replay).
  * Errors keep their order: the key's, then the replay headers', then the nonce's.
  *
  * @example app.post("/", apiKeyAuth("secret", { replay: true }), handler)
@@ -47,8 +59,10 @@ export function apiKeyAuth(policy: KeyPolicy, { replay = false }: AuthOptions = 
     const credential = await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy);
     if (!credential) return next();
     const guard = replay ? replayOf(c.req.raw.headers, c.var.now) : { claim: null, error: null };
-    c.set("principal", await authenticate(c.var.db(), credential, guard.claim, c.var.now));
+    const unclaimed = nonceForResponseStore(replay, guard.claim, c.req.raw.headers);
+    c.set("principal", await authenticate(c.var.db(), credential, unclaimed ? null : guard.claim, c.var.now));
     if (guard.error) throw guard.error;
+    c.set("unclaimedNonce", unclaimed);
     return next();
   };
 }
@@ -85,9 +99,10 @@ const AUTHENTICATION_CODES = new Set(["INVALID_API_KEY", "NONCE_REUSED", "DATABA
  * Server endpoints that also accept a first-party user JWT (spec 5.3): `Authorization: Bearer
  * <session JWT>` when no API key is presented; otherwise the secret-key policy applies. The JWT's
  * `sub` is the identity, `mid` the merchant and `env` the environment it was minted for. With
- * `replay`, the nonce is claimed for that merchant in one round trip.
+ * `replay`, the nonce is claimed for that merchant in one round trip (or left to `idempotency()`,
+ * see AuthOptions.replay).
  *
- * @example app.post("/", secretKeyOrUserAuth({ replay: true }), handler)
+ * @example app.post("/", secretKeyOrUserAuth({ replay: "idempotent" }), idempotency("process-biovital-transaction"), handler)
  */
 export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandler<AppEnv & Authenticated> {
   const keyAuth = apiKeyAuth("secret", options);
@@ -106,7 +121,12 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
       identityId: claims.sub,
       sessionTokenHash: await sha256Hex(bearer),
     };
-    if (options.replay) await claimNonce(c.var.db(), principal, replayClaim(c.req.raw.headers, c.var.now), c.var.now);
+    if (options.replay) {
+      const claim = replayClaim(c.req.raw.headers, c.var.now);
+      const unclaimed = nonceForResponseStore(options.replay, claim, c.req.raw.headers);
+      if (unclaimed) c.set("unclaimedNonce", unclaimed);
+      else await claimNonce(c.var.db(), principal, claim, c.var.now);
+    }
     c.set("principal", principal);
     return next();
   };

@@ -64,7 +64,6 @@ export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEF
     };
     const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
     if (state.open) {
-      c.header("retry-after", String(state.retry_after_seconds));
       throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });
     }
     const started = performance.now();

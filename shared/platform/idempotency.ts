@@ -1,16 +1,26 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { sha256Hex } from "../lib/crypto";
 import type { AppEnv } from "./app";
-import type { Authenticated } from "./auth";
-import { rpc } from "./db/rpc";
+import { replayParam } from "./authenticate";
+import { type PendingResponse, rpc } from "./db/rpc";
 import { ApiError } from "./errors";
+import type { Principal } from "./principal";
 
 const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 /** An in-flight record older than this belongs to a request that died; a retry may take it over. */
 const LEASE_SECONDS = 60;
 const KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
-/** What a request that meets its key in flight is told to wait: most requests finish well within it. */
-const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+/**
+ * A request in flight for less than this is most likely about to finish (the sink answers within
+ * its 3 s latency objective): Retry-After 1. One running longer most likely died, and nothing
+ * changes before its lease ends: Retry-After says when that is.
+ */
+const SETTLING_SECONDS = 5;
+
+/** Retry-After for a request that met its key in flight (seconds, at least 1). */
+function inFlightRetryAfter({ running_seconds, lease_left_seconds }: { running_seconds: number; lease_left_seconds: number }): number {
+  return running_seconds < SETTLING_SECONDS ? 1 : Math.max(1, Math.ceil(lease_left_seconds));
+}
 
 /**
  * The request's Idempotency-Key: undefined when absent, null when present but not 8 to 200
@@ -22,52 +32,70 @@ export function idempotencyKeyOf(headers: Headers): string | null | undefined {
   return KEY_FORMAT.test(key) ? key : null;
 }
 
+/** A route behind idempotency(): the handler's act completes `storedResponse` (absent without a key). */
+export type WithStoredResponse = { Variables: { storedResponse: PendingResponse | undefined } };
+
+type KeyedEnv = AppEnv & { Variables: { principal: Principal } };
+
 /**
  * The Idempotency-Key store (Postgres), keyed by merchant, environment, scope and key; the scope is
  * a function's name, or what `scopeOf` derives from the request (the resource API: its path). Same
  * key and same body replays the stored response with `Idempotency-Status: replayed`; a request
- * still running is `409 IDEMPOTENCY_IN_FLIGHT` with `Retry-After`; a different body is `422
- * IDEMPOTENCY_KEY_REUSED`; a 5xx is never stored. Without the header the request simply runs (the
- * key is optional by default).
+ * still running is `409 IDEMPOTENCY_IN_FLIGHT` with `Retry-After` (1 s, or the seconds left on the
+ * lease of a request that has run for long);
+ * a different body is `422 IDEMPOTENCY_KEY_REUSED`; a 5xx is never stored. Without the header the
+ * request simply runs (the key is optional by default).
  *
- * @example app.post("/", apiKeyAuth("secret", { replay: true }), idempotency("process-biovital-transaction"), handler)
+ * The replay nonce that authentication left unclaimed (`replay: "idempotent"`) is claimed in the
+ * same call, once the request is known to be no replay: an exact retry is answered whatever its
+ * nonce (spec 4.4 rule 7), a new request under a used nonce is `409 NONCE_REUSED`.
+ *
+ * The handler passes `storedResponse` to the RPC that performs its act, which stores the answer in
+ * the act's own transaction, so an act that committed always has its answer; any other answer (a
+ * refusal before anything was written, bad input, a handler that stores nothing itself) is stored
+ * here afterwards.
+ *
+ * @example app.post("/", secretKeyOrUserAuth({ replay: "idempotent" }), idempotency("process-biovital-transaction"), handler)
  */
-export function idempotency(scopeOf: string | ((c: Context<AppEnv & Authenticated>) => string)): MiddlewareHandler<AppEnv & Authenticated> {
+export function idempotency(
+  scopeOf: string | ((c: Context<KeyedEnv & WithStoredResponse>) => string),
+): MiddlewareHandler<KeyedEnv & WithStoredResponse> {
   return async function applyIdempotency(c, next) {
     const key = idempotencyKeyOf(c.req.raw.headers);
     if (key === undefined) return next();
     if (key === null) throw new ApiError("IDEMPOTENCY_KEY_INVALID");
     const principal = c.var.principal;
     const functionName = typeof scopeOf === "string" ? scopeOf : scopeOf(c);
-    const scope = { merchant_id: principal.merchantId, environment: principal.environment, function_name: functionName, key };
+    const record = { merchant_id: principal.merchantId, environment: principal.environment, function_name: functionName, key };
     const begin = await rpc(c.var.db(), "idempotency_begin", {
-      ...scope,
+      ...record,
       request_hash: await sha256Hex(await c.req.raw.clone().text()),
-      now: c.var.now.toISOString(),
+      ...replayParam(c.var.unclaimedNonce, c.var.now),
       lease_seconds: LEASE_SECONDS,
       retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
     });
-    if (begin.outcome === "in_flight") {
-      c.header("retry-after", String(IN_FLIGHT_RETRY_AFTER_SECONDS));
-      throw new ApiError("IDEMPOTENCY_IN_FLIGHT");
-    }
+    if (begin.outcome === "in_flight") throw new ApiError("IDEMPOTENCY_IN_FLIGHT", { retry_after_seconds: inFlightRetryAfter(begin) });
     if (begin.outcome === "mismatch") throw new ApiError("IDEMPOTENCY_KEY_REUSED");
     if (begin.outcome === "replay") {
       c.header("idempotency-status", "replayed");
       return c.json(begin.body as object, begin.status as 200);
     }
+    const pending: PendingResponse = { record, stored: false };
+    c.set("storedResponse", pending);
     try {
       await next();
     } finally {
-      const status = c.res.status;
-      const body =
-        status < 500
-          ? await c.res
-              .clone()
-              .json()
-              .catch(() => null)
-          : null;
-      await rpc(c.var.db(), "idempotency_finish", { ...scope, status: body === null ? 500 : status, body });
+      if (!pending.stored) {
+        const status = c.res.status;
+        const body =
+          status < 500
+            ? await c.res
+                .clone()
+                .json()
+                .catch(() => null)
+            : null;
+        await rpc(c.var.db(), "idempotency_finish", { ...record, status: body === null ? 500 : status, body });
+      }
     }
   };
 }

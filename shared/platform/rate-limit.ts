@@ -165,7 +165,6 @@ export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>, { headerPrefix 
       if (headerPrefix) announce(c, headerPrefix, decision, nowMs);
       if (!decision.success) {
         const retryAfter = secondsUntil(decision.reset, nowMs);
-        c.header("retry-after", String(retryAfter));
         throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
       }
     }

@@ -1,24 +1,23 @@
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/documents";
 import { FACE_MATCH_GATE, judge } from "../identity/presence";
-import type { ForcedScenario } from "../identity/scenario";
 import { bestMatch, type Templates } from "../identity/template-store";
 import type { KeySet } from "../lib/signing";
-import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
+import { type Approval, type ResolvedIdentity, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import type { AssuranceLevel } from "../receipts/receipts";
 import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
-import { type Approval, actReceipt, captureRow, documentRequired } from "./record";
+import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
 
 /**
  * Judges a live capture for one identity at the instant of the act and records it: the face must
  * be this identity's (`IDENTITY_MISMATCH` when it is another person who consented with this
  * merchant, `FACE_MATCH_BELOW_THRESHOLD` otherwise: another merchant's persons are never
  * revealed), the engine must find a live, uncoerced person, and money or signature acts
- * need a valid document. The capture row (refused ones too, for audit) and, on approval, its
- * signed receipt are written by one RPC.
+ * need a valid document. The capture row (refused ones too, for audit), on approval its signed
+ * receipt, and under an Idempotency-Key the answer a retry replays are written by one RPC.
  */
 export async function judgeAndRecord(
   deps: Deps,
@@ -27,7 +26,7 @@ export async function judgeAndRecord(
   body: TransactionBody,
   descriptor: PresenceDescriptor,
   identity: ResolvedIdentity,
-  scenario: ForcedScenario | null,
+  { scenario, storedResponse }: Pick<ActOptions, "scenario" | "storedResponse">,
 ): Promise<Approval> {
   const { protector } = keys.templates;
   const live = protector.protect(descriptor.face.embedding);
@@ -68,14 +67,7 @@ export async function judgeAndRecord(
     },
   });
   const receipt = refusal ? null : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now);
-  await rpc(deps.sql, "capture_record", {
-    capture,
-    receipt,
-    document: refusal ? null : newDocument,
-    baseline: baseline ? null : baselineFromResult(judgement.result),
-  });
-  if (refusal || !receipt) throw refusal;
-  return {
+  const approval: Approval | null = receipt && {
     success: true,
     status: "approved",
     transaction_id: capture.id,
@@ -85,4 +77,20 @@ export async function judgeAndRecord(
     receipt_id: receipt.id,
     receipt_code: receipt.code,
   };
+  await rpc(deps.sql, "capture_record", {
+    capture,
+    receipt,
+    document: refusal ? null : newDocument,
+    baseline: baseline ? null : baselineFromResult(judgement.result),
+    // The answer, approval or refusal, is stored with the act it answers (a refused capture is written too).
+    ...(storedResponse && {
+      stored_response: {
+        record: storedResponse.record,
+        ...(refusal ? { status: refusal.status, body: refusal.body() } : { status: 200, body: approval }),
+      },
+    }),
+  });
+  if (storedResponse) storedResponse.stored = true;
+  if (refusal || !approval) throw refusal;
+  return approval;
 }

@@ -1,11 +1,12 @@
 /** What every act of the transaction sink records, whether a live capture or a mandate stood in for it. */
 import { ENGINE_VERSION } from "../engine";
 import { documentTypes } from "../identity/documents";
+import type { ForcedScenario } from "../identity/scenario";
 import type { KeySet } from "../lib/signing";
-import type { CaptureRow, ReceiptRow } from "../platform/db/rpc";
+import type { CaptureRow, PendingResponse, ReceiptRow } from "../platform/db/rpc";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
-import { type AssuranceLevel, buildReceipt, newReceiptCode, type ReceiptAssurance } from "../receipts/receipts";
+import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/receipts";
 import type { TransactionAction, TransactionBody } from "./input";
 
 /**
@@ -78,15 +79,13 @@ export function documentRequired(action: TransactionAction): ApiError {
   });
 }
 
-/** The approval every approved act answers with (spec 4.4). */
-export interface Approval {
-  success: true;
-  status: "approved";
-  transaction_id: string;
-  service_hash: string;
-  immutability_seal: string;
-  /** As on the receipt: the level proven at the act, or `mandate` when a mandate stood in. */
-  assurance_level: ReceiptAssurance;
-  receipt_id: string;
-  receipt_code: string;
+/**
+ * How one request's act is recorded: the sandbox scenario forced on it, and under an Idempotency-Key
+ * the key (the stand-in's consume key) and the response-store record that the RPC recording the act
+ * completes with the answer, in the act's own transaction.
+ */
+export interface ActOptions {
+  scenario: ForcedScenario | null;
+  idempotencyKey?: string;
+  storedResponse?: PendingResponse;
 }

@@ -2,10 +2,10 @@
  * process-biovital-transaction (spec 4.4): the authorisation sink. A live capture of the person
  * named by `user_id` is matched against their template, judged by the presence engine and recorded
  * with its assurance level frozen at this instant (live.ts); with `mandate_id` the mandate stands in
- * for the live capture (stand-in.ts). An approval gets a signed receipt.
+ * for the live capture (stand-in.ts). An approval gets a signed receipt. Under an Idempotency-Key,
+ * the RPC that records the act also stores its answer (`storedResponse`), in the same transaction.
  */
 import { descriptorFrom } from "../identity/presence";
-import type { ForcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
 import type { KeySet } from "../lib/signing";
 import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
@@ -14,7 +14,7 @@ import { ApiError } from "../platform/errors";
 import type { HostedSessionPrincipal, Principal } from "../platform/principal";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
-import { documentRequired } from "./record";
+import { type ActOptions, documentRequired } from "./record";
 import { transactWithMandate } from "./stand-in";
 
 const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
@@ -63,15 +63,15 @@ export async function transact(
   keys: { signing: KeySet; templates: () => Promise<Templates> },
   principal: Principal | HostedSessionPrincipal,
   body: TransactionBody,
-  options: { scenario: ForcedScenario | null; idempotencyKey: string | undefined },
+  options: ActOptions,
 ) {
   if (body.document !== undefined && principal.environment !== "test") throw sandboxOnlyDocument(body.action);
   const identity = await resolveIdentity(deps, principal, body.user_id);
   if (body.mandate_id !== undefined) {
     const person = { identity_id: identity.identity_id, hasDocument: identity.document !== null };
-    return transactWithMandate(deps, keys.signing, principal, { ...body, mandate_id: body.mandate_id }, person, options.idempotencyKey);
+    return transactWithMandate(deps, keys.signing, principal, { ...body, mandate_id: body.mandate_id }, person, options);
   }
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
   const templates = await keys.templates();
-  return judgeAndRecord(deps, { signing: keys.signing, templates }, principal, body, descriptor, identity, options.scenario);
+  return judgeAndRecord(deps, { signing: keys.signing, templates }, principal, body, descriptor, identity, options);
 }

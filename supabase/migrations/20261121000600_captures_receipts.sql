@@ -99,8 +99,10 @@ create index receipts_unanchored_idx on private.receipts (issued_at) where envir
 -- RPCs
 -- ============================================================================
 
--- capture_record({capture: {...}, receipt: {...} | null, document: {...} | null, baseline: {...} | null}) -> {capture_id}
--- The capture, its receipt, a newly verified document and the refreshed baseline, in one transaction.
+-- capture_record({capture: {...}, receipt: {...} | null, document: {...} | null, baseline: {...} | null,
+--   stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
+-- The capture, its receipt, a newly verified document, the refreshed baseline and, under an Idempotency-Key, the
+-- answer (approval or refusal) a retry replays, in one transaction (private.idempotency_store_act).
 create or replace function public.capture_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -140,6 +142,9 @@ begin
     values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
       c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
   end if;
+
+  perform private.idempotency_store_act(p -> 'stored_response', (p -> 'stored_response' ->> 'status')::int,
+    p -> 'stored_response' -> 'body', null);
   return jsonb_build_object('capture_id', c ->> 'id');
 end $$;
-comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any newly verified sandbox document) atomically; a reused capture raises HA411, a live document HA431.';
+comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any newly verified sandbox document) and the answer stored under its Idempotency-Key atomically; a reused capture raises HA411, a live document HA431.';

@@ -547,8 +547,8 @@ comment on function public.merchant_at_limit_threshold(jsonb) is 'Reads, or with
 -- The transaction sink's mandate path
 -- ============================================================================
 -- process-biovital-transaction with mandate_id: the mandate stands in for the live capture. One
--- RPC consumes the mandate (through mandate_consume, so the same row lock and arithmetic) and
--- records the act with its receipt.
+-- RPC consumes the mandate (through mandate_consume, so the same row lock and arithmetic),
+-- records the act with its receipt and stores the answer under the request's Idempotency-Key.
 
 alter table private.captures add column mandate_id uuid references private.mandates (id);
 alter table private.captures add column consumption_id uuid references private.mandate_consumptions (id);
@@ -556,51 +556,74 @@ comment on column private.captures.mandate_id is 'Set when a mandate stood in fo
 comment on column private.captures.consumption_id is 'The mandate consumption this act used.';
 create unique index captures_consumption_idx on private.captures (consumption_id) where consumption_id is not null;
 
--- mandate_transaction({consume: {...mandate_consume params}, identity_id, capture: {...}, receipt: {...}})
---   -> {decision, transaction: {transaction_id, receipt_id, receipt_code, seal} | null}
--- A replayed consumption answers the act recorded the first time.
+-- mandate_transaction({consume: {...mandate_consume params}, identity_id, capture: {...}, receipt: {...},
+--   stored_response?: {record: {merchant_id, environment, function_name, key}}})
+--   -> {decision, approval: the sink's answer | null when refused}
+-- The approval is built here, from the rows, so that under an Idempotency-Key the same transaction stores it
+-- as the answer a retry replays (private.idempotency_store_act): the act and its stored answer commit
+-- together. A replayed consumption answers the act recorded the first time, with idempotent_replay and the
+-- mandate's status now (mandate_status).
 create or replace function public.mandate_transaction(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_mandate_id uuid := (p -> 'consume' ->> 'mandate_id')::uuid;
+  m private.mandates;
   v_decision jsonb;
   v_consumption uuid;
   c jsonb := p -> 'capture';
-  v_recorded jsonb;
+  v_act jsonb;
+  v_approval jsonb;
 begin
   if not exists (select 1 from private.mandates where id = v_mandate_id and granted_by = (p ->> 'identity_id')::uuid) then
-    return jsonb_build_object('decision', jsonb_build_object('allowed', false, 'reason', 'mandate_not_found'), 'transaction', null);
+    return jsonb_build_object('decision', jsonb_build_object('allowed', false, 'reason', 'mandate_not_found'), 'approval', null);
   end if;
   v_decision := public.mandate_consume(p -> 'consume');
   if not (v_decision ->> 'allowed')::boolean then
-    return jsonb_build_object('decision', v_decision, 'transaction', null);
+    return jsonb_build_object('decision', v_decision, 'approval', null);
   end if;
   v_consumption := substr(v_decision ->> 'consumption_id', 5)::uuid;
 
   if (v_decision ->> 'idempotent_replay')::boolean then
-    select jsonb_build_object('transaction_id', cap.id, 'receipt_id', r.id, 'receipt_code', r.code, 'seal', r.seal,
-                              'service_hash', cap.service_hash)
-    into v_recorded
+    select jsonb_build_object('transaction_id', cap.id, 'service_hash', cap.service_hash, 'immutability_seal', r.seal,
+                              'receipt_id', r.id, 'receipt_code', r.code)
+    into v_act
     from private.captures cap join private.receipts r on r.capture_id = cap.id
     where cap.consumption_id = v_consumption;
-    return jsonb_build_object('decision', v_decision, 'transaction', v_recorded);
+  else
+    insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
+      capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
+      scenario, created_at, mandate_id, consumption_id)
+    values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
+      c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
+      false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
+      v_consumption);
+    insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
+    values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
+      c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
+    v_act := jsonb_build_object('transaction_id', c ->> 'id', 'service_hash', c ->> 'service_hash',
+      'immutability_seal', p -> 'receipt' ->> 'seal', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code');
   end if;
 
-  insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
-    capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
-    scenario, created_at, mandate_id, consumption_id)
-  values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
-    c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
-    false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
-    v_consumption);
-  insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
-  values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
-    c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
-  return jsonb_build_object('decision', v_decision, 'transaction', jsonb_build_object(
-    'transaction_id', c ->> 'id', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code',
-    'seal', p -> 'receipt' ->> 'seal', 'service_hash', c ->> 'service_hash'));
+  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block.
+  select * into m from private.mandates where id = v_mandate_id;
+  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate') || v_act
+    || jsonb_build_object('mandate', jsonb_build_object(
+         'mandate_id', private.public_id('mdt_', m.id),
+         'consumption_id', v_decision -> 'consumption_id',
+         'scope_used', v_decision -> 'scope_used',
+         'granted_to', m.granted_to,
+         'assurance_level', m.assurance_level,
+         'idempotent_replay', v_decision -> 'idempotent_replay',
+         'remaining', v_decision -> 'remaining',
+         'at_limit', v_decision -> 'at_limit')
+       || jsonb_strip_nulls(jsonb_build_object(
+         'agent_display_name', m.agent_display_name,
+         'agent_descriptor', m.agent_descriptor,
+         'mandate_status', v_decision -> 'mandate_status')));
+  perform private.idempotency_store_act(p -> 'stored_response', 200, v_approval, m.id);
+  return jsonb_build_object('decision', v_decision, 'approval', v_approval);
 end $$;
-comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent) and record the act with its receipt, atomically.';
+comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent), record the act with its receipt and store its answer under the Idempotency-Key, atomically.';
 
 -- ----------------------------------------------------------------------------
 -- mandate-check and mandate-consume in one round trip: the caller's key, the

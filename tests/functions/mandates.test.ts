@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
-import { call, errorOf } from "../harness/http";
+import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";
 import { check, consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
@@ -528,7 +528,7 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
     expect(verified.body.valid).toBe(true);
     // The ledger answers a replayed key with the act it recorded (here past the response store, as
-    // after a crash between the act and the stored response).
+    // once the store has forgotten the key after 24 hours).
     await testDb()`delete from private.idempotency_keys where idempotency_key = ${key}`;
     const replay = await viaMandate(
       merchant,
@@ -718,6 +718,52 @@ describe("a replayed consume after revocation is no permission (issue 11)", () =
     const again = await transact(merchant.keys.sk_test, sinkBody, { headers: { "idempotency-key": sinkKey } });
     expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
     expect(again.body).toMatchObject({ reason: "mandate_revoked", idempotent_replay: true, mandate_status: "revoked" });
+  });
+});
+
+describe("the sink's replay of a stand-in says the mandate's status now (issue 11)", () => {
+  it("an exact retry after revocation replays the act with mandate_status revoked; a new act is refused", async () => {
+    const { merchant, person, mandate } = await mandateFixture({
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 5, period: "lifetime" },
+    });
+    const request = {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      mandate_id: mandate.mandate_id,
+    };
+    const headers = { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}` };
+    const act = await transact(merchant.keys.sk_test, request, { headers });
+    expect(act.status, act.text).toBe(200);
+    expect(act.body.mandate.idempotent_replay).toBe(false);
+    expect(act.body.mandate).not.toHaveProperty("mandate_status");
+    /** The first answer as a replay says it: a replay, and the mandate's status at the replay. */
+    const replayOf = (status: string) => ({
+      ...act.body,
+      mandate: { ...act.body.mandate, idempotent_replay: true, mandate_status: status },
+    });
+
+    const before = await transact(merchant.keys.sk_test, request, { headers });
+    expect([before.status, before.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
+    expect(before.body).toEqual(replayOf("active"));
+
+    await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    const after = await transact(merchant.keys.sk_test, request, { headers });
+    expect([after.status, after.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
+    expect(after.body).toEqual(replayOf("revoked"));
+
+    const next = await transact(
+      merchant.keys.sk_test,
+      { ...request, service_hash: `svc:${crypto.randomUUID()}` },
+      {
+        headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },
+      },
+    );
+    expect(errorOf(next)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(next.body.reason).toBe("mandate_revoked");
+    const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+    expect(got.body.consumptions).toHaveLength(1);
   });
 });
 

@@ -1,11 +1,13 @@
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { capture } from "../harness/captures";
+import { type DatabaseProxy, startDatabaseProxy } from "../harness/database-proxy";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { documentOf, enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
 import { mandateFixture } from "../harness/mandates";
+import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
 function body(subjectRef: string, shot: { descriptor: unknown; nonce: string }, extra: Record<string, unknown> = {}) {
@@ -360,6 +362,54 @@ describe("process-biovital-transaction", () => {
       expect(errorOf(different)).toEqual({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
     });
 
+    it("answers an exact retry (same nonce, key and body) with the original body; the nonce stays spent for any other request", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const nonce = replayHeaders();
+      const key = `idem-${crypto.randomUUID()}`;
+      const send = (headers: Record<string, string>, payload: Record<string, unknown> = request) =>
+        transact(merchant.keys.sk_test, payload, { headers });
+      const first = await send({ ...nonce, "idempotency-key": key });
+      expect(first.status, first.text).toBe(200);
+      // Spec 4.4 rule 7: the retry of a lost answer is answered, with its nonce as it was or a new one.
+      for (const headers of [{ ...nonce, "idempotency-key": key }, { "idempotency-key": key }]) {
+        const retry = await send(headers);
+        expect([retry.status, retry.headers.get("idempotency-status")], retry.text).toEqual([200, "replayed"]);
+        expect(retry.body).toEqual(first.body);
+      }
+      // The nonce was spent by the first request: another key, or none, is a new request under a used nonce.
+      expect(errorOf(await send({ ...nonce, "idempotency-key": `idem-${crypto.randomUUID()}` }))).toEqual({
+        status: 409,
+        code: "NONCE_REUSED",
+      });
+      expect(errorOf(await send(nonce))).toEqual({ status: 409, code: "NONCE_REUSED" });
+      // The same key with another body is the key reused, whatever the nonce.
+      expect(errorOf(await send({ ...nonce, "idempotency-key": key }, { ...request, service_hash: "svc:another-body" }))).toEqual({
+        status: 422,
+        code: "IDEMPOTENCY_KEY_REUSED",
+      });
+      const [{ count }] = await testDb()`select count(*)::int as count from private.captures where service_hash = ${request.service_hash}`;
+      expect(count).toBe(1);
+    });
+
+    it("answers an exact retry of a first-party session's request too; its nonce stays spent for another key", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(decodeJwt(person.session_token).sub!, person.capture());
+      const headers = { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}` };
+      const first = await transact("", request, { bearer: person.session_token, headers });
+      expect(first.status, first.text).toBe(200);
+      const retry = await transact("", request, { bearer: person.session_token, headers });
+      expect([retry.status, retry.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
+      expect(retry.body).toEqual(first.body);
+      const otherKey = { ...headers, "idempotency-key": `idem-${crypto.randomUUID()}` };
+      expect(errorOf(await transact("", request, { bearer: person.session_token, headers: otherKey }))).toEqual({
+        status: 409,
+        code: "NONCE_REUSED",
+      });
+    });
+
     it("400 IDEMPOTENCY_KEY_INVALID for a key that is present but malformed (spaces, too short), never run as keyless", async () => {
       const merchant = await merchantFactory();
       const request = body("sub_x", capture(1));
@@ -369,17 +419,27 @@ describe("process-biovital-transaction", () => {
       }
     });
 
-    it("409 IDEMPOTENCY_IN_FLIGHT while the first request with the key still runs", async () => {
+    it("409 IDEMPOTENCY_IN_FLIGHT while the first request with the key still runs, with Retry-After: 1 s, or its lease's end once it ran long", async () => {
       const merchant = await merchantFactory();
       const request = body("sub_x", capture(1));
-      const key = `idem-${crypto.randomUUID()}`;
       const { sha256Hex } = await import("../../shared/lib/crypto");
-      await testDb()`insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state, created_at, lease_expires_at, expires_at)
-        values (${merchant.merchant_id}, 'test', 'process-biovital-transaction', ${key}, ${await sha256Hex(JSON.stringify(request))}, 'in_flight', now(), now() + interval '1 minute', now() + interval '1 day')`;
-      expect(errorOf(await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } }))).toEqual({
-        status: 409,
-        code: "IDEMPOTENCY_IN_FLIGHT",
-      });
+      const requestHash = await sha256Hex(JSON.stringify(request));
+      const now = new Date();
+      now.setUTCMilliseconds(0);
+      /** The answer to the request while another, started `ranSeconds` ago with 42 s left on its lease, holds its key. */
+      const whileHeld = async (ranSeconds: number) => {
+        const key = `idem-${crypto.randomUUID()}`;
+        await testDb()`insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state, created_at, lease_expires_at, expires_at)
+          values (${merchant.merchant_id}, 'test', 'process-biovital-transaction', ${key}, ${requestHash}, 'in_flight',
+            ${new Date(now.getTime() - ranSeconds * 1000)}, ${new Date(now.getTime() + 42_000)}, now() + interval '1 day')`;
+        const running = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key }, now });
+        expect(errorOf(running)).toEqual({ status: 409, code: "IDEMPOTENCY_IN_FLIGHT" });
+        expect(running.body.retry_after_seconds).toBe(Number(running.headers.get("retry-after")));
+        return running.headers.get("retry-after");
+      };
+      // Just started: it is about to finish. Running for 18 s: it most likely died, and its lease ends in 42 s.
+      expect(await whileHeld(0)).toBe("1");
+      expect(await whileHeld(18)).toBe("42");
     });
   });
 
@@ -446,6 +506,83 @@ describe("process-biovital-transaction", () => {
       // The failing merchant's live environment is not paused either.
       const live = await send(brokenSigning, failing.keys.sk_live, body(person.subject_ref, person.capture()));
       expect(live.body.code).not.toBe("SLO_BREACH_PAUSED");
+    });
+  });
+
+  describe("a database outage (issue 11): the act and its stored answer commit together", () => {
+    // The function behind a proxy to the same database, which the test can take away at any instant.
+    let proxy: DatabaseProxy;
+    let behindProxy: RunningServer;
+
+    beforeAll(async () => {
+      proxy = await startDatabaseProxy(serviceUnderTest().databaseUrl);
+      behindProxy = await startVariantServer(["process-biovital-transaction"], {
+        DATABASE_URL: proxy.url,
+        DB_POOLER: "0",
+        DEPLOYMENT_ID: `outage-${crypto.randomUUID().slice(0, 8)}`,
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await behindProxy?.stop();
+      await proxy?.stop();
+    });
+    afterEach(() => proxy.accept());
+
+    const send = (key: string, request: unknown, headers: Record<string, string>) =>
+      callOn(behindProxy, "process-biovital-transaction", { key, body: request, headers: { ...replayHeaders(), ...headers } });
+
+    /** The act through the proxy, with the database gone right after `statement` answered; then the retry on the service. */
+    async function actThenOutage(key: string, request: Record<string, unknown>, statement: string) {
+      const idempotencyKey = `idem-${crypto.randomUUID()}`;
+      proxy.refuseAfter(statement);
+      const acted = await send(key, request, { "idempotency-key": idempotencyKey });
+      await proxy.accept();
+      const retried = await transact(key, request, { headers: { "idempotency-key": idempotencyKey } });
+      return { acted, retried };
+    }
+
+    it("a live act that committed is answered, and its retry right after is the replay, never 409 IDEMPOTENCY_IN_FLIGHT", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const request = body(person.subject_ref, person.capture());
+      const { acted, retried } = await actThenOutage(merchant.keys.sk_test, request, "public.capture_record(");
+      expect(acted.status, JSON.stringify(acted.body)).toBe(200);
+      expect([retried.status, retried.headers.get("idempotency-status")], retried.text).toEqual([200, "replayed"]);
+      expect(retried.body).toEqual(acted.body);
+    });
+
+    it("so does an act a mandate stood in for (where the outage was measured)", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 5, period: "lifetime" },
+      });
+      const request = {
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        mandate_id: mandate.mandate_id,
+      };
+      const { acted, retried } = await actThenOutage(merchant.keys.sk_test, request, "public.mandate_transaction(");
+      expect(acted.status, JSON.stringify(acted.body)).toBe(200);
+      expect([retried.status, retried.headers.get("idempotency-status")], retried.text).toEqual([200, "replayed"]);
+      expect(retried.body).toEqual({
+        ...acted.body,
+        mandate: { ...(acted.body.mandate as object), idempotent_replay: true, mandate_status: "active" },
+      });
+      const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+      expect(got.body.consumptions).toHaveLength(1);
+    });
+
+    it("503 DATABASE_UNAVAILABLE carries Retry-After while the database is away", async () => {
+      const merchant = await merchantFactory();
+      proxy.refuse();
+      const withAndWithoutKey: Record<string, string>[] = [{}, { "idempotency-key": `idem-${crypto.randomUUID()}` }];
+      for (const headers of withAndWithoutKey) {
+        const away = await send(merchant.keys.sk_test, body("sub_x", capture(1)), headers);
+        expect([away.status, away.body.code]).toEqual([503, "DATABASE_UNAVAILABLE"]);
+        expect(away.headers.get("retry-after")).toBe("5");
+        expect(away.body.retry_after_seconds).toBe(5);
+      }
     });
   });
 

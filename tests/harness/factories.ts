@@ -1,3 +1,4 @@
+import type postgres from "postgres";
 import { randomHex } from "../../shared/lib/crypto";
 import { type CreatedMerchant, createMerchant } from "../../shared/merchants/merchants";
 import { connect, type Sql } from "../../shared/platform/db/client";
@@ -14,4 +15,19 @@ export function testDb(): Sql {
 /** A fresh merchant with its four keys; every test makes its own. */
 export function merchantFactory(name = `Test merchant ${randomHex(4)}`): Promise<CreatedMerchant> {
   return createMerchant(testDb(), name);
+}
+
+/** What rolledBack throws to end its transaction. */
+export const ROLLBACK = new Error("rollback");
+
+/** Runs `body` in a transaction on testDb() that is always rolled back: nothing a SQL-level test writes outlives it. */
+export async function rolledBack(body: (tx: postgres.TransactionSql) => Promise<void>): Promise<void> {
+  try {
+    await testDb().begin(async (tx) => {
+      await body(tx);
+      throw ROLLBACK;
+    });
+  } catch (error) {
+    if (error !== ROLLBACK) throw error;
+  }
 }

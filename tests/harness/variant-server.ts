@@ -18,5 +18,5 @@ export async function callOn(server: RunningServer, name: string, init: { key: s
     headers: { "content-type": "application/json", "x-service-api-key": init.key, ...init.headers },
     body: JSON.stringify(init.body),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
 }

@@ -4,29 +4,13 @@
  * drives public.mandate_* with explicit `now` values, so time is exact and nothing outlives a test.
  */
 import { createHash, randomUUID } from "node:crypto";
-import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { Queryable } from "../../shared/platform/db/client";
 import { rawRpc } from "../../shared/platform/db/rpc";
 import { type Ceiling, type Grantor, issueMandate, type MandateOptions, seedGrantor } from "../fixtures/mandate-seed";
-import { testDb } from "../harness/factories";
+import { ROLLBACK, rolledBack, testDb } from "../harness/factories";
 
-type Tx = postgres.TransactionSql;
 type Answer = Record<string, any>;
-
-const ROLLBACK = new Error("rollback");
-
-/** Runs `body` in a transaction that is always rolled back. */
-async function rolledBack(body: (tx: Tx) => Promise<void>): Promise<void> {
-  try {
-    await testDb().begin(async (tx) => {
-      await body(tx);
-      throw ROLLBACK;
-    });
-  } catch (error) {
-    if (error !== ROLLBACK) throw error;
-  }
-}
 
 const T0 = new Date("2027-03-01T09:00:00Z");
 const iso = (at: string | Date) => (typeof at === "string" ? new Date(at) : at).toISOString();

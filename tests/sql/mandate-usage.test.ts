@@ -9,38 +9,23 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
 import { applyMigrations, MIGRATIONS_DIR } from "../../scripts/local/migrations";
 import type { Queryable } from "../../shared/platform/db/client";
 import { connect } from "../../shared/platform/db/client";
 import { rawRpc } from "../../shared/platform/db/rpc";
 import { type Ceiling, type Grantor, issueMandate, seedGrantor } from "../fixtures/mandate-seed";
-import { testDb } from "../harness/factories";
+import { rolledBack, testDb } from "../harness/factories";
 import { grantReport } from "./grant-rules";
 
-type Tx = postgres.TransactionSql;
 type Answer = Record<string, any>;
 
-const ROLLBACK = new Error("rollback");
 const receiptCode = () =>
   `RCPT-${randomBytes(6)
     .toString("hex")
     .toUpperCase()
     .replace(/(.{4})(.{4})(.{4})/, "$1-$2-$3")}`;
 const USAGE_MIGRATION = "20261121009100_mandate_usage.sql";
-
-/** Runs `body` in a transaction that is always rolled back. */
-async function rolledBack(body: (tx: Tx) => Promise<void>): Promise<void> {
-  try {
-    await testDb().begin(async (tx) => {
-      await body(tx);
-      throw ROLLBACK;
-    });
-  } catch (error) {
-    if (error !== ROLLBACK) throw error;
-  }
-}
 
 const T0 = new Date("2027-03-01T09:00:00Z");
 const DAY = 86_400_000;

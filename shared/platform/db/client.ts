@@ -17,6 +17,7 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA409: "IDENTITY_UNREACHABLE",
   HA410: "ENROLLMENT_RACE",
   HA411: "CAPTURE_REPLAYED",
+  HA412: "IDEMPOTENCY_IN_FLIGHT",
   HA422: "IDEMPOTENCY_KEY_REUSED",
   HA430: "PROOF_INVALID",
   HA431: "DOCUMENT_REQUIRED",
@@ -108,6 +109,12 @@ function backoffMs(attempt: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
+/**
+ * Retry-After of `503 DATABASE_UNAVAILABLE`: nothing says how long an outage lasts, so a short fixed
+ * wait; a retry under the same Idempotency-Key is safe, since a request that committed has its answer stored.
+ */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 /** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */
 function translateDatabaseError(error: unknown): unknown {
   const state = (error as { code?: unknown })?.code;
@@ -115,7 +122,7 @@ function translateDatabaseError(error: unknown): unknown {
     const detail = (error as { detail?: string }).detail;
     return new ApiError(sqlStateCodes[state], detail ? safeJson(detail) : {});
   }
-  if (isUnreachable(error)) return new ApiError("DATABASE_UNAVAILABLE");
+  if (isUnreachable(error)) return new ApiError("DATABASE_UNAVAILABLE", { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS });
   return error;
 }
 

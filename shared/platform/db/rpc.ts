@@ -69,7 +69,7 @@ export interface TemplateMatch {
 
 type IdempotencyBegin =
   | { outcome: "started" }
-  | { outcome: "in_flight" }
+  | { outcome: "in_flight"; running_seconds: number; lease_left_seconds: number }
   | { outcome: "mismatch" }
   | { outcome: "replay"; status: number; body: unknown };
 
@@ -155,6 +155,43 @@ export interface SessionToComplete {
   amount_cents: number | null;
   currency: string | null;
   capture_nonce: string;
+}
+
+/** A record of the response store (private.idempotency_keys): whose request, to which function, under which key. */
+export interface IdempotencyRecord {
+  merchant_id: Uuid;
+  environment: Environment;
+  function_name: string;
+  key: string;
+}
+
+/**
+ * A request's in-flight record in the response store, for the RPC that performs the request's act to
+ * complete with the answer in the act's own transaction; `stored` says it did, so nothing stores the
+ * answer again after the act.
+ */
+export interface PendingResponse {
+  record: IdempotencyRecord;
+  stored: boolean;
+}
+
+/** The approval every approved act of the transaction sink answers with (spec 4.4). */
+export interface Approval {
+  success: true;
+  status: "approved";
+  transaction_id: Uuid;
+  service_hash: string;
+  immutability_seal: string;
+  /** As on the receipt: the level proven at the act, or `mandate` when a mandate stood in. */
+  assurance_level: AssuranceLevel | "mandate";
+  receipt_id: Uuid;
+  receipt_code: string;
+}
+
+/** The approval of an act a mandate stood in for, with its mandate block, as mandate_transaction builds and stores it. */
+export interface StandInApproval extends Approval {
+  assurance_level: "mandate";
+  mandate: Record<string, unknown> & { mandate_id: string; consumption_id: string; idempotent_replay: boolean };
 }
 
 /** The capture row the transaction sink writes (refusals too, for audit). */
@@ -244,7 +281,13 @@ interface RpcCatalogue {
   api_key_create: [{ merchant_id: Uuid; kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }, { key_id: Uuid }];
   api_key_revoke: [{ key_hash: string } | { key_id: Uuid }, { key_id: Uuid; revoked_at: Iso; already_revoked: boolean } | null];
   capture_record: [
-    { capture: CaptureRow; receipt: ReceiptRow | null; document?: DocumentRow | null; baseline?: PresenceBaseline | null },
+    {
+      capture: CaptureRow;
+      receipt: ReceiptRow | null;
+      document?: DocumentRow | null;
+      baseline?: PresenceBaseline | null;
+      stored_response?: { record: IdempotencyRecord; status: number; body: unknown };
+    },
     unknown,
   ];
   circuit_breaker_state: [
@@ -319,8 +362,18 @@ interface RpcCatalogue {
   ];
   hosted_session_cancel: [{ screen_token_hash: string; now: Iso; reason: string }, HostedSessionView];
   hosted_sessions_expire: [{ now: Iso; limit?: number }, { expired: number }];
-  idempotency_begin: [TenantKey & { request_hash: string; now: Iso; lease_seconds: number; retention_seconds: number }, IdempotencyBegin];
-  idempotency_finish: [TenantKey & { status: number; body: unknown }, unknown];
+  idempotency_begin: [
+    IdempotencyRecord & {
+      request_hash: string;
+      now: Iso;
+      lease_seconds: number;
+      retention_seconds: number;
+      nonce?: string;
+      window_seconds?: number;
+    },
+    IdempotencyBegin,
+  ];
+  idempotency_finish: [IdempotencyRecord & { status: number; body: unknown }, unknown];
   identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
   identity_resolve: [TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }), ResolvedIdentity | null];
   mandate_check: [DecisionParams, Decision];
@@ -356,11 +409,14 @@ interface RpcCatalogue {
     Record<string, unknown> | null,
   ];
   mandate_transaction: [
-    { identity_id: Uuid; consume: ConsumeParams; capture: CaptureRow; receipt: ReceiptRow },
     {
-      decision: Decision;
-      transaction: { transaction_id: Uuid; receipt_id: Uuid; receipt_code: string; seal: string; service_hash: string } | null;
+      identity_id: Uuid;
+      consume: ConsumeParams;
+      capture: CaptureRow;
+      receipt: ReceiptRow;
+      stored_response?: { record: IdempotencyRecord };
     },
+    { decision: Decision; approval: StandInApproval | null },
   ];
   merchant_at_limit_threshold: [{ merchant_id: Uuid; percent?: number }, { merchant_id: Uuid; percent: number }];
   merchant_owned: [{ identity_id: Uuid; environment: Environment }, { merchants: { merchant_id: Uuid; name: string }[] }];
@@ -421,13 +477,6 @@ interface RpcCatalogue {
     { secrets: { secret_id: Uuid; sealed_secret: string; resealed_secret: string }[] },
     { resealed: number; skipped: number },
   ];
-}
-
-interface TenantKey {
-  merchant_id: Uuid;
-  environment: Environment;
-  function_name: string;
-  key: string;
 }
 
 type RpcName = keyof RpcCatalogue;
