@@ -9,6 +9,7 @@
  */
 export class OutageLog {
   private since: number | null = null;
+  private ended: number | null = null;
   private refusals = 0;
   private probing: ReturnType<typeof setInterval> | null = null;
 
@@ -29,11 +30,16 @@ export class OutageLog {
     } = {},
   ) {}
 
-  /** The database refused a connection (`reason` is said once, for the first refusal of an outage). */
-  refused(reason: string): void {
+  /**
+   * The database refused a connection at `at` (now by default; a source that reports late says
+   * when). `reason` is said once, for the first refusal of an outage; a refusal from before the
+   * last outage ended is a late report of that one.
+   */
+  refused(reason: string, at = this.now()): void {
+    if (this.since === null && this.ended !== null && at <= this.ended) return;
     this.refusals++;
     if (this.since !== null) return;
-    this.since = this.now();
+    this.since = at;
     this.log(
       `${this.source}: the database at ${this.target} is unreachable (${reason}); refused connections are not logged until it is reachable again`,
     );
@@ -46,6 +52,7 @@ export class OutageLog {
     const seconds = ((this.now() - this.since) / 1000).toFixed(1);
     this.log(`${this.source}: the database at ${this.target} is reachable again after ${seconds} s (${this.refusals} connections refused)`);
     this.since = null;
+    this.ended = this.now();
     this.refusals = 0;
     this.stopProbing();
   }

@@ -119,19 +119,22 @@ function config(upstream: PostgresTarget, dir: string, port: number, host: strin
   ].join("\n");
 }
 
-/** PgBouncer's warning for each client it turns away while logins to the server fail (the server is down). */
-const SERVER_LOGIN_FAILING = /pooler error: (server login has been failing.*)$/;
+/**
+ * PgBouncer's warning for each client it turns away while logins to the server fail (the server is
+ * down), with the instant it was written (PgBouncer runs with TZ=UTC).
+ */
+const SERVER_LOGIN_FAILING = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC .*pooler error: (server login has been failing.*)$/;
 
-/** Whether the server of `url` answers a query now. */
+/** Whether a query through `url` is answered within two seconds (PgBouncer holds a client while logins fail). */
 async function answers(url: string): Promise<boolean> {
   const sql = postgres(url, { max: 1, prepare: false, fetch_types: false, connect_timeout: 2, onnotice: () => {} });
+  const giveUp = new Promise<boolean>((resolve) => setTimeout(resolve, 2000, false).unref());
   try {
-    await sql`select 1`;
-    return true;
+    return await Promise.race([sql`select 1`.then(() => true), giveUp]);
   } catch {
     return false;
   } finally {
-    await sql.end({ timeout: 1 });
+    sql.end({ timeout: 0 }).catch(() => undefined);
   }
 }
 
@@ -178,8 +181,12 @@ export async function startPgBouncer({
   if (!/^[A-Za-z0-9_.-]+$/.test(upstream.database))
     throw new Error(`database name ${JSON.stringify(upstream.database)} is not one PgBouncer's config can hold; use DB_POOLER=builtin`);
   // PgBouncer warns once per client it turns away and never says when logins work again: one line
-  // per outage instead, and a probe of the server to say when it ends.
-  const outage = new OutageLog(log, "pgbouncer", `${upstream.host}:${upstream.port}`, { probe: () => answers(upstreamUrl) });
+  // per outage instead, and a query through PgBouncer once a second to say when it ends (when it
+  // logs in again; a refusal it wrote before that belongs to the outage that ended).
+  let clientUrl: string | null = null;
+  const outage = new OutageLog(log, "pgbouncer", `${upstream.host}:${upstream.port}`, {
+    probe: async () => clientUrl !== null && (await answers(clientUrl)),
+  });
   const dir = await mkdtemp(join(tmpdir(), "hauth-pgbouncer-"));
   await writeFile(join(dir, "userlist.txt"), `${quoted(upstream.user)} ${quoted(upstream.password)}\n`, { mode: 0o600 });
 
@@ -190,7 +197,7 @@ export async function startPgBouncer({
     await writeFile(configPath, config(upstream, dir, listenPort, host, size, maxClients), { mode: 0o600 });
     // PgBouncer refuses to run as root: it reads its files first, then drops to `nobody`.
     const args = process.getuid?.() === 0 ? ["-u", "nobody", configPath] : [configPath];
-    const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TZ: "UTC" } });
     // It never keeps this process alive by itself: the exit hook below ends it with this process.
     child.unref();
     (child.stderr as unknown as { unref(): void }).unref();
@@ -205,7 +212,7 @@ export async function startPgBouncer({
         tail.push(line);
         if (tail.length > 20) tail.shift();
         const refusal = SERVER_LOGIN_FAILING.exec(line);
-        if (refusal) outage.refused(refusal[1]);
+        if (refusal) outage.refused(refusal[3], Date.parse(`${refusal[1]}T${refusal[2]}Z`));
         else if (/ (WARNING|ERROR|FATAL) /.test(line)) log(`pgbouncer: ${line}`);
       }
     });
@@ -240,6 +247,7 @@ export async function startPgBouncer({
     }
 
     const url = `postgres://${encodeURIComponent(upstream.user)}@${host}:${listenPort}/${encodeURIComponent(upstream.database)}`;
+    clientUrl = url;
     const adminUrl = `postgres://${encodeURIComponent(upstream.user)}@${host}:${listenPort}/pgbouncer`;
     return {
       url,

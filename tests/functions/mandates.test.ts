@@ -4,7 +4,7 @@ import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";
-import { check, consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+import { check, consume, issue, mandateBody, mandateFixture, proofCapture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 
 describe("mandate-issue", () => {
@@ -727,12 +727,7 @@ describe("the sink's replay of a stand-in says the mandate's status now (issue 1
       scopes: ["login"],
       ceiling: { kind: "count", count: 5, period: "lifetime" },
     });
-    const request = {
-      action: "ACTION_LOGIN",
-      service_hash: `svc:${crypto.randomUUID()}`,
-      user_id: person.subject_ref,
-      mandate_id: mandate.mandate_id,
-    };
+    const request = standInRequest(person, mandate.mandate_id);
     const headers = { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}` };
     const act = await transact(merchant.keys.sk_test, request, { headers });
     expect(act.status, act.text).toBe(200);
@@ -753,13 +748,9 @@ describe("the sink's replay of a stand-in says the mandate's status now (issue 1
     expect([after.status, after.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
     expect(after.body).toEqual(replayOf("revoked"));
 
-    const next = await transact(
-      merchant.keys.sk_test,
-      { ...request, service_hash: `svc:${crypto.randomUUID()}` },
-      {
-        headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },
-      },
-    );
+    const next = await transact(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
+      headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },
+    });
     expect(errorOf(next)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
     expect(next.body.reason).toBe("mandate_revoked");
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });

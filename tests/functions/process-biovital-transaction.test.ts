@@ -6,7 +6,7 @@ import { type DatabaseProxy, startDatabaseProxy } from "../harness/database-prox
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { documentOf, enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
-import { mandateFixture } from "../harness/mandates";
+import { mandateFixture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
@@ -556,13 +556,11 @@ describe("process-biovital-transaction", () => {
         scopes: ["login"],
         ceiling: { kind: "count", count: 5, period: "lifetime" },
       });
-      const request = {
-        action: "ACTION_LOGIN",
-        service_hash: `svc:${crypto.randomUUID()}`,
-        user_id: person.subject_ref,
-        mandate_id: mandate.mandate_id,
-      };
-      const { acted, retried } = await actThenOutage(merchant.keys.sk_test, request, "public.mandate_transaction(");
+      const { acted, retried } = await actThenOutage(
+        merchant.keys.sk_test,
+        standInRequest(person, mandate.mandate_id),
+        "public.mandate_transaction(",
+      );
       expect(acted.status, JSON.stringify(acted.body)).toBe(200);
       expect([retried.status, retried.headers.get("idempotency-status")], retried.text).toEqual([200, "replayed"]);
       expect(retried.body).toEqual({

@@ -53,6 +53,17 @@ export async function mandateFixture(extra: Record<string, unknown> = {}) {
   return { merchant, person, mandate: res.body as Record<string, any> };
 }
 
+/** A transaction-sink request in which mandate `mandateId` stands in for `person` (spec 4.4 rule 5): a login with a fresh service_hash. */
+export function standInRequest(person: Person, mandateId: string, extra: Record<string, unknown> = {}) {
+  return {
+    action: "ACTION_LOGIN",
+    service_hash: `svc:${crypto.randomUUID()}`,
+    user_id: person.subject_ref,
+    mandate_id: mandateId,
+    ...extra,
+  };
+}
+
 export function consume(key: string, body: unknown, options: { idempotencyKey?: string | null; now?: Date; locale?: string } = {}) {
   const headers: Record<string, string> = { ...replayHeaders(options.now) };
   if (options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? `idem-${crypto.randomUUID()}`;
