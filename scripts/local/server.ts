@@ -14,6 +14,8 @@ import { localSecrets } from "./secrets";
 
 const COMPATIBILITY_DATE = "2026-04-01";
 const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+/** The OAuth discovery documents sit at the origin's root (RFC 8414, RFC 9728); the MCP worker serves them. */
+const OAUTH_WELL_KNOWN_ROUTES = ["*/.well-known/oauth-authorization-server*", "*/.well-known/oauth-protected-resource*"];
 
 interface ServerOptions {
   port?: number;
@@ -128,7 +130,9 @@ export async function startServer({
         // the function's own Worker: no extra worker hop. A longer name sharing the prefix falls
         // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp). A
         // Worker with its own mount (the resource API at /v1) takes that path and everything under it.
-        routes: routesOf(b.name),
+        routes: [...routesOf(b.name), ...(b.name === "mcp" ? OAUTH_WELL_KNOWN_ROUTES : [])],
+        // The MCP server's OAuth grants and tokens (hashed) live in Workers KV, in memory locally.
+        ...(b.name === "mcp" ? { kvNamespaces: ["OAUTH_KV"] } : {}),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
       }),
     ),

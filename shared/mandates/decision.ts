@@ -10,6 +10,7 @@ import { authenticate, type Credential, credentialParam, learnKeyTenant, replayP
 import type { DecisionInput } from "../platform/db/rpc";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
+import type { Tenant } from "../platform/principal";
 import type { ReplayClaim } from "../platform/replay-guard";
 import { minorUnitAmount } from "../platform/validation";
 import { mandateUuid } from "./ids";
@@ -25,31 +26,49 @@ export const contextSchema = v.optional(v.strictObject({ merchant: contextField,
  * The request body shared by mandate-check and mandate-consume (spec 4.8): money is an integer
  * minor unit (`400 AMOUNT_INVALID`), and an amount needs its currency.
  */
+const decisionEntries = {
+  mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+  scope: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+  amount: v.optional(minorUnitAmount),
+  currency: v.optional(currencySchema),
+  action_ref: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  context: contextSchema,
+};
+
+/** An amount needs its currency. */
+function amountHasCurrency(input: { amount?: number; currency?: string }): boolean {
+  return input.amount === undefined || input.currency !== undefined;
+}
+
 export const decisionSchema = v.pipe(
-  v.strictObject({
-    mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-    scope: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-    amount: v.optional(minorUnitAmount),
-    currency: v.optional(currencySchema),
-    action_ref: v.optional(v.pipe(v.string(), v.maxLength(200))),
-    context: contextSchema,
-  }),
-  v.forward(
-    v.partialCheck(
-      [["amount"], ["currency"]],
-      (input) => input.amount === undefined || input.currency !== undefined,
-      "currency is required",
-    ),
-    ["currency"],
-  ),
+  v.strictObject(decisionEntries),
+  v.forward(v.partialCheck([["amount"], ["currency"]], amountHasCurrency, "currency is required"), ["currency"]),
+);
+
+/** mandate-consume's body as the MCP tool takes it: the Idempotency-Key header is the `idempotency_key` argument. */
+export const consumeArgumentsSchema = v.pipe(
+  v.strictObject({ ...decisionEntries, idempotency_key: v.optional(v.string()) }),
+  v.forward(v.partialCheck([["amount"], ["currency"]], amountHasCurrency, "currency is required"), ["currency"]),
 );
 
 export type DecisionBody = v.InferOutput<typeof decisionSchema>;
 
-/** The caller as the decision's RPC authenticates it: the presented key and the replay claim. */
-interface Caller {
-  credential: Credential;
-  replay: ReplayClaim | null;
+/**
+ * The caller: a presented key with its replay claim, which the decision's RPC authenticates; or a
+ * tenant already authenticated at the edge (an MCP agent, whose OAuth token was checked there).
+ */
+type Caller = { credential: Credential; replay: ReplayClaim | null } | { tenant: Tenant };
+
+/** The caller as the decision RPCs take it (request_authenticate's two forms). */
+function callerParam(caller: Caller, now: Date) {
+  return "tenant" in caller
+    ? { tenant: { merchant_id: caller.tenant.merchantId, environment: caller.tenant.environment }, now: now.toISOString() }
+    : { credential: credentialParam(caller.credential), ...replayParam(caller.replay, now) };
+}
+
+/** Authenticates a key caller before an answer decided without the database; a tenant already is. */
+async function authenticateCaller(deps: Deps, caller: Caller): Promise<void> {
+  if ("credential" in caller) await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
 }
 
 /**
@@ -65,7 +84,7 @@ async function decisionInput(
   const mandateId = mandateUuid(body.mandate_id);
   const early = !mandateId ? "mandate_not_found" : !isScope(body.scope) ? "unknown_scope" : null;
   if (!early) return { input: { ...body, mandate_id: mandateId! } };
-  await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
+  await authenticateCaller(deps, caller);
   return { refused: refusal(early, deps.locale) };
 }
 
@@ -74,11 +93,11 @@ export async function checkMandate(deps: Deps, caller: Caller, body: DecisionBod
   const decided = await decisionInput(deps, caller, body);
   if ("refused" in decided) return decided.refused;
   const { caller: tenant, ...decision } = await rpc(deps.sql, "mandate_check_request", {
-    credential: credentialParam(caller.credential),
-    ...replayParam(caller.replay, deps.now),
+    ...callerParam(caller, deps.now),
     decision: decided.input,
   });
-  learnKeyTenant(caller.credential.keyHash, { merchantId: tenant.merchant_id, environment: tenant.environment });
+  if ("credential" in caller)
+    learnKeyTenant(caller.credential.keyHash, { merchantId: tenant.merchant_id, environment: tenant.environment });
   return answer(decision, deps.locale);
 }
 
@@ -96,14 +115,13 @@ export async function consumeMandate(
   idempotency: { key: string | null | undefined; rawBody: string },
 ): Promise<Record<string, unknown>> {
   if (!idempotency.key) {
-    await authenticate(deps.sql, caller.credential, caller.replay, deps.now);
+    await authenticateCaller(deps, caller);
     return refusal(idempotency.key === null ? "idempotency_key_invalid" : "idempotency_key_required", deps.locale);
   }
   const decided = await decisionInput(deps, caller, body);
   if ("refused" in decided) return decided.refused;
   const decision = await rpc(deps.sql, "mandate_consume_request", {
-    credential: credentialParam(caller.credential),
-    ...replayParam(caller.replay, deps.now),
+    ...callerParam(caller, deps.now),
     decision: { ...decided.input, idempotency_key: idempotency.key, request_hash: await sha256Hex(idempotency.rawBody) },
   });
   return answer(decision, deps.locale);

@@ -1,14 +1,15 @@
 /**
  * mandate-revoke (spec 4.11): ends a mandate at once — the next consume fails, nothing is cached.
  * Callable by the granting human (first-party user), the issuing merchant or the service role;
- * never by the agent holding it. Repeats answer `already_revoked: true`. Anything else, and an
+ * never by the agent holding it (an MCP agent revokes as its merchant, and the tool refuses a mandate
+ * granted to itself: shared/agents/tools.ts). Repeats answer `already_revoked: true`. Anything else, and an
  * unknown mandate, is the same `404 not_found`.
  */
 import * as v from "valibot";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
-import type { Principal, ServicePrincipal } from "../platform/principal";
+import type { AgentPrincipal, Principal, ServicePrincipal } from "../platform/principal";
 import { mandateUuid } from "./ids";
 
 export const revokeSchema = v.strictObject({
@@ -16,7 +17,11 @@ export const revokeSchema = v.strictObject({
   reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(500))),
 });
 
-export async function revokeMandate(deps: Deps, revoker: Principal | ServicePrincipal, body: v.InferOutput<typeof revokeSchema>) {
+export async function revokeMandate(
+  deps: Deps,
+  revoker: Principal | AgentPrincipal | ServicePrincipal,
+  body: v.InferOutput<typeof revokeSchema>,
+) {
   const mandateId = mandateUuid(body.mandate_id);
   const by =
     revoker.kind === "service"

@@ -7,16 +7,24 @@
  * the next request: nothing about a key is cached.
  */
 import type { MiddlewareHandler } from "hono";
-import { sha256Hex, timingSafeEqual } from "../lib/crypto";
-import { verifyUserJwt } from "../lib/signing";
+import { timingSafeEqual } from "../lib/crypto";
 import type { AppEnv } from "./app";
-import { authenticate, bearerOf, type Credential, type KeyPolicy, presentedCredential, presentedKey, replayParam } from "./authenticate";
+import {
+  authenticate,
+  bearerOf,
+  type Credential,
+  type KeyPolicy,
+  presentedCredential,
+  presentedKey,
+  replayParam,
+  userPrincipal,
+} from "./authenticate";
 import type { Queryable } from "./db/client";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import { idempotencyKeyOf } from "./idempotency";
 import { signingKeysOf } from "./keys";
-import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
+import type { MerchantKeyPrincipal, Principal, Tenant } from "./principal";
 import { type ReplayClaim, replayClaim } from "./replay-guard";
 
 interface AuthOptions {
@@ -109,18 +117,7 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
   return async function authenticateKeyOrUser(c, next) {
     const bearer = bearerOf(c.req.header("authorization"));
     if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) return keyAuth(c as never, next);
-    const claims = await verifyUserJwt(await signingKeysOf(c.var.config), bearer, c.var.now);
-    const environment = claims?.env;
-    if (!claims?.sub || typeof claims.mid !== "string" || (environment !== "test" && environment !== "live")) {
-      throw new ApiError("INVALID_USER_TOKEN");
-    }
-    const principal: UserPrincipal = {
-      kind: "user",
-      merchantId: claims.mid,
-      environment,
-      identityId: claims.sub,
-      sessionTokenHash: await sha256Hex(bearer),
-    };
+    const principal = await userPrincipal(await signingKeysOf(c.var.config), bearer, c.var.now);
     if (options.replay) {
       const claim = replayClaim(c.req.raw.headers, c.var.now);
       const unclaimed = nonceForResponseStore(options.replay, claim, c.req.raw.headers);

@@ -4,12 +4,12 @@
  * and by operations that authenticate inside their own RPC (mandate-check, mandate-consume).
  */
 import { sha256Hex } from "../lib/crypto";
-import { type KeySet, signUserJwt } from "../lib/signing";
+import { type KeySet, signUserJwt, verifyUserJwt } from "../lib/signing";
 import { parseApiKey } from "./api-keys";
 import type { Queryable } from "./db/client";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
-import type { Environment, KeyKind, MerchantKeyPrincipal, Tenant } from "./principal";
+import type { Environment, KeyKind, MerchantKeyPrincipal, Tenant, UserPrincipal } from "./principal";
 import type { ReplayClaim } from "./replay-guard";
 
 export const API_KEY_HEADER = "x-service-api-key";
@@ -112,4 +112,17 @@ export function bearerOf(header: string | undefined): string | undefined {
  */
 export function mintUserJwt(keys: KeySet, identityId: string, tenant: Tenant, now: Date, ttlSeconds: number) {
   return signUserJwt(keys, identityId, { mid: tenant.merchantId, env: tenant.environment }, now, ttlSeconds);
+}
+
+/**
+ * The person behind a first-party session JWT (`sub` the identity, `mid` the merchant it was minted
+ * through, `env`), or `401 INVALID_USER_TOKEN`.
+ */
+export async function userPrincipal(keys: KeySet, token: string, now: Date): Promise<UserPrincipal> {
+  const claims = await verifyUserJwt(keys, token, now);
+  const environment = claims?.env;
+  if (!claims?.sub || typeof claims.mid !== "string" || (environment !== "test" && environment !== "live")) {
+    throw new ApiError("INVALID_USER_TOKEN");
+  }
+  return { kind: "user", merchantId: claims.mid, environment, identityId: claims.sub, sessionTokenHash: await sha256Hex(token) };
 }

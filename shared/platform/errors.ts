@@ -44,6 +44,7 @@ export const errorCatalogue = {
   API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
   INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],
   INVALID_USER_TOKEN: [401, "The bearer token is not a valid, unexpired user session token."],
+  INSUFFICIENT_SCOPE: [403, "The agent was not granted the scope this tool needs."],
   AUTH_REQUIRED: [401, "This endpoint needs a secret key; a publishable key is not accepted here."],
   SCREEN_TOKEN_REQUIRED: [401, "The hosted screen's credential is required (Authorization: Bearer hsc_…, from boot)."],
   SCREEN_TOKEN_INVALID: [401, "The hosted screen's credential is unknown."],

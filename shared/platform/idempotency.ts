@@ -5,11 +5,11 @@ import { replayParam } from "./authenticate";
 import { type PendingResponse, rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import type { Principal } from "./principal";
+import { idempotencyKey } from "./validation";
 
 const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 /** An in-flight record older than this belongs to a request that died; a retry may take it over. */
 const LEASE_SECONDS = 60;
-const KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
 /**
  * A request in flight for less than this is most likely about to finish (the sink answers within
  * its 3 s latency objective): Retry-After 1. One running longer most likely died, and nothing
@@ -27,9 +27,7 @@ function inFlightRetryAfter({ running_seconds, lease_left_seconds }: { running_s
  * printable characters. Every function reads the header through here.
  */
 export function idempotencyKeyOf(headers: Headers): string | null | undefined {
-  const key = headers.get("idempotency-key");
-  if (key === null) return undefined;
-  return KEY_FORMAT.test(key) ? key : null;
+  return idempotencyKey(headers.get("idempotency-key") ?? undefined);
 }
 
 /** A route behind idempotency(): the handler's act completes `storedResponse` (absent without a key). */

@@ -42,3 +42,16 @@ export interface HostedSessionPrincipal extends Tenant {
 
 /** Who is calling on a merchant's behalf. Both kinds are scoped to one merchant and one environment. */
 export type Principal = MerchantKeyPrincipal | UserPrincipal;
+
+/**
+ * An AI agent calling the MCP server: an OAuth client that an owner of the merchant authorised
+ * (issue 13). It acts for that merchant in the owner's environment, within the scopes granted;
+ * `clientId` is also how mandates name it as their holder (`granted_to`).
+ */
+export interface AgentPrincipal extends Tenant {
+  kind: "agent";
+  clientId: string;
+  /** The owner who authorised it: it loses the merchant when that person stops owning it. */
+  ownerIdentityId: string;
+  scopes: readonly string[];
+}

@@ -19,6 +19,7 @@ const functionRegistry = {
   "mandate-issue": {},
   "mandate-revoke": {},
   "mandate-scopes": {},
+  mcp: {},
   "merchant-theme-get": {},
   "outbox-worker": { crons: ["* * * * *"] },
   "process-biovital-enrollment": {},

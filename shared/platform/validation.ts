@@ -72,6 +72,11 @@ export function money<S extends v.GenericSchema>(schema: S): S {
   return schema;
 }
 
+/** Whether `schema` is a money field (`money`): an integer in the minor unit. */
+export function isMoney(schema: object): boolean {
+  return moneySchemas.has(schema);
+}
+
 /** A money field judged by the schema: a non-negative integer in the minor unit as written, else `400 AMOUNT_INVALID`. */
 export const minorUnitAmount = money(v.custom<number>(isMinorUnitAmount, coded("AMOUNT_INVALID")));
 
@@ -114,4 +119,15 @@ function collectMoneyPaths(schema: unknown, path: string[], found: Map<string, s
   } else if (parts.options) {
     for (const option of parts.options) collectMoneyPaths(option, path, found);
   }
+}
+
+const IDEMPOTENCY_KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
+
+/**
+ * An Idempotency-Key as sent: undefined when absent, null when not 8 to 200 printable characters
+ * (the header of the functions, the `idempotency_key` argument of the MCP tool).
+ */
+export function idempotencyKey(value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  return IDEMPOTENCY_KEY_FORMAT.test(value) ? value : null;
 }

@@ -1,0 +1,276 @@
+/**
+ * The MCP server (issue 13): AI agents call the mandate functions, receipt verification and (when
+ * they exist) agent verification as tools, over Streamable HTTP, with an OAuth 2.1 bearer.
+ *
+ * - Authorization server (`@cloudflare/workers-oauth-provider`, grants and hashed tokens in the
+ *   `OAUTH_KV` namespace): issuer = the service's base URL, so its RFC 8414 metadata is at
+ *   `/.well-known/oauth-authorization-server`; token, revocation and registration (RFC 7591) under
+ *   `/functions/v1/mcp/oauth/`; the authorization endpoint is ours: an owner signs in with a
+ *   first-party session token and approves on a consent screen.
+ * - Protected resource: `/functions/v1/mcp`, its RFC 9728 metadata at
+ *   `/.well-known/oauth-protected-resource/functions/v1/mcp`; a request without a valid token for
+ *   exactly this resource is `401` with `WWW-Authenticate: Bearer resource_metadata="…"`.
+ * - Tools: shared/agents/tools.ts, served per request by the SDK's `createMcpHandler`.
+ */
+import {
+  AuthorizationError,
+  CimdFetchError,
+  OAuthAuthorizationServer,
+  type OAuthResourceContext,
+  OAuthResourceServer,
+} from "@cloudflare/workers-oauth-provider";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import type { Context, ExecutionContext } from "hono";
+import { type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, toolJsonSchema } from "../../shared/agents/tools";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { bearerOf, userPrincipal } from "../../shared/platform/authenticate";
+import { type Bindings, readConfig, serviceBaseUrl } from "../../shared/platform/config";
+import { rpc } from "../../shared/platform/db/rpc";
+import { ApiError } from "../../shared/platform/errors";
+import { signingKeysOf } from "../../shared/platform/keys";
+import type { AgentPrincipal, UserPrincipal } from "../../shared/platform/principal";
+import { merchantTheme } from "../../shared/themes/merchant-theme";
+import { themeAssetsBaseUrl } from "../../shared/themes/theme";
+import { consentPage, errorPage, signInPage } from "./pages";
+
+const MCP_PATH = "/functions/v1/mcp";
+const OAUTH_PATH = `${MCP_PATH}/oauth`;
+/** Access tokens live an hour; refresh tokens (rotated on every use) 30 days. */
+const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+/** The bindings plus the KV namespace of the provider (server.ts binds it; wrangler.toml when deployed). */
+type OAuthEnv = Bindings & { OAUTH_KV: unknown };
+
+/** What an approved grant carries to every call (encrypted under the token by the provider). */
+interface AgentGrant {
+  identityId: string;
+  merchantId: string;
+  environment: "test" | "live";
+}
+
+const authorizationServers = new Map<string, OAuthAuthorizationServer<OAuthEnv>>();
+
+/** The authorization server for the service at `base` (one per base URL and isolate). */
+function authorizationServer(base: string): OAuthAuthorizationServer<OAuthEnv> {
+  let server = authorizationServers.get(base);
+  if (!server) {
+    server = new OAuthAuthorizationServer<OAuthEnv>({
+      issuer: base,
+      resources: [`${base}${MCP_PATH}`],
+      authorizeEndpoint: `${base}${OAUTH_PATH}/authorize`,
+      tokenEndpoint: `${base}${OAUTH_PATH}/token`,
+      clientRegistrationEndpoint: `${base}${OAUTH_PATH}/register`,
+      scopesSupported: [...agentScopes],
+      accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+    });
+    authorizationServers.set(base, server);
+  }
+  return server;
+}
+
+/** The protected resource at `base`; `serve` answers a request whose token was accepted. */
+function resourceServer(base: string, serve: (request: Request, ctx: OAuthResourceContext<AgentGrant>) => Promise<Response>) {
+  return new OAuthResourceServer<OAuthEnv, AgentGrant>({
+    resourceMetadata: { resource: `${base}${MCP_PATH}`, authorization_servers: [base] },
+    requiredScopes: ["mandates:read"],
+    validateToken: (env) => (resource, token) => authorizationServer(base).validateToken(resource, token, env),
+    handler: { fetch: (request, _env, ctx) => serve(request, ctx as OAuthResourceContext<AgentGrant>) },
+  });
+}
+
+const app = createFunctionApp("mcp");
+
+const baseOf = (c: Context<AppEnv>) => serviceBaseUrl(c.var.config, c.req.url);
+const oauthEnv = (c: Context<AppEnv>) => c.env as OAuthEnv;
+
+// ---------------------------------------------------------------------------------------------
+// The authorization endpoint: sign-in, consent, decision
+// ---------------------------------------------------------------------------------------------
+
+app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
+  const oauth = authorizationServer(baseOf(c)).getOAuthApi(oauthEnv(c));
+  const html = (p: { html: string; headers: Headers }, status = 200) => new Response(p.html, { status, headers: p.headers });
+  try {
+    const form = c.req.method === "POST" ? await c.req.formData() : null;
+    const token = form ? String(form.get("session_token") ?? "") : bearerOf(c.req.header("authorization"));
+    if (!token) return html(signInPage(c.var.locale));
+    const owner = await userPrincipal(await signingKeysOf(c.var.config), token, c.var.now).catch(() => null);
+    if (!owner) return html(signInPage(c.var.locale, "agent.signin.invalid"), 401);
+    const { merchants } = await rpc(c.var.db(), "merchant_owned", { identity_id: owner.identityId, environment: owner.environment });
+    if (merchants.length === 0) return html(signInPage(c.var.locale, "agent.signin.not_owner"), 403);
+
+    const handle = form?.get("handle");
+    if (typeof handle === "string") return await decide(c, oauth, form!, handle, owner, merchants);
+
+    // The authorization request travels in the URL's query, also when the sign-in form posts back to it.
+    const request = await oauth.parseAuthRequest(new Request(c.req.url));
+    const details = await oauth.describeConsent(request);
+    const consent = await oauth.beginConsent(request);
+    const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
+    const first = { merchantId: merchants[0].merchant_id, environment: owner.environment };
+    const { theme } = await merchantTheme(depsOf(c.var), first, { merchant_id: first.merchantId, surface: "mandate" }, assetsBaseUrl);
+    const page = consentPage(c.var.locale, {
+      agentName: details.clientName,
+      agentDomain: details.clientDomain ?? null,
+      redirectHost: details.redirectHost,
+      redirectOrigin: new URL(details.redirectUri).origin,
+      redirectIsLoopback: details.redirectIsLoopback,
+      merchants,
+      scopes: request.scope.filter((scope) => (agentScopes as readonly string[]).includes(scope)),
+      handle: consent.handle,
+      sessionToken: token,
+      theme: theme as Record<string, string | number | null>,
+    });
+    consent.headers.forEach((value, name) => {
+      if (name.toLowerCase() === "set-cookie") page.headers.append(name, value);
+    });
+    return html(page);
+  } catch (error) {
+    if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
+    if (error instanceof AuthorizationError) return html(errorPage(c.var.locale, error.description ?? error.code), 400);
+    if (error instanceof CimdFetchError) return html(errorPage(c.var.locale, error.message), 400);
+    throw error;
+  }
+});
+
+/** Approve or deny: the grant names the owner and the business chosen, and only scopes the owner ticked. */
+async function decide(
+  c: Context<AppEnv>,
+  oauth: ReturnType<OAuthAuthorizationServer<OAuthEnv>["getOAuthApi"]>,
+  form: FormData,
+  handle: string,
+  owner: UserPrincipal,
+  merchants: { merchant_id: string }[],
+): Promise<Response> {
+  if (form.get("decision") !== "approve") {
+    const denied = await oauth.denyConsent(c.req.raw, handle);
+    return new Response(null, { status: 302, headers: denied.headers });
+  }
+  const merchantId = String(form.get("merchant_id") ?? "");
+  if (!merchants.some((m) => m.merchant_id === merchantId)) throw new ApiError("INVALID_INPUT", { fields: ["merchant_id"] });
+  const approved = await oauth.approveConsent(c.req.raw, handle, { scope: form.getAll("scope").map(String) });
+  const grant: AgentGrant = { identityId: owner.identityId, merchantId, environment: owner.environment };
+  const { redirectTo } = await oauth.completeAuthorization({
+    request: approved.request,
+    userId: owner.identityId,
+    metadata: { merchant_id: merchantId, environment: owner.environment },
+    scope: approved.request.scope,
+    props: grant,
+  });
+  approved.headers.set("location", redirectTo);
+  return new Response(null, { status: 302, headers: approved.headers });
+}
+
+// Token (with refresh and revocation) and registration belong to the provider.
+app.all("/oauth/*", (c) => authorizationServer(baseOf(c)).fetch(c.req.raw, oauthEnv(c), c.executionCtx));
+
+// ---------------------------------------------------------------------------------------------
+// The MCP endpoint
+// ---------------------------------------------------------------------------------------------
+
+app.all("/", (c) => {
+  const base = baseOf(c);
+  return resourceServer(base, (request, ctx) => serveAgent(c, base, request, ctx)).fetch(c.req.raw, oauthEnv(c), c.executionCtx);
+});
+
+/** `401 invalid_token` pointing at the resource's metadata, as the provider answers a bad token. */
+function invalidToken(base: string, description: string): Response {
+  const metadata = `${base}/.well-known/oauth-protected-resource${MCP_PATH}`;
+  return Response.json(
+    { error: "invalid_token", error_description: description },
+    {
+      status: 401,
+      headers: {
+        "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadata}"`,
+      },
+    },
+  );
+}
+
+async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ctx: OAuthResourceContext<AgentGrant>): Promise<Response> {
+  const grant = ctx.props;
+  // The provider checks expiry on the wall clock; the service's own clock (x-test-now under TEST_CLOCK) decides too.
+  if (ctx.auth.expiresAt !== undefined && ctx.auth.expiresAt * 1000 <= c.var.now.getTime()) {
+    return invalidToken(base, "The access token expired");
+  }
+  const { merchants } = await rpc(c.var.db(), "merchant_owned", { identity_id: grant.identityId, environment: grant.environment });
+  if (!merchants.some((m) => m.merchant_id === grant.merchantId)) {
+    return invalidToken(base, "The person who authorised this agent no longer owns the business");
+  }
+  const agent: AgentPrincipal = {
+    kind: "agent",
+    merchantId: grant.merchantId,
+    environment: grant.environment,
+    clientId: ctx.auth.clientId ?? "",
+    ownerIdentityId: grant.identityId,
+    scopes: ctx.auth.scope,
+  };
+  const context: ToolContext = { deps: depsOf(c.var), agent, jwks: (await signingKeysOf(c.var.config)).jwks };
+  const handler = createMcpHandler(() => mcpServer(context));
+  const response = await handler.fetch(request, {
+    authInfo: { token: ctx.auth.token, clientId: agent.clientId, scopes: [...agent.scopes], expiresAt: ctx.auth.expiresAt },
+  });
+  // The body may still be in the making (a stream): read it whole while the request's database
+  // client is open; the app closes it once this handler returns.
+  return new Response(await response.arrayBuffer(), response);
+}
+
+/** One McpServer per request with every tool, bound to the calling agent. */
+function mcpServer(context: ToolContext): McpServer {
+  const server = new McpServer({ name: "human-authorisation-service", version: "1.0.0-beta" });
+  for (const definition of agentTools) {
+    server.registerTool(definition.name, { description: definition.description, inputSchema: argumentsSchema(definition) }, (args) =>
+      callTool(context, definition, args),
+    );
+  }
+  return server;
+}
+
+/** A tool's answer: the function's 200 body, or its `{error, code}` body flagged as an error. */
+async function callTool(context: ToolContext, definition: AgentTool, args: unknown) {
+  try {
+    if (!context.agent.scopes.includes(definition.scope)) throw new ApiError("INSUFFICIENT_SCOPE", { scope: definition.scope });
+    const result = (await definition.run(context, toolInput(definition, args))) as Record<string, unknown>;
+    return { content: [{ type: "text" as const, text: JSON.stringify(result) }], structuredContent: result };
+  } catch (error) {
+    const failure = error instanceof ApiError ? error : internalError(definition, error);
+    const body = { ...failure.body(), status: failure.status };
+    return { isError: true, content: [{ type: "text" as const, text: JSON.stringify(body) }], structuredContent: body };
+  }
+}
+
+function internalError(definition: AgentTool, error: unknown): ApiError {
+  console.error(JSON.stringify({ function: "mcp", tool: definition.name, error: String((error as Error)?.stack ?? error) }));
+  return new ApiError("INTERNAL_ERROR");
+}
+
+/**
+ * The tool's input schema as the SDK takes it (Standard Schema with its JSON Schema): validation
+ * passes everything through, so the function's own schema judges the arguments, with its codes.
+ */
+function argumentsSchema(definition: AgentTool) {
+  const jsonSchema = toolJsonSchema(definition);
+  return {
+    "~standard": {
+      version: 1 as const,
+      vendor: "valibot",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => jsonSchema, output: () => jsonSchema },
+    },
+  };
+}
+
+export default {
+  /** The `/.well-known/` documents live at the origin's root (RFC 8414, RFC 9728); the rest is the app. */
+  fetch(request: Request, env: OAuthEnv, ctx: ExecutionContext) {
+    const { pathname } = new URL(request.url);
+    if (pathname.startsWith("/.well-known/")) {
+      const base = serviceBaseUrl(readConfig(env), request.url);
+      if (pathname.startsWith("/.well-known/oauth-protected-resource")) {
+        return resourceServer(base, async () => new Response(null, { status: 404 })).fetch(request, env, ctx);
+      }
+      return authorizationServer(base).fetch(request, env, ctx);
+    }
+    return app.fetch(request, env, ctx);
+  },
+};

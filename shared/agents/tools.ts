@@ -1,0 +1,136 @@
+/**
+ * The MCP tools (issue 13): one per function of the spec's agent surface, each calling the same
+ * domain operation as that function with the agent as the caller. A tool's input is the function's
+ * body (or query), validated by the function's own schema, so errors keep its codes.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type { JWK } from "jose";
+import * as v from "valibot";
+import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../mandates/decision";
+import { issueMandate, issueSchema } from "../mandates/issue";
+import { getMandate, listMandates, mandateQuerySchema } from "../mandates/read";
+import { revokeMandate, revokeSchema } from "../mandates/revoke";
+import { scopeCatalogue } from "../mandates/scopes";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { AgentPrincipal } from "../platform/principal";
+import { idempotencyKey, isMoney, parseWith } from "../platform/validation";
+import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
+
+/** OAuth scopes an owner grants an agent: reading and deciding, or also acting on mandates. */
+export const agentScopes = ["mandates:read", "mandates:write"] as const;
+export type AgentScope = (typeof agentScopes)[number];
+
+/** What a tool runs with besides its input: the key material some operations use. */
+export interface ToolContext {
+  deps: Deps;
+  agent: AgentPrincipal;
+  jwks: { keys: JWK[] };
+}
+
+export interface AgentTool<S extends v.GenericSchema = v.GenericSchema> {
+  name: string;
+  description: string;
+  /** The scope the agent's token must carry. */
+  scope: AgentScope;
+  schema: S;
+  run(context: ToolContext, input: v.InferOutput<S>): Promise<unknown>;
+}
+
+function tool<S extends v.GenericSchema>(definition: AgentTool<S>): AgentTool {
+  return definition as unknown as AgentTool;
+}
+
+/**
+ * A mandate the agent holds itself is not its to revoke (spec 4.11), and another agent's mandate
+ * is not its to spend: both answer as an unknown mandate does. The holder never changes (a mandate
+ * is immutable), so reading it first decides the same as a check inside the act would.
+ */
+async function mandateOfMerchant(context: ToolContext, mandateId: string) {
+  return getMandate(context.deps, context.agent, mandateId);
+}
+
+export const agentTools: readonly AgentTool[] = [
+  tool({
+    name: "mandate-scopes",
+    description: "The closed scope vocabulary of mandates, labelled in the caller's locale (GET mandate-scopes).",
+    scope: "mandates:read",
+    schema: v.strictObject({}),
+    run: async ({ deps }) => scopeCatalogue(deps.locale),
+  }),
+  tool({
+    name: "mandate-issue",
+    description:
+      "Records what a person authorised an agent to do (POST mandate-issue): needs proof.capture_id, a live capture of that person no older than five minutes.",
+    scope: "mandates:write",
+    schema: issueSchema,
+    run: ({ deps, agent }, input) => issueMandate(deps, agent, input),
+  }),
+  tool({
+    name: "mandate-check",
+    description: "Advisory decision on an act under a mandate (POST mandate-check): nothing is reserved or debited.",
+    scope: "mandates:read",
+    schema: decisionSchema,
+    run: ({ deps, agent }, input) => checkMandate(deps, { tenant: agent }, input),
+  }),
+  tool({
+    name: "mandate-consume",
+    description:
+      "The authoritative decision (POST mandate-consume): debits the ceiling once per idempotency_key. Only a mandate granted to this agent.",
+    scope: "mandates:write",
+    schema: consumeArgumentsSchema,
+    run: async (context, { idempotency_key, ...body }) => {
+      const mandate = await mandateOfMerchant(context, body.mandate_id).catch(() => null);
+      if (mandate && mandate.granted_to !== context.agent.clientId) throw new ApiError("not_found");
+      const key = idempotencyKey(idempotency_key);
+      return consumeMandate(context.deps, { tenant: context.agent }, body, { key, rawBody: JSON.stringify(body) });
+    },
+  }),
+  tool({
+    name: "mandate-get",
+    description: "One mandate by id with its last 100 consumptions, or the merchant's mandates in one status (GET mandate-get).",
+    scope: "mandates:read",
+    schema: mandateQuerySchema,
+    run: ({ deps, agent }, query) => ("status" in query ? listMandates(deps, agent, query.status) : getMandate(deps, agent, query.id)),
+  }),
+  tool({
+    name: "mandate-revoke",
+    description: "Ends a mandate at once (POST mandate-revoke), as the issuing merchant. Never one granted to this agent (spec 4.11).",
+    scope: "mandates:write",
+    schema: revokeSchema,
+    run: async (context, input) => {
+      const mandate = await mandateOfMerchant(context, input.mandate_id);
+      if (mandate.granted_to === context.agent.clientId) throw new ApiError("not_found");
+      return revokeMandate(context.deps, context.agent, input);
+    },
+  }),
+  tool({
+    name: "receipt-verify",
+    description: "Public verification of a receipt by id or code (receipt-verify): signature, seal and anchoring.",
+    scope: "mandates:read",
+    schema: receiptLookupSchema,
+    run: ({ deps, jwks }, input) => verifyStoredReceipt(deps, jwks, input),
+  }),
+];
+
+/** Validates a tool's arguments with the function's schema (errors as the function answers them). */
+export function toolInput(definition: AgentTool, args: unknown) {
+  return parseWith(definition.schema, args ?? {});
+}
+
+/**
+ * A tool's input as JSON Schema, converted from the function's valibot schema by
+ * `@valibot/to-json-schema`. Checks that JSON Schema cannot say (the coded ones, the currency that
+ * an amount needs) are left to the schema itself when the tool runs; money fields, which valibot
+ * checks with a function, are integers from 0. MCP wants an object at the top: a choice of shapes
+ * (mandate-get's `id` or `status`) is an object that is one of them.
+ */
+export function toolJsonSchema(definition: AgentTool): Record<string, unknown> {
+  const converted = toJsonSchema(definition.schema, {
+    errorMode: "ignore",
+    overrideSchema: ({ valibotSchema }) =>
+      isMoney(valibotSchema) ? { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } : undefined,
+  }) as Record<string, unknown>;
+  const { $schema: _dialect, ...schema } = converted;
+  return schema.type === "object" ? schema : { type: "object", ...schema };
+}

@@ -1,0 +1,323 @@
+import { auth, Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { describe, expect, it } from "vitest";
+import { addOwner, removeOwner } from "../../shared/merchants/merchants";
+import { merchantFactory, testDb } from "../harness/factories";
+import { enrolStranger, transact } from "../harness/identity";
+import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+import { serviceUnderTest } from "../harness/service";
+
+const REDIRECT = "http://127.0.0.1:9/callback";
+
+/** The SDK's OAuth client provider, kept in memory; the authorization URL it is sent to is recorded. */
+class MemoryProvider implements OAuthClientProvider {
+  client: any;
+  saved: any;
+  verifier = "";
+  authorizationUrl: URL | null = null;
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata() {
+    return { client_name: "Shopping agent", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" } as any;
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(client: any) {
+    this.client = client;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: any) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+const base = () => serviceUnderTest().baseUrl;
+const mcpUrl = () => `${base()}/functions/v1/mcp`;
+
+/** A merchant with one owner (enrolled with its sandbox key): the person's session token authorises agents. */
+async function ownedMerchant() {
+  const merchant = await merchantFactory();
+  const owner = await enrolStranger(merchant.keys.pk_test);
+  await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
+  return { merchant, owner };
+}
+
+/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
+async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
+  const page = await fetch(url, { headers: { authorization: `Bearer ${sessionToken}`, "accept-language": "pt-BR" } });
+  const html = await page.text();
+  expect(page.status, html).toBe(200);
+  const handle = /name="handle" value="([^"]+)"/.exec(html)![1];
+  const merchantId = /name="merchant_id" value="([^"]+)"/.exec(html)![1];
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const form = new URLSearchParams({ handle, session_token: sessionToken, merchant_id: merchantId, decision });
+  for (const scope of ["mandates:read", "mandates:write"]) form.append("scope", scope);
+  const answer = await fetch(url, { method: "POST", body: form, headers: { cookie }, redirect: "manual" });
+  expect(answer.status, await answer.text()).toBe(302);
+  return { html, csp: page.headers.get("content-security-policy") ?? "", location: new URL(answer.headers.get("location")!) };
+}
+
+/** Discovery, registration, the owner's consent and the token: an authorised SDK client. */
+async function authorisedAgent(sessionToken: string) {
+  const provider = new MemoryProvider();
+  expect(await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read mandates:write" })).toBe("REDIRECT");
+  const { location, html, csp } = await consent(provider.authorizationUrl!, sessionToken);
+  expect(location.searchParams.get("iss")).toBe(base());
+  // RFC 9207: the client checks the response's issuer against the one it discovered.
+  const code = location.searchParams.get("code")!;
+  expect(await auth(provider, { serverUrl: mcpUrl(), authorizationCode: code, iss: location.searchParams.get("iss")! })).toBe("AUTHORIZED");
+  return { provider, html, csp };
+}
+
+async function connect(provider: OAuthClientProvider, headers: Record<string, string> = {}) {
+  const client = new Client({ name: "test agent", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
+    authProvider: provider,
+    fetch: (input, init) => {
+      const merged = new Headers(init?.headers);
+      for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+      return fetch(input, { ...init, headers: merged });
+    },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+const body = (result: any) => result.structuredContent as any;
+
+describe("mcp: OAuth discovery", () => {
+  it("answers a call without a token 401 pointing at the protected resource metadata, which names the issuer", async () => {
+    const res = await fetch(mcpUrl(), { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get("www-authenticate")!;
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
+    expect(metadataUrl).toBe(`${base()}/.well-known/oauth-protected-resource/functions/v1/mcp`);
+    const resource = await (await fetch(metadataUrl)).json();
+    expect(resource).toMatchObject({ resource: mcpUrl(), authorization_servers: [base()] });
+    const server = await (await fetch(`${base()}/.well-known/oauth-authorization-server`)).json();
+    expect(server).toMatchObject({
+      issuer: base(),
+      authorization_endpoint: `${base()}/functions/v1/mcp/oauth/authorize`,
+      code_challenge_methods_supported: ["S256"],
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect(server.registration_endpoint).toBe(`${base()}/functions/v1/mcp/oauth/register`);
+    expect(server.revocation_endpoint).toBeTruthy();
+  });
+});
+
+describe("mcp: an owner authorises an agent, which acts on mandates", () => {
+  it("runs the whole flow with the SDK's client: consent, tools, each tool, refresh, revocation", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const { provider, html, csp } = await authorisedAgent(owner.session_token);
+    // The consent screen: the agent's name, in the owner's locale, under a strict CSP.
+    expect(html).toContain("Shopping agent");
+    expect(html).toContain('lang="pt-BR"');
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const agentId = provider.client.client_id as string;
+
+    const client = await connect(provider);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "mandate-check",
+      "mandate-consume",
+      "mandate-get",
+      "mandate-issue",
+      "mandate-revoke",
+      "mandate-scopes",
+      "receipt-verify",
+    ]);
+    expect(tools.find((t) => t.name === "mandate-check")!.inputSchema).toMatchObject({
+      type: "object",
+      required: ["mandate_id", "scope"],
+    });
+
+    const scopes = body(await client.callTool({ name: "mandate-scopes", arguments: {} }));
+    expect(scopes.money_scopes).toEqual(["purchase", "payment"]);
+
+    // A person (with a document) grants this agent a purchase mandate, proven by a fresh capture.
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const issued = await client.callTool({ name: "mandate-issue", arguments: mandateBody(person, captureId, { granted_to: agentId }) });
+    expect(issued.isError, JSON.stringify(issued)).toBeFalsy();
+    const mandateId = body(issued).mandate_id;
+
+    const checked = body(
+      await client.callTool({
+        name: "mandate-check",
+        arguments: { mandate_id: mandateId, scope: "purchase", amount: 200, currency: "USD" },
+      }),
+    );
+    expect(checked.allowed).toBe(true);
+    const consumeArgs = {
+      mandate_id: mandateId,
+      scope: "purchase",
+      amount: 200,
+      currency: "USD",
+      idempotency_key: `idem-${crypto.randomUUID()}`,
+    };
+    const consumed = body(await client.callTool({ name: "mandate-consume", arguments: consumeArgs }));
+    expect(consumed).toMatchObject({ allowed: true, remaining: { amount: 500, currency: "USD" } });
+    const replayed = body(await client.callTool({ name: "mandate-consume", arguments: consumeArgs }));
+    expect(replayed).toMatchObject({ allowed: true, idempotent_replay: true, consumption_id: consumed.consumption_id });
+    const withoutKey = body(await client.callTool({ name: "mandate-consume", arguments: { ...consumeArgs, idempotency_key: undefined } }));
+    expect(withoutKey).toMatchObject({ allowed: false, reason: "idempotency_key_required" });
+
+    const read = body(await client.callTool({ name: "mandate-get", arguments: { id: mandateId } }));
+    expect(read.consumptions).toHaveLength(1);
+
+    // Spec 4.11: not by the agent holding the mandate; the same answer as an unknown one.
+    const own = await client.callTool({ name: "mandate-revoke", arguments: { mandate_id: mandateId } });
+    expect(own.isError).toBe(true);
+    expect(body(own)).toMatchObject({ code: "not_found", status: 404 });
+    // Another agent's mandate of the merchant: the agent may revoke it as the merchant, never spend it.
+    const otherCapture = await proofCapture(merchant, person, { document: true });
+    const other = await issue(merchant.keys.sk_test, mandateBody(person, otherCapture));
+    expect(other.status, other.text).toBe(201);
+    const spend = await client.callTool({
+      name: "mandate-consume",
+      arguments: { ...consumeArgs, mandate_id: other.body.mandate_id, idempotency_key: `idem-${crypto.randomUUID()}` },
+    });
+    expect(body(spend)).toMatchObject({ code: "not_found" });
+    const revoked = body(await client.callTool({ name: "mandate-revoke", arguments: { mandate_id: other.body.mandate_id } }));
+    expect(revoked).toMatchObject({ revoked: true, status: "revoked" });
+
+    // Input is judged by the function's own schema, with its codes.
+    const bad = await client.callTool({
+      name: "mandate-check",
+      arguments: { mandate_id: mandateId, scope: "purchase", amount: 1.5, currency: "USD" },
+    });
+    expect(body(bad)).toMatchObject({ code: "AMOUNT_INVALID", status: 400 });
+
+    // Public receipt verification of an act of the merchant.
+    const shot = person.capture();
+    const act = await transact(merchant.keys.sk_test, {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: person.subject_ref,
+      capture_nonce: shot.nonce,
+      face_template: shot.descriptor,
+    });
+    expect(act.status, act.text).toBe(200);
+    const receipt = body(await client.callTool({ name: "receipt-verify", arguments: { code: act.body.receipt_code } }));
+    expect(receipt.valid).toBe(true);
+    await client.close();
+
+    // Refresh: a new pair, the refresh token rotated; the new access token works.
+    const metadata = await (await fetch(`${base()}/.well-known/oauth-authorization-server`)).json();
+    const refreshed = await fetch(metadata.token_endpoint, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: provider.saved.refresh_token, client_id: agentId }),
+    });
+    const tokens = await refreshed.json();
+    expect(refreshed.status, JSON.stringify(tokens)).toBe(200);
+    expect(tokens.refresh_token).not.toBe(provider.saved.refresh_token);
+    expect(tokens.access_token).not.toBe(provider.saved.access_token);
+    provider.saved = tokens;
+    const again = await connect(provider);
+    expect((await again.listTools()).tools.length).toBe(7);
+    await again.close();
+
+    // Revocation: the access token stops at once.
+    const revocation = await fetch(metadata.revocation_endpoint, {
+      method: "POST",
+      body: new URLSearchParams({ token: tokens.access_token, client_id: agentId }),
+    });
+    expect(revocation.status).toBe(200);
+    const after = await fetch(mcpUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.access_token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(after.status).toBe(401);
+  }, 240_000);
+});
+
+describe("mcp: refused calls", () => {
+  it("refuses an expired token (on the service's clock), another merchant's mandates and a removed owner's agent", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const later = new Date(Date.now() + 2 * 3600_000).toISOString();
+    await expect(connect(provider, { "x-test-now": later })).rejects.toThrow();
+    const expired = await fetch(mcpUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${provider.saved.access_token}`, "content-type": "application/json", "x-test-now": later },
+      body: "{}",
+    });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get("www-authenticate")).toMatch(/invalid_token.*resource_metadata=/);
+
+    // Another merchant's mandate is unknown to this agent, as on mandate-get.
+    const foreign = await mandateFixture();
+    const client = await connect(provider);
+    const read = await client.callTool({ name: "mandate-get", arguments: { id: foreign.mandate.mandate_id } });
+    expect(body(read)).toMatchObject({ code: "not_found", status: 404 });
+    const revoke = await client.callTool({ name: "mandate-revoke", arguments: { mandate_id: foreign.mandate.mandate_id } });
+    expect(body(revoke)).toMatchObject({ code: "not_found" });
+    await client.close();
+
+    // The owner leaves: the agent's next call is refused.
+    await removeOwner(testDb(), merchant.merchant_id, owner.subject_ref);
+    const gone = await fetch(mcpUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${provider.saved.access_token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(gone.status).toBe(401);
+  }, 240_000);
+
+  it("binds every token to this resource: another audience is refused at authorization and at the token endpoint", async () => {
+    const { owner } = await ownedMerchant();
+    const provider = new MemoryProvider();
+    await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read" });
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set("resource", "https://elsewhere.example/mcp");
+    const page = await fetch(url, { headers: { authorization: `Bearer ${owner.session_token}` }, redirect: "manual" });
+    expect(page.status).toBe(302);
+    expect(new URL(page.headers.get("location")!).searchParams.get("error")).toBe("invalid_target");
+
+    const { provider: agent } = await authorisedAgent(owner.session_token);
+    const metadata = await (await fetch(`${base()}/.well-known/oauth-authorization-server`)).json();
+    const retarget = await fetch(metadata.token_endpoint, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: agent.saved.refresh_token,
+        client_id: agent.client.client_id,
+        resource: "https://elsewhere.example/mcp",
+      }),
+    });
+    expect(retarget.status).toBe(400);
+    expect((await retarget.json()).error).toBe("invalid_target");
+  }, 240_000);
+
+  it("shows no consent to a person who owns nothing, and none without a valid session", async () => {
+    const merchant = await merchantFactory();
+    const stranger = await enrolStranger(merchant.keys.pk_test);
+    const provider = new MemoryProvider();
+    await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read" });
+    const notOwner = await fetch(provider.authorizationUrl!, { headers: { authorization: `Bearer ${stranger.session_token}` } });
+    expect(notOwner.status).toBe(403);
+    const unsigned = await fetch(provider.authorizationUrl!);
+    expect(unsigned.status).toBe(200);
+    expect(await unsigned.text()).toContain('name="session_token"');
+    const forged = await fetch(provider.authorizationUrl!, { headers: { authorization: "Bearer not.a.jwt" } });
+    expect(forged.status).toBe(401);
+  }, 120_000);
+});
