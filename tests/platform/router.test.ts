@@ -1,6 +1,13 @@
 import { describe, expect, inject, it } from "vitest";
 import { call, errorOf } from "../harness/http";
 
+/** What a browser sends before a cross-origin POST with a key. */
+const preflight = {
+  origin: "https://shop.example",
+  "access-control-request-method": "POST",
+  "access-control-request-headers": "x-service-api-key",
+};
+
 describe("router and app factory", () => {
   it("answers an unknown function name with 404 FUNCTION_NOT_FOUND", async () => {
     for (const name of ["no-such-function", "disclose-claims-x", "MANDATE-SCOPES", "mandate-scopes-extra", "mandate-get2"]) {
@@ -9,6 +16,17 @@ describe("router and app factory", () => {
     const outside = await fetch(`${inject("baseUrl")}/v2/whatever`);
     expect(outside.status).toBe(404);
     expect((await outside.json()).code).toBe("FUNCTION_NOT_FOUND");
+  });
+
+  it("answers every request to a cron worker, a CORS preflight included, as it answers an unknown name", async () => {
+    const unknown = await call("no-such-function", { method: "OPTIONS", headers: preflight });
+    for (const name of ["outbox-worker", "receipt-anchor"]) {
+      for (const method of ["OPTIONS", "GET", "POST", "DELETE"]) {
+        const res = await call(name, { method, headers: preflight, ...(method === "POST" ? { body: {} } : {}) });
+        expect({ method, ...errorOf(res) }).toEqual({ method, status: 404, code: "FUNCTION_NOT_FOUND" });
+        expect(res.headers.get("access-control-allow-origin")).toBe(unknown.headers.get("access-control-allow-origin"));
+      }
+    }
   });
 
   it("answers an unknown sub-path of a function with 404 ROUTE_NOT_FOUND", async () => {
