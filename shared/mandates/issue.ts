@@ -8,6 +8,9 @@ import { money } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
+/** The largest count ceiling: what a Postgres `int` holds. A larger one would be no ceiling at all (kind `none`). */
+const MAX_CEILING_COUNT = 2_147_483_647;
+
 const allowlist = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), v.maxLength(100));
 
 export const issueSchema = v.strictObject({
@@ -29,7 +32,7 @@ export const issueSchema = v.strictObject({
       kind: v.picklist(["amount", "count", "both", "none"]),
       amount: v.optional(money(v.unknown())),
       currency: v.optional(currencySchema),
-      count: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
+      count: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(MAX_CEILING_COUNT))),
       period: v.optional(v.picklist(["lifetime", "daily", "weekly", "monthly"]), "lifetime"),
     }),
   ),

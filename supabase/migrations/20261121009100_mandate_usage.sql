@@ -22,14 +22,14 @@
 create table private.mandate_usage (
   mandate_id uuid not null references private.mandates (id),
   period_start timestamptz not null,
-  used_amount bigint not null default 0 check (used_amount >= 0),
+  used_amount numeric not null default 0 check (used_amount >= 0),
   used_count int not null default 0 check (used_count >= 0),
   primary key (mandate_id, period_start)
 );
 comment on table private.mandate_usage is 'What each mandate has used in each period bucket: the sum of amount and the count of its consumptions stamped inside the bucket. Added to by the insert of every consumption (trigger mandate_consumptions_usage), in the same transaction and under the mandate''s row lock in the consume RPC; never written otherwise.';
 comment on column private.mandate_usage.mandate_id is 'The mandate.';
 comment on column private.mandate_usage.period_start is 'Start of the bucket, as private.mandate_period gives it (UTC); -infinity for a lifetime ceiling, whose one bucket has no bounds.';
-comment on column private.mandate_usage.used_amount is 'Sum of the amounts (minor unit) of the bucket''s consumptions; a consumption without amount adds 0.';
+comment on column private.mandate_usage.used_amount is 'Sum of the amounts (minor unit) of the bucket''s consumptions; a consumption without amount adds 0. Numeric, not bigint: a mandate without an amount ceiling takes any number of amounts of up to 2^53 - 1 each, and 1,025 of them pass bigint.';
 comment on column private.mandate_usage.used_count is 'Number of consumptions in the bucket.';
 
 -- The key of the bucket containing p_at: its start, or -infinity for lifetime.
@@ -99,7 +99,7 @@ create or replace function private.mandate_remaining(m private.mandates, p_at ti
 language plpgsql stable set search_path = '' as $$
 declare
   v_start timestamptz;
-  v_used_amount bigint;
+  v_used_amount numeric;
   v_used_count int;
 begin
   select period_start, resets_at into v_start, period_resets_at from private.mandate_period(m.ceiling_period, p_at);

@@ -3,9 +3,10 @@
  * input is read, on every function, and money is judged as it was written in the body.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { mandateUuid } from "../../shared/mandates/ids";
 import { MAX_BODY_DEPTH } from "../../shared/platform/input";
 import { capture } from "../harness/captures";
-import { merchantFactory } from "../harness/factories";
+import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
 import { CONSENT, strangerCapture } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
@@ -205,11 +206,51 @@ describe("nesting depth of a body", () => {
   it("refuses 60,000 nested arrays of 40,000 numbers beside money at once, where the scan of the literals took minutes", async () => {
     const fx = await mandateFixture();
     // every literal deep inside used to cost a serialisation of its whole path: quadratic in the body
-    const rawBody = `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": 1, "currency": "USD", "x": ${nested(60_000, "1,".repeat(40_000) + "1")}}`;
+    const rawBody = `{"mandate_id": "${fx.mandate.mandate_id}", "scope": "purchase", "amount": 1, "currency": "USD", "x": ${nested(60_000, `${"1,".repeat(40_000)}1`)}}`;
     const started = performance.now();
     const res = await call("mandate-check", { key: fx.merchant.keys.sk_test, rawBody, headers: { ...json, ...replayHeaders() } });
     expectRefused(res, ["x"]);
     expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("numbers past what the database holds", () => {
+  it("mandate-issue: a count ceiling is at most 2,147,483,647; larger is 400 INVALID_INPUT, where it was a 500", async () => {
+    const fx = await mandateFixture();
+    const proof = await proofCapture(fx.merchant, fx.person, { document: true });
+    const withCount = (count: number) => mandateBody(fx.person, proof, { scopes: ["login"], ceiling: { kind: "count", count } });
+    const largest = await issue(fx.merchant.keys.sk_test, withCount(2_147_483_647));
+    expect(largest.status, largest.text).toBe(201);
+    for (const count of [2_147_483_648, Number.MAX_SAFE_INTEGER]) {
+      const res = await issue(fx.merchant.keys.sk_test, withCount(count));
+      expect({ count, ...errorOf(res), fields: res.body.fields }).toEqual({
+        count,
+        status: 400,
+        code: "INVALID_INPUT",
+        fields: ["ceiling.count"],
+      });
+    }
+  });
+
+  it("mandate-consume: amounts whose sum passes bigint are consumed on a mandate without an amount ceiling, where the 1,025th was a 500", async () => {
+    const fx = await mandateFixture({ ceiling: { kind: "none" } });
+    const largest = Number.MAX_SAFE_INTEGER;
+    const mandateId = mandateUuid(fx.mandate.mandate_id);
+    // 1,024 consumptions of the largest amount, written straight to the ledger (its trigger keeps the totals)
+    await testDb().unsafe(
+      `insert into private.mandate_consumptions (id, mandate_id, idempotency_key, request_hash, scope, amount, currency, response, created_at)
+       select gen_random_uuid(), $1::uuid, 'seed-key-' || n, 'seed', 'purchase', $2::bigint, 'USD', '{}'::jsonb, now()
+       from generate_series(1, 1024) n`,
+      [mandateId, String(largest)],
+    );
+    const body = { mandate_id: fx.mandate.mandate_id, scope: "purchase", amount: largest, currency: "USD" };
+    const consumed = await call("mandate-consume", { key: fx.merchant.keys.sk_test, body, headers: decisionHeaders("mandate-consume") });
+    expect(consumed.status, consumed.text).toBe(200);
+    expect(consumed.body.allowed).toBe(true);
+    const [usage] = await testDb()<
+      { used_amount: string }[]
+    >`select used_amount::text from private.mandate_usage where mandate_id = ${mandateId}`;
+    expect(BigInt(usage.used_amount)).toBe(BigInt(largest) * 1025n);
   });
 });
 
