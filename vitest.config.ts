@@ -23,6 +23,20 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          // Real Chromium on the fake camera and microphone (tests/browser/chromium.ts): after every
+          // other test and one file at a time, so the page's models have the machine's cores to
+          // themselves and the fake camera keeps time with the fake microphone.
+          name: "browser",
+          include: ["tests/browser/**/*.test.ts"],
+          globalSetup: ["tests/harness/global-setup.ts", "tests/browser/media-setup.ts"],
+          sequence: { groupOrder: 1 },
+          poolOptions: { forks: { singleFork: true } },
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });

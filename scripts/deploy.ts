@@ -5,9 +5,10 @@
  * needs neither network nor a Cloudflare account.
  */
 import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { cronsOf, type FunctionName, functionNames } from "../shared/platform/registry";
-import { buildAll, MAX_BUNDLE_BYTES } from "./local/build";
+import { cronsOf, type FunctionName, functionNames, hasAssets } from "../shared/platform/registry";
+import { assetsDirOf, buildAll, MAX_BUNDLE_BYTES } from "./local/build";
 import { DIST_DIR, ROOT } from "./local/functions";
 
 const USAGE = "usage: npm run deploy -- <function-name> [--dry-run]";
@@ -32,13 +33,28 @@ const [bundle] = await buildAll([name]);
 console.log(`built ${relative(ROOT, bundle.path)} (${(bundle.bytes / 1024).toFixed(1)} KiB)`);
 if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the 1 MiB limit`, 1);
 
+/**
+ * A function with static assets (the hosted screen) deploys with the shared settings plus its
+ * assets folder, bound as ASSETS and reached only through the Worker (run_worker_first), as
+ * `npm start` serves it.
+ */
+function configOf(functionName: string): string {
+  const shared = join(ROOT, "wrangler.toml");
+  if (!hasAssets(functionName as FunctionName)) return shared;
+  const config = join(DIST_DIR, "deploy", `${functionName}.wrangler.toml`);
+  mkdirSync(join(DIST_DIR, "deploy"), { recursive: true });
+  const assets = `\n[assets]\ndirectory = ${JSON.stringify(assetsDirOf(functionName))}\nbinding = "ASSETS"\nrun_worker_first = true\n`;
+  writeFileSync(config, readFileSync(shared, "utf8") + assets);
+  return config;
+}
+
 const wranglerArgs = [
   "deploy",
   bundle.path,
   "--name",
   name,
   "--config",
-  join(ROOT, "wrangler.toml"),
+  configOf(name),
   "--no-bundle",
   ...cronsOf(name as FunctionName).flatMap((cron) => ["--schedule", cron]),
   ...(dryRun ? ["--dry-run", "--outdir", join(DIST_DIR, "deploy", name)] : []),

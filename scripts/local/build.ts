@@ -1,7 +1,7 @@
-import { mkdir, rename, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
-import { functionNames } from "../../shared/platform/registry";
+import { type FunctionName, functionNames, hasAssets } from "../../shared/platform/registry";
 import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
@@ -10,6 +10,8 @@ interface BundleInfo {
   name: string;
   path: string;
   bytes: number;
+  /** Total size of the function's static assets, when it serves any. */
+  assetBytes?: number;
 }
 
 /**
@@ -42,13 +44,65 @@ async function bundle(entry: string, outfile: string): Promise<void> {
   }
 }
 
-/** Builds every function into its own bundle (`<outDir>/functions/<name>.js`) plus the local router. */
+/** The face-api networks the browser client runs (weights manifest and shard of each). */
+const FACE_MODELS = ["tiny_face_detector_model", "face_landmark_68_model", "face_recognition_model"];
+/** The TensorFlow.js WebAssembly binaries it may pick: with SIMD, and the plain one for browsers without. */
+const TFJS_WASM = ["tfjs-backend-wasm-simd.wasm", "tfjs-backend-wasm.wasm"];
+
+/** Where a function's static assets are built (`hasAssets` in the registry). */
+export function assetsDirOf(name: string, outDir = DIST_DIR): string {
+  return join(outDir, "assets", name);
+}
+
+/**
+ * The hosted capture screen's static assets: the browser client bundled for the browser (the
+ * pages, the face worker, the microphone's AudioWorklet), its style sheet, and the model weights
+ * and .wasm files copied from their npm packages, so the page fetches them from the service.
+ */
+async function buildCaptureAssets(dir: string): Promise<number> {
+  await mkdir(join(dir, "models"), { recursive: true });
+  await mkdir(join(dir, "wasm"), { recursive: true });
+  await build({
+    entryPoints: {
+      check: join(ROOT, "client", "pages", "check.ts"),
+      "face-worker": join(ROOT, "client", "capture", "face-worker.ts"),
+      "audio-worklet": join(ROOT, "client", "capture", "audio-worklet.ts"),
+    },
+    outdir: dir,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    sourcemap: false,
+    logLevel: "warning",
+  });
+  const copies: [string, string][] = [[join(ROOT, "client", "pages", "screen.css"), join(dir, "screen.css")]];
+  const models = join(ROOT, "node_modules", "@vladmandic", "face-api", "model");
+  for (const model of FACE_MODELS) {
+    for (const file of [`${model}-weights_manifest.json`, `${model}.bin`]) copies.push([join(models, file), join(dir, "models", file)]);
+  }
+  const wasm = join(ROOT, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
+  for (const file of TFJS_WASM) copies.push([join(wasm, file), join(dir, "wasm", file)]);
+  await Promise.all(copies.map(([from, to]) => copyFile(from, to)));
+  let bytes = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) bytes += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return bytes;
+}
+
+/**
+ * Builds every function into its own bundle (`<outDir>/functions/<name>.js`), the static assets of
+ * those that serve them (`<outDir>/assets/<name>/`), plus the local router.
+ */
 export async function buildAll(names: readonly string[] = functionNames, outDir = DIST_DIR): Promise<BundleInfo[]> {
   const bundles = await Promise.all(
     names.map(async (name) => {
       const path = join(outDir, "functions", `${name}.js`);
       await bundle(join(FUNCTIONS_DIR, name, "index.ts"), path);
-      return { name, path, bytes: (await stat(path)).size };
+      const assets = hasAssets(name as FunctionName) ? await buildCaptureAssets(assetsDirOf(name, outDir)) : undefined;
+      return { name, path, bytes: (await stat(path)).size, ...(assets === undefined ? {} : { assetBytes: assets }) };
     }),
   );
   await bundle(join(ROOT, "scripts", "local", "router.ts"), join(outDir, "router.js"));

@@ -3,8 +3,8 @@ import { dirname, join } from "node:path";
 import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare";
 import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
-import { cronsOf, type FunctionName, functionNames, mountOf } from "../../shared/platform/registry";
-import { buildAll } from "./build";
+import { cronsOf, type FunctionName, functionNames, hasAssets, mountOf } from "../../shared/platform/registry";
+import { assetsDirOf, buildAll } from "./build";
 import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
@@ -134,6 +134,16 @@ export async function startServer({
         // The MCP server's OAuth grants and tokens (hashed) live in Workers KV, in memory locally.
         ...(b.name === "mcp" ? { kvNamespaces: ["OAUTH_KV"] } : {}),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
+        // Static assets reach the function only through its ASSETS binding (run_worker_first), as deployed.
+        ...(hasAssets(b.name as FunctionName)
+          ? {
+              assets: {
+                directory: assetsDirOf(b.name, outDir),
+                binding: "ASSETS",
+                routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+              },
+            }
+          : {}),
       }),
     ),
     ...tailed.map(

@@ -1,15 +1,16 @@
 /**
  * The function registry: every function the service deploys, each as its own Worker from
- * functions/<name>/index.ts, with its cron schedules and the path it is mounted at (default
+ * functions/<name>/index.ts, with its cron schedules, whether it serves static assets (the browser
+ * client, its models and .wasm files: scripts/local/build.ts) and the path it is mounted at (default
  * `/functions/v1/<name>`; the resource API is the Worker mounted at `/v1`). Build, deploy, the local
- * server and the router read names, mounts and schedules from here; tests/unit/architecture.test.ts
+ * server and the router read names, mounts, assets and schedules from here; tests/unit/architecture.test.ts
  * checks the folders match.
  * The bindings every function receives are the keys of the configuration schema (config.ts).
  */
 const functionRegistry = {
   "alias-availability": {},
   "face-identify": {},
-  "hosted-capture": {},
+  "hosted-capture": { assets: true },
   "hosted-session-consume": {},
   "hosted-session-create": {},
   "hosted-session-get": {},
@@ -33,6 +34,8 @@ interface FunctionSpec {
   crons?: readonly string[];
   /** The path the Worker serves, everything under it included; default `/functions/v1/<name>`. */
   mount?: string;
+  /** Serves static assets through its ASSETS binding. */
+  assets?: true;
 }
 
 export type FunctionName = keyof typeof functionRegistry;
@@ -49,4 +52,10 @@ export function cronsOf(name: FunctionName): readonly string[] {
 export function mountOf(name: string): string {
   const spec: FunctionSpec | undefined = (functionRegistry as Record<string, FunctionSpec>)[name];
   return spec?.mount ?? `/functions/v1/${name}`;
+}
+
+/** Whether a function's Worker serves static assets (its `ASSETS` binding). */
+export function hasAssets(name: FunctionName): boolean {
+  const spec: FunctionSpec = functionRegistry[name];
+  return spec.assets === true;
 }

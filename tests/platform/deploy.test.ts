@@ -48,6 +48,13 @@ describe("deploy", () => {
     expect(existsSync(join(ROOT, "dist/deploy/mandate-scopes/mandate-scopes.js"))).toBe(true);
   });
 
+  it("dry-runs the hosted screen with its static assets bound as ASSETS", { timeout: 120_000 }, async () => {
+    const { code, stdout, stderr } = await run("npx", ["tsx", "scripts/deploy.ts", "hosted-capture", "--dry-run"], { env: offline });
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain("env.ASSETS");
+    expect(stdout).toMatch(/Read \d+ files from the assets directory .*dist\/assets\/hosted-capture/);
+  });
+
   it("refuses an unknown function name with a clear message", async () => {
     const { code, stdout, stderr } = await run("npx", ["tsx", "scripts/deploy.ts", "no-such-function", "--dry-run"], { env: offline });
     expect(code).not.toBe(0);

@@ -1,0 +1,343 @@
+/**
+ * A presence capture in the browser: camera and microphone on one clock, the face worker for the
+ * networks, the quality gates before recording, and the recording itself, which ends in a
+ * descriptor v1 built on the device (client/descriptor/). Nothing but the descriptor leaves it.
+ *
+ * Per camera frame the main thread only averages the skin pixels under the latest skin region
+ * (a few hundred microseconds to a millisecond); whenever the worker is free it gets the newest
+ * frame for landmarks (and, about once a second, the detector; on a few frames the descriptor).
+ */
+
+import type { PresenceDescriptor } from "../../shared/engine/descriptor";
+import {
+  buildDescriptor,
+  type FaceObservation,
+  interOcularDistance,
+  type MouthSample,
+  meanSkinRgb,
+  type Point,
+  type SkinMask,
+  type SkinSample,
+  VoiceMeter,
+} from "../descriptor";
+import { Microphone } from "./microphone";
+import type { FrameResult, WorkerMessage } from "./protocol";
+
+/** Why the capture cannot start yet (the page words each one). */
+export type GateProblem = "no_face" | "hold_still" | "more_light" | "camera_slow";
+
+export interface GateState {
+  ready: boolean;
+  problems: GateProblem[];
+  /** Frames a second the camera delivers (last 2 s). */
+  fps: number;
+  /** Mean skin luma, 0 to 255. */
+  light: number;
+}
+
+/** What a capture measured about its own cost, for docs/benchmarks.md. */
+export interface CaptureStats {
+  /** Main-thread work per camera frame (skin average), ms. */
+  frameWorkMs: number[];
+  /** Times of landmark results during the recording, seconds. */
+  landmarkTimes: number[];
+  /** Worker time per frame it looked at, ms. */
+  workerMs: number[];
+  detectMs: number[];
+  landmarksMs: number[];
+  describeMs: number[];
+  cameraFps: number;
+  sampleRateHz: number;
+  backend: string;
+  modelLoadMs: number;
+}
+
+/**
+ * The face worker with its networks loaded and warmed up. Loading takes seconds (about 7 MB of
+ * weights, WebAssembly compilation): pages start it first, while the person reads why the camera
+ * and microphone are needed, and open the devices only when it is done, so the capture starts as
+ * soon as the camera does.
+ */
+export class FaceModels {
+  private constructor(
+    readonly worker: Worker,
+    readonly backend: string,
+    readonly loadMs: number,
+  ) {}
+
+  static load(assets: string): Promise<FaceModels> {
+    const worker = new Worker(new URL("face-worker.js", assets), { type: "module" });
+    return new Promise<FaceModels>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
+        if (event.data.type === "ready") resolve(new FaceModels(worker, event.data.backend, event.data.loadMs));
+        else if (event.data.type === "error") reject(new Error(event.data.message));
+      };
+      worker.onerror = (event) => reject(new Error(event.message || "the face worker failed to start"));
+      worker.postMessage({ type: "init", base: assets });
+    });
+  }
+}
+
+/** Where the page's assets are and how long to record. */
+export interface CaptureOptions {
+  /** Absolute URL of the folder holding `face-worker.js`, `audio-worklet.js`, `models/` and `wasm/`. */
+  assets: string;
+  /** The `<video>` that shows the camera (muted, inline). */
+  video: HTMLVideoElement;
+}
+
+const DETECT_EVERY_S = 1;
+const DESCRIBE_EVERY_S = 1.5;
+const MAX_DESCRIPTORS = 12;
+const MIN_FPS = 14;
+const MIN_LIGHT = 60;
+/** The eyes may move this fraction of their distance over the last second and still count as still. */
+const STILL_FRACTION = 0.08;
+
+/** The p-th fraction (0..1) of a sample, the nearest rank at or below; 0 for none. */
+export function percentileOf(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+export class PresenceCapture {
+  private readonly canvas = document.createElement("canvas");
+  private readonly context: CanvasRenderingContext2D;
+  private skin: SkinMask | null = null;
+  private workerBusy = false;
+  private lastDetectT = -Infinity;
+  private lastDescribeT = -Infinity;
+  private lastFace: { t: number; score: number; landmarks: Point[] } | null = null;
+  private eyeTrack: { t: number; x: number; y: number; iod: number }[] = [];
+  private frameTimes: number[] = [];
+  private light = 0;
+  private recording: null | {
+    t0: number;
+    end: number;
+    skin: SkinSample[];
+    mouth: MouthSample[];
+    faces: FaceObservation[];
+    meter: VoiceMeter;
+  } = null;
+  private stopped = false;
+  readonly stats: CaptureStats;
+
+  private constructor(
+    private readonly stream: MediaStream,
+    private readonly worker: Worker,
+    private readonly microphone: Microphone,
+    private readonly video: HTMLVideoElement,
+    ready: { backend: string; loadMs: number },
+  ) {
+    this.context = this.canvas.getContext("2d", { willReadFrequently: true })!;
+    this.stats = {
+      frameWorkMs: [],
+      landmarkTimes: [],
+      workerMs: [],
+      detectMs: [],
+      landmarksMs: [],
+      describeMs: [],
+      cameraFps: 0,
+      sampleRateHz: 0,
+      backend: ready.backend,
+      modelLoadMs: ready.loadMs,
+    };
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => this.onWorker(event.data);
+    microphone.onBlock((block) => this.recording?.meter.push(block.samples, block.t));
+    video.requestVideoFrameCallback((now, metadata) => this.onFrame(now, metadata));
+  }
+
+  /**
+   * Asks for the camera and the microphone (automatic gain control off, as the descriptor's voice
+   * level needs) and starts following the face with `models` (loaded first: see FaceModels).
+   */
+  static async open(options: CaptureOptions, models: FaceModels): Promise<PresenceCapture> {
+    const stream = await navigator.mediaDevices.getUserMedia({
+      video: { width: { ideal: 640 }, height: { ideal: 480 }, frameRate: { ideal: 30 }, facingMode: "user" },
+      audio: { autoGainControl: false, channelCount: 1 },
+    });
+    try {
+      const microphone = await Microphone.open(stream, new URL("audio-worklet.js", options.assets).href);
+      options.video.srcObject = stream;
+      await options.video.play();
+      return new PresenceCapture(stream, models.worker, microphone, options.video, models);
+    } catch (error) {
+      for (const track of stream.getTracks()) track.stop();
+      throw error;
+    }
+  }
+
+  /** The quality gates now: a face, held still, in enough light, from a fast enough camera. */
+  gates(): GateState {
+    const now = performance.now() / 1000;
+    const problems: GateProblem[] = [];
+    const fps = this.fps();
+    if (!this.lastFace || now - this.lastFace.t > 1 || this.lastFace.score < 0.5) problems.push("no_face");
+    else {
+      const recent = this.eyeTrack.filter((e) => now - e.t <= 1);
+      const moved = recent.length > 1 ? Math.max(...recent.map((e) => Math.hypot(e.x - recent[0]!.x, e.y - recent[0]!.y))) : Infinity;
+      if (recent.length < 2 || moved > STILL_FRACTION * recent[0]!.iod) problems.push("hold_still");
+      if (this.light < MIN_LIGHT) problems.push("more_light");
+    }
+    if (fps < MIN_FPS) problems.push("camera_slow");
+    return { ready: problems.length === 0, problems, fps, light: Math.round(this.light) };
+  }
+
+  /** Frames a second over the last two seconds. */
+  private fps(): number {
+    const times = this.frameTimes;
+    if (times.length < 2) return 0;
+    return (times.length - 1) / Math.max(1e-3, times[times.length - 1]! - times[0]!);
+  }
+
+  /**
+   * Records `seconds` on a grid of 30 samples a second (15 when the camera delivers fewer than 25
+   * frames a second) and returns the descriptor; `onProgress` gets the fraction done.
+   */
+  async record(seconds: number, nonce: string, onProgress?: (fraction: number) => void): Promise<PresenceDescriptor> {
+    const sampleRateHz = this.fps() >= 25 ? 30 : 15;
+    const t0 = performance.now() / 1000;
+    const grid = { t0, sampleRateHz, samples: Math.round(seconds * sampleRateHz) };
+    const capturedAt = new Date(performance.timeOrigin + t0 * 1000).toISOString();
+    this.stats.sampleRateHz = sampleRateHz;
+    this.stats.cameraFps = Math.round(this.fps() * 10) / 10;
+    this.lastDescribeT = -Infinity;
+    const recording = {
+      t0,
+      end: t0 + seconds,
+      skin: [] as SkinSample[],
+      mouth: [] as MouthSample[],
+      faces: [] as FaceObservation[],
+      meter: new VoiceMeter(grid, this.microphone.sampleRate),
+    };
+    this.recording = recording;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const done = Math.min(1, (performance.now() / 1000 - t0) / seconds);
+        onProgress?.(done);
+        // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
+        if (performance.now() / 1000 >= recording.end + 0.25) resolve();
+        else setTimeout(tick, 100);
+      };
+      tick();
+    });
+    this.recording = null;
+    return buildDescriptor({
+      nonce,
+      capturedAt,
+      grid,
+      skin: recording.skin.sort((a, b) => a.t - b.t),
+      mouth: recording.mouth,
+      voice: recording.meter.envelope(),
+      faces: recording.faces,
+    });
+  }
+
+  /** Stops the camera, the microphone and the worker. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.worker.terminate();
+    for (const track of this.stream.getTracks()) track.stop();
+    await this.microphone.close();
+  }
+
+  private inWindow(t: number): boolean {
+    return this.recording !== null && t >= this.recording.t0 - 0.5 && t <= this.recording.end + 0.5;
+  }
+
+  private onFrame(now: number, metadata: VideoFrameCallbackMetadata): void {
+    if (this.stopped) return;
+    this.video.requestVideoFrameCallback((nextNow, nextMetadata) => this.onFrame(nextNow, nextMetadata));
+    const t = (metadata.captureTime ?? metadata.expectedDisplayTime ?? now) / 1000;
+    this.frameTimes.push(t);
+    while (this.frameTimes.length > 2 && t - this.frameTimes[0]! > 2) this.frameTimes.shift();
+    let frame: VideoFrame;
+    try {
+      frame = new VideoFrame(this.video, { timestamp: Math.round(t * 1e6) });
+    } catch {
+      return; // no frame to read yet
+    }
+    const skin = this.skin;
+    const averaged = skin && skin.box.width > 0 && skin.box.height > 0 ? this.averageSkin(frame, skin, t) : Promise.resolve();
+    if (this.workerBusy) {
+      averaged.finally(() => frame.close());
+      return;
+    }
+    this.workerBusy = true;
+    const detect = t - this.lastDetectT >= DETECT_EVERY_S || !this.lastFace;
+    const describe = this.recording !== null && t - this.lastDescribeT >= DESCRIBE_EVERY_S && this.recording.faces.length < MAX_DESCRIPTORS;
+    if (detect) this.lastDetectT = t;
+    if (describe) this.lastDescribeT = t;
+    // The worker gets its own reference to the frame; this one closes once the skin is read.
+    const forWorker = frame.clone();
+    this.worker.postMessage({ type: "frame", t, frame: forWorker, detect, describe }, [forWorker]);
+    averaged.finally(() => frame.close());
+  }
+
+  /**
+   * The mean skin colour of one frame: the pixels under the skin region, copied out of the frame as
+   * RGBA (the browser converts from the camera's format), averaged where the mask and the skin
+   * chroma agree. Its cost is the every-frame work of the capture.
+   */
+  private async averageSkin(frame: VideoFrame, skin: SkinMask, t: number): Promise<void> {
+    const started = performance.now();
+    const { x, y, width, height } = skin.box;
+    const bytes = new Uint8Array(width * height * 4);
+    try {
+      await frame.copyTo(bytes, { rect: { x, y, width, height }, format: "RGBA", colorSpace: "srgb" } as VideoFrameCopyToOptions);
+    } catch {
+      // Browsers that cannot convert while copying: draw the video and read it back.
+      if (this.canvas.width !== width || this.canvas.height !== height) Object.assign(this.canvas, { width, height });
+      this.context.drawImage(this.video, x, y, width, height, 0, 0, width, height);
+      bytes.set(this.context.getImageData(0, 0, width, height).data);
+    }
+    const mean = meanSkinRgb(bytes, skin);
+    if (mean) {
+      this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
+      if (this.inWindow(t)) this.recording!.skin.push({ t, r: mean.r, g: mean.g, b: mean.b });
+    }
+    this.stats.frameWorkMs.push(performance.now() - started);
+  }
+
+  private onWorker(message: WorkerMessage): void {
+    if (message.type === "error") {
+      this.workerBusy = false;
+      console.error(`face worker: ${message.message}`);
+      return;
+    }
+    if (message.type !== "frame") return;
+    this.workerBusy = false;
+    this.take(message);
+  }
+
+  /** Takes what the worker saw: the face and its skin region, and while recording the mouth and descriptors. */
+  private take(result: FrameResult): void {
+    const { t, face, timings } = result;
+    this.stats.workerMs.push(timings.total);
+    if (timings.detect) this.stats.detectMs.push(timings.detect);
+    if (timings.landmarks) this.stats.landmarksMs.push(timings.landmarks);
+    if (timings.describe) this.stats.describeMs.push(timings.describe);
+    if (!face) {
+      this.lastFace = null;
+      this.skin = null;
+      return;
+    }
+    this.lastFace = { t, score: face.score, landmarks: face.landmarks };
+    const mask = face.skin.mask;
+    this.skin = { box: face.skin.box, mask, pixels: mask.reduce((sum, x) => sum + x, 0) };
+    const eyes = face.landmarks.slice(36, 48);
+    this.eyeTrack.push({
+      t,
+      x: eyes.reduce((sum, p) => sum + p.x, 0) / eyes.length,
+      y: eyes.reduce((sum, p) => sum + p.y, 0) / eyes.length,
+      iod: interOcularDistance(face.landmarks),
+    });
+    while (this.eyeTrack.length > 0 && t - this.eyeTrack[0]!.t > 1.5) this.eyeTrack.shift();
+    if (this.inWindow(t)) {
+      this.stats.landmarkTimes.push(t);
+      this.recording!.mouth.push({ t, opening: face.mouth });
+      if (face.descriptor) this.recording!.faces.push({ score: face.score, descriptor: face.descriptor });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/** Messages between the page and the face worker (client/capture/face-worker.ts). */
+import type { PixelBox, Point } from "../descriptor";
+
+/** Page → worker: load the models from `base` (the page's own origin) and warm the networks up. */
+export interface InitRequest {
+  type: "init";
+  /** Absolute URL of the folder that holds `models/` and `wasm/`. */
+  base: string;
+}
+
+/** Page → worker: one camera frame to look at (the worker closes it). */
+export interface FrameRequest {
+  type: "frame";
+  /** Capture-clock time of the frame, seconds. */
+  t: number;
+  frame: VideoFrame;
+  /** Run the detector (else the landmarks run on the tracked region). */
+  detect: boolean;
+  /** Also compute the 128-d face descriptor. */
+  describe: boolean;
+}
+
+export type WorkerRequest = InitRequest | FrameRequest;
+
+export interface ReadyMessage {
+  type: "ready";
+  backend: string;
+  /** Model download, compilation and warm-up, ms. */
+  loadMs: number;
+}
+
+/** What the worker saw in one frame. */
+export interface FrameResult {
+  type: "frame";
+  t: number;
+  /** No face: the detector found none, or the tracked region lost it. */
+  face: null | {
+    /** Detection confidence of the latest detection that this region is tracked from. */
+    score: number;
+    landmarks: Point[];
+    /** The skin region of these landmarks, for the page to average every frame. */
+    skin: { box: PixelBox; mask: Uint8Array };
+    mouth: number;
+    descriptor: Float32Array | null;
+  };
+  /** Time spent per network on this frame, ms. */
+  timings: { detect: number; landmarks: number; describe: number; total: number };
+}
+
+export interface ErrorMessage {
+  type: "error";
+  message: string;
+}
+
+export type WorkerMessage = ReadyMessage | FrameResult | ErrorMessage;

@@ -1,0 +1,88 @@
+/**
+ * The device check page (`GET /functions/v1/hosted-capture/check`): opens the camera and the
+ * microphone, shows the quality gates, records when asked and shows the descriptor this device
+ * computed with what it cost. It posts nothing. `?seconds=5..30` sets the length (default 20).
+ */
+import { FaceModels, PresenceCapture, percentileOf } from "../capture/capture";
+
+const status = document.getElementById("status")!;
+const start = document.getElementById("start") as HTMLButtonElement;
+const progress = document.getElementById("progress") as HTMLProgressElement;
+const output = document.getElementById("descriptor")!;
+const statsOutput = document.getElementById("stats")!;
+const video = document.getElementById("camera") as HTMLVideoElement;
+
+const requested = Number(new URL(location.href).searchParams.get("seconds") ?? 20);
+const seconds = Number.isFinite(requested) ? Math.min(30, Math.max(5, requested)) : 20;
+const guidance = {
+  no_face: "Looking for a face…",
+  hold_still: "Hold still.",
+  more_light: "More light on the face, please.",
+  camera_slow: "The camera is too slow.",
+} as const;
+
+function randomNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `n_${btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "")}`;
+}
+
+async function main(): Promise<void> {
+  const loaded = performance.now();
+  const assets = new URL("assets/", location.href).href;
+  status.textContent = "Loading the face models…";
+  const models = await FaceModels.load(assets);
+  const capture = await PresenceCapture.open({ assets, video }, models);
+  const readyMs = Math.round(performance.now());
+  const timer = setInterval(() => {
+    const gates = capture.gates();
+    start.disabled = !gates.ready;
+    status.textContent = gates.ready ? "Ready." : gates.problems.map((p) => guidance[p]).join(" ");
+  }, 200);
+  start.addEventListener("click", () => {
+    clearInterval(timer);
+    record(capture, readyMs, loaded).catch((error: unknown) => {
+      status.textContent = `The capture failed: ${error instanceof Error ? error.message : String(error)}`;
+    });
+  });
+}
+
+async function record(capture: PresenceCapture, readyMs: number, loaded: number): Promise<void> {
+  {
+    start.disabled = true;
+    progress.hidden = false;
+    status.textContent = "Recording: read aloud.";
+    const descriptor = await capture.record(seconds, randomNonce(), (fraction) => {
+      progress.value = fraction;
+    });
+    const s = capture.stats;
+    const landmarkSpan = s.landmarkTimes.length > 1 ? s.landmarkTimes[s.landmarkTimes.length - 1]! - s.landmarkTimes[0]! : 0;
+    const stats = {
+      backend: s.backend,
+      model_load_ms: s.modelLoadMs,
+      ready_ms: readyMs,
+      script_start_ms: Math.round(loaded),
+      camera_fps: s.cameraFps,
+      sample_rate_hz: s.sampleRateHz,
+      frame_work_ms: { p50: percentileOf(s.frameWorkMs, 0.5), p95: percentileOf(s.frameWorkMs, 0.95), frames: s.frameWorkMs.length },
+      landmark_hz: landmarkSpan > 0 ? (s.landmarkTimes.length - 1) / landmarkSpan : 0,
+      worker_ms: { p50: percentileOf(s.workerMs, 0.5), p95: percentileOf(s.workerMs, 0.95) },
+      detect_ms: { p50: percentileOf(s.detectMs, 0.5), p95: percentileOf(s.detectMs, 0.95), runs: s.detectMs.length },
+      landmarks_ms: { p50: percentileOf(s.landmarksMs, 0.5), p95: percentileOf(s.landmarksMs, 0.95), runs: s.landmarksMs.length },
+      describe_ms: { p50: percentileOf(s.describeMs, 0.5), p95: percentileOf(s.describeMs, 0.95), runs: s.describeMs.length },
+    };
+    await capture.close();
+    output.textContent = JSON.stringify(descriptor);
+    statsOutput.textContent = JSON.stringify(stats);
+    output.hidden = false;
+    statsOutput.hidden = false;
+    progress.hidden = true;
+    status.textContent = "Done.";
+  }
+}
+
+main().catch((error: unknown) => {
+  status.textContent = `The camera or microphone could not be used: ${error instanceof Error ? error.message : String(error)}`;
+});

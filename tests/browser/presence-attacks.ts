@@ -1,0 +1,42 @@
+/**
+ * The attacks of the browser tests, one browser each (the fake devices are fixed at launch): the
+ * check page computes the descriptor from the attack's media, the engine refuses it with the
+ * attack's reason, and so does the service.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { evaluatePresence } from "../../shared/engine";
+import { merchantFactory } from "../harness/factories";
+import { call } from "../harness/http";
+import { CONSENT } from "../harness/identity";
+import { serviceUnderTest } from "../harness/service";
+import { type CheckPageCapture, captureOnCheckPage, type GuardedBrowser, openBrowser } from "./chromium";
+
+export function refusesAttack(media: { video: string; audio: string }, reason: string, seconds = 12): void {
+  let browser: GuardedBrowser;
+  let capture: CheckPageCapture;
+
+  beforeAll(async () => {
+    browser = await openBrowser(serviceUnderTest().baseUrl, { media });
+    capture = await captureOnCheckPage(browser, serviceUnderTest().baseUrl, seconds);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it(`still finds the face, and the engine refuses the capture: ${reason}`, () => {
+    expect(capture.descriptor.face.quality).toBeGreaterThan(0.5);
+    const result = evaluatePresence(capture.descriptor);
+    expect(result.reason, JSON.stringify(result.liveness.checks)).toBe(reason);
+  });
+
+  it(`is refused by the service with 403 BIOMETRIC_LIVENESS_FAILED: ${reason}`, async () => {
+    const merchant = await merchantFactory();
+    const res = await call("process-biovital-enrollment", {
+      key: merchant.keys.pk_test,
+      body: { capture_nonce: capture.descriptor.capture_nonce, face_template: capture.descriptor, consent: CONSENT },
+    });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toMatchObject({ code: "BIOMETRIC_LIVENESS_FAILED", reason });
+  });
+}
