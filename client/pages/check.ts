@@ -38,7 +38,9 @@ async function main(): Promise<void> {
   const readyMs = Math.round(performance.now());
   const timer = setInterval(() => {
     const gates = capture.gates();
-    start.disabled = !gates.ready;
+    // Once the gates have passed the button stays enabled: a gate that flickers (a landmark jitter
+    // read as movement) should not take the button away under the pointer; the guidance still shows.
+    if (gates.ready) start.disabled = false;
     status.textContent = gates.ready ? "Ready." : gates.problems.map((p) => guidance[p]).join(" ");
   }, 200);
   start.addEventListener("click", () => {
@@ -73,13 +75,13 @@ async function record(capture: PresenceCapture, readyMs: number, loaded: number)
       landmarks_ms: { p50: percentileOf(s.landmarksMs, 0.5), p95: percentileOf(s.landmarksMs, 0.95), runs: s.landmarksMs.length },
       describe_ms: { p50: percentileOf(s.describeMs, 0.5), p95: percentileOf(s.describeMs, 0.95), runs: s.describeMs.length },
     };
-    await capture.close();
     output.textContent = JSON.stringify(descriptor);
     statsOutput.textContent = JSON.stringify(stats);
     output.hidden = false;
     statsOutput.hidden = false;
     progress.hidden = true;
     status.textContent = "Done.";
+    await capture.close();
   }
 }
 

@@ -128,13 +128,10 @@ export async function captureOnCheckPage(guarded: GuardedBrowser, baseUrl: strin
   const readyMs = Date.now() - started;
   const readyBytes = guarded.bytes();
   await page.click("#start");
-  await page.waitForFunction(
-    () => !document.getElementById("descriptor")!.hidden || /failed/.test(document.getElementById("status")!.textContent ?? ""),
-    null,
-    {
-      timeout: (seconds + 30) * 1000,
-    },
-  );
+  const done = () => !document.getElementById("descriptor")!.hidden || /failed/.test(document.getElementById("status")!.textContent ?? "");
+  await page.waitForFunction(done, null, { timeout: (seconds + 30) * 1000 }).catch(async (error: Error) => {
+    throw new Error(`${error.message}; the check page says: ${await page.textContent("#status")}`);
+  });
   if (await page.isHidden("#descriptor")) throw new Error(`the check page: ${await page.textContent("#status")}`);
   return {
     descriptor: JSON.parse((await page.textContent("#descriptor"))!),
