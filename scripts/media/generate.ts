@@ -49,7 +49,7 @@ const PBV = [0.33 / 0.77, 1, 0.53 / 0.77];
 /** Where the face is once the photograph is cropped and scaled to 640x480 (pixels). */
 const FACE = { cx: 322, cy: 250, rx: 100, ry: 135 };
 /** The mouth: the line between the upper teeth and the lower lip, its centre and half-width, and the chin. */
-const MOUTH = { splitY: 296, cx: 324, halfWidth: 48, chinY: 380, maxDropPx: 16 };
+const MOUTH = { splitY: 296, cx: 324, halfWidth: 48, chinY: 380, maxDropPx: 20 };
 /** The crop of the 512x512 photograph that becomes the frame (a 4:3 region around the face). */
 const CROP = { x: 62, y: 0, width: 320, height: 240 };
 
