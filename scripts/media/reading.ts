@@ -121,7 +121,7 @@ export function pulseWave(phase: number): number {
  */
 export function mouthFromEnvelope(envelope: ArrayLike<number>, rate: number, leadS = 0.04): Float64Array {
   const n = envelope.length;
-  const smooth = lowPassPeriodic(envelope, rate, 0.06);
+  const smooth = lowPassPeriodic(envelope, rate, 0.03);
   let peak = 0;
   for (const x of smooth) peak = Math.max(peak, x);
   const lead = Math.round(leadS * rate);
