@@ -22,6 +22,7 @@ import {
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import type { Context, ExecutionContext } from "hono";
 import { type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, toolJsonSchema } from "../../shared/agents/tools";
+import { writtenNumbers } from "../../shared/lib/json";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { bearerOf, userPrincipal } from "../../shared/platform/authenticate";
 import { type Bindings, readConfig, serviceBaseUrl } from "../../shared/platform/config";
@@ -206,7 +207,8 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
     scopes: ctx.auth.scope,
   };
   const context: ToolContext = { deps: depsOf(c.var), agent, jwks: (await signingKeysOf(c.var.config)).jwks };
-  const handler = createMcpHandler(() => mcpServer(context));
+  const written = writtenArguments(await request.clone().text());
+  const handler = createMcpHandler(() => mcpServer(context, written));
   const response = await handler.fetch(request, {
     authInfo: { token: ctx.auth.token, clientId: agent.clientId, scopes: [...agent.scopes], expiresAt: ctx.auth.expiresAt },
   });
@@ -215,22 +217,53 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
   return new Response(await response.arrayBuffer(), response);
 }
 
+/** The number literals as written in each call's arguments, by JSON-RPC id. */
+type WrittenArguments = (id: unknown) => ((path: readonly string[]) => string | undefined) | undefined;
+
+/**
+ * Where each `tools/call` of the request's JSON-RPC text (one message, or a batch) keeps its
+ * arguments, so a tool judges money as written there (`1e3` is a float, as on the function).
+ */
+function writtenArguments(text: string): WrittenArguments {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    return () => undefined;
+  }
+  const messages = Array.isArray(envelope) ? envelope : [envelope];
+  const prefixes = new Map<unknown, string[]>();
+  messages.forEach((message, index) => {
+    if (message?.method !== "tools/call" || message.id === undefined) return;
+    prefixes.set(message.id, [...(Array.isArray(envelope) ? [String(index)] : []), "params", "arguments"]);
+  });
+  return (id) => {
+    const prefix = prefixes.get(id);
+    return prefix ? writtenNumbers(text, prefix) : undefined;
+  };
+}
+
 /** One McpServer per request with every tool, bound to the calling agent. */
-function mcpServer(context: ToolContext): McpServer {
+function mcpServer(context: ToolContext, written: WrittenArguments): McpServer {
   const server = new McpServer({ name: "human-authorisation-service", version: "1.0.0-beta" });
   for (const definition of agentTools) {
-    server.registerTool(definition.name, { description: definition.description, inputSchema: argumentsSchema(definition) }, (args) =>
-      callTool(context, definition, args),
+    server.registerTool(definition.name, { description: definition.description, inputSchema: argumentsSchema(definition) }, (args, ctx) =>
+      callTool(context, definition, args, written(ctx.mcpReq.id)),
     );
   }
   return server;
 }
 
 /** A tool's answer: the function's 200 body, or its `{error, code}` body flagged as an error. */
-async function callTool(context: ToolContext, definition: AgentTool, args: unknown) {
+async function callTool(
+  context: ToolContext,
+  definition: AgentTool,
+  args: unknown,
+  writtenAt: ((path: readonly string[]) => string | undefined) | undefined,
+) {
   try {
     if (!context.agent.scopes.includes(definition.scope)) throw new ApiError("INSUFFICIENT_SCOPE", { scope: definition.scope });
-    const result = (await definition.run(context, toolInput(definition, args))) as Record<string, unknown>;
+    const result = (await definition.run(context, toolInput(definition, args, writtenAt))) as Record<string, unknown>;
     return { content: [{ type: "text" as const, text: JSON.stringify(result) }], structuredContent: result };
   } catch (error) {
     const failure = error instanceof ApiError ? error : internalError(definition, error);

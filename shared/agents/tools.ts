@@ -14,7 +14,7 @@ import { scopeCatalogue } from "../mandates/scopes";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { AgentPrincipal } from "../platform/principal";
-import { idempotencyKey, isMoney, parseWith } from "../platform/validation";
+import { idempotencyKey, isMoney, parseInput } from "../platform/validation";
 import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
 
 /** OAuth scopes an owner grants an agent: reading and deciding, or also acting on mandates. */
@@ -113,9 +113,13 @@ export const agentTools: readonly AgentTool[] = [
   }),
 ];
 
-/** Validates a tool's arguments with the function's schema (errors as the function answers them). */
-export function toolInput(definition: AgentTool, args: unknown) {
-  return parseWith(definition.schema, args ?? {});
+/**
+ * Reads a tool's arguments as the function reads its body (parseInput: nesting, text that cannot be
+ * stored, money as written where `writtenAt` knows the request's text, then the function's schema),
+ * so errors are the function's.
+ */
+export function toolInput(definition: AgentTool, args: unknown, writtenAt?: (path: readonly string[]) => string | undefined) {
+  return parseInput(definition.schema, args ?? {}, writtenAt);
 }
 
 /**

@@ -143,3 +143,15 @@ export function numberLiterals(text: string): Map<string, string> {
   }
   return literals;
 }
+
+/**
+ * A lookup of the number literals of the JSON text `text` as written, by path under `prefix` (the
+ * path of the value they belong to, e.g. `["params", "arguments"]` inside a JSON-RPC message); the
+ * text is scanned on the first lookup only.
+ *
+ * @example writtenNumbers('{"a": {"amount": 1e3}}', ["a"])(["amount"]) // "1e3"
+ */
+export function writtenNumbers(text: string, prefix: readonly string[] = []): (path: readonly string[]) => string | undefined {
+  let literals: Map<string, string> | undefined;
+  return (path) => (literals ??= numberLiterals(text)).get(pathKey([...prefix, ...path]));
+}

@@ -3,7 +3,8 @@
  * or the code a schema names for one of its checks (`coded`), never the validator's raw output.
  */
 import * as v from "valibot";
-import { isMinorUnitAmount } from "../lib/money";
+import { escapeUnstorable, tooDeepPath, unstorableTextPaths } from "../lib/json";
+import { isMinorUnitAmount, isMinorUnitLiteral } from "../lib/money";
 import { ApiError, type ErrorCode, errorCatalogue } from "./errors";
 
 const CODE_PREFIX = "code:";
@@ -36,6 +37,87 @@ export function parseWith<S extends v.GenericSchema>(schema: S, data: unknown): 
   const result = v.safeParse(schema, data);
   if (!result.success) throw validationFailure(result.issues);
   return result.output;
+}
+
+/**
+ * How deeply input may nest objects and arrays (the input itself is level 1). The deepest input the
+ * API reads is 4 levels (`face_template.signals.pulse`); past this, nothing is read further
+ * (docs/decisions.md).
+ */
+export const MAX_INPUT_DEPTH = 32;
+
+/** The source text of the number at a path of the input, when the text is known (`writtenNumbers`). */
+type WrittenAt = (path: readonly string[]) => string | undefined;
+
+/**
+ * Input as every surface reads it (the `input` middleware for bodies and query strings, the MCP
+ * tools for their arguments): nesting deeper than MAX_INPUT_DEPTH, then text no column can store,
+ * are `400 INVALID_INPUT`; money fields are judged as written when `writtenAt` knows the text; then
+ * the schema (parseWith).
+ *
+ * @example const body = parseInput(revokeSchema, JSON.parse(text), writtenNumbers(text));
+ */
+export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, writtenAt?: WrittenAt): v.InferOutput<S> {
+  refuseDeepNesting(value);
+  refuseUnstorableText(value);
+  return parseWith(schema, writtenAt ? moneyAsWritten(schema, value, writtenAt) : value);
+}
+
+/**
+ * Refuses input nested deeper than MAX_INPUT_DEPTH: `400 INVALID_INPUT` naming the top-level field
+ * under which it is too deep (`body` when the input itself is an array). Checked before any other
+ * walk over the input, each of which would cost at least its depth per value.
+ */
+function refuseDeepNesting(value: unknown): void {
+  const path = tooDeepPath(value, MAX_INPUT_DEPTH);
+  if (!path) return;
+  const field = Array.isArray(value) || path.length === 0 ? "body" : path[0];
+  throw new ApiError("INVALID_INPUT", { fields: [field] }, DEEP_NESTING_MESSAGE);
+}
+
+const DEEP_NESTING_MESSAGE = `The input nests objects and arrays more than ${MAX_INPUT_DEPTH} levels deep.`;
+
+/**
+ * Refuses input holding text no Postgres column can store (a NUL, an unpaired surrogate), in any
+ * string or object key: `400 INVALID_INPUT` naming each such field.
+ */
+function refuseUnstorableText(value: unknown): void {
+  const paths = unstorableTextPaths(value);
+  if (paths.length === 0) return;
+  const fields = paths.map((path) => (path.length ? path.map(escapeUnstorable).join(".") : "body"));
+  throw new ApiError("INVALID_INPUT", { fields: [...new Set(fields)] }, UNSTORABLE_MESSAGE);
+}
+
+const UNSTORABLE_MESSAGE = "A string holds a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.";
+
+/**
+ * Money as written: `value` with, at each money path of the schema (`money`) that holds a number
+ * whose literal is not plain digits (`1299.0`, `1e3`, `-0`), that literal's text instead, so the
+ * schema's or the operation's money check refuses it (`AMOUNT_INVALID`) in its usual order. The
+ * objects on such a path are copied; `value` itself is left as it was.
+ */
+function moneyAsWritten(schema: v.GenericSchema, value: unknown, writtenAt: WrittenAt): unknown {
+  let judged = value;
+  for (const path of moneyPaths(schema)) {
+    const parents = [judged];
+    for (const key of path.slice(0, -1))
+      parents.push(isRecord(parents.at(-1)) ? (parents.at(-1) as Record<string, unknown>)[key] : undefined);
+    const last = path[path.length - 1];
+    const parent = parents.at(-1);
+    if (!isRecord(parent) || typeof parent[last] !== "number") continue;
+    const written = writtenAt(path);
+    if (written === undefined || isMinorUnitLiteral(written)) continue;
+    // copy the objects from the field up to the root, with the literal in place of the number
+    let replaced: unknown = written;
+    for (let depth = path.length - 1; depth >= 0; depth--)
+      replaced = { ...(parents[depth] as Record<string, unknown>), [path[depth]]: replaced };
+    judged = replaced;
+  }
+  return judged;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -321,3 +321,66 @@ describe("mcp: refused calls", () => {
     expect(forged.status).toBe(401);
   }, 120_000);
 });
+
+describe("mcp: tool arguments are read as the functions read their bodies", () => {
+  it("refuses text no column can store, nesting past 32 levels and money written as a float, as the function does (these were 500s or accepted)", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const agentId = provider.client.client_id as string;
+    const captureId = await proofCapture(merchant, owner);
+    const ownMandate = await issue(
+      merchant.keys.sk_test,
+      mandateBody(owner, captureId, { granted_to: agentId, scopes: ["login"], ceiling: undefined }),
+    );
+    const otherMandate = await issue(merchant.keys.sk_test, mandateBody(owner, captureId, { scopes: ["login"], ceiling: undefined }));
+    expect([ownMandate.status, otherMandate.status]).toEqual([201, 201]);
+    const mandateId = ownMandate.body.mandate_id as string;
+    const client = await connect(provider);
+    const refused = async (name: string, args: Record<string, unknown>) => body(await client.callTool({ name, arguments: args }));
+    const unstorable = { code: "INVALID_INPUT", status: 400 };
+    expect(await refused("mandate-check", { mandate_id: mandateId, scope: "login", action_ref: "a\ud800" })).toMatchObject({
+      ...unstorable,
+      fields: ["action_ref"],
+    });
+    expect(await refused("mandate-check", { mandate_id: mandateId, scope: "login", context: { merchant: "a\u0000" } })).toMatchObject({
+      ...unstorable,
+      fields: ["context.merchant"],
+    });
+    expect(
+      await refused("mandate-consume", {
+        mandate_id: mandateId,
+        scope: "login",
+        action_ref: "a\u0000",
+        idempotency_key: `idem-${crypto.randomUUID()}`,
+      }),
+    ).toMatchObject({ ...unstorable, fields: ["action_ref"] });
+    expect(await refused("mandate-revoke", { mandate_id: otherMandate.body.mandate_id, reason: "x\u0000" })).toMatchObject({
+      ...unstorable,
+      fields: ["reason"],
+    });
+    await client.close();
+
+    // Raw JSON-RPC, as a client writes it: 33 levels of nesting, and an amount written 1e3.
+    const call = async (argumentsText: string) => {
+      const res = await fetch(mcpUrl(), {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${provider.saved.access_token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mandate-consume","arguments":${argumentsText}}}`,
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      return JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? text).result.structuredContent;
+    };
+    const args = `"mandate_id":"${mandateId}","scope":"login","idempotency_key":"idem-${crypto.randomUUID()}"`;
+    expect(await call(`{${args},"action_ref":"deep","context":${"[".repeat(32)}${"]".repeat(32)}}`)).toMatchObject({
+      code: "INVALID_INPUT",
+      fields: ["context"],
+    });
+    expect(await call(`{${args},"amount":1e3,"currency":"USD"}`)).toMatchObject({ code: "AMOUNT_INVALID", status: 400 });
+    expect(await call(`{${args},"amount":1000,"currency":"USD"}`)).toMatchObject({ allowed: true });
+  }, 240_000);
+});

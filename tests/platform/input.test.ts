@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { mandateUuid } from "../../shared/mandates/ids";
-import { MAX_BODY_DEPTH } from "../../shared/platform/input";
+import { MAX_INPUT_DEPTH } from "../../shared/platform/validation";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
@@ -192,12 +192,12 @@ describe("nesting depth of a body", () => {
   /** `value` wrapped in `depth` arrays, as raw JSON text (JSON.stringify itself would overflow the stack). */
   const nested = (depth: number, value = "") => `${"[".repeat(depth)}${value}${"]".repeat(depth)}`;
 
-  it(`accepts ${MAX_BODY_DEPTH} levels and refuses ${MAX_BODY_DEPTH + 1} as 400 INVALID_INPUT naming the field`, async () => {
+  it(`accepts ${MAX_INPUT_DEPTH} levels and refuses ${MAX_INPUT_DEPTH + 1} as 400 INVALID_INPUT naming the field`, async () => {
     // alias-availability ignores unknown fields, so only the depth decides; the body itself is level 1
     const body = (depth: number) => `{"action": "check", "alias": "depth_probe", "x": ${nested(depth - 1)}}`;
-    const fine = await call("alias-availability", { rawBody: body(MAX_BODY_DEPTH), headers: json });
+    const fine = await call("alias-availability", { rawBody: body(MAX_INPUT_DEPTH), headers: json });
     expect(fine.status, fine.text).toBe(200);
-    const deep = await call("alias-availability", { rawBody: body(MAX_BODY_DEPTH + 1), headers: json });
+    const deep = await call("alias-availability", { rawBody: body(MAX_INPUT_DEPTH + 1), headers: json });
     expectRefused(deep, ["x"]);
     expect(deep.body.error).toMatch(/32 levels/);
     expectRefused(await call("alias-availability", { rawBody: nested(100_000), headers: json }), ["body"]);
