@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { currencySchema } from "../../shared/lib/money";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
-import { type IssueInput, issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { ceilingCount, type IssueInput, issueMandate, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
@@ -34,7 +34,7 @@ export const createMandateSchema = v.strictObject({
     v.strictObject({
       amount: v.optional(money(v.unknown())),
       currency: v.optional(currencySchema),
-      count: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
+      count: v.optional(ceilingCount),
       period: v.optional(v.picklist(Object.keys(periods) as (keyof typeof periods)[]), "lifetime"),
     }),
   ),

@@ -8,8 +8,11 @@ import { money } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
-/** The largest count ceiling: what a Postgres `int` holds. A larger one would be no ceiling at all (kind `none`). */
-const MAX_CEILING_COUNT = 2_147_483_647;
+/**
+ * A count ceiling: uses per period, at most what the Postgres `int` column holds (a larger one
+ * would be no ceiling at all: kind `none`). The resource API's ceiling takes the same.
+ */
+export const ceilingCount = v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(2_147_483_647));
 
 const allowlist = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), v.maxLength(100));
 
@@ -32,7 +35,7 @@ export const issueSchema = v.strictObject({
       kind: v.picklist(["amount", "count", "both", "none"]),
       amount: v.optional(money(v.unknown())),
       currency: v.optional(currencySchema),
-      count: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(1), v.maxValue(MAX_CEILING_COUNT))),
+      count: v.optional(ceilingCount),
       period: v.optional(v.picklist(["lifetime", "daily", "weekly", "monthly"]), "lifetime"),
     }),
   ),

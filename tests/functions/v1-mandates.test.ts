@@ -146,6 +146,21 @@ describe("/v1/mandates", () => {
     expect(errorOf(await v1("/mandates", { key, query: { status: "paused" } }))).toEqual({ status: 400, code: "invalid_input" });
   });
 
+  it("takes a count ceiling up to 2,147,483,647 and refuses a larger one as invalid_input, where it was a 500", async () => {
+    const { merchant, person, captureId } = await granter();
+    const withCount = (count: number) => createBody(person, captureId, { scope: ["login"], ceiling: { count, period: "day" } });
+    await created(merchant, withCount(2_147_483_647));
+    for (const count of [2_147_483_648, Number.MAX_SAFE_INTEGER]) {
+      const res = await v1("/mandates", { key: merchant.keys.sk_test, body: withCount(count) });
+      expect({ count, ...errorOf(res), fields: res.body.fields }).toEqual({
+        count,
+        status: 400,
+        code: "invalid_input",
+        fields: ["ceiling.count"],
+      });
+    }
+  });
+
   it("never shows or touches another merchant's mandate, nor the same merchant's other environment: the same 404", async () => {
     const { merchant, person, captureId } = await granter();
     const mandate = await created(merchant, createBody(person, captureId));
