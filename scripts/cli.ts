@@ -16,8 +16,11 @@ async function main(argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   if (!group || !groups.includes(group)) throw usage(`unknown command group ${group ?? "(none)"}; groups: ${groups.join(", ")}`);
   const commands = (await import(join(groupsDir, `${group}.ts`))).default as CommandGroup;
-  // A command of two words (`merchant owner add`) is named by both.
-  const [name, args] = command && rest[0] && !rest[0].startsWith("--") ? [`${command} ${rest[0]}`, rest.slice(1)] : [command, rest];
+  // A command of two words (`merchant owner add`) is named by both; any other word after the command
+  // stays an argument, so `merchant create Acme` is refused as a stray argument, not an unknown command.
+  const twoWords = `${command} ${rest[0]}`;
+  const opensTwoWords = !(command in commands) && Object.keys(commands).some((known) => known.startsWith(`${command} `));
+  const [name, args] = rest[0] && (twoWords in commands || opensTwoWords) ? [twoWords, rest.slice(1)] : [command, rest];
   const run = name ? commands[name] : undefined;
   if (!run) throw usage(`unknown command "${group} ${name ?? ""}"; commands: ${Object.keys(commands).join(", ")}`);
   return run(parseArgs(args));
