@@ -19,7 +19,7 @@ export interface HeartOptions {
 }
 
 /** A reader at rest: 72 bpm with a clear breath-locked swing. */
-export const RESTING_HEART: HeartOptions = { bpm: 72, rsaBpm: 8, delayS: 0.6, tauS: 1.0 };
+export const RESTING_HEART: HeartOptions = { bpm: 72, rsaBpm: 12, delayS: 0.6, tauS: 1.0 };
 
 /** The RMS envelope of audio on a `rate` Hz grid (each value the RMS of the samples nearest it). */
 export function rmsEnvelope(audio: ArrayLike<number>, sampleRate: number, rate: number): Float64Array {
