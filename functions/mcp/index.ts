@@ -88,11 +88,15 @@ const oauthEnv = (c: Context<AppEnv>) => c.env as OAuthEnv;
 // The authorization endpoint: sign-in, consent, decision
 // ---------------------------------------------------------------------------------------------
 
+const NOT_A_FORM = "The request is not a form (application/x-www-form-urlencoded or multipart/form-data).";
+
 app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
   const oauth = authorizationServer(baseOf(c)).getOAuthApi(oauthEnv(c));
   const html = (p: { html: string; headers: Headers }, status = 200) => new Response(p.html, { status, headers: p.headers });
   try {
-    const form = c.req.method === "POST" ? await c.req.formData() : null;
+    // The sign-in and consent forms post back here; a body that is no form is a broken request, not a fault.
+    const form = c.req.method === "POST" ? await c.req.formData().catch(() => null) : null;
+    if (c.req.method === "POST" && !form) return html(errorPage(c.var.locale, NOT_A_FORM), 400);
     const token = form ? String(form.get("session_token") ?? "") : bearerOf(c.req.header("authorization"));
     if (!token) return html(signInPage(c.var.locale));
     const owner = await userPrincipal(await signingKeysOf(c.var.config), token, c.var.now).catch(() => null);

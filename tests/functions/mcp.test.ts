@@ -307,6 +307,18 @@ describe("mcp: refused calls", () => {
     expect((await retarget.json()).error).toBe("invalid_target");
   }, 240_000);
 
+  it("answers a sign-in posted as something other than a form 400 with the error page, where it was a 500", async () => {
+    for (const [type, body] of [
+      ["application/json", '{"session_token":"x"}'],
+      ["text/plain", "session_token=x"],
+      ["multipart/form-data; boundary=x", "not multipart"],
+    ]) {
+      const res = await fetch(`${mcpUrl()}/oauth/authorize`, { method: "POST", headers: { "content-type": type }, body });
+      expect({ type, status: res.status }).toEqual({ type, status: 400 });
+      expect(await res.text()).toContain("not a form");
+    }
+  });
+
   it("shows no consent to a person who owns nothing, and none without a valid session", async () => {
     const merchant = await merchantFactory();
     const stranger = await enrolStranger(merchant.keys.pk_test);
