@@ -82,7 +82,43 @@ function resourceServer(base: string, serve: (request: Request, ctx: OAuthResour
 const app = createFunctionApp("mcp");
 
 const baseOf = (c: Context<AppEnv>) => serviceBaseUrl(c.var.config, c.req.url);
-const oauthEnv = (c: Context<AppEnv>) => c.env as OAuthEnv;
+
+/** Workers KV refuses a key longer than this (UTF-8 bytes) with an error. */
+const KV_KEY_MAX_BYTES = 512;
+const boundedStores = new WeakMap<object, object>();
+
+/**
+ * The provider's KV namespace, where a key too long for KV names nothing: the provider builds
+ * keys from a request's own client_id and tokens, and KV's error on a longer one came back as a
+ * 500 (token endpoint), or an empty 503 (a bearer on the MCP endpoint). Reads of such a key find
+ * nothing, so the provider answers as it does for any unknown client or token.
+ */
+function withinKeyLimit(kv: object): object {
+  let bounded = boundedStores.get(kv);
+  if (!bounded) {
+    const tooLong = (key: unknown) => typeof key === "string" && new TextEncoder().encode(key).length > KV_KEY_MAX_BYTES;
+    bounded = new Proxy(kv, {
+      get(target, property) {
+        const member = Reflect.get(target, property, target);
+        if (typeof member !== "function") return member;
+        if (property === "get")
+          return (key: unknown, ...rest: unknown[]) => (tooLong(key) ? Promise.resolve(null) : member.call(target, key, ...rest));
+        if (property === "getWithMetadata") {
+          return (key: unknown, ...rest: unknown[]) =>
+            tooLong(key) ? Promise.resolve({ value: null, metadata: null }) : member.call(target, key, ...rest);
+        }
+        return member.bind(target);
+      },
+    });
+    boundedStores.set(kv, bounded);
+  }
+  return bounded;
+}
+
+const oauthEnv = (c: Context<AppEnv>): OAuthEnv => ({
+  ...(c.env as OAuthEnv),
+  OAUTH_KV: withinKeyLimit((c.env as OAuthEnv).OAUTH_KV as object),
+});
 
 // ---------------------------------------------------------------------------------------------
 // The authorization endpoint: sign-in, consent, decision

@@ -319,6 +319,39 @@ describe("mcp: refused calls", () => {
     }
   });
 
+  it("answers a client id or token too long for the key store as unknown, where the store's error was a 500 or an empty 503", async () => {
+    const long = "c".repeat(600);
+    const token = await fetch(`${mcpUrl()}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code: "x", client_id: long }),
+    });
+    expect(token.status).toBe(401);
+    expect((await token.json()).error).toBe("invalid_client");
+    const basic = await fetch(`${mcpUrl()}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa(`${long}:secret`)}` },
+      body: new URLSearchParams({ grant_type: "authorization_code", code: "x" }),
+    });
+    expect(basic.status).toBe(401);
+    const bearer = await fetch(mcpUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${"u".repeat(300)}:${"g".repeat(300)}:${"s".repeat(300)}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(bearer.status).toBe(401);
+    const { owner } = await ownedMerchant();
+    const query = new URLSearchParams({
+      response_type: "code",
+      client_id: long,
+      redirect_uri: REDIRECT,
+      code_challenge: "a".repeat(43),
+      code_challenge_method: "S256",
+    });
+    const authorize = await fetch(`${mcpUrl()}/oauth/authorize?${query}`, { headers: { authorization: `Bearer ${owner.session_token}` } });
+    expect(authorize.status).toBe(400);
+  });
+
   it("shows no consent to a person who owns nothing, and none without a valid session", async () => {
     const merchant = await merchantFactory();
     const stranger = await enrolStranger(merchant.keys.pk_test);
