@@ -22,7 +22,12 @@ import { newSessionToken } from "./tokens";
  * ACTION_SIGN).
  */
 export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
-export type SessionAction = (typeof sessionActions)[number];
+/**
+ * A session's action: a merchant's, or `verify`, the session of an agent verification card
+ * (shared/agents/verifications.ts: identify the person, then the sink's ACTION_LOGIN), which only
+ * the service opens.
+ */
+export type SessionAction = (typeof sessionActions)[number] | "verify";
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
 export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
@@ -43,6 +48,12 @@ function withinMetadataLimits(metadata: Record<string, string>): boolean {
 
 const ttlCode = coded("INVALID_TTL");
 
+/** `ttl_seconds` of a hosted session (and of an agent verification card): 60 to 900, default 300; otherwise `400 INVALID_TTL`. */
+export const ttlSecondsSchema = v.nullish(
+  v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
+  TTL_SECONDS.default,
+);
+
 /**
  * The body (spec 4.12). Each field answers its own code; null is absent. `amount_cents` and
  * `currency` belong to `authorize` (elsewhere `INVALID_AMOUNT_CENTS` / `INVALID_CURRENCY`), which
@@ -60,10 +71,7 @@ export const createSessionSchema = v.pipe(
     amount_cents: v.nullish(money(v.custom<number>(isMinorUnitAmount, coded("INVALID_AMOUNT_CENTS")))),
     currency: v.nullish(v.custom<string>(isCurrency, coded("INVALID_CURRENCY"))),
     brand: v.nullish(v.custom<string>(isBrandName, coded("INVALID_BRAND"))),
-    ttl_seconds: v.nullish(
-      v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
-      TTL_SECONDS.default,
-    ),
+    ttl_seconds: ttlSecondsSchema,
     metadata: v.nullish(
       v.pipe(
         v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),

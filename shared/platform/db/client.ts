@@ -31,6 +31,7 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA703: "SESSION_ENDED",
   HA704: "COMPLETION_IN_PROGRESS",
   HA705: "SCREEN_TOKEN_INVALID",
+  HA801: "NOT_MERCHANT_OWNER",
 };
 
 const unreachableErrors = new Set([

@@ -29,6 +29,7 @@ export const en = {
   "session.approved.login": "You are signed in. You can close this page.",
   "session.approved.authorize": "Payment authorised. You can close this page.",
   "session.approved.sign": "Signed. You can close this page.",
+  "session.approved.verify": "Your presence is verified. You can close this page.",
   "session.refused.low_quality": "The picture or the sound was not clear enough. Try again with more light and less noise.",
   "session.refused.no_speech": "We could not hear you read the text aloud.",
   "session.refused.no_pulse": "We could not confirm that a living person was in front of the camera.",
@@ -61,4 +62,8 @@ export const en = {
   "agent.scope.mandates:read": "Read mandates, check them and verify receipts",
   "agent.scope.mandates:write": "Issue, consume and revoke mandates",
   "agent.error.title": "This authorisation cannot continue",
+  "card.pending": "The verification has not been opened yet.",
+  "card.opened": "The person is proving presence now.",
+  "card.verified": "Presence verified.",
+  "card.expired": "This verification expired before presence was proven. Ask for a new one.",
 } as const;

@@ -31,6 +31,7 @@ export const es: Record<keyof typeof en, string> = {
   "session.approved.login": "Iniciaste sesión. Puedes cerrar esta página.",
   "session.approved.authorize": "Pago autorizado. Puedes cerrar esta página.",
   "session.approved.sign": "Firmado. Puedes cerrar esta página.",
+  "session.approved.verify": "Tu presencia está verificada. Puedes cerrar esta página.",
   "session.refused.low_quality": "La imagen o el sonido no eran lo bastante claros. Inténtalo de nuevo con más luz y menos ruido.",
   "session.refused.no_speech": "No pudimos oírte leer el texto en voz alta.",
   "session.refused.no_pulse": "No pudimos confirmar que había una persona viva frente a la cámara.",
@@ -63,4 +64,8 @@ export const es: Record<keyof typeof en, string> = {
   "agent.scope.mandates:read": "Leer mandatos, comprobarlos y verificar recibos",
   "agent.scope.mandates:write": "Emitir, consumir y revocar mandatos",
   "agent.error.title": "Esta autorización no puede continuar",
+  "card.pending": "La verificación aún no se ha abierto.",
+  "card.opened": "La persona está demostrando su presencia ahora.",
+  "card.verified": "Presencia verificada.",
+  "card.expired": "Esta verificación caducó antes de que se demostrara la presencia. Pide una nueva.",
 };

@@ -31,6 +31,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.approved.login": "Você entrou. Pode fechar esta página.",
   "session.approved.authorize": "Pagamento autorizado. Você pode fechar esta página.",
   "session.approved.sign": "Assinado. Você pode fechar esta página.",
+  "session.approved.verify": "Sua presença foi verificada. Você pode fechar esta página.",
   "session.refused.low_quality": "A imagem ou o som não estavam nítidos o suficiente. Tente de novo com mais luz e menos ruído.",
   "session.refused.no_speech": "Não conseguimos ouvir você ler o texto em voz alta.",
   "session.refused.no_pulse": "Não conseguimos confirmar que havia uma pessoa viva diante da câmera.",
@@ -63,4 +64,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "agent.scope.mandates:read": "Ler mandatos, verificá-los e conferir recibos",
   "agent.scope.mandates:write": "Emitir, consumir e revogar mandatos",
   "agent.error.title": "Esta autorização não pode continuar",
+  "card.pending": "A verificação ainda não foi aberta.",
+  "card.opened": "A pessoa está comprovando presença agora.",
+  "card.verified": "Presença verificada.",
+  "card.expired": "Esta verificação expirou antes de a presença ser comprovada. Peça uma nova.",
 };
