@@ -66,8 +66,11 @@ export const resultSchema = v.strictObject({ verification_id: v.pipe(v.string(),
 
 type RequestBody = Omit<v.InferOutput<typeof requestSchema>, "merchant_id"> & { merchant_id?: string };
 
-/** The owner on whose authority the requester acts. */
-const ownerOf = (requester: CardRequester) => (requester.kind === "user" ? requester.identityId : requester.ownerIdentityId);
+/** The owner on whose authority the requester acts, and the first-party session they presented (which must still be live). */
+const ownerOf = (requester: CardRequester) =>
+  requester.kind === "user"
+    ? { owner_identity_id: requester.identityId, session_token_hash: requester.sessionTokenHash }
+    : { owner_identity_id: requester.ownerIdentityId };
 
 /** What minting needs besides the request: the service's base URL (for `url`) and the agent's registered name. */
 export interface CardContext {
@@ -78,7 +81,8 @@ export interface CardContext {
 /**
  * Mints a card (spec 4.14) for a merchant the requester owns (an agent: the merchant it was
  * authorised for), in the requester's environment; anything else is `403 NOT_MERCHANT_OWNER`,
- * an unknown merchant included. The token is shown once, inside `url`; only its SHA-256 is kept.
+ * an unknown merchant included. An owner's first-party session revoked or expired in the database
+ * is `403 ACCESS_REVOKED`. The token is shown once, inside `url`; only its SHA-256 is kept.
  */
 export async function requestVerification(deps: Deps, requester: CardRequester, body: RequestBody, context: CardContext) {
   const requested = body.merchant_id ?? (requester.kind === "agent" ? requester.merchantId : undefined);
@@ -91,7 +95,7 @@ export async function requestVerification(deps: Deps, requester: CardRequester, 
     session_id: crypto.randomUUID(),
     merchant_id: merchant,
     environment: requester.environment,
-    owner_identity_id: ownerOf(requester),
+    ...ownerOf(requester),
     ...(requester.kind === "agent" ? { agent_client_id: requester.clientId, agent_name: context.agentName ?? undefined } : {}),
     external_ref: body.external_ref ?? undefined,
     purpose: body.purpose ?? undefined,
@@ -132,7 +136,7 @@ export async function verificationResult(deps: Deps, requester: CardRequester, v
   const card = id
     ? await rpc(deps.sql, "agent_verification_result", {
         verification_id: id,
-        owner_identity_id: ownerOf(requester),
+        ...ownerOf(requester),
         environment: requester.environment,
         ...(requester.kind === "agent" ? { merchant_id: requester.merchantId } : {}),
         now: deps.now.toISOString(),

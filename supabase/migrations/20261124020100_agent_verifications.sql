@@ -63,6 +63,20 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.merchant_owned_by(uuid, uuid, text) is 'Whether an identity (not erased) owns a merchant in one environment.';
 
+-- Raises HA802 unless the first-party session presented (by its token's hash) is the identity's and
+-- still live: a session revoked or expired in the database mints and reads no card, whatever its JWT says.
+-- Agents present no session (null): the owner who authorised them is checked instead.
+create or replace function private.require_live_session(p_session_token_hash text, p_identity_id uuid, p_at timestamptz) returns void
+language plpgsql stable set search_path = '' as $$
+begin
+  if p_session_token_hash is not null and not exists (
+    select 1 from private.sessions s
+    where s.token_hash = p_session_token_hash and s.identity_id = p_identity_id and s.revoked_at is null and s.expires_at > p_at) then
+    raise exception 'the first-party session was revoked or expired' using errcode = 'HA802';
+  end if;
+end $$;
+comment on function private.require_live_session(text, uuid, timestamptz) is 'Raises HA802 unless a presented first-party session is the identity''s and live.';
+
 -- The card at p_at: its fields, the state derived from its session, and the outcome's facts.
 create or replace function private.agent_verification_json(v private.agent_verifications, s private.hosted_sessions, p_at timestamptz)
 returns jsonb
@@ -94,9 +108,10 @@ comment on function private.agent_verification_json(private.agent_verifications,
 -- RPCs
 -- ----------------------------------------------------------------------------
 
--- agent_verification_request({id, session_id, merchant_id, environment, owner_identity_id, agent_client_id?,
---                             agent_name?, external_ref?, purpose?, ttl_seconds, token_hash, now})
---   -> the card | HA801 (the identity does not own the merchant in this environment)
+-- agent_verification_request({id, session_id, merchant_id, environment, owner_identity_id, session_token_hash?,
+--                             agent_client_id?, agent_name?, external_ref?, purpose?, ttl_seconds, token_hash, now})
+--   -> the card | HA802 (the owner's first-party session is revoked or expired)
+--               | HA801 (the identity does not own the merchant in this environment)
 -- Mints the card and its hosted session (action verify) in one transaction. An unknown merchant is
 -- answered as one the person does not own.
 create or replace function public.agent_verification_request(p jsonb) returns jsonb
@@ -107,6 +122,7 @@ declare
   s private.hosted_sessions;
   v private.agent_verifications;
 begin
+  perform private.require_live_session(p ->> 'session_token_hash', (p ->> 'owner_identity_id')::uuid, v_now);
   if not private.merchant_owned_by(v_merchant_id, (p ->> 'owner_identity_id')::uuid, p ->> 'environment') then
     raise exception 'not an owner of this merchant' using errcode = 'HA801';
   end if;
@@ -125,19 +141,23 @@ begin
 end $$;
 comment on function public.agent_verification_request(jsonb) is 'agent-verification-request: an owner (or an agent for one) mints a card and its single-use hosted session.';
 
--- agent_verification_result({verification_id, owner_identity_id, environment, merchant_id?, now}) -> the card | null
+-- agent_verification_result({verification_id, owner_identity_id, environment, session_token_hash?, merchant_id?, now})
+--   -> the card | null | HA802 (as agent_verification_request)
 -- A card of a merchant the identity owns in its environment (an agent also names its own merchant);
 -- anything else is null (the same not_found).
 create or replace function public.agent_verification_result(p jsonb) returns jsonb
-language sql stable security definer set search_path = '' as $$
-  select private.agent_verification_json(v, s, (p ->> 'now')::timestamptz)
-  from private.agent_verifications v
-  join private.hosted_sessions s on s.id = v.session_id
-  where v.id = (p ->> 'verification_id')::uuid
-    and v.environment = p ->> 'environment'
-    and (not p ? 'merchant_id' or v.merchant_id = (p ->> 'merchant_id')::uuid)
-    and private.merchant_owned_by(v.merchant_id, (p ->> 'owner_identity_id')::uuid, v.environment)
-$$;
+language plpgsql stable security definer set search_path = '' as $$
+begin
+  perform private.require_live_session(p ->> 'session_token_hash', (p ->> 'owner_identity_id')::uuid, (p ->> 'now')::timestamptz);
+  return (
+    select private.agent_verification_json(v, s, (p ->> 'now')::timestamptz)
+    from private.agent_verifications v
+    join private.hosted_sessions s on s.id = v.session_id
+    where v.id = (p ->> 'verification_id')::uuid
+      and v.environment = p ->> 'environment'
+      and (not p ? 'merchant_id' or v.merchant_id = (p ->> 'merchant_id')::uuid)
+      and private.merchant_owned_by(v.merchant_id, (p ->> 'owner_identity_id')::uuid, v.environment));
+end $$;
 comment on function public.agent_verification_result(jsonb) is 'agent-verification-result: a card with its state derived from what its capture recorded.';
 
 

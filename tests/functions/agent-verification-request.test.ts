@@ -134,6 +134,14 @@ describe("agent-verification-request: who may mint", () => {
     expect(count[0].n).toBe(0);
   });
 
+  it("an owner's first-party session revoked in the database mints nothing (403 ACCESS_REVOKED), though its JWT still verifies", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const body = { merchant_id: merchant.merchant_id };
+    expect((await requestCard(owner.session_token, body)).status).toBe(200);
+    await testDb()`update private.sessions set revoked_at = now() where token_hash = ${await sha256Hex(owner.session_token)}`;
+    expect(errorOf(await requestCard(owner.session_token, body))).toEqual({ status: 403, code: "ACCESS_REVOKED" });
+  });
+
   it("the card's session is the service's: a merchant key neither exchanges it (404, the token stays usable) nor reads it", async () => {
     const { merchant, owner } = await ownedMerchant();
     const card = (await requestCard(owner.session_token, { merchant_id: merchant.merchant_id })).body;

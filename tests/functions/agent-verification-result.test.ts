@@ -6,6 +6,7 @@
  * developer_message and a localised user_message; no webhook; nobody declares a card verified.
  */
 import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner } from "../../shared/merchants/merchants";
 import { rpc } from "../../shared/platform/db/rpc";
 import { testDb } from "../harness/factories";
@@ -251,5 +252,7 @@ describe("agent-verification-result: who may read", () => {
       headers: { authorization: `Bearer ${owner.session_token}` },
     });
     expect(errorOf(extra)).toEqual({ status: 400, code: "INVALID_INPUT" });
+    await testDb()`update private.sessions set revoked_at = now() where token_hash = ${await sha256Hex(secondOwner.session_token)}`;
+    expect(errorOf(await cardResult(secondOwner.session_token, card.verification_id))).toEqual({ status: 403, code: "ACCESS_REVOKED" });
   });
 });

@@ -356,6 +356,7 @@ interface RpcCatalogue {
       merchant_id: Uuid;
       environment: Environment;
       owner_identity_id: Uuid;
+      session_token_hash?: string;
       agent_client_id?: string;
       agent_name?: string;
       external_ref?: string;
@@ -367,7 +368,7 @@ interface RpcCatalogue {
     AgentVerificationView,
   ];
   agent_verification_result: [
-    { verification_id: Uuid; owner_identity_id: Uuid; environment: Environment; merchant_id?: Uuid; now: Iso },
+    { verification_id: Uuid; owner_identity_id: Uuid; environment: Environment; session_token_hash?: string; merchant_id?: Uuid; now: Iso },
     AgentVerificationView | null,
   ];
   hosted_session_create: [
