@@ -15,9 +15,8 @@ import { ApiError } from "../platform/errors";
 import { type MessageKey, translate } from "../platform/i18n";
 import type { AgentPrincipal, UserPrincipal } from "../platform/principal";
 import { coded, jsonObject, requiredAs } from "../platform/validation";
-import { ttlSecondsSchema } from "../sessions/create";
-import { outcomeMessage } from "../sessions/outcomes";
-import { screenUrl } from "../sessions/screen";
+import { screenUrl, ttlSecondsSchema } from "../sessions/create";
+import { userMessage } from "../sessions/outcomes";
 import { newSessionToken } from "../sessions/tokens";
 
 /** Who may ask for a card: an owner with their first-party session, or an agent an owner authorised. */
@@ -156,7 +155,7 @@ export async function verificationResult(deps: Deps, requester: CardRequester, v
       ...common,
       reason,
       developer_message: `The capture did not prove presence (${reason}); a card takes one capture: ask for a new card.`,
-      user_message: outcomeMessage(deps.locale, "verify", { approved: false, reason }),
+      user_message: userMessage(deps.locale, "verify", { approved: false, reason }),
     };
   }
   const words = stateWords[card.state];

@@ -75,8 +75,8 @@ const reasonMessages: Record<string, MessageKey> = {
   permission_denied: "session.cancelled.permission_denied",
 };
 
-/** The outcome in the person's words: the action's approval, or the reason's refusal. */
-export function outcomeMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
+/** The outcome in the person's words (the screen's `user_message`). */
+export function userMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
   return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
 }
@@ -96,7 +96,7 @@ export function screenOutcome(session: HostedSessionView, locale: Locale) {
     outcome: {
       approved: result.approved,
       reason: result.reason,
-      user_message: outcomeMessage(locale, session.action as SessionAction, result),
+      user_message: userMessage(locale, session.action as SessionAction, result),
       receipt_code: typeof result.receipt_code === "string" ? result.receipt_code : null,
     },
   };

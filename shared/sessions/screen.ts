@@ -7,7 +7,6 @@
  */
 import type { Deps } from "../platform/deps";
 import { locales } from "../platform/i18n";
-import { mountOf } from "../platform/registry";
 import { merchantTheme } from "../themes/merchant-theme";
 import { HOSTED_CONSENT } from "./complete";
 import { consumeSession } from "./consume";
@@ -40,12 +39,4 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     screen_token: exchanged.screen_token,
     theme,
   };
-}
-
-/**
- * The address that opens the hosted screen on a session: the token travels in the fragment, which
- * browsers never send to a server, so no log or referrer sees it; the page reads it and boots.
- */
-export function screenUrl(serviceBaseUrl: string, sessionToken: string): string {
-  return `${serviceBaseUrl}${mountOf("hosted-capture")}/#session_token=${sessionToken}`;
 }

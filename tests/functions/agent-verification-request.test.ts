@@ -37,7 +37,7 @@ describe("agent-verification-request: minting", () => {
       expires_at: new Date(now.getTime() + 300_000).toISOString(),
     });
     const url = new URL(res.body.url);
-    expect(`${url.origin}${url.pathname}`).toBe(`${serviceUnderTest().baseUrl}/functions/v1/hosted-capture/`);
+    expect(`${url.origin}${url.pathname}`).toBe(`${serviceUnderTest().baseUrl}/functions/v1/hosted-capture/session`);
     expect(url.search).toBe("");
     const token = tokenOfCard(res.body.url);
     expect(token).toMatch(/^hst_[A-Za-z0-9_-]{43}$/);

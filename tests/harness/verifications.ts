@@ -41,5 +41,5 @@ export function cardResult(bearer: string | null, verificationId: string, option
 
 /** The single-use session token a card's url carries in its fragment. */
 export function tokenOfCard(url: string): string {
-  return new URLSearchParams(new URL(url).hash.slice(1)).get("session_token") ?? "";
+  return new URL(url).hash.slice(1);
 }
