@@ -71,6 +71,14 @@ const ownerOf = (requester: CardRequester) =>
     ? { owner_identity_id: requester.identityId, session_token_hash: requester.sessionTokenHash }
     : { owner_identity_id: requester.ownerIdentityId };
 
+const AGENT_NAME_MAX_CHARACTERS = 200;
+
+/** A registered client name as the screen shows it: at most 200 characters (registration bounds none); none when blank. */
+function shownName(name: string | null): string | undefined {
+  const shown = [...(name ?? "").trim()].slice(0, AGENT_NAME_MAX_CHARACTERS).join("");
+  return shown.length > 0 ? shown : undefined;
+}
+
 /** What minting needs besides the request: the service's base URL (for `url`) and the agent's registered name. */
 export interface CardContext {
   serviceBaseUrl: string;
@@ -88,14 +96,13 @@ export async function requestVerification(deps: Deps, requester: CardRequester, 
   const merchant = requested === undefined ? null : canonicalUuid(requested);
   if (!merchant || (requester.kind === "agent" && merchant !== requester.merchantId)) throw new ApiError("NOT_MERCHANT_OWNER");
   const sessionToken = newSessionToken();
-  const id = crypto.randomUUID();
   const card = await rpc(deps.sql, "agent_verification_request", {
-    id,
+    id: crypto.randomUUID(),
     session_id: crypto.randomUUID(),
     merchant_id: merchant,
     environment: requester.environment,
     ...ownerOf(requester),
-    ...(requester.kind === "agent" ? { agent_client_id: requester.clientId, agent_name: context.agentName ?? undefined } : {}),
+    ...(requester.kind === "agent" ? { agent_client_id: requester.clientId, agent_name: shownName(context.agentName) } : {}),
     external_ref: body.external_ref ?? undefined,
     purpose: body.purpose ?? undefined,
     ttl_seconds: body.ttl_seconds,

@@ -4,6 +4,7 @@
  * error; who may mint; the card's session is the service's (no merchant key exchanges or reads it).
  */
 import { describe, expect, it } from "vitest";
+import { requestVerification } from "../../shared/agents/verifications";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner, removeOwner } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -152,6 +153,30 @@ describe("agent-verification-request: who may mint", () => {
     const sessionId = `hs_${session.id.replace(/-/g, "")}`;
     expect(errorOf(await readSession(merchant.keys.sk_test, sessionId))).toEqual({ status: 404, code: "not_found" });
     expect((await boot(token)).status).toBe(200);
+  });
+
+  it("an agent's registered name, which registration does not bound, is shown at most 200 characters long; a blank one not at all", async () => {
+    const { merchant } = await ownedMerchant();
+    const [{ identity_id }] =
+      await testDb()`select identity_id::text from private.merchant_owners where merchant_id = ${merchant.merchant_id}::uuid`;
+    const agent = {
+      kind: "agent" as const,
+      merchantId: merchant.merchant_id,
+      environment: "test" as const,
+      clientId: "client-long-name",
+      ownerIdentityId: identity_id as string,
+      scopes: ["mandates:read"],
+    };
+    const deps = { sql: testDb(), now: new Date(), locale: "en" as const };
+    const mint = (agentName: string | null) =>
+      requestVerification(deps, agent, { ttl_seconds: 300 }, { serviceBaseUrl: serviceUnderTest().baseUrl, agentName });
+    const named = await mint(`  ${"é".repeat(300)}`);
+    const blank = await mint("   ");
+    const names = await testDb()`select id, agent_name from private.agent_verifications
+      where id in (${named.verification_id.slice(3)}::uuid, ${blank.verification_id.slice(3)}::uuid)`;
+    const byId = new Map(names.map((row) => [row.id.replace(/-/g, ""), row.agent_name]));
+    expect(byId.get(named.verification_id.slice(3))).toBe("é".repeat(200));
+    expect(byId.get(blank.verification_id.slice(3))).toBeNull();
   });
 
   it("a live owner is no sandbox owner: cards live in the owner's environment", async () => {
