@@ -246,7 +246,13 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
     ownerIdentityId: grant.identityId,
     scopes: ctx.auth.scope,
   };
-  const context: ToolContext = { deps: depsOf(c.var), agent, jwks: (await signingKeysOf(c.var.config)).jwks };
+  const context: ToolContext = {
+    deps: depsOf(c.var),
+    agent,
+    jwks: (await signingKeysOf(c.var.config)).jwks,
+    serviceBaseUrl: base,
+    agentName: async () => (await authorizationServer(base).getOAuthApi(oauthEnv(c)).lookupClient(agent.clientId))?.clientName ?? null,
+  };
   const written = writtenArguments(await request.clone().text());
   const handler = createMcpHandler(() => mcpServer(context, written));
   const response = await handler.fetch(request, {

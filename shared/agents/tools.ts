@@ -16,16 +16,20 @@ import { ApiError } from "../platform/errors";
 import type { AgentPrincipal } from "../platform/principal";
 import { idempotencyKey, isMoney, parseInput } from "../platform/validation";
 import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
+import { requestVerification, resultSchema, toolRequestSchema, verificationResult } from "./verifications";
 
 /** OAuth scopes an owner grants an agent: reading and deciding, or also acting on mandates. */
 export const agentScopes = ["mandates:read", "mandates:write"] as const;
 export type AgentScope = (typeof agentScopes)[number];
 
-/** What a tool runs with besides its input: the key material some operations use. */
+/** What a tool runs with besides its input: the key material some operations use, the service's base URL and the agent's registered name. */
 export interface ToolContext {
   deps: Deps;
   agent: AgentPrincipal;
   jwks: { keys: JWK[] };
+  serviceBaseUrl: string;
+  /** The client name the agent registered with (read only by the tools that show it to a person). */
+  agentName: () => Promise<string | null>;
 }
 
 export interface AgentTool<S extends v.GenericSchema = v.GenericSchema> {
@@ -110,6 +114,26 @@ export const agentTools: readonly AgentTool[] = [
     scope: "mandates:read",
     schema: receiptLookupSchema,
     run: ({ deps, jwks }, input) => verifyStoredReceipt(deps, jwks, input),
+  }),
+  tool({
+    name: "agent-verification-request",
+    description:
+      "Asks a person to prove presence (POST agent-verification-request): answers a verification card whose url, opened once, shows the person this agent's name and the purpose, and takes one capture. merchant_id defaults to the agent's merchant. The card grants no authority.",
+    scope: "mandates:read",
+    schema: toolRequestSchema,
+    run: async (context, input) =>
+      requestVerification(context.deps, context.agent, input, {
+        serviceBaseUrl: context.serviceBaseUrl,
+        agentName: await context.agentName(),
+      }),
+  }),
+  tool({
+    name: "agent-verification-result",
+    description:
+      "A verification card's state (GET agent-verification-result): pending, opened, verified (with assurance_level and receipt_code), refused (with the capture's reason) or expired. Poll it; there is no webhook.",
+    scope: "mandates:read",
+    schema: resultSchema,
+    run: ({ deps, agent }, input) => verificationResult(deps, agent, input.verification_id),
   }),
 ];
 

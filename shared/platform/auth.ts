@@ -24,7 +24,7 @@ import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import { idempotencyKeyOf } from "./idempotency";
 import { signingKeysOf } from "./keys";
-import type { MerchantKeyPrincipal, Principal, Tenant } from "./principal";
+import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
 import { type ReplayClaim, replayClaim } from "./replay-guard";
 
 interface AuthOptions {
@@ -129,6 +129,22 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
   };
 }
 
+/**
+ * Functions only a person (or, through the MCP tools, an agent) calls (spec 5 rule 4): a first-party
+ * session JWT in `Authorization: Bearer`. A merchant key, with or without a token, and no token at
+ * all are `401 USER_TOKEN_REQUIRED`; an invalid or expired token is `401 INVALID_USER_TOKEN`.
+ *
+ * @example app.post("/", userTokenAuth(), handler)
+ */
+export function userTokenAuth(): MiddlewareHandler<AppEnv & UserAuthenticated> {
+  return async function authenticateUser(c, next) {
+    const bearer = bearerOf(c.req.header("authorization"));
+    if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) throw new ApiError("USER_TOKEN_REQUIRED");
+    c.set("principal", await userPrincipal(await signingKeysOf(c.var.config), bearer, c.var.now));
+    return next();
+  };
+}
+
 /** Claims the replay nonce for an already authenticated tenant (`409 NONCE_REUSED` when used). */
 async function claimNonce(sql: Queryable, tenant: Tenant, replay: ReplayClaim, now: Date): Promise<void> {
   await rpc(sql, "request_authenticate", {
@@ -161,5 +177,7 @@ export function serviceRoleOr(
 export type KeyAuthenticated = { Variables: { principal: MerchantKeyPrincipal } };
 /** A route whose middleware authenticated a merchant key or a first-party user. */
 export type Authenticated = { Variables: { principal: Principal } };
+/** A route whose middleware authenticated a person by their first-party session. */
+export type UserAuthenticated = { Variables: { principal: UserPrincipal } };
 /** A route whose operation authenticates the presented key itself (apiKeyAuthInOperation). */
 export type CredentialPresented = { Variables: { credential: Credential; replay: ReplayClaim | null } };

@@ -8,6 +8,8 @@
  * The bindings every function receives are the keys of the configuration schema (config.ts).
  */
 const functionRegistry = {
+  "agent-verification-request": {},
+  "agent-verification-result": {},
   "alias-availability": {},
   "face-identify": {},
   "hosted-capture": { assets: true },

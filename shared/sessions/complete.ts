@@ -36,6 +36,7 @@ const sinkActs = {
   login: "ACTION_LOGIN",
   authorize: "ACTION_PAYMENT",
   sign: "ACTION_SIGN",
+  verify: "ACTION_LOGIN",
 } as const satisfies Record<Exclude<SessionAction, "enroll">, TransactionAction>;
 
 /** The capture of login, authorize and sign: as face-identify and the sink take it, with the sink's optional document. */

@@ -10,6 +10,7 @@ import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
+import { mountOf } from "../platform/registry";
 import { coded, jsonObject, money, requiredAs } from "../platform/validation";
 import { isBrandName } from "../themes/theme";
 import { SERVICE_HASH } from "../transactions/input";
@@ -22,7 +23,12 @@ import { newSessionToken } from "./tokens";
  * ACTION_SIGN).
  */
 export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
-export type SessionAction = (typeof sessionActions)[number];
+/**
+ * A session's action: a merchant's, or `verify`, the session of an agent verification card
+ * (shared/agents/verifications.ts: identify the person, then the sink's ACTION_LOGIN), which only
+ * the service opens.
+ */
+export type SessionAction = (typeof sessionActions)[number] | "verify";
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
 export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
@@ -43,6 +49,12 @@ function withinMetadataLimits(metadata: Record<string, string>): boolean {
 
 const ttlCode = coded("INVALID_TTL");
 
+/** `ttl_seconds` of a hosted session (and of an agent verification card): 60 to 900, default 300; otherwise `400 INVALID_TTL`. */
+export const ttlSecondsSchema = v.nullish(
+  v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
+  TTL_SECONDS.default,
+);
+
 /**
  * The body (spec 4.12). Each field answers its own code; null is absent. `amount_cents` and
  * `currency` belong to `authorize` (elsewhere `INVALID_AMOUNT_CENTS` / `INVALID_CURRENCY`), which
@@ -60,10 +72,7 @@ export const createSessionSchema = v.pipe(
     amount_cents: v.nullish(money(v.custom<number>(isMinorUnitAmount, coded("INVALID_AMOUNT_CENTS")))),
     currency: v.nullish(v.custom<string>(isCurrency, coded("INVALID_CURRENCY"))),
     brand: v.nullish(v.custom<string>(isBrandName, coded("INVALID_BRAND"))),
-    ttl_seconds: v.nullish(
-      v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
-      TTL_SECONDS.default,
-    ),
+    ttl_seconds: ttlSecondsSchema,
     metadata: v.nullish(
       v.pipe(
         v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
@@ -81,10 +90,21 @@ export const createSessionSchema = v.pipe(
 );
 
 /**
- * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
- * only time it is shown. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ * The hosted screen's address for a session: the page of `hosted-capture`, with the token in the
+ * fragment, which browsers never send to a server nor put in a Referer. The merchant may open it
+ * (a redirect, a link, a QR code) or serve the token to the screen another way.
+ *
+ * @example screenUrl("https://auth.example.com", "hst_…") // "https://auth.example.com/functions/v1/hosted-capture/session#hst_…"
  */
-export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>) {
+export function screenUrl(serviceBaseUrl: string, sessionToken: string): string {
+  return `${serviceBaseUrl.replace(/\/+$/, "")}${mountOf("hosted-capture")}/session#${sessionToken}`;
+}
+
+/**
+ * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
+ * only time it is shown, and the screen's `url` holding it. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ */
+export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>, serviceBaseUrl: string) {
   if (body.merchant_id != null && body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) {
     throw new ApiError("MERCHANT_MISMATCH");
   }
@@ -104,7 +124,8 @@ export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOut
     now: deps.now.toISOString(),
   };
   try {
-    return { session_token: sessionToken, ...(await rpc(deps.sql, "hosted_session_create", params)) };
+    const created = await rpc(deps.sql, "hosted_session_create", params);
+    return { session_token: sessionToken, ...created, url: screenUrl(serviceBaseUrl, sessionToken) };
   } catch (error) {
     console.error(JSON.stringify({ error: `hosted session write failed: ${String(error)}` }));
     throw new ApiError("SESSION_WRITE_FAILED");

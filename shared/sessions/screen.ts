@@ -2,7 +2,8 @@
  * The hosted screen's boot: the session token the merchant handed to the browser is exchanged as
  * the service (hosted-session-consume's operation), and the screen gets what it shows and what it
  * needs to act: the action and its terms, the merchant's name and capture theme, the nonce of the
- * one capture, and its credential for complete and cancel.
+ * one capture, and its credential for complete and cancel. For an agent verification card, also
+ * the card's terms: who asks and for what purpose.
  */
 import type { Deps } from "../platform/deps";
 import { locales } from "../platform/i18n";
@@ -33,6 +34,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     locale: deps.locale,
     locales,
     consent: session.action === "enroll" ? HOSTED_CONSENT : null,
+    card: exchanged.card,
     capture_nonce: exchanged.capture_nonce,
     screen_token: exchanged.screen_token,
     theme,

@@ -21,6 +21,7 @@ const BOOT_KEYS = [
   "action",
   "amount_cents",
   "capture_nonce",
+  "card",
   "consent",
   "currency",
   "display_name",
@@ -81,6 +82,7 @@ describe("hosted-capture boot", () => {
       locale: "en",
       locales: ["en", "pt-BR", "es"],
       consent: null,
+      card: null,
     });
     expect(screen.capture_nonce).toMatch(/^hcn_/);
     expect(screen.screen_token).toMatch(/^hsc_/);

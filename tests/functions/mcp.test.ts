@@ -1,10 +1,12 @@
 import { auth, Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { addOwner, removeOwner } from "../../shared/merchants/merchants";
+import { removeOwner } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
+import { boot, screenCall } from "../harness/sessions";
+import { ownedMerchant, tokenOfCard } from "../harness/verifications";
 
 const REDIRECT = "http://127.0.0.1:9/callback";
 
@@ -45,14 +47,6 @@ class MemoryProvider implements OAuthClientProvider {
 
 const base = () => serviceUnderTest().baseUrl;
 const mcpUrl = () => `${base()}/functions/v1/mcp`;
-
-/** A merchant with one owner (enrolled with its sandbox key): the person's session token authorises agents. */
-async function ownedMerchant() {
-  const merchant = await merchantFactory();
-  const owner = await enrolStranger(merchant.keys.pk_test);
-  await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
-  return { merchant, owner };
-}
 
 /** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
 async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
@@ -135,6 +129,8 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
     const client = await connect(provider);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      "agent-verification-request",
+      "agent-verification-result",
       "mandate-check",
       "mandate-consume",
       "mandate-get",
@@ -231,7 +227,7 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
     expect(tokens.access_token).not.toBe(provider.saved.access_token);
     provider.saved = tokens;
     const again = await connect(provider);
-    expect((await again.listTools()).tools.length).toBe(7);
+    expect((await again.listTools()).tools.length).toBe(9);
     await again.close();
 
     // Revocation: the access token stops at once.
@@ -246,6 +242,79 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
       body: "{}",
     });
     expect(after.status).toBe(401);
+  }, 240_000);
+});
+
+describe("mcp: an agent asks a person to prove presence", () => {
+  it("agent-verification-request and -result: the card names the agent to the person; the agent polls it to verified; another merchant's is refused", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const client = await connect(provider);
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === "agent-verification-result")!.inputSchema).toMatchObject({ required: ["verification_id"] });
+    const requestSchema = tools.find((t) => t.name === "agent-verification-request")!.inputSchema as any;
+    expect(requestSchema).toMatchObject({ properties: { ttl_seconds: { default: 300 } }, additionalProperties: false });
+    expect(JSON.stringify(requestSchema.properties.purpose)).toContain("At most 140 characters");
+
+    // merchant_id defaults to the agent's merchant.
+    const minted = await client.callTool({
+      name: "agent-verification-request",
+      arguments: { purpose: "Confirm the booking", ttl_seconds: 120 },
+    });
+    expect(minted.isError, JSON.stringify(minted)).toBeFalsy();
+    const card = body(minted);
+    expect(card).toMatchObject({ merchant_id: merchant.merchant_id, purpose: "Confirm the booking", ttl_seconds: 120, state: "pending" });
+    const result = async () =>
+      body(await client.callTool({ name: "agent-verification-result", arguments: { verification_id: card.verification_id } }));
+    expect(await result()).toMatchObject({ state: "pending", reason: "pending" });
+
+    const screen = (await boot(tokenOfCard(card.url))).body;
+    expect(screen.card).toEqual({
+      verification_id: card.verification_id,
+      purpose: "Confirm the booking",
+      agent_name: "Shopping agent",
+      requested_by: "agent",
+    });
+    expect(await result()).toMatchObject({ state: "opened" });
+    const { descriptor } = owner.capture({ nonce: screen.capture_nonce });
+    const done = await screenCall("complete", screen.screen_token, { capture_nonce: screen.capture_nonce, face_template: descriptor });
+    expect(done.body.state, done.text).toBe("completed");
+    expect(await result()).toMatchObject({
+      state: "verified",
+      reason: "verified",
+      assurance_level: "face_voice",
+      receipt_code: done.body.outcome.receipt_code,
+    });
+
+    // The owner reads the agent's card too; the agent's errors keep the function's codes.
+    const byOwner = await fetch(`${base()}/functions/v1/agent-verification-result?verification_id=${card.verification_id}`, {
+      headers: { authorization: `Bearer ${owner.session_token}` },
+    });
+    expect((await byOwner.json()).state).toBe("verified");
+    const elsewhere = await ownedMerchant();
+    const foreign = await client.callTool({
+      name: "agent-verification-request",
+      arguments: { merchant_id: elsewhere.merchant.merchant_id },
+    });
+    expect(body(foreign)).toMatchObject({ code: "NOT_MERCHANT_OWNER", status: 403 });
+    const tooLong = await client.callTool({ name: "agent-verification-request", arguments: { purpose: "p".repeat(141) } });
+    expect(body(tooLong)).toMatchObject({ code: "PURPOSE_TOO_LONG", status: 400 });
+    const theirCard = await fetch(`${base()}/functions/v1/agent-verification-request`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${elsewhere.owner.session_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ merchant_id: elsewhere.merchant.merchant_id }),
+    });
+    const theirs = await theirCard.json();
+    const unseen = await client.callTool({ name: "agent-verification-result", arguments: { verification_id: theirs.verification_id } });
+    expect(body(unseen)).toMatchObject({ code: "not_found", status: 404 });
+    // The agent's OAuth bearer is for the MCP resource only (RFC 8707): the function does not take it.
+    const direct = await fetch(`${base()}/functions/v1/agent-verification-request`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${provider.saved.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ merchant_id: merchant.merchant_id }),
+    });
+    expect(direct.status).toBe(401);
+    await client.close();
   }, 240_000);
 });
 

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { aliasRequestSchema } from "../../functions/alias-availability/schema";
 import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "../../functions/resource-api/mandates";
 import { agentTools } from "../../shared/agents/tools";
+import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/agents/verifications";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
@@ -41,6 +42,8 @@ export const MARK = {
   /** An unused hosted session token while any is left, then a used one. */
   sessionToken: "$@SESSION_TOKEN",
   sessionId: "$@SESSION_ID",
+  /** A verification card the cohort's owner minted. */
+  card: "$@CARD",
   clientId: "$@CLIENT_ID",
   nonce: "$@NONCE",
   now: "$@NOW",
@@ -60,8 +63,8 @@ export interface RoutePlan {
   input: "json" | "query" | "json-or-query" | "form" | "none";
   /** The merchant key it reads from `x-service-api-key` (or, with `bearer: "key"`, from `Authorization`). */
   key: "secret" | "publishable" | "anonymous" | "none";
-  /** What it reads from `Authorization: Bearer` as its own credential. */
-  bearer?: "key" | "screen" | "agent";
+  /** What it reads from `Authorization: Bearer` as its own credential (`user`: the cohort's owner's session JWT, and no key). */
+  bearer?: "key" | "screen" | "agent" | "user";
   /** Also accepts a first-party session JWT, or the service role, in `Authorization`. */
   userJwt?: boolean;
   serviceRole?: boolean;
@@ -224,6 +227,12 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     enrolment,
   );
 
+  const cardOverrides = {
+    merchant_id: sometimes(often(fc.constant(MARK.merchant), fc.constantFrom("00000000-0000-4000-8000-000000000000", "acme"), 4), 4),
+    purpose: sometimes(fc.string({ maxLength: 150 }), 2),
+    external_ref: sometimes(fc.string({ maxLength: 210 }), 3),
+  };
+  const cardId = often(fc.constant(MARK.card), fc.string({ maxLength: 70 }), 4);
   const agentMandate = often(fc.constant(MARK.agentMandate), fc.constantFrom(MARK.mandate, MARK.spareMandate, "mdt_0"), 3);
   const toolArguments: Record<string, fc.Arbitrary<unknown>> = {
     "mandate-scopes": fc.constant({}),
@@ -242,6 +251,8 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     }).map(withCurrency),
     "mandate-get": arbitraryOf(mandateQuerySchema, { id: agentMandate }),
     "mandate-revoke": arbitraryOf(revokeSchema, { mandate_id: fc.constantFrom(MARK.spareMandate, MARK.agentMandate, "mdt_0") }),
+    "agent-verification-request": arbitraryOf(toolRequestSchema, cardOverrides),
+    "agent-verification-result": arbitraryOf(resultSchema, { verification_id: cardId }),
     "receipt-verify": fc.oneof(
       fc.constant({ id: MARK.receiptId }),
       fc.constant({ code: MARK.receiptCode }),
@@ -406,6 +417,35 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
       ],
     },
     {
+      name: "agent-verification-request",
+      routes: [
+        {
+          path: "",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          bearer: "user",
+          body: arbitraryOf(requestSchema, {
+            ...cardOverrides,
+            merchant_id: often(fc.constant(MARK.merchant), fc.string({ maxLength: 70 }), 6),
+          }),
+        },
+      ],
+    },
+    {
+      name: "agent-verification-result",
+      routes: [
+        {
+          path: "",
+          methods: ["GET"],
+          input: "query",
+          key: "none",
+          bearer: "user",
+          body: arbitraryOf(resultSchema, { verification_id: cardId }),
+        },
+      ],
+    },
+    {
       name: "hosted-session-create",
       routes: [
         {
@@ -468,7 +508,9 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         { path: "/complete", methods: ["POST"], input: "json", key: "none", bearer: "screen", scenario: true, weight: 4, body: completion },
         { path: "/cancel", methods: ["POST"], input: "json", key: "none", bearer: "screen", body: arbitraryOf(cancelSchema) },
         { path: "/check", methods: ["GET"], input: "none", key: "none" },
+        { path: "/session", methods: ["GET"], input: "none", key: "none" },
         { path: "/assets/check.js", methods: ["GET"], input: "none", key: "none" },
+        { path: "/assets/session.js", methods: ["GET"], input: "none", key: "none" },
       ],
     },
     {

@@ -327,7 +327,7 @@ function routeRecipe(fn: string, route: RoutePlan): fc.Arbitrary<Recipe> {
     { weight: 1, arbitrary: fc.constant("raw" as const) },
     { weight: 1, arbitrary: fc.constant("bytes" as const) },
   );
-  const ownBearer = route.bearer === "screen" || route.bearer === "agent";
+  const ownBearer = route.bearer === "screen" || route.bearer === "agent" || route.bearer === "user";
   return fc
     .record({
       method,

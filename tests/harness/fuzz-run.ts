@@ -4,6 +4,7 @@
  * ledger: every row a request can write is attributed to an answer that says it was written.
  */
 import { randomBase62 } from "../../shared/lib/crypto";
+import { canonicalUuid } from "../../shared/lib/uuid";
 import { mandateUuid } from "../../shared/mandates/ids";
 import type { CreatedMerchant } from "../../shared/merchants/merchants";
 import { addOwner, createKey } from "../../shared/merchants/merchants";
@@ -19,6 +20,7 @@ import { randomFace } from "./identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "./mandates";
 import { serviceUnderTest } from "./service";
 import { consumeSession, openSession } from "./sessions";
+import { requestCard } from "./verifications";
 
 /** A hosted session the cohort opened, whose screen credential and capture nonce a completion uses. */
 interface Screen {
@@ -42,6 +44,8 @@ export interface Cohort {
   sessionTokens: string[];
   usedSessionTokens: string[];
   sessionId: string;
+  /** A verification card the person (an owner) minted. */
+  cardId: string;
   screens: Screen[];
   agent: { clientId: string; accessToken: string };
   usedNonces: string[];
@@ -88,6 +92,8 @@ export async function cohort(): Promise<Cohort> {
       action: exchanged.body.action,
     });
   }
+  const card = await requestCard(person.session_token, { merchant_id: merchant.merchant_id, purpose: "Generated-input test" });
+  if (card.status !== 200) throw new Error(`verification card: ${card.text}`);
   return {
     merchant,
     revokedKey: revoked.key,
@@ -100,6 +106,7 @@ export async function cohort(): Promise<Cohort> {
     sessionTokens: opened.slice(6).map((session) => session.session_token),
     usedSessionTokens: opened.slice(0, 6).map((session) => session.session_token),
     sessionId: opened[0].session_id,
+    cardId: card.body.verification_id,
     screens,
     agent,
     usedNonces: [],
@@ -252,6 +259,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     [MARK.receiptCode]: c.receipt.code,
     [MARK.claimToken]: c.claimTokens.at(-1) ?? `ct_${randomBase62(43)}`,
     [MARK.sessionId]: c.sessionId,
+    [MARK.card]: c.cardId,
     [MARK.clientId]: c.agent.clientId,
     [MARK.nonce]: captureNonce,
     [MARK.now]: new Date(now - 2000).toISOString(),
@@ -288,7 +296,8 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
               : typeof plan === "object"
                 ? plan.malformed
                 : undefined;
-  if (presented !== undefined) {
+  // a route whose own credential is the owner's session takes no key, but sometimes gets one
+  if (presented !== undefined && !(route.bearer === "user" && plan === "right")) {
     if (route.bearer === "key" && plan !== "legacy") headers.authorization = `Bearer ${presented}`;
     else headers[plan === "legacy" ? "x-api-key" : "x-service-api-key"] = presented;
     if (plan === "both") headers[route.bearer === "key" ? "x-service-api-key" : "x-api-key"] = "not-a-key";
@@ -297,6 +306,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
   if (auth === undefined) {
     if (route.bearer === "screen") headers.authorization = `Bearer ${screen?.token ?? `hsc_${randomBase62(43)}`}`;
     if (route.bearer === "agent") headers.authorization = `Bearer ${c.agent.accessToken}`;
+    if (route.bearer === "user") headers.authorization = `Bearer ${c.person.session_token}`;
   } else if (auth === "missing") {
     delete headers.authorization;
   } else {
@@ -478,6 +488,7 @@ const LEDGER_QUERIES: Record<string, string> = {
   documents: `select d.id::text || ' ' || d.identity_id::text as row from private.identity_documents d
               where d.identity_id in (select identity_id from private.consents where merchant_id = $1)`,
   hostedSessions: "select id::text as row from private.hosted_sessions where merchant_id = $1",
+  cards: "select id::text || ' ' || session_id::text as row from private.agent_verifications where merchant_id = $1",
   // the running totals must always be the ledger's sums (the trigger keeps them)
   usageDrift: `select u.mandate_id::text as row from private.mandate_usage u join private.mandates m on m.id = u.mandate_id
                where m.merchant_id = $1 group by u.mandate_id
@@ -520,6 +531,8 @@ export class Attribution {
   sessionHashes = new Set<string>();
   documentSubjects = new Set<string>();
   hostedCreated = new Set<string>();
+  /** Verification cards a 200 answered as minted (function or tool). */
+  cardsMinted = new Set<string>();
   /** Hosted sessions a completion or cancel answered 200 for (their outcome names what they wrote). */
   hostedEnded = new Set<string>();
   hostedEndedNonces = new Set<string>();
@@ -573,6 +586,9 @@ export class Attribution {
       if (body.mandate?.consumption_id) this.consumed.add(uuidOf(body.mandate.consumption_id));
     }
     if (fn === "hosted-session-create" && status === 201) this.hostedCreated.add(uuidOf(body.session_id));
+    if (fn === "agent-verification-request" && typeof body.verification_id === "string") {
+      this.cardsMinted.add(canonicalUuid(body.verification_id.slice(3)) ?? "");
+    }
   }
 
   /**
@@ -620,7 +636,13 @@ export class Attribution {
     expect("subjectRefs", (row) => enrolled.has(row.split(" ")[1]));
     expect("captureNonces", (row) => this.claimedNonces.has(row) || this.hostedNonces.has(row));
     expect("documents", (row) => documented.has(row.split(" ")[1]) || hosted.identities.has(row.split(" ")[1]));
-    expect("hostedSessions", (row) => this.hostedCreated.has(row));
+    expect("cards", (row) => this.cardsMinted.has(row.split(" ")[0]));
+    const cardSessions = new Set(
+      added("cards")
+        .filter((row) => this.cardsMinted.has(row.split(" ")[0]))
+        .map((row) => row.split(" ")[1]),
+    );
+    expect("hostedSessions", (row) => this.hostedCreated.has(row) || cardSessions.has(row));
     for (const row of after.usageDrift) problems.push(`mandate_usage: totals of ${row} differ from its consumptions`);
     return problems;
   }

@@ -31,6 +31,8 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA703: "SESSION_ENDED",
   HA704: "COMPLETION_IN_PROGRESS",
   HA705: "SCREEN_TOKEN_INVALID",
+  HA801: "NOT_MERCHANT_OWNER",
+  HA802: "ACCESS_REVOKED",
 };
 
 const unreachableErrors = new Set([

@@ -145,6 +145,31 @@ export interface HostedSessionView {
   result: Record<string, unknown> | null;
 }
 
+/** What the hosted screen shows of an agent verification card (hosted_session_consume's `card`). */
+export interface CardTerms {
+  verification_id: string;
+  purpose: string | null;
+  agent_name: string | null;
+  requested_by: "owner" | "agent";
+}
+
+/** An agent verification card as its RPCs answer it: the state derived from its hosted session. */
+export interface AgentVerificationView {
+  verification_id: string;
+  merchant_id: Uuid;
+  external_ref: string | null;
+  purpose: string | null;
+  ttl_seconds: number;
+  created_at: Iso;
+  expires_at: Iso;
+  opened_at: Iso | null;
+  ended_at: Iso | null;
+  state: "pending" | "opened" | "verified" | "refused" | "expired";
+  refusal_reason: string | null;
+  assurance_level: AssuranceLevel | null;
+  receipt_code: string | null;
+}
+
 /** What a completion needs of the session it started. */
 export interface SessionToComplete {
   session_id: Uuid;
@@ -324,6 +349,28 @@ interface RpcCatalogue {
     },
     TemplateMatch[],
   ];
+  agent_verification_request: [
+    {
+      id: Uuid;
+      session_id: Uuid;
+      merchant_id: Uuid;
+      environment: Environment;
+      owner_identity_id: Uuid;
+      session_token_hash?: string;
+      agent_client_id?: string;
+      agent_name?: string;
+      external_ref?: string;
+      purpose?: string;
+      ttl_seconds: number;
+      token_hash: string;
+      now: Iso;
+    },
+    AgentVerificationView,
+  ];
+  agent_verification_result: [
+    { verification_id: Uuid; owner_identity_id: Uuid; environment: Environment; session_token_hash?: string; merchant_id?: Uuid; now: Iso },
+    AgentVerificationView | null,
+  ];
   hosted_session_create: [
     {
       id: Uuid;
@@ -351,7 +398,7 @@ interface RpcCatalogue {
       capture_nonce: string;
       screen_token_hash: string;
     },
-    { session: HostedSessionView; environment: Environment; merchant_name: string },
+    { session: HostedSessionView; environment: Environment; merchant_name: string; card: CardTerms | null },
   ];
   hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
   hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];

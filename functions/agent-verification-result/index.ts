@@ -1,0 +1,19 @@
+/**
+ * GET /functions/v1/agent-verification-result?verification_id=av_… (spec 4.15): polling a card's
+ * state, always `200` with `reason`, `developer_message` and a localised `user_message`
+ * (shared/agents/verifications.ts). An owner of the card's merchant, with their first-party
+ * session; agents poll through the MCP tool of the same name. No webhook exists for cards.
+ */
+import { resultSchema, verificationResult } from "../../shared/agents/verifications";
+import { createFunctionApp, depsOf } from "../../shared/platform/app";
+import { userTokenAuth } from "../../shared/platform/auth";
+import { input } from "../../shared/platform/input";
+
+const app = createFunctionApp("agent-verification-result");
+
+app.get("/", userTokenAuth(), input("query", resultSchema), async (c) => {
+  c.header("cache-control", "no-store");
+  return c.json(await verificationResult(depsOf(c.var), c.var.principal, c.var.input.verification_id));
+});
+
+export default app;
