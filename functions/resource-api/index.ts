@@ -5,6 +5,7 @@
  * Idempotency-Key store on the writes.
  */
 import { createFunctionApp } from "../../shared/platform/app";
+import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { receipts } from "./receipts";
 import { stampCurrentVersion } from "./version";
@@ -13,6 +14,7 @@ const app = createFunctionApp("resource-api", { lowercaseCodes: true });
 
 app.use(stampCurrentVersion);
 
+app.route("/identity", identity);
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
 

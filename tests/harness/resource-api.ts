@@ -1,4 +1,6 @@
+import { encodeProof, type PresenceDescriptor, type ProofConsent } from "../../shared/engine";
 import { type CallResult, resultOf } from "./http";
+import { CONSENT } from "./identity";
 import { serviceUnderTest } from "./service";
 
 export interface ResourceCallOptions {
@@ -24,4 +26,19 @@ export async function v1<T = any>(path: string, options: ResourceCallOptions = {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
   return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+}
+
+/** The presence proof v1 of a capture, as the device SDK emits it; with the person's consent unless `consent` is null. */
+export function proofOf(shot: { descriptor: PresenceDescriptor }, consent: ProofConsent | null = CONSENT): string {
+  return encodeProof(shot.descriptor, consent ?? undefined);
+}
+
+/** A claim of the live person of `shot` through `key` (201 expected by the caller). */
+export function claim(
+  key: string,
+  shot: { descriptor: PresenceDescriptor },
+  options: Omit<ResourceCallOptions, "key" | "body"> & { body?: Record<string, unknown> } = {},
+) {
+  const { body, ...rest } = options;
+  return v1("/identity/claims", { ...rest, key, body: { proof: proofOf(shot), ...body } });
 }

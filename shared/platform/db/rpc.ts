@@ -223,6 +223,24 @@ interface DocumentRow {
   face_match_score: number;
 }
 
+/** The capture of a claim (identity_claim): the act is ACTION_SIGNUP, the person and the instant are the enrolment's. */
+export interface ClaimCapture {
+  id: Uuid;
+  service_hash: string;
+  coercion_signal: boolean;
+  assurance_level: AssuranceLevel;
+  engine_version: string;
+}
+
+/** A merchant's billed claims in one month and its allowance, per environment (billing_usage). */
+export interface BillingUsage {
+  merchant_id: Uuid;
+  month: string;
+  period_start: Iso;
+  period_end: Iso;
+  environments: Record<Environment, { claims_billed: number; allowance: number; allowance_remaining: number; persons_billed: number }>;
+}
+
 /** A signed receipt ready to be stored beside its capture. */
 export interface ReceiptRow {
   id: Uuid;
@@ -280,6 +298,11 @@ interface RpcCatalogue {
   ];
   api_key_create: [{ merchant_id: Uuid; kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }, { key_id: Uuid }];
   api_key_revoke: [{ key_hash: string } | { key_id: Uuid }, { key_id: Uuid; revoked_at: Iso; already_revoked: boolean } | null];
+  billing_allowance_set: [
+    { merchant_id: Uuid; environment: Environment; monthly_claims: number; now: Iso },
+    { merchant_id: Uuid; environment: Environment; monthly_claims: number },
+  ];
+  billing_usage: [{ merchant_id: Uuid; now: Iso; month?: string }, BillingUsage];
   capture_record: [
     {
       capture: CaptureRow;
@@ -375,6 +398,19 @@ interface RpcCatalogue {
   ];
   idempotency_finish: [IdempotencyRecord & { status: number; body: unknown }, unknown];
   identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
+  identity_claim: [
+    Record<string, unknown> &
+      TenantAt & {
+        capture: ClaimCapture;
+        receipt: ReceiptRow;
+        stored_response?: { record: IdempotencyRecord; status: number; body: unknown };
+      },
+    { identity_id: Uuid; billed: boolean },
+  ];
+  identity_attribute_record: [
+    TenantAt & { capture_nonce: string; stored_response?: { record: IdempotencyRecord; status: number; body: unknown } },
+    unknown,
+  ];
   identity_resolve: [TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }), ResolvedIdentity | null];
   mandate_check: [DecisionParams, Decision];
   mandate_consume: [ConsumeParams, Decision];
@@ -480,7 +516,7 @@ interface RpcCatalogue {
 }
 
 type RpcName = keyof RpcCatalogue;
-type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
+export type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
 export type RpcResult<N extends RpcName> = RpcCatalogue[N][1];
 
 /**
