@@ -68,7 +68,8 @@ describe("POST /v1/identity/claims", () => {
   it("refuses what does not prove a consenting live person now, and writes nothing for it", async () => {
     const merchant = await merchantFactory();
     const person = newStranger();
-    const key = merchant.keys.sk_test;
+    // A live key: its bucket holds the dozen refusals below (the sandbox's holds 10).
+    const key = merchant.keys.sk_live;
     const shot = person.capture();
 
     const source = await claim(key, shot, { body: { source: "document" } });
