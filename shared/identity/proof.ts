@@ -53,7 +53,7 @@ export async function recognisedBy(
   const match = await bestMatch(keys.templates, tenant.environment, protectedEmbedding, tenant.merchantId).catch((error) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
-  if (!match || !match.reachable || match.similarity < FACE_MATCH_GATE) return null;
+  if (!match?.reachable || match.similarity < FACE_MATCH_GATE) return null;
   const facetoken = await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId);
   return { facetoken, identityId: match.identity_id, similarity: match.similarity };
 }
