@@ -303,6 +303,8 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
   );
 
+  /** The caller's strings, returned unchanged: sometimes a few. */
+  const metadata = sometimes(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 30 }), { maxKeys: 4 }), 3);
   const resourceCreate = arbitraryOf(createMandateSchema, {
     granted_by: issueOverrides.granted_by,
     scope: grantedScopes,
@@ -564,7 +566,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           version: true,
           idempotency: "optional",
           weight: 4,
-          body: arbitraryOf(claimSchema, { proof: proofOverride(skeletons), source: sometimes(fc.constant("document"), 12) }),
+          body: arbitraryOf(claimSchema, { proof: proofOverride(skeletons), source: sometimes(fc.constant("document"), 12), metadata }),
         },
         {
           path: "/identity/recognitions",
@@ -589,6 +591,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
             proof: proofOverride(skeletons),
             facetoken: often(fc.constant(MARK.subject), fc.string({ maxLength: 60 })),
             attribute: often(fc.constantFrom(...attributeNames, "identity_document_valid"), fc.string({ maxLength: 20 })),
+            metadata,
           }),
         },
         ...["/receipts", "/mandates/x/y", "/identity/claims", "/identity"].map(
