@@ -154,6 +154,17 @@ function proofOverride(skeletons: Skeletons): fc.Arbitrary<unknown> {
   return often<unknown>(payload, fc.oneof(fc.string({ maxLength: 40 }), fc.constant("pp1.e30")), 10);
 }
 
+/** A keyed JSON POST of the resource API. */
+const v1Post = (path: string, plan: Partial<RoutePlan>): RoutePlan => ({
+  path,
+  methods: ["POST"],
+  input: "json",
+  key: "secret",
+  bearer: "key",
+  version: true,
+  ...plan,
+});
+
 /** A document attestation as the sink and the hosted screen take it: mostly well formed. */
 const documentAttestation = fc.record({
   type: often(fc.constantFrom("passport", "national_id", "driving_licence", "residence_permit"), fc.constant("library_card")),
@@ -557,34 +568,13 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         ...[MARK.receiptId, MARK.receiptCode, "nothing"].map(
           (receipt): RoutePlan => ({ path: `/receipts/${receipt}/verify`, methods: ["GET"], input: "none", key: "none", version: true }),
         ),
-        {
-          path: "/identity/claims",
-          methods: ["POST"],
-          input: "json",
-          key: "secret",
-          bearer: "key",
-          version: true,
+        v1Post("/identity/claims", {
           idempotency: "optional",
           weight: 4,
           body: arbitraryOf(claimSchema, { proof: proofOverride(skeletons), source: sometimes(fc.constant("document"), 12), metadata }),
-        },
-        {
-          path: "/identity/recognitions",
-          methods: ["POST"],
-          input: "json",
-          key: "secret",
-          bearer: "key",
-          version: true,
-          weight: 3,
-          body: arbitraryOf(recognitionSchema, { proof: proofOverride(skeletons) }),
-        },
-        {
-          path: "/identity/attributes",
-          methods: ["POST"],
-          input: "json",
-          key: "secret",
-          bearer: "key",
-          version: true,
+        }),
+        v1Post("/identity/recognitions", { weight: 3, body: arbitraryOf(recognitionSchema, { proof: proofOverride(skeletons) }) }),
+        v1Post("/identity/attributes", {
           idempotency: "optional",
           weight: 3,
           body: arbitraryOf(attributeSchema, {
@@ -593,7 +583,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
             attribute: often(fc.constantFrom(...attributeNames, "identity_document_valid"), fc.string({ maxLength: 20 })),
             metadata,
           }),
-        },
+        }),
         ...["/receipts", "/mandates/x/y", "/identity/claims", "/identity"].map(
           (path): RoutePlan => ({ path, methods: ["GET", "POST"], input: "none", key: "none" }),
         ),
