@@ -7,6 +7,7 @@
 import { createFunctionApp } from "../../shared/platform/app";
 import { mandates } from "./mandates";
 import { receipts } from "./receipts";
+import { sessions } from "./sessions";
 import { stampCurrentVersion } from "./version";
 
 const app = createFunctionApp("resource-api", { lowercaseCodes: true });
@@ -15,5 +16,6 @@ app.use(stampCurrentVersion);
 
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
+app.route("/sessions", sessions);
 
 export default app;

@@ -99,7 +99,7 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
  * but at most 365 days away.
  * A client-sent period anchor in the ceiling is ignored.
  */
-function issueRules(input: IssueInput, now: Date): IssueRequest {
+export function issueRules(input: IssueInput, now: Date): IssueRequest {
   if (input.scopes.some((scope) => scope.includes("*"))) throw new ApiError("WILDCARD_SCOPE_FORBIDDEN");
   const unknown = input.scopes.filter((scope) => !isScope(scope));
   if (unknown.length) throw new ApiError("UNKNOWN_SCOPE", { scopes: unknown });

@@ -41,6 +41,12 @@ function withinMetadataLimits(metadata: Record<string, string>): boolean {
   );
 }
 
+/** The merchant's own strings, returned unchanged on reads and webhooks (`INVALID_METADATA`, `METADATA_TOO_LARGE`). */
+export const metadataSchema = v.pipe(
+  v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
+  v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
+);
+
 const ttlCode = coded("INVALID_TTL");
 
 /**
@@ -64,13 +70,7 @@ export const createSessionSchema = v.pipe(
       v.pipe(v.number(ttlCode), v.integer(ttlCode), v.minValue(TTL_SECONDS.min, ttlCode), v.maxValue(TTL_SECONDS.max, ttlCode)),
       TTL_SECONDS.default,
     ),
-    metadata: v.nullish(
-      v.pipe(
-        v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
-        v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
-      ),
-      {},
-    ),
+    metadata: v.nullish(metadataSchema, {}),
   }),
   v.check(
     (body) => body.action !== "authorize" || (body.amount_cents != null && body.currency != null && body.external_txn_ref != null),
