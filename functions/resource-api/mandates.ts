@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { currencySchema } from "../../shared/lib/money";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
-import { issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { issueResourceMandate, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
@@ -52,10 +52,9 @@ mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), async (
 });
 
 mandates.post("/", secretKey("writes"), idempotency(idempotencyScope), input("json", createMandateSchema), async (c) => {
-  const deps = depsOf(c.var);
   const { granted_by, proof, ...terms } = c.var.input;
-  const issued = await issueMandate(deps, c.var.principal, issueInputOf(terms, granted_by, proof));
-  return c.json(await readMandate(deps, c.var.principal, issued.mandate_id), 201);
+  const issue = issueInputOf(terms, granted_by, proof);
+  return c.json(await issueResourceMandate(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
 });
 
 mandates.get("/:id", secretKey("reads"), async (c) => {

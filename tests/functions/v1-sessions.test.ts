@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { documentOf, enrolStranger, newStranger } from "../harness/identity";
-import { v1 } from "../harness/resource-api";
+import { v1, whileInFlight } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
 import { boot, openSession, screenCall } from "../harness/sessions";
 
@@ -246,27 +246,16 @@ describe("POST /v1/sessions with an Idempotency-Key", () => {
     const { key, merchant } = await merchantAndPerson();
     const body = sessionBody("claim");
     const idempotencyKey = `race-${crypto.randomUUID()}`;
-    // Hold the sessions table so the first request is in flight (its key taken, its insert waiting) when the second arrives.
-    const holder = await testDb().reserve();
-    let first: ReturnType<typeof v1> | undefined;
-    try {
-      await holder`begin`;
-      await holder`lock table private.hosted_sessions in exclusive mode`;
-      first = v1("/sessions", { key, body, idempotencyKey });
-      for (let i = 0; i < 200; i++) {
-        const [row] =
-          await testDb()`select state from private.idempotency_keys where merchant_id = ${merchant.merchant_id} and idempotency_key = ${idempotencyKey}`;
-        if (row?.state === "in_flight") break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      const second = await v1("/sessions", { key, body, idempotencyKey });
-      expect(errorOf(second)).toEqual({ status: 409, code: "idempotency_in_flight" });
-      expect(second.headers.get("retry-after")).toBe("1");
-    } finally {
-      await holder`commit`;
-      holder.release();
-    }
-    const ran = await first!;
+    const ran = await whileInFlight(
+      "private.hosted_sessions",
+      { merchantId: merchant.merchant_id, idempotencyKey },
+      () => v1("/sessions", { key, body, idempotencyKey }),
+      async () => {
+        const second = await v1("/sessions", { key, body, idempotencyKey });
+        expect(errorOf(second)).toEqual({ status: 409, code: "idempotency_in_flight" });
+        expect(second.headers.get("retry-after")).toBe("1");
+      },
+    );
     expect(ran.status, ran.text).toBe(201);
     const replay = await v1("/sessions", { key, body, idempotencyKey });
     expect(replay.body).toEqual(ran.body);

@@ -1,3 +1,4 @@
+import { testDb } from "./factories";
 import { type CallResult, resultOf } from "./http";
 import { serviceUnderTest } from "./service";
 
@@ -24,4 +25,34 @@ export async function v1<T = any>(path: string, options: ResourceCallOptions = {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
   return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+}
+
+/**
+ * Sends `request` while `table` is locked, so that it is in flight under `idempotencyKey` (its key
+ * taken, its write waiting) while `during` runs; then lets it go and answers what it answered.
+ */
+export async function whileInFlight<T>(
+  table: string,
+  record: { merchantId: string; idempotencyKey: string },
+  request: () => Promise<T>,
+  during: () => Promise<void>,
+): Promise<T> {
+  const holder = await testDb().reserve();
+  let sent: Promise<T> | undefined;
+  try {
+    await holder`begin`;
+    await holder.unsafe(`lock table ${table} in exclusive mode`);
+    sent = request();
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const [row] = await testDb()`select state from private.idempotency_keys
+        where merchant_id = ${record.merchantId} and idempotency_key = ${record.idempotencyKey}`;
+      if (row?.state === "in_flight") break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await during();
+  } finally {
+    await holder`commit`;
+    holder.release();
+  }
+  return sent;
 }

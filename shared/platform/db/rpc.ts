@@ -444,6 +444,10 @@ interface RpcCatalogue {
   ];
   mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
   mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
+  resource_mandate_create: [
+    TenantAt & Record<string, unknown> & { id: Uuid; stored_response?: { record: IdempotencyRecord } },
+    Record<string, unknown>,
+  ];
   mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
   mandate_page: [
     TenantAt & {
