@@ -5,7 +5,7 @@
  *
  * | attribute                 | true when                                                                      |
  * | ------------------------- | ------------------------------------------------------------------------------ |
- * | `identity_document_valid` | a verified identity document is on record and unexpired at this instant        |
+ * | `document_verified` | a verified identity document is on record and unexpired at this instant        |
  * | `age_over_18`, `age_over_21` | a verified document's date of birth says so: no evidence carries one yet, so refused |
  *
  * An attribute nothing on record can prove is refused (`403 DOCUMENT_REQUIRED`, `reason:
@@ -24,7 +24,7 @@ import { FACE_MATCH_GATE } from "./presence";
 import { facetokenField, judgedLive, proofField, proofFrom, type RecognitionKeys } from "./proof";
 
 /** Every attribute a merchant may ask for; those without evidence are refused, not guessed. */
-export const attributeNames = ["identity_document_valid", "age_over_18", "age_over_21"] as const;
+export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;
 type AttributeName = (typeof attributeNames)[number];
 
 /** Attributes whose evidence (a verified date of birth) no record can carry yet. */

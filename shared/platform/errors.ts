@@ -41,6 +41,11 @@ export const errorCatalogue = {
   INVALID_BRAND: [400, "brand must be 1 to 80 characters, without control characters or surrounding spaces."],
   INVALID_METADATA: [400, "metadata must be an object whose values are strings."],
   METADATA_TOO_LARGE: [400, "metadata holds at most 50 keys of at most 40 characters, each value at most 500 characters."],
+  INVALID_RETURN_URL: [400, "return_url and cancel_url must be absolute https URLs of at most 2,048 characters, without credentials."],
+  INVALID_BRANDING: [
+    400,
+    "branding takes logo_url (https), accent (#rrggbb), domain (a host name), headline (at most 80 characters) and footer_note (at most 200).",
+  ],
   API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
   INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],
   INVALID_USER_TOKEN: [401, "The bearer token is not a valid, unexpired user session token."],

@@ -69,7 +69,7 @@ describe("billing: a claim is billed once per person for life", () => {
     }
     const attribute = await v1("/identity/attributes", {
       key,
-      body: { proof: proofOf(person.capture()), facetoken, attribute: "identity_document_valid" },
+      body: { proof: proofOf(person.capture()), facetoken, attribute: "document_verified" },
     });
     expect(attribute.status).toBe(200);
     expect((await v1("/mandates", { key })).status).toBe(200);

@@ -174,7 +174,7 @@ describe("POST /v1/identity/recognitions", () => {
 });
 
 describe("POST /v1/identity/attributes", () => {
-  it("answers identity_document_valid from the verified document on record, for the live person of the facetoken only", async () => {
+  it("answers document_verified from the verified document on record, for the live person of the facetoken only", async () => {
     const merchant = await merchantFactory();
     const withDocument = await enrolStranger(merchant.keys.pk_test);
     await proofCapture(merchant, withDocument, { document: true });
@@ -183,14 +183,14 @@ describe("POST /v1/identity/attributes", () => {
     const ask = (facetoken: string, shot: { descriptor: any }, extra: Record<string, unknown> = {}) =>
       v1("/identity/attributes", {
         key: merchant.keys.sk_test,
-        body: { proof: proofOf(shot, null), facetoken, attribute: "identity_document_valid", ...extra },
+        body: { proof: proofOf(shot, null), facetoken, attribute: "document_verified", ...extra },
       });
 
     const yes = await ask(withDocument.subject_ref, withDocument.capture(), { metadata: { check: "1" } });
     expect(yes.status, yes.text).toBe(200);
     expect(yes.body).toEqual({
       object: "attribute",
-      attribute: "identity_document_valid",
+      attribute: "document_verified",
       value: true,
       facetoken: withDocument.subject_ref,
       asserted_at: expect.any(String),
@@ -227,7 +227,7 @@ describe("POST /v1/identity/attributes", () => {
     });
     expect(errorOf(unknown)).toEqual({ status: 400, code: "invalid_input" });
 
-    const body = { proof: proofOf(shot), facetoken, attribute: "identity_document_valid" };
+    const body = { proof: proofOf(shot), facetoken, attribute: "document_verified" };
     const idempotencyKey = `attr-${crypto.randomUUID()}`;
     const first = await v1("/identity/attributes", { key: merchant.keys.sk_test, body, idempotencyKey });
     expect(first.status, first.text).toBe(200);
@@ -244,7 +244,7 @@ describe("POST /v1/identity/attributes", () => {
       where merchant_id = ${merchant.merchant_id}`;
     const res = await v1("/identity/attributes", {
       key: merchant.keys.sk_test,
-      body: { proof: proofOf(person.capture()), facetoken, attribute: "identity_document_valid" },
+      body: { proof: proofOf(person.capture()), facetoken, attribute: "document_verified" },
     });
     expect(errorOf(res)).toEqual({ status: 403, code: "access_revoked" });
     expect(res.body.reason).toBe("consent_revoked");

@@ -580,7 +580,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           body: arbitraryOf(attributeSchema, {
             proof: proofOverride(skeletons),
             facetoken: often(fc.constant(MARK.subject), fc.string({ maxLength: 60 })),
-            attribute: often(fc.constantFrom(...attributeNames, "identity_document_valid"), fc.string({ maxLength: 20 })),
+            attribute: often(fc.constantFrom(...attributeNames, "document_verified"), fc.string({ maxLength: 20 })),
             metadata,
           }),
         }),

@@ -1,4 +1,5 @@
 import { encodeProof, type PresenceDescriptor, type ProofConsent } from "../../shared/engine";
+import { testDb } from "./factories";
 import { type CallResult, resultOf } from "./http";
 import { CONSENT } from "./identity";
 import { serviceUnderTest } from "./service";
@@ -41,4 +42,34 @@ export function claim(
 ) {
   const { body, ...rest } = options;
   return v1("/identity/claims", { ...rest, key, body: { proof: proofOf(shot), ...body } });
+}
+
+/**
+ * Sends `request` while `table` is locked, so that it is in flight under `idempotencyKey` (its key
+ * taken, its write waiting) while `during` runs; then lets it go and answers what it answered.
+ */
+export async function whileInFlight<T>(
+  table: string,
+  record: { merchantId: string; idempotencyKey: string },
+  request: () => Promise<T>,
+  during: () => Promise<void>,
+): Promise<T> {
+  const holder = await testDb().reserve();
+  let sent: Promise<T> | undefined;
+  try {
+    await holder`begin`;
+    await holder.unsafe(`lock table ${table} in exclusive mode`);
+    sent = request();
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const [row] = await testDb()`select state from private.idempotency_keys
+        where merchant_id = ${record.merchantId} and idempotency_key = ${record.idempotencyKey}`;
+      if (row?.state === "in_flight") break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await during();
+  } finally {
+    await holder`commit`;
+    holder.release();
+  }
+  return sent;
 }

@@ -143,6 +143,36 @@ export interface HostedSessionView {
   opened_at: Iso | null;
   ended_at: Iso | null;
   result: Record<string, unknown> | null;
+  /** A /v1 session that just ended (complete, cancel): its /v1 status and the person's way back. */
+  status?: string;
+  return_url?: string;
+  cancel_url?: string;
+}
+
+/** What a /v1 session asks of the screen (boot's `mode`). */
+export interface SessionModeTerms {
+  name: string;
+  attribute: string | null;
+  mandate: Record<string, unknown> | null;
+  branding: Record<string, string> | null;
+  locale: string | null;
+  return_url: string;
+  cancel_url: string;
+}
+
+/** A /v1 session (resource API 2.2, 4.5): `url` only on the create's answer. */
+export interface ResourceSessionView {
+  id: string;
+  object: "session";
+  status: "open" | "completed" | "cancelled" | "expired";
+  mode: string;
+  metadata: Record<string, string>;
+  created_at: Iso;
+  expires_at: Iso;
+  ended_at: Iso | null;
+  result: Record<string, unknown> | null;
+  url?: string;
+  [field: string]: unknown;
 }
 
 /** What a completion needs of the session it started. */
@@ -155,6 +185,10 @@ export interface SessionToComplete {
   amount_cents: number | null;
   currency: string | null;
   capture_nonce: string;
+  /** /v1 modes: the person the session is for, the predicate asked, the mandate's terms. */
+  facetoken: string | null;
+  attribute: string | null;
+  mandate_terms: Record<string, unknown> | null;
 }
 
 /** A record of the response store (private.idempotency_keys): whose request, to which function, under which key. */
@@ -374,9 +408,31 @@ interface RpcCatalogue {
       capture_nonce: string;
       screen_token_hash: string;
     },
-    { session: HostedSessionView; environment: Environment; merchant_name: string },
+    { session: HostedSessionView; environment: Environment; merchant_name: string; mode?: SessionModeTerms },
   ];
   hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
+  resource_session_create: [
+    {
+      id: Uuid;
+      merchant_id: Uuid;
+      environment: Environment;
+      token_hash: string;
+      mode: string;
+      return_url: string;
+      cancel_url: string;
+      facetoken?: string;
+      attribute?: string;
+      mandate?: unknown;
+      branding?: unknown;
+      locale?: string;
+      metadata: Record<string, string>;
+      now: Iso;
+      url: string;
+      stored_response?: { record: IdempotencyRecord };
+    },
+    ResourceSessionView,
+  ];
+  resource_session_get: [TenantAt & { session_id: Uuid }, ResourceSessionView | null];
   hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];
   hosted_session_complete_release: [{ session_id: Uuid }, unknown];
   hosted_session_complete_finish: [
@@ -424,6 +480,10 @@ interface RpcCatalogue {
   ];
   mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
   mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
+  resource_mandate_create: [
+    TenantAt & Record<string, unknown> & { id: Uuid; stored_response?: { record: IdempotencyRecord } },
+    Record<string, unknown>,
+  ];
   mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
   mandate_page: [
     TenantAt & {
