@@ -99,18 +99,20 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.billing_allowance_left(uuid, text, timestamptz) is 'Billed claims a merchant may still make this month in one environment (no lock; a pre-check only).';
 
--- private.billing_charge_claim(merchant, environment, identity, channel, reference, at) -> billed
+-- private.billing_charge_claim(merchant, environment, identity, channel, reference, at, enforce_allowance = true) -> billed
 -- THE interface of billing: call it inside the transaction of the act that claims a person (the claim
 -- RPC, a hosted claim session's completion), after the act's own writes and before it commits.
 --   * true: the person is billed now (a ledger row in this transaction; rolled back with the act);
 --   * false: this merchant was billed for this person before (rule 1: once per person for life), the
 --     act goes on free;
 --   * raises HA440 (allowance_exhausted, 402) when the person would be billed and the month's
---     allowance is used up: the caller's whole act rolls back, nothing is claimed or billed.
+--     allowance is used up: the caller's whole act rolls back, nothing is claimed or billed. An act
+--     whose allowance was checked before it started (a claim session, at its creation) passes
+--     enforce_allowance = false: it is billed even past the allowance, never refused half done.
 -- Serialised per merchant and environment by the allowance row's lock, so racing claims never pass the
 -- allowance together and a person raced twice is billed once.
 create or replace function private.billing_charge_claim(p_merchant uuid, p_env text, p_identity uuid, p_channel text,
-  p_reference text, p_at timestamptz) returns boolean
+  p_reference text, p_at timestamptz, p_enforce_allowance boolean default true) returns boolean
 language plpgsql security definer set search_path = '' as $$
 declare
   v_standing record;
@@ -125,7 +127,7 @@ begin
     return false;
   end if;
   select * into v_standing from private.billing_standing(p_merchant, p_env, p_at);
-  if v_standing.used >= v_standing.allowance then
+  if p_enforce_allowance and v_standing.used >= v_standing.allowance then
     raise exception 'the monthly allowance of billed claims is used up' using errcode = 'HA440',
       detail = jsonb_build_object('allowance', v_standing.allowance,
                                   'resets_at', private.iso_utc((private.billing_month(p_at)).next_month_start))::text;
@@ -134,7 +136,7 @@ begin
   values (p_merchant, p_env, 'claim', p_identity, p_channel, p_reference, p_at);
   return true;
 end $$;
-comment on function private.billing_charge_claim(uuid, text, uuid, text, text, timestamptz) is
+comment on function private.billing_charge_claim(uuid, text, uuid, text, text, timestamptz, boolean) is
   'Bills a claim of a person inside the act''s transaction: true when billed now, false when billed before (once for life); HA440 when the monthly allowance is used up.';
 
 -- ============================================================================

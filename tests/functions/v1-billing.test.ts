@@ -2,10 +2,13 @@ import { describe, expect, it } from "vitest";
 import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { newStranger } from "../harness/identity";
+import { enrolStranger, newStranger } from "../harness/identity";
 import { claim, proofOf, v1 } from "../harness/resource-api";
+import { bootedSession, createdSession, sessionBody } from "../harness/resource-sessions";
+import { screenCall } from "../harness/sessions";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
+type Stranger = ReturnType<typeof newStranger>;
 
 async function billed(merchant: Merchant, environment = "test") {
   return testDb()`select identity_id, channel, reference, billed_at from private.billing_ledger
@@ -202,5 +205,77 @@ describe("the allowance", () => {
       allowance_remaining: 0,
     });
     expect((await usage(merchant, now)).environments.test).toMatchObject({ claims_billed: 1 });
+  });
+});
+
+describe("billing of hosted sessions", () => {
+  const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365, accepted: true };
+
+  /** A /v1 session of `mode` booted on the screen, and its capture body for `person`. */
+  async function screenFor(merchant: Merchant, mode: string, extra: Record<string, unknown> = {}) {
+    const session = await createdSession(merchant.keys.sk_test, sessionBody(mode, extra));
+    const screen = await bootedSession(session.url);
+    return {
+      session,
+      complete: (person: Stranger, body: Record<string, unknown> = {}, attack?: "photo") =>
+        screenCall("complete", screen.screen_token, {
+          capture_nonce: screen.capture_nonce,
+          face_template: person.capture({ nonce: screen.capture_nonce, attack }).descriptor,
+          ...body,
+        }),
+      cancel: () => screenCall("cancel", screen.screen_token, {}),
+    };
+  }
+
+  it("a claim session follows the claim rule: billed when it completes approved, once per person, with the session as reference", async () => {
+    const merchant = await merchantFactory();
+    const person = newStranger();
+    const first = await screenFor(merchant, "claim");
+    expect((await first.complete(person, { consent: HOSTED_CONSENT })).status).toBe(200);
+    const rows = await billed(merchant);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ channel: "session", reference: first.session.id });
+
+    // The same person through a second claim session, and then through POST /identity/claims: billed before.
+    const second = await screenFor(merchant, "claim");
+    expect((await second.complete(person, { consent: HOSTED_CONSENT })).status).toBe(200);
+    expect(errorOf(await claim(merchant.keys.sk_test, person.capture()))).toEqual({ status: 409, code: "already_claimed" });
+    expect(await billed(merchant)).toHaveLength(1);
+  });
+
+  it("never bills an abandoned, refused or expired claim session, nor a recognise session", async () => {
+    const merchant = await merchantFactory();
+    const cancelled = await screenFor(merchant, "claim");
+    expect((await cancelled.cancel()).status).toBe(200);
+    const refused = await screenFor(merchant, "claim");
+    await refused.complete(newStranger(), { consent: HOSTED_CONSENT }, "photo");
+    const failed = await v1(`/sessions/${refused.session.id}`, { key: merchant.keys.sk_test });
+    expect(failed.body).toMatchObject({ status: "completed", result: { approved: false } });
+    const expiring = await createdSession(merchant.keys.sk_test, sessionBody("claim"));
+    expect(
+      (await v1(`/sessions/${expiring.id}`, { key: merchant.keys.sk_test, now: new Date(Date.now() + 31 * 60_000) })).body.status,
+    ).toBe("expired");
+
+    const person = newStranger();
+    const { facetoken } = (await claim(merchant.keys.sk_test, person.capture())).body;
+    const recognise = await screenFor(merchant, "recognise", { facetoken });
+    const recognised = await recognise.complete(person);
+    expect(recognised.status, recognised.text).toBe(200);
+    const rows = await billed(merchant);
+    expect(rows.map((r) => r.channel)).toEqual(["api"]);
+  });
+
+  it("refuses a claim session at creation once the allowance is used up (402), but not a recognise session", async () => {
+    const merchant = await merchantFactory();
+    await setAllowance(merchant, 0);
+    const res = await v1("/sessions", { key: merchant.keys.sk_test, body: sessionBody("claim") });
+    expect(errorOf(res)).toEqual({ status: 402, code: "allowance_exhausted" });
+    expect(res.body).toMatchObject({ allowance: 0, resets_at: expect.any(String) });
+    const person = await enrolStranger(merchant.keys.pk_test);
+    const recognise = await v1("/sessions", {
+      key: merchant.keys.sk_test,
+      body: sessionBody("recognise", { facetoken: person.subject_ref }),
+    });
+    expect(recognise.status, recognise.text).toBe(201);
   });
 });
