@@ -649,7 +649,7 @@ export class Attribution {
     expect("captureNonces", (row) => this.claimedNonces.has(row) || this.hostedNonces.has(row));
     expect("documents", (row) => documented.has(row.split(" ")[1]) || hosted.identities.has(row.split(" ")[1]));
     expect("hostedSessions", (row) => this.hostedCreated.has(row));
-    expect("billing", (row) => claimed.has(row));
+    expect("billing", (row) => claimed.has(row) || hosted.identities.has(row));
     for (const row of after.usageDrift) problems.push(`mandate_usage: totals of ${row} differ from its consumptions`);
     return problems;
   }
