@@ -251,6 +251,30 @@ describe("POST /v1/identity/attributes", () => {
   });
 });
 
+describe("the identity routes' rate limits", () => {
+  it("counts claims, recognitions and attributes in buckets of their own: a sandbox key's claims hold a burst of 10, then 429 with Retry-After", async () => {
+    const merchant = await merchantFactory();
+    const key = merchant.keys.sk_test;
+    const started = Date.now();
+    const burst = await Promise.all(Array.from({ length: 30 }, () => v1("/identity/claims", { key, body: {} })));
+    const seconds = (Date.now() - started) / 1000;
+    const passed = burst.filter((r) => r.status === 400).length;
+    const limited = burst.filter((r) => r.status === 429);
+    expect(passed + limited.length).toBe(30);
+    // 10 tokens, and 5 more each second while the burst runs
+    expect(passed).toBeGreaterThanOrEqual(10);
+    expect(passed).toBeLessThanOrEqual(10 + Math.ceil(seconds * 5));
+    expect(limited.length).toBeGreaterThan(0);
+    expect(errorOf(limited[0])).toEqual({ status: 429, code: "rate_limited" });
+    expect(Number(limited[0].headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // the other routes' buckets are untouched
+    expect((await v1("/identity/recognitions", { key, body: {} })).status).toBe(400);
+    const attribute = await v1("/identity/attributes", { key, body: {} });
+    expect(attribute.status).toBe(400);
+    expect(attribute.headers.get("service-ratelimit-limit")).toBe("10");
+  });
+});
+
 describe("the identity routes and the function API", () => {
   it("a person claimed through /v1 is the one the function API names by the same pseudonym", async () => {
     const merchant = await merchantFactory();
