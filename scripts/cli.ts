@@ -16,6 +16,9 @@ async function main(argv: string[]): Promise<unknown> {
   const [group, command, ...rest] = argv;
   if (!group || !groups.includes(group)) throw usage(`unknown command group ${group ?? "(none)"}; groups: ${groups.join(", ")}`);
   const commands = (await import(join(groupsDir, `${group}.ts`))).default as CommandGroup;
+  // A group that is itself a command (`usage --merchant M`) names it "" and takes every argument.
+  const bare = commands[""];
+  if (bare && (command === undefined || command.startsWith("--"))) return bare(parseArgs(argv.slice(1)));
   // A command of two words (`merchant owner add`) is named by both; any other word after the command
   // stays an argument, so `merchant create Acme` is refused as a stray argument, not an unknown command.
   const twoWords = `${command} ${rest[0]}`;

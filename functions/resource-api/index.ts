@@ -5,15 +5,19 @@
  * Idempotency-Key store on the writes.
  */
 import { createFunctionApp } from "../../shared/platform/app";
+import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { receipts } from "./receipts";
+import { sessions } from "./sessions";
 import { stampCurrentVersion } from "./version";
 
 const app = createFunctionApp("resource-api", { lowercaseCodes: true });
 
 app.use(stampCurrentVersion);
 
+app.route("/identity", identity);
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
+app.route("/sessions", sessions);
 
 export default app;

@@ -10,6 +10,9 @@ import type { RateLimitRule } from "../../shared/platform/rate-limit";
 /** Per second, with the burst the bucket holds: production's figures from the spec's table. */
 const production = {
   check: { limit: 1000, burst: 2000 },
+  recognitions: { limit: 200, burst: 400 },
+  claims: { limit: 50, burst: 100 },
+  attributes: { limit: 50, burst: 100 },
   sessions: { limit: 100, burst: 200 },
   writes: { limit: 100, burst: 200 },
   reads: { limit: 300, burst: 600 },

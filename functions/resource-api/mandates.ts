@@ -7,39 +7,23 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { currencySchema } from "../../shared/lib/money";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
-import { ceilingCount, type IssueInput, issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { issueResourceMandate, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
+import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
 import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
-import { minorUnitAmount, money } from "../../shared/platform/validation";
+import { minorUnitAmount } from "../../shared/platform/validation";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
-const periods = { day: "daily", week: "weekly", month: "monthly", lifetime: "lifetime" } as const;
-
 const issued = issueSchema.entries;
 
-/** `POST /v1/mandates`: mandate-issue's fields, in this surface's names where they differ (docs/resource-api.md). */
+/** `POST /v1/mandates`: the terms with the granter and the proof (docs/resource-api.md). */
 export const createMandateSchema = v.strictObject({
   granted_by: issued.granted_by,
-  granted_to: issued.granted_to,
-  granted_to_kind: v.optional(issued.granted_to_kind, "agent"),
-  agent_display_name: issued.agent_display_name,
-  agent_descriptor: issued.agent_descriptor,
-  scope: issued.scopes,
-  constraints: issued.constraints,
-  ceiling: v.optional(
-    v.strictObject({
-      amount: v.optional(money(v.unknown())),
-      currency: v.optional(currencySchema),
-      count: v.optional(ceilingCount),
-      period: v.optional(v.picklist(Object.keys(periods) as (keyof typeof periods)[]), "lifetime"),
-    }),
-  ),
-  until: issued.expires_at,
-  step_up_of: issued.step_up_of,
+  ...mandateTermsSchema.entries,
   proof: issued.proof,
 });
 
@@ -60,25 +44,6 @@ export const checkMandateSchema = v.pipe(
 
 export const revokeMandateSchema = v.strictObject({ reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(500))) });
 
-/** The issue input of a create body: the ceiling's kind follows from the fields it carries. */
-function issueInputOf(body: v.InferOutput<typeof createMandateSchema>): IssueInput {
-  const { scope, until, ceiling, ...rest } = body;
-  const hasAmount = ceiling?.amount !== undefined || ceiling?.currency !== undefined;
-  const hasCount = ceiling?.count !== undefined;
-  return {
-    ...rest,
-    scopes: scope,
-    expires_at: until,
-    ...(ceiling && {
-      ceiling: {
-        ...ceiling,
-        kind: hasAmount && hasCount ? "both" : hasAmount ? "amount" : hasCount ? "count" : "none",
-        period: periods[ceiling.period],
-      },
-    }),
-  };
-}
-
 export const mandates = new Hono<AppEnv>();
 
 mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), async (c) => {
@@ -87,9 +52,9 @@ mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), async (
 });
 
 mandates.post("/", secretKey("writes"), idempotency(idempotencyScope), input("json", createMandateSchema), async (c) => {
-  const deps = depsOf(c.var);
-  const issued = await issueMandate(deps, c.var.principal, issueInputOf(c.var.input));
-  return c.json(await readMandate(deps, c.var.principal, issued.mandate_id), 201);
+  const { granted_by, proof, ...terms } = c.var.input;
+  const issue = issueInputOf(terms, granted_by, proof);
+  return c.json(await issueResourceMandate(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
 });
 
 mandates.get("/:id", secretKey("reads"), async (c) => {

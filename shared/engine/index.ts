@@ -39,6 +39,7 @@ export {
 } from "./descriptor.js";
 export { cosineSimilarity } from "./dsp.js";
 export type { PacedCouplingCheck, ScheduleCheck } from "./paced.js";
+export { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, type PresenceProof, type ProofConsent, parseProof } from "./proof.js";
 export {
   type ChallengeSchedule,
   challengeSchedule,

@@ -4,19 +4,23 @@
  * any biometric data is looked at.
  */
 import * as v from "valibot";
-import { baselineFromResult } from "../engine";
+import { baselineFromResult, type PresenceDescriptor, type PresenceResult } from "../engine";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { rpc } from "../platform/db/rpc";
+import { type RpcParams, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { coded, jsonObject, requiredAs } from "../platform/validation";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
 import type { ForcedScenario } from "./scenario";
-import { mintSession } from "./sessions";
+import { type MintedSession, mintSession } from "./sessions";
 import { subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
+
+/** The version of the consent text the person accepted, and how many days it lets biometric data be kept. */
+export const consentVersion = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64));
+export const retentionDays = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650));
 
 /**
  * The body. Precedence of its codes: consent missing, not an object, without its `version` or
@@ -31,8 +35,8 @@ export const enrollmentSchema = v.pipe(
       v.strictObject(
         {
           accepted: v.optional(v.literal(true, coded("CONSENT_REQUIRED"))),
-          version: requiredAs("CONSENT_REQUIRED", v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64))),
-          retention_days: requiredAs("CONSENT_REQUIRED", v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650))),
+          version: requiredAs("CONSENT_REQUIRED", consentVersion),
+          retention_days: requiredAs("CONSENT_REQUIRED", retentionDays),
         },
         coded("CONSENT_REQUIRED"),
       ),
@@ -45,7 +49,7 @@ export const enrollmentSchema = v.pipe(
 type EnrollmentBody = v.InferOutput<typeof enrollmentSchema>;
 
 /** What enrollment needs besides the request: the templates and the keys for pseudonyms and sessions. */
-interface EnrollmentKeys {
+export interface EnrollmentKeys {
   templates: Templates;
   subjectRefSecret: string;
   /** The signing keys, read when the session is minted (unusable keys are `500 SESSION_MINT_FAILED`). */
@@ -62,12 +66,66 @@ interface Enrollment {
 /** A concurrent enrollment of the same face is resolved by searching again; this bounds the retries. */
 const ENROLL_ATTEMPTS = 3;
 
+/** The parameters of identity_enroll: one enrolment attempt, as every enrolling RPC takes them. */
+export type EnrolParams = RpcParams<"identity_enroll">;
+
+/** Who an enrolment attempt enrols: the identity (new or recognised) and the merchant's pseudonym of it. */
+export interface Enrollee {
+  identityId: string;
+  subjectRef: string;
+}
+
 /**
  * Enrols a live descriptor: recognises the face among this environment's protected templates, or
- * mints a new user_id; then one RPC writes identity, template, consent, subject_ref and session.
- * `presentedSessionToken` is the device's current session, if any (a session already present is
- * `409 SESSION_PRESENT`). The template store being unreachable is `500 TEMPLATE_STORE_FAILED`; any
- * other failure of the write is `500 IDENTITY_CREATE_FAILED` unless the database named the stage.
+ * mints a new user_id; then `write` (one RPC: identity_enroll, or an act that enrols within its own
+ * transaction, such as identity_claim) writes identity, template, consent, subject_ref and session.
+ * A concurrent enrolment of the same face is searched again. The template store being unreachable
+ * is `500 TEMPLATE_STORE_FAILED`; any other failure of the write is `500 IDENTITY_CREATE_FAILED`
+ * unless the database named the stage (or the act's own refusal).
+ */
+export async function enrolLive<T>(
+  deps: Deps,
+  keys: EnrollmentKeys,
+  tenant: Tenant,
+  live: { descriptor: PresenceDescriptor; judgement: PresenceResult; consent: Enrollment["consent"]; presentedSessionHash?: string },
+  write: (params: EnrolParams, enrollee: Enrollee, session: MintedSession) => Promise<T>,
+): Promise<T> {
+  const embedding = keys.templates.protector.protect(live.descriptor.face.embedding);
+  for (let attempt = 1; ; attempt++) {
+    const match = await bestMatch(keys.templates, tenant.environment, embedding).catch(storeFailure);
+    const existing = match !== null && match.similarity >= FACE_MATCH_GATE;
+    const identityId = existing ? match.identity_id : crypto.randomUUID();
+    const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
+    const session = await mintSession(keys.signing, identityId, tenant, deps.now);
+    try {
+      const params: EnrolParams = {
+        environment: tenant.environment,
+        merchant_id: tenant.merchantId,
+        now: deps.now.toISOString(),
+        capture_nonce: live.descriptor.capture_nonce,
+        identity_id: identityId,
+        existing,
+        subject_ref: ref,
+        key_id: keys.templates.protector.keyId,
+        embedding,
+        match_threshold: FACE_MATCH_GATE,
+        consent: live.consent,
+        session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },
+        baseline: baselineFromResult(live.judgement),
+        ...(live.presentedSessionHash ? { presented_session_hash: live.presentedSessionHash } : {}),
+      };
+      return await write(params, { identityId, subjectRef: ref }, session);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "ENROLLMENT_RACE" && attempt < ENROLL_ATTEMPTS) continue;
+      storeFailure(error);
+    }
+  }
+}
+
+/**
+ * process-biovital-enrollment's act: judges the capture (`403 BIOMETRIC_LIVENESS_FAILED`), then
+ * enrols it. `presentedSessionToken` is the device's current session, if any (a session already
+ * present is `409 SESSION_PRESENT`).
  */
 export async function enrolPerson(
   deps: Deps,
@@ -82,37 +140,12 @@ export async function enrolPerson(
   if (options.scenario === "duplicate_enroll") throw new ApiError("IDENTITY_UNREACHABLE", { reason: "duplicate_enroll" });
 
   const consent = { version: body.consent.version, retention_days: body.consent.retention_days };
-  const embedding = keys.templates.protector.protect(descriptor.face.embedding);
   const presentedSessionHash = options.presentedSessionToken ? await sha256Hex(options.presentedSessionToken) : undefined;
-  for (let attempt = 1; ; attempt++) {
-    const match = await bestMatch(keys.templates, tenant.environment, embedding).catch(storeFailure);
-    const existing = match !== null && match.similarity >= FACE_MATCH_GATE;
-    const identityId = existing ? match.identity_id : crypto.randomUUID();
-    const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
-    const session = await mintSession(keys.signing, identityId, tenant, deps.now);
-    try {
-      await rpc(keys.templates.store, "identity_enroll", {
-        environment: tenant.environment,
-        merchant_id: tenant.merchantId,
-        now: deps.now.toISOString(),
-        capture_nonce: descriptor.capture_nonce,
-        identity_id: identityId,
-        existing,
-        subject_ref: ref,
-        key_id: keys.templates.protector.keyId,
-        embedding,
-        match_threshold: FACE_MATCH_GATE,
-        consent,
-        session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },
-        baseline: baselineFromResult(judgement.result),
-        ...(presentedSessionHash ? { presented_session_hash: presentedSessionHash } : {}),
-      });
-      return { subject_ref: ref, session_token: session.token, session_token_hash: session.tokenHash, consent };
-    } catch (error) {
-      if (error instanceof ApiError && error.code === "ENROLLMENT_RACE" && attempt < ENROLL_ATTEMPTS) continue;
-      storeFailure(error);
-    }
-  }
+  const live = { descriptor, judgement: judgement.result, consent, presentedSessionHash };
+  return enrolLive(deps, keys, tenant, live, async (params, enrollee, session) => {
+    await rpc(keys.templates.store, "identity_enroll", params);
+    return { subject_ref: enrollee.subjectRef, session_token: session.token, session_token_hash: session.tokenHash, consent };
+  });
 }
 
 function storeFailure(error: unknown): never {

@@ -10,7 +10,7 @@ const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
 /** The response header that carries the session token to the person's device, once. */
 export const SESSION_TOKEN_HEADER = "x-session-token";
 
-interface MintedSession {
+export interface MintedSession {
   token: string;
   tokenHash: string;
   expiresAt: Date;

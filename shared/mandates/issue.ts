@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
-import { rpc } from "../platform/db/rpc";
+import { type PendingResponse, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
@@ -69,8 +69,27 @@ export const MANDATE_MAX_LIFETIME_DAYS = 365;
  * mandate is immutable afterwards. Answers the mandate with its scopes' labels in the caller's locale.
  */
 export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput) {
+  const mandate = await rpc(deps.sql, "mandate_issue", issueParams(deps, tenant, body));
+  return { ...mandate, scope_labels: mandate.scopes.map((scope) => ({ scope, label: scopeLabel(scope as Scope, deps.locale) })) };
+}
+
+/**
+ * `POST /v1/mandates`: the same issue, answered in the resource API's shape (docs/resource-api.md),
+ * the answer stored under the request's Idempotency-Key in the issue's own transaction.
+ */
+export async function issueResourceMandate(deps: Deps, tenant: Tenant, body: IssueInput, storedResponse: PendingResponse | undefined) {
+  const mandate = await rpc(deps.sql, "resource_mandate_create", {
+    ...issueParams(deps, tenant, body),
+    ...(storedResponse && { stored_response: { record: storedResponse.record } }),
+  });
+  if (storedResponse) storedResponse.stored = true;
+  return mandate;
+}
+
+/** The issue RPC's parameters once the rules that need no database hold. */
+function issueParams(deps: Deps, tenant: Tenant, body: IssueInput) {
   const input = issueRules(body, deps.now);
-  const mandate = await rpc(deps.sql, "mandate_issue", {
+  return {
     id: crypto.randomUUID(),
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
@@ -88,8 +107,7 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
     step_up_of: input.step_up_of,
     capture_id: input.proof.capture_id,
     proof_max_age_seconds: PROOF_MAX_AGE_SECONDS,
-  });
-  return { ...mandate, scope_labels: mandate.scopes.map((scope) => ({ scope, label: scopeLabel(scope as Scope, deps.locale) })) };
+  };
 }
 
 /**
@@ -99,7 +117,7 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
  * but at most 365 days away.
  * A client-sent period anchor in the ceiling is ignored.
  */
-function issueRules(input: IssueInput, now: Date): IssueRequest {
+export function issueRules(input: IssueInput, now: Date): IssueRequest {
   if (input.scopes.some((scope) => scope.includes("*"))) throw new ApiError("WILDCARD_SCOPE_FORBIDDEN");
   const unknown = input.scopes.filter((scope) => !isScope(scope));
   if (unknown.length) throw new ApiError("UNKNOWN_SCOPE", { scopes: unknown });

@@ -15,6 +15,8 @@ import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
+import { issueMandate } from "../mandates/issue";
+import { issueInputOf, type MandateTerms } from "../mandates/terms";
 import { rpc, type SessionToComplete } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -24,6 +26,7 @@ import type { TransactionAction } from "../transactions/input";
 import { transact } from "../transactions/transact";
 import type { SessionAction } from "./create";
 import { cancelReasons, refusalOf, type SessionResult, screenOutcome } from "./outcomes";
+import { isSessionMode, type SessionMode } from "./resource";
 
 /**
  * The consent the hosted screen shows before an enrolment (its text is the screen's, in each
@@ -77,6 +80,29 @@ async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplet
 }
 
 /**
+ * Who is this (face-identify, among the persons who consented with the merchant): a face the
+ * merchant does not know is `not_recognised`; on a session for one person (a /v1 mode's
+ * facetoken), another known face is `subject_mismatch`, and who it was stays unsaid.
+ */
+async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
+  const input = parseWith(captureSchema, body);
+  requireIssuedNonce(input.capture_nonce, session);
+  const principal: HostedSessionPrincipal = {
+    kind: "hosted_session",
+    sessionId: session.session_id,
+    merchantId: session.merchant_id,
+    environment: session.environment,
+  };
+  const capture = { face_template: input.face_template, capture_nonce: input.capture_nonce };
+  const identified = await identifyFace(deps, keys, principal, capture, scenario);
+  if (!identified.matched || !identified.subject_ref) return { approved: false, reason: "not_recognised", subject_ref: null } as const;
+  if (session.facetoken !== null && identified.subject_ref !== session.facetoken) {
+    return { approved: false, reason: "subject_mismatch", subject_ref: null } as const;
+  }
+  return { approved: true, subject_ref: identified.subject_ref, input, principal, capture } as const;
+}
+
+/**
  * Who is this (face-identify, among the persons who consented with the merchant), then the act
  * for them through the sink with the same capture: one identification then one act, as the
  * capture rules allow. A face the merchant does not know is refused as `not_recognised`.
@@ -89,17 +115,9 @@ async function identifyAndAct(
   body: unknown,
   scenario: ForcedScenario | null,
 ): Promise<SessionResult> {
-  const input = parseWith(captureSchema, body);
-  requireIssuedNonce(input.capture_nonce, session);
-  const principal: HostedSessionPrincipal = {
-    kind: "hosted_session",
-    sessionId: session.session_id,
-    merchantId: session.merchant_id,
-    environment: session.environment,
-  };
-  const capture = { face_template: input.face_template, capture_nonce: input.capture_nonce };
-  const identified = await identifyFace(deps, keys, principal, capture, scenario);
-  if (!identified.matched || !identified.subject_ref) return { approved: false, reason: "not_recognised", subject_ref: null };
+  const identified = await identify(deps, keys, session, body, scenario);
+  if (!identified.approved) return identified;
+  const { input, principal, capture } = identified;
   const subjectRef = identified.subject_ref;
   const act = {
     ...capture,
@@ -132,6 +150,59 @@ async function identifyAndAct(
   }
 }
 
+/** The act of the session's action or /v1 mode (docs/decisions.md, "Hosted sessions"; docs/resource-api.md#sessions). */
+async function actFor(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
+  const action = session.action as SessionAction | SessionMode;
+  switch (action) {
+    case "enroll":
+    case "claim":
+      return enrol(deps, keys, session, body, scenario);
+    case "recognise": {
+      const identified = await identify(deps, keys, session, body, scenario);
+      return identified.approved ? { approved: true, reason: null, subject_ref: identified.subject_ref } : identified;
+    }
+    case "attribute": {
+      const acted = await identifyAndAct(deps, keys, session, "login", body, scenario);
+      return acted.approved ? { ...acted, attribute: session.attribute, value: acted.assurance_level === "face_voice_doc" } : acted;
+    }
+    case "mandate":
+      return grant(deps, keys, session, await identifyAndAct(deps, keys, session, "login", body, scenario));
+    default:
+      return identifyAndAct(deps, keys, session, action, body, scenario);
+  }
+}
+
+/**
+ * A mandate session's grant: the person, identified as the session's facetoken, proved presence by
+ * the login act, whose capture is mandate-issue's proof. A grant the mandate rules refuse now (the
+ * terms went stale while the screen was open: `until` passed, a step-up's parent was revoked, a
+ * money scope needs a document) is a refusal: `document_required`, or `mandate_refused` with the rule's code.
+ */
+async function grant(deps: Deps, keys: CompletionKeys, session: SessionToComplete, acted: SessionResult): Promise<SessionResult> {
+  if (!acted.approved || !session.facetoken || !session.mandate_terms) return acted;
+  const tenant = { merchantId: session.merchant_id, environment: session.environment };
+  const terms = session.mandate_terms as MandateTerms;
+  try {
+    const issued = await issueMandate(deps, tenant, issueInputOf(terms, session.facetoken, { capture_id: String(acted.transaction_id) }));
+    return { ...acted, mandate_id: issued.mandate_id };
+  } catch (error) {
+    const refusal = refusalOf(error);
+    if (refusal) return { ...acted, ...refusal };
+    if (error instanceof ApiError && error.status < 500) return { ...acted, approved: false, reason: "mandate_refused", code: error.code };
+    throw error;
+  }
+}
+
+/**
+ * A /v1 session's stored result: the person as the merchant's facetoken, the receipt of the act,
+ * and the mode's answer (docs/resource-api.md#sessions); the function API's transaction id, seal
+ * and uppercase code stay out.
+ */
+function resourceResult(result: SessionResult): Record<string, unknown> {
+  const { subject_ref, code, transaction_id, immutability_seal, consent, ...rest } = result;
+  return { ...rest, facetoken: subject_ref ?? null, ...(code && { code: code.toLowerCase() }) };
+}
+
 /**
  * Completes the session the screen credential names with the person's capture (the body of
  * process-biovital-enrollment for `enroll`, `{capture_nonce, face_template, document?}` otherwise).
@@ -145,11 +216,7 @@ export async function completeSession(deps: Deps, keys: CompletionKeys, screenTo
   let result: SessionResult;
   try {
     const scenario = forcedScenario(scenarioHeader, session.environment);
-    const action = session.action as SessionAction;
-    result =
-      action === "enroll"
-        ? await enrol(deps, keys, session, body, scenario)
-        : await identifyAndAct(deps, keys, session, action, body, scenario);
+    result = await actFor(deps, keys, session, body, scenario);
   } catch (error) {
     const refusal = refusalOf(error);
     if (!refusal) {
@@ -164,7 +231,7 @@ export async function completeSession(deps: Deps, keys: CompletionKeys, screenTo
     session_id: session.session_id,
     now: deps.now.toISOString(),
     state: result.approved ? "completed" : "failed",
-    result,
+    result: isSessionMode(session.action) ? resourceResult(result) : result,
   });
   return screenOutcome(ended, deps.locale);
 }

@@ -47,6 +47,12 @@ function withinMetadataLimits(metadata: Record<string, string>): boolean {
   );
 }
 
+/** The merchant's own strings, returned unchanged on reads and webhooks (`INVALID_METADATA`, `METADATA_TOO_LARGE`). */
+export const metadataSchema = v.pipe(
+  v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
+  v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
+);
+
 const ttlCode = coded("INVALID_TTL");
 
 /** `ttl_seconds` of a hosted session (and of an agent verification card): 60 to 900, default 300; otherwise `400 INVALID_TTL`. */
@@ -73,13 +79,7 @@ export const createSessionSchema = v.pipe(
     currency: v.nullish(v.custom<string>(isCurrency, coded("INVALID_CURRENCY"))),
     brand: v.nullish(v.custom<string>(isBrandName, coded("INVALID_BRAND"))),
     ttl_seconds: ttlSecondsSchema,
-    metadata: v.nullish(
-      v.pipe(
-        v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
-        v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
-      ),
-      {},
-    ),
+    metadata: v.nullish(metadataSchema, {}),
   }),
   v.check(
     (body) => body.action !== "authorize" || (body.amount_cents != null && body.currency != null && body.external_txn_ref != null),

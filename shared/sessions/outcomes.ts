@@ -7,6 +7,7 @@ import type { HostedSessionView } from "../platform/db/rpc";
 import { ApiError, type ErrorCode } from "../platform/errors";
 import { type Locale, type MessageKey, translate } from "../platform/i18n";
 import type { SessionAction } from "./create";
+import { returnTo, type SessionMode } from "./resource";
 
 /** The stored outcome of a session that ended (`result`). */
 export interface SessionResult {
@@ -59,6 +60,7 @@ const reasonMessages: Record<string, MessageKey> = {
   not_recognised: "session.refused.not_recognised",
   document_required: "session.refused.document_required",
   document_unverifiable: "session.refused.document_required",
+  mandate_refused: "session.refused.mandate_refused",
   identity_mismatch: "session.refused.face_mismatch",
   face_match_below_threshold: "session.refused.face_mismatch",
   subject_mismatch: "session.refused.face_mismatch",
@@ -76,7 +78,7 @@ const reasonMessages: Record<string, MessageKey> = {
 };
 
 /** The outcome in the person's words (the screen's `user_message`). */
-export function userMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
+export function userMessage(locale: Locale, action: SessionAction | SessionMode, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
   return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
 }
@@ -84,7 +86,9 @@ export function userMessage(locale: Locale, action: SessionAction, result: Sessi
 /**
  * What the screen shows of a session that ended (the answer of complete and cancel): its state and
  * the outcome in words. The person's pseudonym and the act's ids stay with the merchant; the
- * receipt code is the person's to keep (receipt-verify).
+ * receipt code is the person's to keep (receipt-verify). A /v1 session also says where the screen
+ * sends the person (`return_to`: the return_url, or the cancel_url after a cancel, with session_id
+ * and status).
  */
 export function screenOutcome(session: HostedSessionView, locale: Locale) {
   const result = session.result as SessionResult;
@@ -96,8 +100,11 @@ export function screenOutcome(session: HostedSessionView, locale: Locale) {
     outcome: {
       approved: result.approved,
       reason: result.reason,
-      user_message: userMessage(locale, session.action as SessionAction, result),
+      user_message: userMessage(locale, session.action as SessionAction | SessionMode, result),
       receipt_code: typeof result.receipt_code === "string" ? result.receipt_code : null,
     },
+    ...(session.return_url !== undefined && session.cancel_url !== undefined && session.status !== undefined
+      ? { return_to: returnTo({ ...session, return_url: session.return_url, cancel_url: session.cancel_url, status: session.status }) }
+      : {}),
   };
 }

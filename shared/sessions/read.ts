@@ -12,10 +12,20 @@ import { sessionUuid } from "./tokens";
 
 export const getSessionSchema = v.strictObject({ session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
 
-export async function getSession(deps: Deps, tenant: Tenant, id: string) {
+export function getSession(deps: Deps, tenant: Tenant, id: string) {
+  return readSession(deps, tenant, id, "hosted_session_get");
+}
+
+/** One session of the tenant through `reader` (the function API's view or /v1's); none is `404 not_found`. */
+export async function readSession<R extends "hosted_session_get" | "resource_session_get">(
+  deps: Deps,
+  tenant: Tenant,
+  id: string,
+  reader: R,
+) {
   const sessionId = sessionUuid(id);
   const session = sessionId
-    ? await rpc(deps.sql, "hosted_session_get", {
+    ? await rpc(deps.sql, reader, {
         merchant_id: tenant.merchantId,
         environment: tenant.environment,
         now: deps.now.toISOString(),
@@ -23,5 +33,5 @@ export async function getSession(deps: Deps, tenant: Tenant, id: string) {
       })
     : null;
   if (!session) throw new ApiError("not_found");
-  return session;
+  return session as NonNullable<typeof session>;
 }

@@ -6,7 +6,7 @@
  * the card's terms: who asks and for what purpose.
  */
 import type { Deps } from "../platform/deps";
-import { locales } from "../platform/i18n";
+import { locales, negotiateLocale } from "../platform/i18n";
 import { merchantTheme } from "../themes/merchant-theme";
 import { HOSTED_CONSENT } from "./complete";
 import { consumeSession } from "./consume";
@@ -15,6 +15,8 @@ import { consumeSession } from "./consume";
  * Boots the screen once per session. The merchant's metadata stays with the merchant; the name
  * shown is the session's `brand`, else the published capture theme's brand name, else the
  * merchant's name. `locale` is the person's (Accept-Language), `locales` those the service speaks.
+ * A /v1 session adds `mode` (docs/resource-api.md#sessions): its name, the attribute or mandate
+ * terms to show, the merchant's branding, and the way back; its `locale`, when set, wins.
  */
 export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string) {
   const exchanged = await consumeSession(deps, { kind: "service" }, sessionToken);
@@ -31,12 +33,13 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     currency: session.currency,
     display_name: session.brand ?? (theme.customized ? String(theme.theme.brand_name) : exchanged.merchant_name),
     expires_at: session.expires_at,
-    locale: deps.locale,
+    locale: exchanged.mode?.locale ? negotiateLocale(exchanged.mode.locale) : deps.locale,
     locales,
-    consent: session.action === "enroll" ? HOSTED_CONSENT : null,
+    consent: session.action === "enroll" || session.action === "claim" ? HOSTED_CONSENT : null,
     card: exchanged.card,
     capture_nonce: exchanged.capture_nonce,
     screen_token: exchanged.screen_token,
     theme,
+    ...(exchanged.mode && { mode: exchanged.mode }),
   };
 }

@@ -3,7 +3,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
-import { v1 } from "../harness/resource-api";
+import { v1, whileInFlight } from "../harness/resource-api";
 
 async function granter() {
   const merchant = await merchantFactory();
@@ -78,6 +78,29 @@ describe("Idempotency-Key on /v1 writes", () => {
     expect(errorOf(res)).toEqual({ status: 409, code: "idempotency_in_flight" });
     expect(res.headers.get("retry-after")).toBe("1");
     expect(await mandateCount(merchant.merchant_id)).toBe(0);
+  });
+
+  it("issues a mandate and stores its answer in one transaction: an issue whose key was lost meanwhile leaves no mandate", async () => {
+    const { merchant, key, body } = await granter();
+    const sent = body();
+    const idempotencyKey = `lost-${crypto.randomUUID()}`;
+    const ran = await whileInFlight(
+      "private.mandates",
+      { merchantId: merchant.merchant_id, idempotencyKey },
+      () => v1("/mandates", { key, body: sent, idempotencyKey }),
+      async () => {
+        // The record disappears while the issue waits (as when its lease ran out and a retry took the key over).
+        await testDb()`delete from private.idempotency_keys where merchant_id = ${merchant.merchant_id} and idempotency_key = ${idempotencyKey}`;
+      },
+    );
+    expect(errorOf(ran)).toEqual({ status: 409, code: "idempotency_in_flight" });
+    expect(await mandateCount(merchant.merchant_id)).toBe(0);
+    const retried = await v1("/mandates", { key, body: sent, idempotencyKey });
+    expect(retried.status, retried.text).toBe(201);
+    const [stored] = await testDb()`select state, response_status, response_body from private.idempotency_keys
+      where merchant_id = ${merchant.merchant_id} and idempotency_key = ${idempotencyKey}`;
+    expect(stored).toEqual({ state: "done", response_status: 201, response_body: retried.body });
+    expect(await mandateCount(merchant.merchant_id)).toBe(1);
   });
 
   it("runs one of many parallel requests under one key: one mandate, the others replay it or get 409", async () => {

@@ -10,8 +10,11 @@ import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "..
 import { agentTools } from "../../shared/agents/tools";
 import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/agents/verifications";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
+import { claimSchema } from "../../shared/identity/claims";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
+import { recognitionSchema } from "../../shared/identity/recognitions";
 import { decisionSchema } from "../../shared/mandates/decision";
 import { issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema } from "../../shared/mandates/page";
@@ -49,6 +52,8 @@ export const MARK = {
   now: "$@NOW",
   face: "$@FACE",
   strangerFace: "$@STRANGER_FACE",
+  /** `{"$@PROOF": {descriptor, consent?}}`: that payload, resolved, as a presence proof v1 string. */
+  proof: "$@PROOF",
   /** `$@IN:<seconds>`: the request's clock plus that many seconds, as ISO 8601. */
   inSeconds: "$@IN:",
 } as const;
@@ -115,17 +120,53 @@ const currencies = fc.constantFrom("USD", "USD", "USD", "BRL", "EUR", "JPY", "XX
 const smallAmount = fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.constant(0));
 const contexts = fc.constantFrom("shop.example", "grocer.example", "books", "BR", "US");
 
-/** The capture fields of identify, enrol and the sink: mostly the skeleton with a fresh nonce. */
-function captureOverrides(skeletons: Skeletons, schema: unknown): Overrides {
+/** A descriptor as the device sends it: mostly the live skeleton (the cohort's face or a stranger's), sometimes an attack, rarely any JSON. */
+function descriptorOf(skeletons: Skeletons): fc.Arbitrary<unknown> {
   const face = fc.constantFrom(MARK.face, MARK.face, MARK.strangerFace);
   const descriptor = fc
     .tuple(fc.constantFrom(skeletons.live, skeletons.live, skeletons.live, skeletons.attack), face)
     .map(([skeleton, embedding]) => ({ ...skeleton, face: { ...skeleton.face, embedding } }));
+  return often(descriptor, fc.jsonValue({ maxDepth: 2 }), 10);
+}
+
+/** The capture fields of identify, enrol and the sink: mostly the skeleton with a fresh nonce. */
+function captureOverrides(skeletons: Skeletons, schema: unknown): Overrides {
   return {
     capture_nonce: often(fc.constant(MARK.nonce), arbitraryOf((schema as { entries: Record<string, unknown> }).entries?.capture_nonce)),
-    face_template: often(descriptor, fc.jsonValue({ maxDepth: 2 }), 10),
+    face_template: descriptorOf(skeletons),
   };
 }
+
+/**
+ * The `proof` of the /v1 identity routes: mostly a presence proof v1 of a live person (the cohort's
+ * face or a stranger's) with the person's consent, sometimes a photo attack, a proof without consent,
+ * a descriptor that is not one, or a string that is no proof at all.
+ */
+function proofOverride(skeletons: Skeletons): fc.Arbitrary<unknown> {
+  const payload = fc
+    .tuple(
+      descriptorOf(skeletons),
+      fc.constantFrom<Record<string, unknown> | undefined>(
+        { version: "2026-11", retention_days: 365 },
+        { version: "2026-11", retention_days: 365 },
+        undefined,
+        {},
+      ),
+    )
+    .map(([descriptor, consent]) => ({ [MARK.proof]: consent === undefined ? { descriptor } : { descriptor, consent } }));
+  return often<unknown>(payload, fc.oneof(fc.string({ maxLength: 40 }), fc.constant("pp1.e30")), 10);
+}
+
+/** A keyed JSON POST of the resource API. */
+const v1Post = (path: string, plan: Partial<RoutePlan>): RoutePlan => ({
+  path,
+  methods: ["POST"],
+  input: "json",
+  key: "secret",
+  bearer: "key",
+  version: true,
+  ...plan,
+});
 
 /** A document attestation as the sink and the hosted screen take it: mostly well formed. */
 const documentAttestation = fc.record({
@@ -284,6 +325,8 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
   );
 
+  /** The caller's strings, returned unchanged: sometimes a few. */
+  const metadata = sometimes(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 30 }), { maxKeys: 4 }), 3);
   const resourceCreate = arbitraryOf(createMandateSchema, {
     granted_by: issueOverrides.granted_by,
     scope: grantedScopes,
@@ -567,7 +610,23 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         ...[MARK.receiptId, MARK.receiptCode, "nothing"].map(
           (receipt): RoutePlan => ({ path: `/receipts/${receipt}/verify`, methods: ["GET"], input: "none", key: "none", version: true }),
         ),
-        ...["/receipts", "/mandates/x/y", "/identity/claims"].map(
+        v1Post("/identity/claims", {
+          idempotency: "optional",
+          weight: 4,
+          body: arbitraryOf(claimSchema, { proof: proofOverride(skeletons), source: sometimes(fc.constant("document"), 12), metadata }),
+        }),
+        v1Post("/identity/recognitions", { weight: 3, body: arbitraryOf(recognitionSchema, { proof: proofOverride(skeletons) }) }),
+        v1Post("/identity/attributes", {
+          idempotency: "optional",
+          weight: 3,
+          body: arbitraryOf(attributeSchema, {
+            proof: proofOverride(skeletons),
+            facetoken: often(fc.constant(MARK.subject), fc.string({ maxLength: 60 })),
+            attribute: often(fc.constantFrom(...attributeNames, "document_verified"), fc.string({ maxLength: 20 })),
+            metadata,
+          }),
+        }),
+        ...["/receipts", "/mandates/x/y", "/identity/claims", "/identity"].map(
           (path): RoutePlan => ({ path, methods: ["GET", "POST"], input: "none", key: "none" }),
         ),
         ...["mdt_0", "%00", "%ED%A0%80", "..%2f"].map(

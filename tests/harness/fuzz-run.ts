@@ -3,6 +3,7 @@
  * fixtures, judges every answer against docs/functions.md (./documented-answers.ts), and checks the
  * ledger: every row a request can write is attributed to an answer that says it was written.
  */
+import { encodeProof } from "../../shared/engine";
 import { randomBase62 } from "../../shared/lib/crypto";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { mandateUuid } from "../../shared/mandates/ids";
@@ -225,6 +226,10 @@ function resolve(value: unknown, markers: Record<string, unknown>, now: number):
   }
   if (value instanceof RawJson || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => resolve(item, markers, now));
+  if (MARK.proof in value) {
+    const { descriptor, consent } = resolve((value as Record<string, unknown>)[MARK.proof], markers, now) as Record<string, any>;
+    return encodeProof(descriptor, consent);
+  }
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, markers, now)]));
 }
 
@@ -401,7 +406,8 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     text,
     replayed: response.headers.get("idempotency-status") === "replayed",
     ms: performance.now() - started,
-    captureNonce: typeof sent?.capture_nonce === "string" ? sent.capture_nonce : undefined,
+    // a proof the plan built carries the request's nonce inside it
+    captureNonce: typeof sent?.capture_nonce === "string" ? sent.capture_nonce : typeof sent?.proof === "string" ? captureNonce : undefined,
     idempotencyKey,
     subjectRef: typeof sent?.user_id === "string" ? sent.user_id : undefined,
     carriedDocument: sent !== undefined && sent !== null && typeof sent === "object" && "document" in sent,
@@ -475,7 +481,7 @@ const LEDGER_QUERIES: Record<string, string> = {
   consumptions: `select c.id::text as row from private.mandate_consumptions c join private.mandates m on m.id = c.mandate_id
                  where m.merchant_id = $1`,
   captures: "select id::text || ' ' || capture_nonce as row from private.captures where merchant_id = $1",
-  receipts: "select capture_id::text as row from private.receipts where merchant_id = $1",
+  receipts: "select capture_id::text || ' ' || id::text as row from private.receipts where merchant_id = $1",
   outbox: `select id::text || ' ' || type || ' ' || coalesce(data ->> 'consumption_id', data ->> 'mandate_id', data ->> 'id', '') as row
            from private.outbox_events where merchant_id = $1`,
   idempotency: `select environment || ' ' || state || ' ' || coalesce(response_status::text, '-') || ' ' || idempotency_key as row
@@ -489,6 +495,7 @@ const LEDGER_QUERIES: Record<string, string> = {
               where d.identity_id in (select identity_id from private.consents where merchant_id = $1)`,
   hostedSessions: "select id::text as row from private.hosted_sessions where merchant_id = $1",
   cards: "select id::text || ' ' || session_id::text as row from private.agent_verifications where merchant_id = $1",
+  billing: "select identity_id::text as row from private.billing_ledger where merchant_id = $1",
   // the running totals must always be the ledger's sums (the trigger keeps them)
   usageDrift: `select u.mandate_id::text as row from private.mandate_usage u join private.mandates m on m.id = u.mandate_id
                where m.merchant_id = $1 group by u.mandate_id
@@ -538,6 +545,10 @@ export class Attribution {
   hostedEndedNonces = new Set<string>();
   /** Nonces of every hosted session a completion or cancel was sent for: identification claims its nonce first. */
   hostedNonces = new Set<string>();
+  /** What the /v1 claims answered 201 wrote: their captures (by nonce), receipts and facetokens. */
+  claimNonces = new Set<string>();
+  claimReceipts = new Set<string>();
+  claimedSubjects = new Set<string>();
   /** `<environment> <Idempotency-Key>` → the statuses answered to it (not replayed). */
   idempotencyAnswers = new Map<string, Set<number>>();
 
@@ -555,6 +566,16 @@ export class Attribution {
       if (o.captureNonce && (ok || AUDITED_REFUSALS.has(o.code))) {
         this.claimedNonces.add(o.captureNonce);
         this.auditedNonces.add(o.captureNonce);
+      }
+    }
+    if (recipe.fn === "resource-api" && recipe.method === "POST" && ok && o.captureNonce) {
+      // a claim and an attribute answer use their capture as an act; a claim also records it with its receipt
+      if (path === "/identity/attributes") this.claimedNonces.add(o.captureNonce);
+      if (path === "/identity/claims" && o.status === 201) {
+        this.claimedNonces.add(o.captureNonce);
+        this.claimNonces.add(o.captureNonce);
+        this.claimReceipts.add(o.body.receipt.id);
+        this.claimedSubjects.add(o.body.facetoken);
       }
     }
     if (recipe.fn === "hosted-capture" && o.screen) {
@@ -595,13 +616,14 @@ export class Attribution {
    * Every row `after` gained over `before` that no answer accounts for, as `<table>: <row>`.
    * `hosted` is what the sessions that ended with a 200 recorded as their outcome (transaction ids
    * and the identities they enrolled or acted for), `documented` the identities of approved acts
-   * that carried a document.
+   * that carried a document, `claimed` the identities of the /v1 claims answered 201.
    */
   unattributed(
     before: Ledger,
     after: Ledger,
     hosted: { transactions: Set<string>; identities: Set<string> },
     documented: Set<string>,
+    claimed: Set<string>,
   ): string[] {
     const added = (table: string) => [...after[table]].filter((row) => !before[table].has(row));
     const problems: string[] = [];
@@ -613,9 +635,12 @@ export class Attribution {
     expect("consumptions", (row) => this.consumed.has(row));
     expect("captures", (row) => {
       const [id, nonce] = row.split(" ");
-      return this.approved.has(id) || this.auditedNonces.has(nonce) || this.hostedEndedNonces.has(nonce);
+      return this.approved.has(id) || this.auditedNonces.has(nonce) || this.hostedEndedNonces.has(nonce) || this.claimNonces.has(nonce);
     });
-    expect("receipts", (row) => this.approved.has(row) || hosted.transactions.has(row));
+    expect("receipts", (row) => {
+      const [captureId, receiptId] = row.split(" ");
+      return this.approved.has(captureId) || hosted.transactions.has(captureId) || this.claimReceipts.has(receiptId);
+    });
     expect("outbox", (row) => {
       const [, type, subject] = row.split(" ");
       if (type === "mandate.granted") return this.issued.has(uuidOf(subject));
@@ -630,8 +655,11 @@ export class Attribution {
     });
     expect("aliases", (row) => this.reservedAliases.has(row));
     const newSessions = added("sessions").filter((row) => this.sessionHashes.has(row.split(" ")[0]));
-    const enrolled = new Set([...newSessions.map((row) => row.split(" ")[1]), ...hosted.identities]);
-    expect("sessions", (row) => this.sessionHashes.has(row.split(" ")[0]) || hosted.identities.has(row.split(" ")[1]));
+    const enrolled = new Set([...newSessions.map((row) => row.split(" ")[1]), ...hosted.identities, ...claimed]);
+    expect(
+      "sessions",
+      (row) => this.sessionHashes.has(row.split(" ")[0]) || hosted.identities.has(row.split(" ")[1]) || claimed.has(row.split(" ")[1]),
+    );
     expect("consents", (row) => enrolled.has(row.split(" ")[1]));
     expect("subjectRefs", (row) => enrolled.has(row.split(" ")[1]));
     expect("captureNonces", (row) => this.claimedNonces.has(row) || this.hostedNonces.has(row));
@@ -643,6 +671,7 @@ export class Attribution {
         .map((row) => row.split(" ")[1]),
     );
     expect("hostedSessions", (row) => this.hostedCreated.has(row) || cardSessions.has(row));
+    expect("billing", (row) => claimed.has(row) || hosted.identities.has(row));
     for (const row of after.usageDrift) problems.push(`mandate_usage: totals of ${row} differ from its consumptions`);
     return problems;
   }

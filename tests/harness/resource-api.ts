@@ -1,4 +1,7 @@
+import { encodeProof, type PresenceDescriptor, type ProofConsent } from "../../shared/engine";
+import { testDb } from "./factories";
 import { type CallResult, resultOf } from "./http";
+import { CONSENT } from "./identity";
 import { serviceUnderTest } from "./service";
 
 export interface ResourceCallOptions {
@@ -24,4 +27,49 @@ export async function v1<T = any>(path: string, options: ResourceCallOptions = {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
   return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+}
+
+/** The presence proof v1 of a capture, as the device SDK emits it; with the person's consent unless `consent` is null. */
+export function proofOf(shot: { descriptor: PresenceDescriptor }, consent: ProofConsent | null = CONSENT): string {
+  return encodeProof(shot.descriptor, consent ?? undefined);
+}
+
+/** A claim of the live person of `shot` through `key` (201 expected by the caller). */
+export function claim(
+  key: string,
+  shot: { descriptor: PresenceDescriptor },
+  options: Omit<ResourceCallOptions, "key" | "body"> & { body?: Record<string, unknown> } = {},
+) {
+  const { body, ...rest } = options;
+  return v1("/identity/claims", { ...rest, key, body: { proof: proofOf(shot), ...body } });
+}
+
+/**
+ * Sends `request` while `table` is locked, so that it is in flight under `idempotencyKey` (its key
+ * taken, its write waiting) while `during` runs; then lets it go and answers what it answered.
+ */
+export async function whileInFlight<T>(
+  table: string,
+  record: { merchantId: string; idempotencyKey: string },
+  request: () => Promise<T>,
+  during: () => Promise<void>,
+): Promise<T> {
+  const holder = await testDb().reserve();
+  let sent: Promise<T> | undefined;
+  try {
+    await holder`begin`;
+    await holder.unsafe(`lock table ${table} in exclusive mode`);
+    sent = request();
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const [row] = await testDb()`select state from private.idempotency_keys
+        where merchant_id = ${record.merchantId} and idempotency_key = ${record.idempotencyKey}`;
+      if (row?.state === "in_flight") break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await during();
+  } finally {
+    await holder`commit`;
+    holder.release();
+  }
+  return sent;
 }

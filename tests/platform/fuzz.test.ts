@@ -84,7 +84,8 @@ describe("generated input, every function", () => {
       const after = await ledgerRows(testDb(), c.merchant.merchant_id);
       const documented = await identitiesOf(testDb(), c.merchant.merchant_id, attribution.documentSubjects);
       const hosted = await hostedOutcomes(testDb(), c.merchant.merchant_id, attribution.hostedEnded);
-      unattributed.push(...attribution.unattributed(c.before, after, hosted, documented));
+      const claimed = await identitiesOf(testDb(), c.merchant.merchant_id, attribution.claimedSubjects);
+      unattributed.push(...attribution.unattributed(c.before, after, hosted, documented, claimed));
     }
 
     expect(unattributed.slice(0, 15), `${unattributed.length} rows written that no answer accounts for`).toEqual([]);

@@ -143,6 +143,36 @@ export interface HostedSessionView {
   opened_at: Iso | null;
   ended_at: Iso | null;
   result: Record<string, unknown> | null;
+  /** A /v1 session that just ended (complete, cancel): its /v1 status and the person's way back. */
+  status?: string;
+  return_url?: string;
+  cancel_url?: string;
+}
+
+/** What a /v1 session asks of the screen (boot's `mode`). */
+export interface SessionModeTerms {
+  name: string;
+  attribute: string | null;
+  mandate: Record<string, unknown> | null;
+  branding: Record<string, string> | null;
+  locale: string | null;
+  return_url: string;
+  cancel_url: string;
+}
+
+/** A /v1 session (resource API 2.2, 4.5): `url` only on the create's answer. */
+export interface ResourceSessionView {
+  id: string;
+  object: "session";
+  status: "open" | "completed" | "cancelled" | "expired";
+  mode: string;
+  metadata: Record<string, string>;
+  created_at: Iso;
+  expires_at: Iso;
+  ended_at: Iso | null;
+  result: Record<string, unknown> | null;
+  url?: string;
+  [field: string]: unknown;
 }
 
 /** What the hosted screen shows of an agent verification card (hosted_session_consume's `card`). */
@@ -180,6 +210,10 @@ export interface SessionToComplete {
   amount_cents: number | null;
   currency: string | null;
   capture_nonce: string;
+  /** /v1 modes: the person the session is for, the predicate asked, the mandate's terms. */
+  facetoken: string | null;
+  attribute: string | null;
+  mandate_terms: Record<string, unknown> | null;
 }
 
 /** A record of the response store (private.idempotency_keys): whose request, to which function, under which key. */
@@ -248,6 +282,24 @@ interface DocumentRow {
   face_match_score: number;
 }
 
+/** The capture of a claim (identity_claim): the act is ACTION_SIGNUP, the person and the instant are the enrolment's. */
+export interface ClaimCapture {
+  id: Uuid;
+  service_hash: string;
+  coercion_signal: boolean;
+  assurance_level: AssuranceLevel;
+  engine_version: string;
+}
+
+/** A merchant's billed claims in one month and its allowance, per environment (billing_usage). */
+export interface BillingUsage {
+  merchant_id: Uuid;
+  month: string;
+  period_start: Iso;
+  period_end: Iso;
+  environments: Record<Environment, { claims_billed: number; allowance: number; allowance_remaining: number; persons_billed: number }>;
+}
+
 /** A signed receipt ready to be stored beside its capture. */
 export interface ReceiptRow {
   id: Uuid;
@@ -305,6 +357,11 @@ interface RpcCatalogue {
   ];
   api_key_create: [{ merchant_id: Uuid; kind: KeyKind; environment: Environment; key_hash: string; key_hint: string }, { key_id: Uuid }];
   api_key_revoke: [{ key_hash: string } | { key_id: Uuid }, { key_id: Uuid; revoked_at: Iso; already_revoked: boolean } | null];
+  billing_allowance_set: [
+    { merchant_id: Uuid; environment: Environment; monthly_claims: number; now: Iso },
+    { merchant_id: Uuid; environment: Environment; monthly_claims: number },
+  ];
+  billing_usage: [{ merchant_id: Uuid; now: Iso; month?: string }, BillingUsage];
   capture_record: [
     {
       capture: CaptureRow;
@@ -398,9 +455,31 @@ interface RpcCatalogue {
       capture_nonce: string;
       screen_token_hash: string;
     },
-    { session: HostedSessionView; environment: Environment; merchant_name: string; card: CardTerms | null },
+    { session: HostedSessionView; environment: Environment; merchant_name: string; card: CardTerms | null; mode?: SessionModeTerms },
   ];
   hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
+  resource_session_create: [
+    {
+      id: Uuid;
+      merchant_id: Uuid;
+      environment: Environment;
+      token_hash: string;
+      mode: string;
+      return_url: string;
+      cancel_url: string;
+      facetoken?: string;
+      attribute?: string;
+      mandate?: unknown;
+      branding?: unknown;
+      locale?: string;
+      metadata: Record<string, string>;
+      now: Iso;
+      url: string;
+      stored_response?: { record: IdempotencyRecord };
+    },
+    ResourceSessionView,
+  ];
+  resource_session_get: [TenantAt & { session_id: Uuid }, ResourceSessionView | null];
   hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];
   hosted_session_complete_release: [{ session_id: Uuid }, unknown];
   hosted_session_complete_finish: [
@@ -422,6 +501,19 @@ interface RpcCatalogue {
   ];
   idempotency_finish: [IdempotencyRecord & { status: number; body: unknown }, unknown];
   identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
+  identity_claim: [
+    Record<string, unknown> &
+      TenantAt & {
+        capture: ClaimCapture;
+        receipt: ReceiptRow;
+        stored_response?: { record: IdempotencyRecord; status: number; body: unknown };
+      },
+    { identity_id: Uuid; billed: boolean },
+  ];
+  identity_attribute_record: [
+    TenantAt & { capture_nonce: string; stored_response?: { record: IdempotencyRecord; status: number; body: unknown } },
+    unknown,
+  ];
   identity_resolve: [TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }), ResolvedIdentity | null];
   mandate_check: [DecisionParams, Decision];
   mandate_consume: [ConsumeParams, Decision];
@@ -435,6 +527,10 @@ interface RpcCatalogue {
   ];
   mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
   mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
+  resource_mandate_create: [
+    TenantAt & Record<string, unknown> & { id: Uuid; stored_response?: { record: IdempotencyRecord } },
+    Record<string, unknown>,
+  ];
   mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
   mandate_page: [
     TenantAt & {
@@ -527,7 +623,7 @@ interface RpcCatalogue {
 }
 
 type RpcName = keyof RpcCatalogue;
-type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
+export type RpcParams<N extends RpcName> = RpcCatalogue[N][0];
 export type RpcResult<N extends RpcName> = RpcCatalogue[N][1];
 
 /**

@@ -1,0 +1,26 @@
+/**
+ * /v1/sessions (resource API 2.2, 4.4, 4.5): open a hosted session for one person and read what
+ * came of it, adapters over shared/sessions/resource.ts. The screen the `url` opens is the hosted
+ * capture screen; its boot, complete and cancel are the function API's.
+ */
+import { Hono } from "hono";
+import { type AppEnv, depsOf } from "../../shared/platform/app";
+import { serviceBaseUrl } from "../../shared/platform/config";
+import { idempotency } from "../../shared/platform/idempotency";
+import { input } from "../../shared/platform/input";
+import { createResourceSession, createResourceSessionSchema, getResourceSession } from "../../shared/sessions/resource";
+import { secretKey } from "./auth";
+import { idempotencyScope } from "./idempotency";
+
+export const sessions = new Hono<AppEnv>();
+
+sessions.post("/", secretKey("sessions"), idempotency(idempotencyScope), input("json", createResourceSessionSchema), async (c) => {
+  c.header("cache-control", "no-store");
+  const base = serviceBaseUrl(c.var.config, c.req.url);
+  return c.json(await createResourceSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
+});
+
+sessions.get("/:id", secretKey("reads"), async (c) => {
+  c.header("cache-control", "no-store");
+  return c.json(await getResourceSession(depsOf(c.var), c.var.principal, c.req.param("id")));
+});

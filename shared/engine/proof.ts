@@ -1,0 +1,71 @@
+/**
+ * The presence proof v1: the one string the device SDK emits for the resource API's identity
+ * routes (`proof` of `POST /v1/identity/claims`, `…/recognitions`, `…/attributes`;
+ * docs/resource-api.md, "The proof"). It wraps what the device already computes, the presence
+ * descriptor v1 (docs/presence-descriptor.md), and, for a claim, the person's consent as the device
+ * showed it:
+ *
+ *   proof = "pp1." + base64url(UTF-8 JSON {"descriptor": {…descriptor v1…}, "consent"?: {"version", "retention_days"}})
+ *
+ * The capture nonce is the descriptor's own. Pure: the browser client and the service share it.
+ */
+import { type PresenceDescriptor, parseDescriptor } from "./descriptor.js";
+
+export const PROOF_PREFIX = "pp1.";
+
+/** A proof is at most this long: a 30-second descriptor at 60 Hz with its consent fits with room to spare. */
+export const MAX_PROOF_LENGTH = 200_000;
+
+/** What the person agreed to on the device before the capture: the consent text's version and how long it holds. */
+export interface ProofConsent {
+  version: string;
+  retention_days: number;
+}
+
+export interface PresenceProof {
+  descriptor: PresenceDescriptor;
+  /** Present when the device collected the person's consent to be claimed (absent: recognition, attributes). */
+  consent?: unknown;
+}
+
+export type ParseProofResult = { ok: true; proof: PresenceProof } | { ok: false; fields: string[] };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The proof string of a descriptor (and the consent the device collected).
+ *
+ * @example encodeProof(descriptor, { version: "2026-11", retention_days: 365 }) // "pp1.eyJkZXNjcmlwdG9yIjp7…"
+ */
+export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent): string {
+  const bytes = encoder.encode(JSON.stringify(consent ? { descriptor, consent } : { descriptor }));
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return PROOF_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The proof a string carries, or the fields at fault: `proof` when it is no proof v1 (prefix,
+ * base64url, UTF-8, a JSON object of `descriptor` and `consent` only), `proof.descriptor.…` naming
+ * what the descriptor's validation refused. The consent is returned as sent, for the claim to judge.
+ */
+export function parseProof(input: string): ParseProofResult {
+  const refused: ParseProofResult = { ok: false, fields: ["proof"] };
+  if (!input.startsWith(PROOF_PREFIX) || input.length > MAX_PROOF_LENGTH) return refused;
+  const encoded = input.slice(PROOF_PREFIX.length);
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded) || encoded.length % 4 === 1) return refused;
+  let payload: unknown;
+  try {
+    const binary = atob(encoded.replace(/-/g, "+").replace(/_/g, "/"));
+    payload = JSON.parse(decoder.decode(Uint8Array.from(binary, (char) => char.charCodeAt(0))));
+  } catch {
+    return refused;
+  }
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return refused;
+  const { descriptor, consent, ...unknown } = payload as Record<string, unknown>;
+  if (Object.keys(unknown).length > 0) return refused;
+  const parsed = parseDescriptor(descriptor, { path: "proof.descriptor" });
+  if (!parsed.ok) return parsed;
+  return { ok: true, proof: consent === undefined ? { descriptor: parsed.descriptor } : { descriptor: parsed.descriptor, consent } };
+}

@@ -1,0 +1,103 @@
+/**
+ * POST /v1/identity/attributes (resource API 4.3): one predicate about a claimed person, asked
+ * with a fresh proof that this person is present now. The answer says only the predicate's truth:
+ * never the document, its country or a date. Where each attribute's truth comes from:
+ *
+ * | attribute                 | true when                                                                      |
+ * | ------------------------- | ------------------------------------------------------------------------------ |
+ * | `document_verified` | a verified identity document is on record and unexpired at this instant        |
+ * | `age_over_18`, `age_over_21` | a verified document's date of birth says so: no evidence carries one yet, so refused |
+ *
+ * An attribute nothing on record can prove is refused (`403 DOCUMENT_REQUIRED`, `reason:
+ * document_unverifiable`) before the proof is looked at, and no capture is used. An answered
+ * attribute uses its capture as an act (identity_attribute_record), with the answer stored under
+ * its Idempotency-Key in the same transaction.
+ */
+import * as v from "valibot";
+import { cosineSimilarity } from "../engine";
+import { type PendingResponse, rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { metadataSchema } from "../sessions/create";
+import { FACE_MATCH_GATE } from "./presence";
+import { facetokenField, judgedLive, proofField, proofFrom, type RecognitionKeys } from "./proof";
+
+/** Every attribute a merchant may ask for; those without evidence are refused, not guessed. */
+export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;
+type AttributeName = (typeof attributeNames)[number];
+
+/** Attributes whose evidence (a verified date of birth) no record can carry yet. */
+const UNPROVABLE: ReadonlySet<AttributeName> = new Set(["age_over_18", "age_over_21"]);
+
+export const attributeSchema = v.strictObject({
+  proof: proofField,
+  facetoken: facetokenField,
+  attribute: v.picklist(attributeNames),
+  metadata: v.optional(metadataSchema),
+});
+
+export interface AttributeAnswer {
+  object: "attribute";
+  attribute: AttributeName;
+  value: boolean;
+  facetoken: string;
+  asserted_at: string;
+  metadata: Record<string, string>;
+}
+
+/**
+ * The predicate's truth for the person of `facetoken`, who must be the live person of the proof:
+ * `403 LIVENESS_REQUIRED` when the proof is no live person now; `403 IDENTITY_MISMATCH` when the
+ * facetoken names nobody this merchant holds or the live face is not theirs (below the 0.75 gate);
+ * `403 ACCESS_REVOKED` when their consent was withdrawn, they were erased or their template was
+ * revoked; `409 CAPTURE_REPLAYED` when the capture was used for an act before.
+ */
+export async function proveAttribute(
+  deps: Deps,
+  keys: RecognitionKeys,
+  tenant: Tenant,
+  body: v.InferOutput<typeof attributeSchema>,
+  storedResponse: PendingResponse | undefined,
+): Promise<AttributeAnswer> {
+  if (UNPROVABLE.has(body.attribute))
+    throw new ApiError("DOCUMENT_REQUIRED", {
+      reason: "document_unverifiable",
+      attribute: body.attribute,
+      required: "a verified identity document with a date of birth",
+    });
+  const { descriptor } = proofFrom(body.proof);
+  judgedLive(descriptor, deps.now);
+  const identity = await rpc(deps.sql, "identity_resolve", {
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    subject_ref: body.facetoken,
+  });
+  if (!identity) throw new ApiError("IDENTITY_MISMATCH");
+  if (identity.erased || identity.consent_revoked)
+    throw new ApiError("ACCESS_REVOKED", { reason: identity.erased ? "identity_erased" : "consent_revoked" });
+  const { protector } = keys.templates;
+  if (!identity.template || identity.template.key_id !== protector.keyId)
+    throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
+  if (cosineSimilarity(protector.protect(descriptor.face.embedding), identity.template.embedding) < FACE_MATCH_GATE)
+    throw new ApiError("IDENTITY_MISMATCH");
+
+  const answer: AttributeAnswer = {
+    object: "attribute",
+    attribute: body.attribute,
+    value: identity.document !== null,
+    facetoken: body.facetoken,
+    asserted_at: deps.now.toISOString(),
+    metadata: body.metadata ?? {},
+  };
+  await rpc(deps.sql, "identity_attribute_record", {
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    capture_nonce: descriptor.capture_nonce,
+    ...(storedResponse && { stored_response: { record: storedResponse.record, status: 200, body: answer } }),
+  });
+  if (storedResponse) storedResponse.stored = true;
+  return answer;
+}

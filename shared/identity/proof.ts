@@ -1,0 +1,59 @@
+/**
+ * What the resource API's identity routes share: the presence proof v1 the device SDK emits
+ * (shared/engine/proof.ts), judged live at the request's instant, and the person it shows as this
+ * merchant knows them: the facetoken (the merchant's subject_ref of the person).
+ */
+import * as v from "valibot";
+import { MAX_PROOF_LENGTH, type PresenceDescriptor, type PresenceProof, parseProof } from "../engine";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { FACE_MATCH_GATE, judge } from "./presence";
+import { subjectRef } from "./subject-ref";
+import { bestMatch, type Templates } from "./template-store";
+
+/** The `proof` field of a body: a string; what it carries is judged by `proofFrom`. */
+export const proofField = v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_PROOF_LENGTH));
+
+/** The `facetoken` field of a body: a pseudonym this service gave the merchant (`sub_` and 48 hex). */
+export const facetokenField = v.pipe(v.string(), v.regex(/^sub_[0-9a-f]{48}$/, "a facetoken (sub_ and 48 hex)"));
+
+/** The proof a string carries, or `400 INVALID_INPUT` naming `proof` or the descriptor's fields at fault. */
+export function proofFrom(proof: string): PresenceProof {
+  const parsed = parseProof(proof);
+  if (!parsed.ok) throw new ApiError("INVALID_INPUT", { fields: parsed.fields });
+  return parsed.proof;
+}
+
+/**
+ * The engine's judgement of the proof's descriptor at `now` (a capture older than five minutes is
+ * stale); a refusal is `403 LIVENESS_REQUIRED` with the engine's reason.
+ */
+export function judgedLive(descriptor: PresenceDescriptor, now: Date) {
+  const judgement = judge(descriptor, now, null, null);
+  if (!judgement.livenessPassed) throw new ApiError("LIVENESS_REQUIRED", { reason: judgement.refusal });
+  return judgement;
+}
+
+/** What a merchant's templates and pseudonyms need. */
+export interface RecognitionKeys {
+  templates: Templates;
+  subjectRefSecret: string;
+}
+
+/**
+ * The facetoken of the person whose protected embedding this is, among the persons with an active
+ * consent with the merchant (never another merchant's), with the similarity; null when nobody
+ * reaches the 0.75 gate or the match is an erased identity. A read: nothing is written.
+ */
+export async function recognisedBy(
+  keys: RecognitionKeys,
+  tenant: Tenant,
+  protectedEmbedding: number[],
+): Promise<{ facetoken: string; identityId: string; similarity: number } | null> {
+  const match = await bestMatch(keys.templates, tenant.environment, protectedEmbedding, tenant.merchantId).catch((error) => {
+    throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
+  });
+  if (!match?.reachable || match.similarity < FACE_MATCH_GATE) return null;
+  const facetoken = await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId);
+  return { facetoken, identityId: match.identity_id, similarity: match.similarity };
+}

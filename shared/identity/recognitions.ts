@@ -1,0 +1,41 @@
+/**
+ * POST /v1/identity/recognitions (resource API 4.2): is the live person of this proof one the
+ * merchant has claimed? Free and stateless: judged and searched, nothing written, no capture used
+ * up (so the same proof may still make a claim or answer an attribute within its five minutes).
+ */
+import * as v from "valibot";
+import type { Deps } from "../platform/deps";
+import type { Tenant } from "../platform/principal";
+import { judgedLive, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
+
+export const recognitionSchema = v.strictObject({ proof: proofField });
+
+export interface Recognition {
+  object: "recognition";
+  matched: boolean;
+  facetoken: string | null;
+  confidence: number;
+}
+
+/**
+ * The facetoken the merchant holds for the live person, or `matched: false` with no facetoken and
+ * a confidence of 0: as face-identify, an unmatched answer carries no similarity (a score below the
+ * gate would let a caller climb towards someone's face, query by query).
+ */
+export async function recognisePerson(
+  deps: Deps,
+  keys: RecognitionKeys,
+  tenant: Tenant,
+  body: v.InferOutput<typeof recognitionSchema>,
+): Promise<Recognition> {
+  const { descriptor } = proofFrom(body.proof);
+  judgedLive(descriptor, deps.now);
+  const held = await recognisedBy(keys, tenant, keys.templates.protector.protect(descriptor.face.embedding));
+  if (!held) return { object: "recognition", matched: false, facetoken: null, confidence: 0 };
+  return {
+    object: "recognition",
+    matched: true,
+    facetoken: held.facetoken,
+    confidence: Math.min(1, Math.round(held.similarity * 10_000) / 10_000),
+  };
+}
