@@ -39,7 +39,7 @@ export interface DocumentEvidence {
 }
 
 /** Where the verifier finds Country Signing CAs: the trust list's certificates (DER) that may have issued a DS certificate. */
-export type TrustAnchorLookup = (issuer: { subject: string; keyIdentifier: string | null }) => Promise<Uint8Array[]>;
+export type TrustAnchorLookup = (issuer: { subject: string; keyIdentifier: string | null }) => Promise<Uint8Array<ArrayBuffer>[]>;
 
 /** A document that passed passive authentication, as it goes on record. */
 export interface VerifiedDocument extends MachineReadableZone {
@@ -97,7 +97,7 @@ function unreadable(reason: string): ApiError {
   return new ApiError("DOCUMENT_UNREADABLE", { reason });
 }
 
-function base64Bytes(text: string, field: string): Uint8Array {
+function base64Bytes(text: string, field: string): Uint8Array<ArrayBuffer> {
   try {
     return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
   } catch {
@@ -106,7 +106,7 @@ function base64Bytes(text: string, field: string): Uint8Array {
 }
 
 /** EF.SOD (tag 77 around a ContentInfo): the SignedData and the data group hashes it signs. */
-function readSod(bytes: Uint8Array): { signedData: pkijs.SignedData; hashAlgorithm: string; hashes: Map<number, Uint8Array> } {
+function readSod(bytes: Uint8Array<ArrayBuffer>): { signedData: pkijs.SignedData; hashAlgorithm: string; hashes: Map<number, Uint8Array> } {
   try {
     const wrapper = readTlv(bytes, 0);
     if (wrapper.tag !== 0x77 || wrapper.end !== bytes.length) throw unreadable("sod_not_ef_sod");

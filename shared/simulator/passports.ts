@@ -10,6 +10,7 @@ import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 import { checkDigit } from "../identity/mrz";
 import { type DocumentEvidence, LDS_SECURITY_OBJECT } from "../identity/passive-authentication";
+import { CSCA_MASTER_LIST } from "../identity/trust-list";
 
 /** The cases of `document passport create`, and the answer each one gets from the verifier. */
 export const passportCases = {
@@ -21,8 +22,6 @@ export const passportCases = {
 } as const;
 export type PassportCase = keyof typeof passportCases;
 
-/** id-icao-cscaMasterList (ICAO 9303 part 12, 9). */
-export const CSCA_MASTER_LIST = "2.23.136.1.1.2";
 const SIGNED_DATA = "1.2.840.113549.1.7.2";
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 const DAY = 86_400_000;
@@ -141,7 +140,7 @@ export async function createMasterList(cscas: readonly TestCsca[], signerCsca: T
 }
 
 /** ContentInfo(SignedData) over `content` of type `contentType`, signed by `signer`'s key with signed attributes. */
-async function signedContent(contentType: string, content: Uint8Array, signer: x509.X509Certificate, key: CryptoKey): Promise<Uint8Array> {
+async function signedContent(contentType: string, content: Uint8Array<ArrayBuffer>, signer: x509.X509Certificate, key: CryptoKey): Promise<Uint8Array<ArrayBuffer>> {
   const certificate = pkijs.Certificate.fromBER(signer.rawData);
   const signedData = new pkijs.SignedData({
     version: 3,
@@ -165,7 +164,7 @@ async function signedContent(contentType: string, content: Uint8Array, signer: x
   return new Uint8Array(new pkijs.ContentInfo({ contentType: SIGNED_DATA, content: signedData.toSchema(true) }).toSchema().toBER());
 }
 
-function ldsSecurityObject(groups: [number, Uint8Array][]): Uint8Array {
+function ldsSecurityObject(groups: [number, Uint8Array][]): Uint8Array<ArrayBuffer> {
   const sha256Id = new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: "2.16.840.1.101.3.4.2.1" }), new asn1js.Null()] });
   const hashes = groups.map(
     ([number, hash]) => new asn1js.Sequence({ value: [new asn1js.Integer({ value: number }), new asn1js.OctetString({ valueHex: hash })] }),
@@ -202,13 +201,13 @@ function alpha2Of(country: string): string {
   return country.slice(0, 2);
 }
 
-function tlv(tag: number[], value: Uint8Array): Uint8Array {
+function tlv(tag: number[], value: Uint8Array): Uint8Array<ArrayBuffer> {
   const n = value.length;
   const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
   return Uint8Array.from([...tag, ...length, ...value]);
 }
 
-async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
+async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 }
 
@@ -222,6 +221,6 @@ export function base64(bytes: ArrayBuffer | Uint8Array): string {
   return Buffer.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)).toString("base64");
 }
 
-export function bytesOf(text: string): Uint8Array {
+export function bytesOf(text: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(Buffer.from(text, "base64"));
 }
