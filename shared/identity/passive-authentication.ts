@@ -66,13 +66,13 @@ export async function passiveAuthentication(
   const sodBytes = base64Bytes(evidence.sod, "sod");
   const dg1 = base64Bytes(evidence.dg1, "dg1");
   const sod = readSod(sodBytes);
-  const mrz = readMrz(dg1, at);
 
   const dg1Hash = new Uint8Array(await crypto.subtle.digest(sod.hashAlgorithm, dg1));
   if (!equalBytes(sod.hashes.get(1), dg1Hash) || !equalBytes(sod.hashes.get(2), base64Bytes(evidence.dg2_hash, "dg2_hash"))) {
     throw new ApiError("DOCUMENT_DATA_GROUP_MISMATCH", { data_group: equalBytes(sod.hashes.get(1), dg1Hash) ? 2 : 1 });
   }
 
+  const mrz = readMrz(dg1, at);
   const signer = await verifySodSignature(sod.signedData);
   const csca = await chainedAnchor(signer, anchorsFor);
   for (const [certificate, role] of [
@@ -108,8 +108,9 @@ function base64Bytes(text: string, field: string): Uint8Array<ArrayBuffer> {
 /** EF.SOD (tag 77 around a ContentInfo): the SignedData and the data group hashes it signs. */
 function readSod(bytes: Uint8Array<ArrayBuffer>): { signedData: pkijs.SignedData; hashAlgorithm: string; hashes: Map<number, Uint8Array> } {
   try {
+    if (bytes[0] !== 0x77) throw unreadable("sod_not_ef_sod");
     const wrapper = readTlv(bytes, 0);
-    if (wrapper.tag !== 0x77 || wrapper.end !== bytes.length) throw unreadable("sod_not_ef_sod");
+    if (wrapper.end !== bytes.length) throw unreadable("sod_malformed");
     const signedData = new pkijs.SignedData({
       schema: new pkijs.ContentInfo({ schema: berOf(bytes.subarray(wrapper.valueStart, wrapper.end)) }).content,
     });
