@@ -156,7 +156,7 @@ describe("process-biovital-transaction", () => {
       const person = await enrolStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const valid = await passport();
-      const cases: [string, Record<string, unknown>, string, Record<string, unknown>?][] = [
+      const cases: [string, object, string, Record<string, unknown>?][] = [
         ["tampered", await passport({ case: "tampered" }), "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 1 }],
         ["another portrait", { ...valid, dg2_hash: btoa("x".repeat(32)) }, "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 2 }],
         ["wrong signer", await passport({ case: "wrong-signer" }), "DOCUMENT_SIGNATURE_INVALID"],
