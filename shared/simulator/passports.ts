@@ -115,7 +115,7 @@ export async function createTestPassport(csca: TestCsca, options: PassportOption
 }
 
 /** An ICAO master list (a CMS SignedData of CscaMasterList) of `cscas`, signed by a list signer that `signerCsca` issued. */
-export async function createMasterList(cscas: readonly TestCsca[], signerCsca: TestCsca): Promise<Uint8Array> {
+export async function createMasterList(cscas: readonly TestCsca[], signerCsca: TestCsca): Promise<Uint8Array<ArrayBuffer>> {
   const issuer = new x509.X509Certificate(bytesOf(signerCsca.certificate));
   const issuerKey = await crypto.subtle.importKey("pkcs8", bytesOf(signerCsca.private_key), ALGORITHM, false, ["sign"]);
   const keys = await crypto.subtle.generateKey(ALGORITHM, false, ["sign", "verify"]);
