@@ -9,6 +9,7 @@ import { aliasRequestSchema } from "../../functions/alias-availability/schema";
 import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "../../functions/resource-api/mandates";
 import { agentTools } from "../../shared/agents/tools";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { documentEvidenceSchema } from "../../shared/identity/documents";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
 import { decisionSchema } from "../../shared/mandates/decision";
@@ -19,6 +20,7 @@ import { revokeSchema } from "../../shared/mandates/revoke";
 import { scopes } from "../../shared/mandates/scopes";
 import { receiptLookupSchema } from "../../shared/receipts/verify";
 import { cancelSchema } from "../../shared/sessions/complete";
+import { passportCases } from "../../shared/simulator/passports";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { createSessionSchema } from "../../shared/sessions/create";
 import { getSessionSchema } from "../../shared/sessions/read";
@@ -46,6 +48,8 @@ export const MARK = {
   now: "$@NOW",
   face: "$@FACE",
   strangerFace: "$@STRANGER_FACE",
+  /** `$@PASSPORT:<case>`: the `document` of a sandbox passport of that case (shared/simulator/passports.ts). */
+  passport: "$@PASSPORT:",
   /** `$@IN:<seconds>`: the request's clock plus that many seconds, as ISO 8601. */
   inSeconds: "$@IN:",
 } as const;
@@ -124,13 +128,12 @@ function captureOverrides(skeletons: Skeletons, schema: unknown): Overrides {
   };
 }
 
-/** A document attestation as the sink and the hosted screen take it: mostly well formed. */
-const documentAttestation = fc.record({
-  type: often(fc.constantFrom("passport", "national_id", "driving_licence", "residence_permit"), fc.constant("library_card")),
-  issuing_country: often(fc.constantFrom("BR", "US"), fc.constantFrom("br", "XX1")),
-  expires_on: often(fc.constantFrom("2031-01-31", "2020-01-01"), fc.constantFrom("2031-02-30", "31/01/2031")),
-  face_embedding: fc.constantFrom(MARK.face, MARK.face, MARK.strangerFace),
-});
+/** Document evidence as the sink and the hosted screen take it: mostly a sandbox passport of each case, else junk of its shape. */
+const documentEvidence = often(
+  fc.constantFrom(...Object.keys(passportCases), "valid", "valid").map((kind) => `${MARK.passport}${kind}`),
+  arbitraryOf(documentEvidenceSchema),
+  4,
+);
 
 /** Every function of the registry and how to call it. */
 export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
@@ -153,7 +156,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     user_id: often(fc.constant(MARK.subject), fc.string({ minLength: 1, maxLength: 60 })),
     amount: fc.option(smallAmount, { nil: undefined, freq: 2 }),
     currency: fc.option(currencies, { nil: undefined, freq: 2 }),
-    document: sometimes(documentAttestation, 4),
+    document: sometimes(documentEvidence, 4),
     mandate_id: fc.option(fc.constant(MARK.mandate), { nil: undefined, freq: 2 }),
     scope: fc.option(scope, { nil: undefined, freq: 2 }),
     "context.merchant": fc.option(contexts, { nil: undefined }),
@@ -219,7 +222,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     fc.record({
       capture_nonce: fc.constant(MARK.nonce),
       face_template: captureOverrides(skeletons, identifySchema).face_template,
-      document: sometimes(documentAttestation, 5),
+      document: sometimes(documentEvidence, 5),
     }),
     enrolment,
   );
