@@ -2,7 +2,14 @@ import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { masterListCertificates, trustAnchorOf } from "../../shared/identity/trust-list";
 import { rpc } from "../../shared/platform/db/rpc";
-import { bytesOf, createTestCsca, createTestPassport, type PassportCase, passportCases, type TestCsca } from "../../shared/simulator/passports";
+import {
+  bytesOf,
+  createTestCsca,
+  createTestPassport,
+  type PassportCase,
+  passportCases,
+  type TestCsca,
+} from "../../shared/simulator/passports";
 import { type CommandGroup, choiceFlag, requireFlag, usage, withDatabase } from "./args";
 
 /** Identity documents (docs/documents.md): sandbox CSCAs and passports, and the trust lists documents are verified against. */
@@ -16,7 +23,9 @@ const document: CommandGroup = {
     if (!/^[A-Z]{1,3}$/.test(country)) throw usage("--country must be an ICAO code of 1 to 3 letters");
     const csca = await createTestCsca(country);
     const anchor = await trustAnchorOf(bytesOf(csca.certificate));
-    await withDatabase((sql) => rpc(sql, "document_trust_anchors_add", { environment: "test", source: "sandbox", now: new Date().toISOString(), anchors: [anchor] }));
+    await withDatabase((sql) =>
+      rpc(sql, "document_trust_anchors_add", { environment: "test", source: "sandbox", now: new Date().toISOString(), anchors: [anchor] }),
+    );
     return { ...csca, fingerprint: anchor.fingerprint, subject: anchor.subject, environment: "test" };
   },
 
@@ -30,9 +39,11 @@ const document: CommandGroup = {
     const at = typeof flags.at === "string" ? new Date(flags.at) : new Date();
     if (Number.isNaN(at.getTime())) throw usage("--at must be an ISO 8601 time");
     const expiresOn = typeof flags["expires-on"] === "string" ? flags["expires-on"] : undefined;
-    if (expiresOn !== undefined && !/^20\d\d-\d\d-\d\d$/.test(expiresOn)) throw usage("--expires-on must be a date YYYY-MM-DD in 2000-2099");
+    if (expiresOn !== undefined && !/^20\d\d-\d\d-\d\d$/.test(expiresOn))
+      throw usage("--expires-on must be a date YYYY-MM-DD in 2000-2099");
     const similarity = typeof flags["portrait-similarity"] === "string" ? Number(flags["portrait-similarity"]) : undefined;
-    if (similarity !== undefined && !(similarity >= -1 && similarity <= 1)) throw usage("--portrait-similarity must be a number from -1 to 1");
+    if (similarity !== undefined && !(similarity >= -1 && similarity <= 1))
+      throw usage("--portrait-similarity must be a number from -1 to 1");
     const kind = choiceFlag(flags, "case", Object.keys(passportCases) as PassportCase[], "valid");
     return createTestPassport(csca, { case: kind, at, expiresOn, portraitSimilarity: similarity });
   },
@@ -49,7 +60,9 @@ const document: CommandGroup = {
       throw new Error(`${file}: ${error.message}`);
     });
     const anchors = await Promise.all(certificates.map(trustAnchorOf));
-    const result = await withDatabase((sql) => rpc(sql, "document_trust_anchors_add", { environment, source: "master_list", now: new Date().toISOString(), anchors }));
+    const result = await withDatabase((sql) =>
+      rpc(sql, "document_trust_anchors_add", { environment, source: "master_list", now: new Date().toISOString(), anchors }),
+    );
     return { environment, master_list_signer: signer, certificates: anchors.length, ...result };
   },
 

@@ -9,13 +9,14 @@ import * as v from "valibot";
 import type { Sql } from "../platform/db/client";
 import { rpc } from "../platform/db/rpc";
 import type { Environment } from "../platform/principal";
-import { FACE_MATCH_GATE } from "./presence";
 import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
+import { FACE_MATCH_GATE } from "./presence";
 
 export { documentTypes } from "./mrz";
 
 /** Base64 (RFC 4648 section 4, padded) of at most `max` characters. */
-const base64 = (max: number) => v.pipe(v.string(), v.maxLength(max), v.regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, "base64"));
+const base64 = (max: number) =>
+  v.pipe(v.string(), v.maxLength(max), v.regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, "base64"));
 
 /** EF.SOD is a few KiB with its certificate; DG1 under 100 bytes; a data group hash at most SHA-512's 64 bytes. */
 export const documentEvidenceSchema = v.strictObject({
@@ -30,7 +31,12 @@ export const documentEvidenceSchema = v.strictObject({
  * capture's time), or the failing step's error (passive-authentication.ts). The portrait match
  * must clear the same gate as the live face.
  */
-export function verifyDocument(sql: Sql, environment: Environment, evidence: v.InferOutput<typeof documentEvidenceSchema>, at: Date): Promise<VerifiedDocument> {
+export function verifyDocument(
+  sql: Sql,
+  environment: Environment,
+  evidence: v.InferOutput<typeof documentEvidenceSchema>,
+  at: Date,
+): Promise<VerifiedDocument> {
   return passiveAuthentication(
     evidence,
     at,

@@ -52,7 +52,12 @@ export function parseMrz(mrz: string, today: Date): MachineReadableZone {
   if (!/^[A-Z]{1,3}$/.test(issuing)) throw new MrzError("issuing state is not an ICAO code");
   const expiresOn = isoDate(`20${expiry.slice(0, 2)}`, expiry.slice(2));
   if (!expiresOn) throw new MrzError("expiry is not a date");
-  return { document_type: documentTypeOf(mrz.slice(0, 2)), issuing_country: issuing, expires_on: expiresOn, date_of_birth: birthDate(birth, today) };
+  return {
+    document_type: documentTypeOf(mrz.slice(0, 2)),
+    issuing_country: issuing,
+    expires_on: expiresOn,
+    date_of_birth: birthDate(birth, today),
+  };
 }
 
 function documentTypeOf(code: string): DocumentType {

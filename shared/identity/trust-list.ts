@@ -34,7 +34,9 @@ export async function trustAnchorOf(der: Uint8Array<ArrayBuffer>): Promise<Trust
  * certificate it carries and that certificate was issued by one of the list's own CSCAs (the
  * issuing state's, as ICAO prescribes); anything else is an error saying what failed.
  */
-export async function masterListCertificates(bytes: Uint8Array<ArrayBuffer>): Promise<{ signer: string; certificates: Uint8Array<ArrayBuffer>[] }> {
+export async function masterListCertificates(
+  bytes: Uint8Array<ArrayBuffer>,
+): Promise<{ signer: string; certificates: Uint8Array<ArrayBuffer>[] }> {
   const parsed = asn1js.fromBER(bytes);
   if (parsed.offset === -1) throw new Error("not a DER/BER encoded master list");
   const signedData = new pkijs.SignedData({ schema: new pkijs.ContentInfo({ schema: parsed.result }).content });

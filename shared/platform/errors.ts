@@ -40,7 +40,10 @@ export const errorCatalogue = {
   INVALID_TTL: [400, "ttl_seconds must be an integer from 60 to 900."],
   INVALID_BRAND: [400, "brand must be 1 to 80 characters, without control characters or surrounding spaces."],
   INVALID_METADATA: [400, "metadata must be an object whose values are strings."],
-  DOCUMENT_UNREADABLE: [400, "The document evidence cannot be read as an EF.SOD and EF.DG1, or uses an algorithm the service does not verify (reason)."],
+  DOCUMENT_UNREADABLE: [
+    400,
+    "The document evidence cannot be read as an EF.SOD and EF.DG1, or uses an algorithm the service does not verify (reason).",
+  ],
   METADATA_TOO_LARGE: [400, "metadata holds at most 50 keys of at most 40 characters, each value at most 500 characters."],
   API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
   INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],

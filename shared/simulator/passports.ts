@@ -101,7 +101,8 @@ export async function createTestPassport(csca: TestCsca, options: PassportOption
     [1, await sha256(dg1)],
     [2, await sha256(dg2)],
   ]);
-  const sodKey = options.case === "wrong-signer" ? (await crypto.subtle.generateKey(ALGORITHM, false, ["sign"])).privateKey : signerKeys.privateKey;
+  const sodKey =
+    options.case === "wrong-signer" ? (await crypto.subtle.generateKey(ALGORITHM, false, ["sign"])).privateKey : signerKeys.privateKey;
   const sod = tlv([0x77], await signedContent(LDS_SECURITY_OBJECT, lds, signer, sodKey));
   // Tampered: the chip's DG1 altered after signing (another expiry), its hash no longer the SOD's.
   const sentDg1 = options.case === "tampered" ? tlv([0x61], tlv([0x5f, 0x1f], new TextEncoder().encode(tamperedMrz(mrz)))) : dg1;
@@ -131,20 +132,25 @@ export async function createMasterList(cscas: readonly TestCsca[], signerCsca: T
     extensions: [await x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey)],
   });
   const list = new asn1js.Sequence({
-    value: [
-      new asn1js.Integer({ value: 0 }),
-      new asn1js.Set({ value: cscas.map((c) => asn1js.fromBER(bytesOf(c.certificate)).result) }),
-    ],
+    value: [new asn1js.Integer({ value: 0 }), new asn1js.Set({ value: cscas.map((c) => asn1js.fromBER(bytesOf(c.certificate)).result) })],
   });
   return signedContent(CSCA_MASTER_LIST, new Uint8Array(list.toBER()), listSigner, keys.privateKey);
 }
 
 /** ContentInfo(SignedData) over `content` of type `contentType`, signed by `signer`'s key with signed attributes. */
-async function signedContent(contentType: string, content: Uint8Array<ArrayBuffer>, signer: x509.X509Certificate, key: CryptoKey): Promise<Uint8Array<ArrayBuffer>> {
+async function signedContent(
+  contentType: string,
+  content: Uint8Array<ArrayBuffer>,
+  signer: x509.X509Certificate,
+  key: CryptoKey,
+): Promise<Uint8Array<ArrayBuffer>> {
   const certificate = pkijs.Certificate.fromBER(signer.rawData);
   const signedData = new pkijs.SignedData({
     version: 3,
-    encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: contentType, eContent: new asn1js.OctetString({ valueHex: content }) }),
+    encapContentInfo: new pkijs.EncapsulatedContentInfo({
+      eContentType: contentType,
+      eContent: new asn1js.OctetString({ valueHex: content }),
+    }),
     signerInfos: [
       new pkijs.SignerInfo({
         version: 1,

@@ -9,9 +9,9 @@ import { PRESENCE_REASONS } from "../../shared/engine";
 import { rpc } from "../../shared/platform/db/rpc";
 import { defaultTheme } from "../../shared/themes/theme";
 import { capture } from "../harness/captures";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { passport } from "../harness/documents";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { ownThemeAssets } from "../harness/service";
 import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
@@ -221,8 +221,14 @@ describe("hosted-capture complete", () => {
       const m = await merchantFactory();
       const person = await enrolStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, authorizeBody());
-      const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: await passport({ case: "wrong-signer" }) });
-      expect(res.body, res.text).toMatchObject({ state: "failed", outcome: { approved: false, reason: "document_rejected", receipt_code: null } });
+      const res = await complete(screen, {
+        ...captureBody(person, screen.capture_nonce),
+        document: await passport({ case: "wrong-signer" }),
+      });
+      expect(res.body, res.text).toMatchObject({
+        state: "failed",
+        outcome: { approved: false, reason: "document_rejected", receipt_code: null },
+      });
       expect(res.body.outcome.user_message).toMatch(/could not be verified/);
       expect((await stateOf(m.keys.sk_test, session.session_id)).result).toEqual({
         approved: false,

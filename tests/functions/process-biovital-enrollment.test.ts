@@ -4,8 +4,8 @@ import { freePort } from "../../scripts/local/ports";
 import type { RunningServer } from "../../scripts/local/server";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
-import { merchantFactory, testDb } from "../harness/factories";
 import { passport } from "../harness/documents";
+import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { CONSENT, enrolPerson, strangerCapture } from "../harness/identity";
 import { callOn, startVariantServer } from "../harness/variant-server";
@@ -103,7 +103,8 @@ describe("process-biovital-enrollment", () => {
       const res = await enrol(merchant.keys.pk_test, { ...body, document: await passport() });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(res.body.fields).toEqual(["document"]);
-      const [{ count }] = await testDb()`select count(*)::int as count from private.capture_nonces where capture_nonce = ${body.capture_nonce}`;
+      const [{ count }] =
+        await testDb()`select count(*)::int as count from private.capture_nonces where capture_nonce = ${body.capture_nonce}`;
       expect(count).toBe(0);
     });
 

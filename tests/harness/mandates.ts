@@ -1,7 +1,7 @@
 import { expect } from "vitest";
+import { passport } from "./documents";
 import { merchantFactory } from "./factories";
 import { call, replayHeaders } from "./http";
-import { passport } from "./documents";
 import { enrolStranger, transact } from "./identity";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;

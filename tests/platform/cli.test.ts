@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { freePort } from "../../scripts/local/ports";
+import { trustAnchorOf } from "../../shared/identity/trust-list";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { parseApiKey } from "../../shared/platform/api-keys";
 import { createFunctionApp } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { rpc } from "../../shared/platform/db/rpc";
-import { trustAnchorOf } from "../../shared/identity/trust-list";
 import { bytesOf, createMasterList, createTestCsca, type TestCsca } from "../../shared/simulator/passports";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
@@ -176,8 +176,14 @@ describe("cli", () => {
         if (made.expected === null) expect(res.status, `${kind}: ${res.text}`).toBe(200);
         else expect(errorOf(res), kind).toEqual({ status: 403, code: made.expected });
       }
-      expectFailure(await cli("document", "passport", "create", "--csca", file, "--case", "forged"), "--case must be one of valid, tampered");
-      expectFailure(await cli("document", "passport", "create", "--csca", join(dir, "none.json")), "is not what `document csca create` printed");
+      expectFailure(
+        await cli("document", "passport", "create", "--csca", file, "--case", "forged"),
+        "--case must be one of valid, tampered",
+      );
+      expectFailure(
+        await cli("document", "passport", "create", "--csca", join(dir, "none.json")),
+        "is not what `document csca create` printed",
+      );
     }, 180_000);
 
     it("imports a master list's CSCAs into a trust list, shows and removes them; a list whose signature fails adds nothing", async () => {
@@ -189,13 +195,18 @@ describe("cli", () => {
       const imported = json(await cli("document", "trust-list", "import", "--env", "live", "--file", file, "--json"));
       expect(imported).toMatchObject({ environment: "live", certificates: 2, added: 2, already_listed: 0 });
       expect(imported.master_list_signer).toMatch(/Master List Signer/);
-      expect(json(await cli("document", "trust-list", "import", "--env", "live", "--file", file))).toMatchObject({ added: 0, already_listed: 2 });
+      expect(json(await cli("document", "trust-list", "import", "--env", "live", "--file", file))).toMatchObject({
+        added: 0,
+        already_listed: 2,
+      });
 
       const fingerprints = await Promise.all(cscas.map(async (c) => (await trustAnchorOf(bytesOf(c.certificate))).fingerprint));
       const shown = () => cli("document", "trust-list", "show", "--env", "live").then(json);
       const ours = (anchors: { fingerprint: string; source: string }[]) => anchors.filter((a) => fingerprints.includes(a.fingerprint));
       expect(ours((await shown()).anchors).map((a) => a.source)).toEqual(["master_list", "master_list"]);
-      expect(json(await cli("document", "trust-list", "remove", "--env", "live", "--fingerprint", fingerprints[1]))).toMatchObject({ removed: 1 });
+      expect(json(await cli("document", "trust-list", "remove", "--env", "live", "--fingerprint", fingerprints[1]))).toMatchObject({
+        removed: 1,
+      });
       expect(ours((await shown()).anchors).map((a) => a.fingerprint)).toEqual([fingerprints[0]]);
       expectFailure(await cli("document", "trust-list", "remove", "--env", "live", "--fingerprint", fingerprints[1]), "no CSCA");
 

@@ -67,7 +67,10 @@ describe("passive authentication", () => {
 
   it("names the data group that does not match, and the certificate that is out of its validity", async () => {
     const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
-    expect(await outcome({ ...document, dg2_hash: base64(new Uint8Array(32)) })).toEqual({ code: "DOCUMENT_DATA_GROUP_MISMATCH", data_group: 2 });
+    expect(await outcome({ ...document, dg2_hash: base64(new Uint8Array(32)) })).toEqual({
+      code: "DOCUMENT_DATA_GROUP_MISMATCH",
+      data_group: 2,
+    });
     const tampered = (await createTestPassport(csca, { case: "tampered", at: NOW })).document;
     expect(await outcome(tampered)).toEqual({ code: "DOCUMENT_DATA_GROUP_MISMATCH", data_group: 1 });
     const expired = (await createTestPassport(csca, { case: "expired", at: NOW })).document;
@@ -127,7 +130,12 @@ describe("the MRZ", () => {
 
   it("reads TD1, TD2 and TD3, and refuses a check digit that does not add up", () => {
     const td3 = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<L898902C36UTO7408122F1204159ZE184226B<<<<<10";
-    expect(parseMrz(td3, NOW)).toEqual({ document_type: "passport", issuing_country: "UTO", expires_on: "2012-04-15", date_of_birth: "1974-08-12" });
+    expect(parseMrz(td3, NOW)).toEqual({
+      document_type: "passport",
+      issuing_country: "UTO",
+      expires_on: "2012-04-15",
+      date_of_birth: "1974-08-12",
+    });
     const td1 = "I<UTOD231458907<<<<<<<<<<<<<<<7408122F1204159UTO<<<<<<<<<<<6ERIKSSON<<ANNA<MARIA<<<<<<<<<<";
     expect(parseMrz(td1, NOW)).toMatchObject({ document_type: "national_id", expires_on: "2012-04-15", date_of_birth: "1974-08-12" });
     const td2 = "IRUTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<D231458907UTO7408122F1204159<<<<<<<6";
