@@ -7,7 +7,7 @@ import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
-import { mandateFixture, standInRequest } from "../harness/mandates";
+import { issue, mandateBody, mandateFixture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
@@ -213,20 +213,7 @@ describe("process-biovital-transaction", () => {
       );
       expect(paid.status, paid.text).toBe(200);
       expect(paid.body.assurance_level).toBe("face_voice_doc");
-      const grant = (captureId: string) =>
-        call("mandate-issue", {
-          key: merchant.keys.sk_live,
-          headers: replayHeaders(),
-          body: {
-            granted_by: person.subject_ref,
-            granted_to: `agent_${crypto.randomUUID()}`,
-            granted_to_kind: "agent",
-            scopes: ["payment"],
-            ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" },
-            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
-            proof: { capture_id: captureId },
-          },
-        });
+      const grant = (captureId: string) => issue(merchant.keys.sk_live, mandateBody(person, captureId, { scopes: ["payment"] }));
       const issued = await grant(paid.body.transaction_id);
       expect(issued.status, issued.text).toBe(201);
       expect(issued.body.assurance_level).toBe("face_voice_doc");
