@@ -182,6 +182,13 @@ describe("process-biovital-transaction", () => {
         status: 403,
         code: "DOCUMENT_REQUIRED",
       });
+      // Nor does a money-scope mandate see a document: refused evidence left none.
+      const login = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect(login.body.assurance_level).toBe("face_voice");
+      expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, login.body.transaction_id)))).toEqual({
+        status: 403,
+        code: "DOCUMENT_REQUIRED",
+      });
     });
 
     it("refuses self-attested documents (the former shape) with either key", async () => {
