@@ -47,8 +47,12 @@ export interface VerifiedDocument extends MachineReadableZone {
   /** SHA-256 of the Document Signer certificate and of the Country Signing CA certificate (hex). */
   signer_fingerprint: string;
   csca_fingerprint: string;
-  /** SHA-256 of EF.SOD as sent (hex): which read of which document this record rests on. */
-  sod_sha256: string;
+  /**
+   * SHA-256 of the LDSSecurityObject the SOD signs (hex): the data group hashes, the same for every
+   * copy of the chip and unchangeable without breaking the signature (unlike the SOD's unsigned
+   * parts, its certificate set for one), so it names the document.
+   */
+  lds_sha256: string;
 }
 
 /**
@@ -89,7 +93,7 @@ export async function passiveAuthentication(
     portrait_similarity: Math.round(evidence.portrait_similarity * 10_000) / 10_000,
     signer_fingerprint: await fingerprint(signer),
     csca_fingerprint: await fingerprint(csca),
-    sod_sha256: toHex(await crypto.subtle.digest("SHA-256", sodBytes)),
+    lds_sha256: toHex(await crypto.subtle.digest("SHA-256", sod.securityObject)),
   };
 }
 
@@ -106,7 +110,12 @@ function base64Bytes(text: string, field: string): Uint8Array<ArrayBuffer> {
 }
 
 /** EF.SOD (tag 77 around a ContentInfo): the SignedData and the data group hashes it signs. */
-function readSod(bytes: Uint8Array<ArrayBuffer>): { signedData: pkijs.SignedData; hashAlgorithm: string; hashes: Map<number, Uint8Array> } {
+function readSod(bytes: Uint8Array<ArrayBuffer>): {
+  signedData: pkijs.SignedData;
+  securityObject: Uint8Array<ArrayBuffer>;
+  hashAlgorithm: string;
+  hashes: Map<number, Uint8Array>;
+} {
   try {
     if (bytes[0] !== 0x77) throw unreadable("sod_not_ef_sod");
     const wrapper = readTlv(bytes, 0);
@@ -116,7 +125,8 @@ function readSod(bytes: Uint8Array<ArrayBuffer>): { signedData: pkijs.SignedData
     });
     const { eContentType, eContent } = signedData.encapContentInfo;
     if (eContentType !== LDS_SECURITY_OBJECT || !eContent) throw unreadable("sod_not_lds_security_object");
-    const [, algorithm, groups] = (berOf(new Uint8Array(eContent.getValue())) as asn1js.Sequence).valueBlock.value as [
+    const securityObject = new Uint8Array(eContent.getValue());
+    const [, algorithm, groups] = (berOf(securityObject) as asn1js.Sequence).valueBlock.value as [
       asn1js.Integer,
       asn1js.Sequence,
       asn1js.Sequence,
@@ -128,7 +138,7 @@ function readSod(bytes: Uint8Array<ArrayBuffer>): { signedData: pkijs.SignedData
       const [number, hash] = group.valueBlock.value as [asn1js.Integer, asn1js.OctetString];
       hashes.set(number.valueBlock.valueDec, new Uint8Array(hash.getValue()));
     }
-    return { signedData, hashAlgorithm, hashes };
+    return { signedData, securityObject, hashAlgorithm, hashes };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw unreadable("sod_malformed");

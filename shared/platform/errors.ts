@@ -62,6 +62,7 @@ export const errorCatalogue = {
   DOCUMENT_ISSUER_UNTRUSTED: [403, "The Document Signer certificate chains to no Country Signing CA of the trust list."],
   DOCUMENT_CERTIFICATE_EXPIRED: [403, "A certificate of the document's chain is outside its validity at the capture's time (certificate)."],
   DOCUMENT_EXPIRED: [403, "The document expired before the capture."],
+  DOCUMENT_ALREADY_BOUND: [403, "This document is on record for another person; a document belongs to one identity."],
   DOCUMENT_PORTRAIT_MISMATCH: [403, "The device found the document's portrait below the face match gate (0.75) against the live face."],
   IDENTITY_MISMATCH: [403, "The live face belongs to someone other than user_id."],
   FACE_MATCH_BELOW_THRESHOLD: [403, "The live face does not match user_id's template closely enough (gate 0.75)."],

@@ -39,6 +39,7 @@ const refusalReasons: Partial<Record<ErrorCode, string>> = {
   DOCUMENT_CERTIFICATE_EXPIRED: "document_rejected",
   DOCUMENT_EXPIRED: "document_rejected",
   DOCUMENT_PORTRAIT_MISMATCH: "document_rejected",
+  DOCUMENT_ALREADY_BOUND: "document_rejected",
   IDENTITY_MISMATCH: "identity_mismatch",
   FACE_MATCH_BELOW_THRESHOLD: "face_match_below_threshold",
   ACCESS_REVOKED: "access_revoked",

@@ -48,7 +48,7 @@ create table private.identity_documents (
   portrait_similarity real not null check (portrait_similarity between 0.75 and 1),
   signer_fingerprint text not null check (signer_fingerprint ~ '^[0-9a-f]{64}$'),
   csca_fingerprint text not null check (csca_fingerprint ~ '^[0-9a-f]{64}$'),
-  sod_sha256 text not null check (sod_sha256 ~ '^[0-9a-f]{64}$'),
+  lds_sha256 text not null check (lds_sha256 ~ '^[0-9a-f]{64}$'),
   verified_at timestamptz not null
 );
 comment on table private.identity_documents is 'Identity documents verified by passive authentication of their chip data, kept without image, number or name.';
@@ -62,10 +62,11 @@ comment on column private.identity_documents.date_of_birth is 'Holder''s date of
 comment on column private.identity_documents.portrait_similarity is 'The device''s match of the chip portrait (DG2) to the live face of the capture (>= 0.75): a claim of the device.';
 comment on column private.identity_documents.signer_fingerprint is 'SHA-256 of the Document Signer certificate that signed the SOD.';
 comment on column private.identity_documents.csca_fingerprint is 'SHA-256 of the trust list''s Country Signing CA it chained to.';
-comment on column private.identity_documents.sod_sha256 is 'SHA-256 of the EF.SOD verified.';
+comment on column private.identity_documents.lds_sha256 is 'SHA-256 of the LDSSecurityObject the SOD signs: names the document (every copy of the chip shares it), so it belongs to one identity.';
 comment on column private.identity_documents.verified_at is 'When passive authentication succeeded (the capture''s time).';
 create index identity_documents_identity_idx on private.identity_documents (identity_id, expires_on);
 create index identity_documents_capture_idx on private.identity_documents (capture_id);
+create index identity_documents_lds_idx on private.identity_documents (lds_sha256);
 
 -- document_trust_anchors_add({environment, source, now, anchors: [{fingerprint, subject, key_identifier, country,
 --   certificate (base64 DER), not_before, not_after}]}) -> {added, already_listed}
@@ -126,7 +127,8 @@ comment on function public.document_trust_anchor_candidates(jsonb) is 'The trust
 -- capture_record({capture: {...}, receipt: {...} | null, document: {...} | null, baseline: {...} | null,
 --   stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
 -- As before, except that a document is one the server verified (passive authentication), in either environment,
--- recorded with the capture that carried it.
+-- recorded with the capture that carried it. A document (its signed LDSSecurityObject, which a copy of the chip shares) belongs to one
+-- identity: another identity presenting it raises HA438, and nothing is written.
 create or replace function public.capture_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -149,11 +151,17 @@ begin
   end;
 
   if jsonb_typeof(d) = 'object' then
+    -- Serialises the presentations of one document, so two identities cannot both take it at once.
+    perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
+    if exists (select 1 from private.identity_documents
+               where lds_sha256 = d ->> 'lds_sha256' and identity_id <> (c ->> 'identity_id')::uuid) then
+      raise exception 'this document is on record for another identity' using errcode = 'HA438';
+    end if;
     insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
-      date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, sod_sha256, verified_at)
+      date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)
     values ((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d ->> 'document_type', d ->> 'issuing_country',
       (d ->> 'expires_on')::date, (d ->> 'date_of_birth')::date, (d ->> 'portrait_similarity')::real,
-      d ->> 'signer_fingerprint', d ->> 'csca_fingerprint', d ->> 'sod_sha256', (c ->> 'created_at')::timestamptz);
+      d ->> 'signer_fingerprint', d ->> 'csca_fingerprint', d ->> 'lds_sha256', (c ->> 'created_at')::timestamptz);
   end if;
 
   if jsonb_typeof(p -> 'baseline') = 'object' then
@@ -170,4 +178,4 @@ begin
     p -> 'stored_response' -> 'body', null);
   return jsonb_build_object('capture_id', c ->> 'id');
 end $$;
-comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any document it carried that passed passive authentication) and the answer stored under its Idempotency-Key atomically; a reused capture raises HA411.';
+comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any document it carried that passed passive authentication) and the answer stored under its Idempotency-Key atomically; a reused capture raises HA411, a document on record for another identity HA438.';

@@ -191,6 +191,26 @@ describe("process-biovital-transaction", () => {
       });
     });
 
+    it("binds a document to one identity: another person presenting the same chip data is refused, its holder is not", async () => {
+      const merchant = await merchantFactory();
+      const holder = await enrolStranger(merchant.keys.pk_test);
+      const other = await enrolStranger(merchant.keys.pk_test);
+      const document = await passport();
+      const first = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
+      expect(first.status, first.text).toBe(200);
+      const shot = other.capture();
+      const taken = await transact(merchant.keys.sk_test, body(other.subject_ref, shot, { action: "ACTION_SIGN", document }));
+      expect(errorOf(taken)).toEqual({ status: 403, code: "DOCUMENT_ALREADY_BOUND" });
+      const [{ captures }] = await testDb()`select count(*)::int as captures from private.captures where capture_nonce = ${shot.nonce}`;
+      expect(captures).toBe(0);
+      const again = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
+      expect(again.status, again.text).toBe(200);
+      expect(errorOf(await transact(merchant.keys.sk_test, body(other.subject_ref, other.capture(), { action: "ACTION_SIGN" })))).toEqual({
+        status: 403,
+        code: "DOCUMENT_REQUIRED",
+      });
+    });
+
     it("refuses self-attested documents (the former shape) with either key", async () => {
       const merchant = await merchantFactory();
       const attested = { type: "passport", issuing_country: "BR", expires_on: "2031-01-31", face_embedding: randomFace() };

@@ -3,6 +3,8 @@
  * the valid one accepted with what it records, each failing case refused with its own code, and
  * the steps around them (what is hashed, signed, chained and dated) each able to fail on its own.
  */
+import * as asn1js from "asn1js";
+import * as pkijs from "pkijs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { checkDigit, mrzOfDg1, parseMrz } from "../../shared/identity/mrz";
 import { type DocumentEvidence, passiveAuthentication, type TrustAnchorLookup } from "../../shared/identity/passive-authentication";
@@ -53,7 +55,7 @@ describe("passive authentication", () => {
       csca_fingerprint: (await trustAnchorOf(bytesOf(csca.certificate))).fingerprint,
     });
     expect(verified.signer_fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(verified.sod_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(verified.lds_sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it.each(Object.entries(passportCases).filter(([, code]) => code !== null) as [PassportCase, string][])(
@@ -104,6 +106,22 @@ describe("passive authentication", () => {
     expect((await outcome(document, NOW, async () => [])).code).toBe("DOCUMENT_ISSUER_UNTRUSTED");
     const other = await createTestCsca("UTO", new Date("2026-01-01T00:00:00Z"));
     expect((await outcome(document, NOW, async () => [bytesOf(other.certificate)])).code).toBe("DOCUMENT_ISSUER_UNTRUSTED");
+  });
+
+  it("names the document by what its signature covers: a copy with another certificate set is the same document", async () => {
+    const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
+    const sod = bytesOf(document.sod);
+    const content = new pkijs.ContentInfo({ schema: asn1js.fromBER(sod.subarray(4)).result });
+    const signedData = new pkijs.SignedData({ schema: content.content });
+    signedData.certificates = [...(signedData.certificates ?? []), pkijs.Certificate.fromBER(bytesOf(csca.certificate))];
+    const reencoded = new Uint8Array(
+      new pkijs.ContentInfo({ contentType: content.contentType, content: signedData.toSchema(true) }).toSchema().toBER(),
+    );
+    const copy = Uint8Array.from([0x77, 0x82, reencoded.length >> 8, reencoded.length & 0xff, ...reencoded]);
+    expect(base64(copy)).not.toBe(document.sod);
+    const original = await passiveAuthentication(document, NOW, trusted, GATE);
+    const altered = await passiveAuthentication({ ...document, sod: base64(copy) }, NOW, trusted, GATE);
+    expect(altered.lds_sha256).toBe(original.lds_sha256);
   });
 
   it("answers DOCUMENT_UNREADABLE with a reason for what is not an EF.SOD", async () => {

@@ -224,7 +224,7 @@ interface DocumentRow {
   portrait_similarity: number;
   signer_fingerprint: string;
   csca_fingerprint: string;
-  sod_sha256: string;
+  lds_sha256: string;
 }
 
 /** A Country Signing CA of a trust list as the CLI adds it (certificate: base64 DER). */
