@@ -1,39 +1,49 @@
+/**
+ * Document evidence inside a capture (docs/documents.md): the device reads an eMRTD's chip and
+ * sends EF.SOD and EF.DG1 as read, the hash of EF.DG2 (the portrait, which never leaves the device)
+ * and its own match of that portrait to the live face. The server verifies it by passive
+ * authentication against the environment's trust list at the capture's time; only then is it a
+ * document record. Nothing the caller merely asserts becomes one.
+ */
 import * as v from "valibot";
-import { cosineSimilarity } from "../engine";
+import type { Sql } from "../platform/db/client";
+import { rpc } from "../platform/db/rpc";
+import type { Environment } from "../platform/principal";
+import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
 import { FACE_MATCH_GATE } from "./presence";
 
-/**
- * A document attestation inside a capture: what the device read from an identity document (type,
- * issuing country, expiry) and the face embedding of the document photo, computed on the device by
- * the same model as the live face. Neither the image nor the document number ever leaves the
- * device. It becomes a document record when the photo matches the live face and it is unexpired.
- */
-export const documentTypes = ["passport", "national_id", "driving_licence", "residence_permit"] as const;
+export { documentTypes } from "./mrz";
 
-export const documentAttestationSchema = v.strictObject({
-  type: v.picklist(documentTypes),
-  issuing_country: v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "ISO 3166-1 alpha-2")),
-  expires_on: v.pipe(v.string(), v.isoDate()),
-  face_embedding: v.pipe(v.array(v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1))), v.length(128)),
+/** Base64 (RFC 4648 section 4, padded) of at most `max` characters. */
+const base64 = (max: number) =>
+  v.pipe(v.string(), v.maxLength(max), v.regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, "base64"));
+
+/** EF.SOD is a few KiB with its certificate; DG1 under 100 bytes; a data group hash at most SHA-512's 64 bytes. */
+export const documentEvidenceSchema = v.strictObject({
+  sod: base64(32_768),
+  dg1: base64(256),
+  dg2_hash: base64(88),
+  portrait_similarity: v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1)),
 });
 
-type DocumentAttestation = v.InferOutput<typeof documentAttestationSchema>;
-
-interface VerifiedDocument {
-  document_type: DocumentAttestation["type"];
-  issuing_country: string;
-  expires_on: string;
-  face_match_score: number;
-}
-
-/** The attestation as a document record, or null when it is expired or its photo is someone else. */
-export function verifyDocument(attestation: DocumentAttestation, liveEmbedding: readonly number[], now: Date): VerifiedDocument | null {
-  const score = cosineSimilarity(attestation.face_embedding, liveEmbedding);
-  if (score < FACE_MATCH_GATE || attestation.expires_on < now.toISOString().slice(0, 10)) return null;
-  return {
-    document_type: attestation.type,
-    issuing_country: attestation.issuing_country,
-    expires_on: attestation.expires_on,
-    face_match_score: Math.round(score * 10_000) / 10_000,
-  };
+/**
+ * The evidence as a document record, verified against `environment`'s trust list at `at` (the
+ * capture's time), or the failing step's error (passive-authentication.ts). The portrait match
+ * must clear the same gate as the live face.
+ */
+export function verifyDocument(
+  sql: Sql,
+  environment: Environment,
+  evidence: v.InferOutput<typeof documentEvidenceSchema>,
+  at: Date,
+): Promise<VerifiedDocument> {
+  return passiveAuthentication(
+    evidence,
+    at,
+    async ({ subject, keyIdentifier }) => {
+      const { certificates } = await rpc(sql, "document_trust_anchor_candidates", { environment, subject, key_identifier: keyIdentifier });
+      return certificates.map((der) => Uint8Array.from(atob(der), (c) => c.charCodeAt(0)));
+    },
+    FACE_MATCH_GATE,
+  );
 }

@@ -8,7 +8,7 @@
  * an error that judged nothing (bad input, a conflict, a 5xx) gives the session back, still opened.
  */
 import * as v from "valibot";
-import { documentAttestationSchema } from "../identity/documents";
+import { documentEvidenceSchema } from "../identity/documents";
 import { enrollmentSchema, enrolPerson } from "../identity/enrollment";
 import { identifyFace } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
@@ -48,7 +48,7 @@ const captureSchema = v.pipe(
   v.strictObject({
     capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
     face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown()),
-    document: v.optional(documentAttestationSchema),
+    document: v.optional(documentEvidenceSchema),
   }),
 );
 

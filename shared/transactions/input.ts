@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { documentAttestationSchema } from "../identity/documents";
+import { documentEvidenceSchema } from "../identity/documents";
 import { currencySchema } from "../lib/money";
 import { contextSchema } from "../mandates/decision";
 import { coded, minorUnitAmount } from "../platform/validation";
@@ -26,7 +26,7 @@ export const transactionSchema = v.pipe(
     face_template: v.optional(v.unknown()),
     amount: v.optional(minorUnitAmount),
     currency: v.optional(currencySchema),
-    document: v.optional(documentAttestationSchema),
+    document: v.optional(documentEvidenceSchema),
     mandate_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
     scope: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
     context: contextSchema,

@@ -16,7 +16,7 @@ import { type ActOptions, actReceipt, captureRow, documentRequired } from "./rec
  * be this identity's (`IDENTITY_MISMATCH` when it is another person who consented with this
  * merchant, `FACE_MATCH_BELOW_THRESHOLD` otherwise: another merchant's persons are never
  * revealed), the engine must find a live, uncoerced person, and money or signature acts
- * need a valid document. The capture row (refused ones too, for audit), on approval its signed
+ * need a valid document (on record, or carried by this capture and verified now). The capture row (refused ones too, for audit), on approval its signed
  * receipt, and under an Idempotency-Key the answer a retry replays are written by one RPC.
  */
 export async function judgeAndRecord(
@@ -41,9 +41,10 @@ export async function judgeAndRecord(
     throw new ApiError("FACE_MATCH_BELOW_THRESHOLD");
   }
 
+  // Evidence that fails passive authentication is refused before anything is judged or written.
+  const newDocument = body.document ? await verifyDocument(deps.sql, tenant.environment, body.document, deps.now) : null;
   const { baseline } = identity;
   const judgement = judge(descriptor, deps.now, baseline, scenario);
-  const newDocument = body.document ? verifyDocument(body.document, descriptor.face.embedding, deps.now) : null;
   const assurance: AssuranceLevel = identity.document || newDocument ? "face_voice_doc" : "face_voice";
   const refusal = !judgement.livenessPassed
     ? new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: judgement.refusal })

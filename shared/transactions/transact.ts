@@ -14,7 +14,7 @@ import { ApiError } from "../platform/errors";
 import type { HostedSessionPrincipal, Principal } from "../platform/principal";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
-import { type ActOptions, documentRequired } from "./record";
+import type { ActOptions } from "./record";
 import { transactWithMandate } from "./stand-in";
 
 const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
@@ -45,18 +45,6 @@ async function resolveIdentity(deps: Deps, principal: Principal | HostedSessionP
   return identity;
 }
 
-/**
- * A document attestation is self-attested: the device sends the photo's embedding and the live
- * embedding of the same request, and nothing proves either came from a document. Until verifiable
- * document evidence exists, attestations are accepted with sandbox keys only; with a live key the
- * request is `403 DOCUMENT_REQUIRED` (reason `document_unverifiable`) before anything is read or
- * written, so no live identity ever has a document record (capture_record refuses one too).
- */
-function sandboxOnlyDocument(action: TransactionBody["action"]): ApiError {
-  const required = documentRequired(action);
-  return new ApiError("DOCUMENT_REQUIRED", { ...required.extra, reason: "document_unverifiable" });
-}
-
 /** One act of a person, judged live or stood in for by a mandate, recorded with its receipt. */
 export async function transact(
   deps: Deps,
@@ -65,7 +53,6 @@ export async function transact(
   body: TransactionBody,
   options: ActOptions,
 ) {
-  if (body.document !== undefined && principal.environment !== "test") throw sandboxOnlyDocument(body.action);
   const identity = await resolveIdentity(deps, principal, body.user_id);
   if (body.mandate_id !== undefined) {
     const person = { identity_id: identity.identity_id, hasDocument: identity.document !== null };

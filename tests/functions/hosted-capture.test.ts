@@ -9,9 +9,10 @@ import { PRESENCE_REASONS } from "../../shared/engine";
 import { rpc } from "../../shared/platform/db/rpc";
 import { defaultTheme } from "../../shared/themes/theme";
 import { capture } from "../harness/captures";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { documentOf, enrolStranger, newStranger } from "../harness/identity";
+import { enrolStranger, newStranger } from "../harness/identity";
 import { ownThemeAssets } from "../harness/service";
 import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
 
@@ -207,7 +208,7 @@ describe("hosted-capture complete", () => {
 
       const body = authorizeBody({ amount_cents: 4550, currency: "BRL" });
       const { session, screen } = await booted(m.keys.sk_test, body);
-      const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: documentOf(person.face) });
+      const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: await passport() });
       expect(res.body, res.text).toMatchObject({ state: "completed", outcome: { approved: true } });
       const { result } = await stateOf(m.keys.sk_test, session.session_id);
       expect(result).toMatchObject({ approved: true, subject_ref: person.subject_ref, assurance_level: "face_voice_doc" });
@@ -218,11 +219,32 @@ describe("hosted-capture complete", () => {
       expect(row).toEqual({ amount: 4550, currency: "BRL" });
     });
 
+    it("authorize with a passport that fails passive authentication: failed as document_rejected, with the sink's code", async () => {
+      const m = await merchantFactory();
+      const person = await enrolStranger(m.keys.pk_test);
+      const { session, screen } = await booted(m.keys.sk_test, authorizeBody());
+      const res = await complete(screen, {
+        ...captureBody(person, screen.capture_nonce),
+        document: await passport({ case: "wrong-signer" }),
+      });
+      expect(res.body, res.text).toMatchObject({
+        state: "failed",
+        outcome: { approved: false, reason: "document_rejected", receipt_code: null },
+      });
+      expect(res.body.outcome.user_message).toMatch(/could not be verified/);
+      expect((await stateOf(m.keys.sk_test, session.session_id)).result).toEqual({
+        approved: false,
+        reason: "document_rejected",
+        code: "DOCUMENT_SIGNATURE_INVALID",
+        subject_ref: person.subject_ref,
+      });
+    });
+
     it("sign: ACTION_SIGN with the reference as the receipt's service_hash", async () => {
       const m = await merchantFactory();
       const person = await enrolStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, { action: "sign", external_txn_ref: "contract:9.v1" });
-      const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: documentOf(person.face) });
+      const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: await passport() });
       expect(res.body.state, res.text).toBe("completed");
       const { result } = await stateOf(m.keys.sk_test, session.session_id);
       const verified = await call("receipt-verify", { query: { code: result.receipt_code } });

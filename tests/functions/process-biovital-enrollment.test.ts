@@ -4,6 +4,7 @@ import { freePort } from "../../scripts/local/ports";
 import type { RunningServer } from "../../scripts/local/server";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { CONSENT, enrolPerson, strangerCapture } from "../harness/identity";
@@ -94,6 +95,17 @@ describe("process-biovital-enrollment", () => {
         status: 422,
         code: "FACE_TEMPLATE_REQUIRED",
       });
+    });
+
+    it("takes no document, even a valid passport: the account is born with face and voice (spec 4.3)", async () => {
+      const merchant = await merchantFactory();
+      const body = stranger();
+      const res = await enrol(merchant.keys.pk_test, { ...body, document: await passport() });
+      expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toEqual(["document"]);
+      const [{ count }] =
+        await testDb()`select count(*)::int as count from private.capture_nonces where capture_nonce = ${body.capture_nonce}`;
+      expect(count).toBe(0);
     });
 
     it("400 INVALID_INPUT names the fields", async () => {

@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { capture } from "../harness/captures";
 import { type DatabaseProxy, startDatabaseProxy } from "../harness/database-proxy";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { documentOf, enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
-import { mandateFixture, standInRequest } from "../harness/mandates";
+import { enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
+import { issue, mandateBody, mandateFixture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
@@ -115,87 +116,138 @@ describe("process-biovital-transaction", () => {
   });
 
   describe("documents and assurance", () => {
-    it("requires a valid document for payments and signatures; a matching attestation yields face_voice_doc", async () => {
+    it("requires a verified document for payments and signatures; a valid passport yields face_voice_doc and a record of its capture", async () => {
       const merchant = await merchantFactory();
       const person = await enrolStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const refused = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay));
       expect(errorOf(refused)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
-      expect(refused.body).toMatchObject({ action: "ACTION_PAYMENT" });
+      expect(refused.body).toMatchObject({ action: "ACTION_PAYMENT", accepted_documents: ["passport", "national_id", "residence_permit"] });
       const sign = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
       expect(errorOf(sign)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
 
-      const someoneElsesDocument = await transact(
-        merchant.keys.sk_test,
-        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(randomFace()) }),
-      );
-      expect(errorOf(someoneElsesDocument)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
-      const expired = await transact(
-        merchant.keys.sk_test,
-        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face, "2020-01-01") }),
-      );
-      expect(errorOf(expired)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
-
       const withDocument = await transact(
         merchant.keys.sk_test,
-        body(person.subject_ref, person.capture(), { ...pay, document: documentOf(person.face) }),
+        body(person.subject_ref, person.capture(), { ...pay, document: await passport({ expiresOn: "2031-01-31" }) }),
       );
       expect(withDocument.status, withDocument.text).toBe(200);
       expect(withDocument.body.assurance_level).toBe("face_voice_doc");
+      const [record] = await testDb()`select d.capture_id::text, d.document_type, d.issuing_country, d.expires_on::text,
+          d.date_of_birth::text, d.portrait_similarity, d.csca_fingerprint = a.fingerprint as chained
+        from private.identity_documents d join private.document_trust_anchors a on a.environment = 'test'
+          and a.fingerprint = d.csca_fingerprint
+        join private.subject_refs s on s.identity_id = d.identity_id where s.subject_ref = ${person.subject_ref}`;
+      expect(record).toEqual({
+        capture_id: withDocument.body.transaction_id,
+        document_type: "passport",
+        issuing_country: "UTO",
+        expires_on: "2031-01-31",
+        date_of_birth: "1990-04-12",
+        portrait_similarity: 0.91,
+        chained: true,
+      });
       const later = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGN" }));
       expect(later.status).toBe(200);
       expect(later.body.assurance_level).toBe("face_voice_doc");
     });
 
-    it("accepts document attestations with sandbox keys only: a live key gets 403 DOCUMENT_REQUIRED and no record", async () => {
+    it("refuses each passport that fails passive authentication with its own code, before anything is written", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_live);
+      const person = await enrolStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
-      const cases = [
-        { ...pay, document: documentOf(person.face) },
-        { action: "ACTION_SIGN", document: documentOf(person.face) },
-        { document: documentOf(person.face) },
+      const valid = await passport();
+      const cases: [string, object, string, Record<string, unknown>?][] = [
+        ["tampered", await passport({ case: "tampered" }), "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 1 }],
+        ["another portrait", { ...valid, dg2_hash: btoa("x".repeat(32)) }, "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 2 }],
+        ["wrong signer", await passport({ case: "wrong-signer" }), "DOCUMENT_SIGNATURE_INVALID"],
+        ["expired certificate", await passport({ case: "expired" }), "DOCUMENT_CERTIFICATE_EXPIRED", { certificate: "document_signer" }],
+        ["unknown CSCA", await passport({ case: "unknown-csca" }), "DOCUMENT_ISSUER_UNTRUSTED"],
+        ["expired document", await passport({ expiresOn: "2025-12-31" }), "DOCUMENT_EXPIRED"],
+        ["portrait below the gate", await passport({ portraitSimilarity: 0.6 }), "DOCUMENT_PORTRAIT_MISMATCH"],
+        ["not an EF.SOD", { ...valid, sod: btoa("not a security object") }, "DOCUMENT_UNREADABLE", { reason: "sod_not_ef_sod" }],
+        ["not a DG1", { ...valid, dg1: btoa("\x61\x03\x5f\x1f\x00") }, "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 1 }],
       ];
-      for (const extra of cases) {
-        const res = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), extra));
-        expect(errorOf(res), res.text).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
-        expect(res.body).toMatchObject({ action: extra.action ?? "ACTION_LOGIN", reason: "document_unverifiable" });
+      for (const [name, document, code, extra] of cases) {
+        const shot = person.capture();
+        const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot, { ...pay, document }));
+        expect(errorOf(res), `${name}: ${res.text}`).toEqual({ status: code === "DOCUMENT_UNREADABLE" ? 400 : 403, code });
+        if (extra) expect(res.body, name).toMatchObject(extra);
+        const [{ captures }] = await testDb()`select count(*)::int as captures from private.captures where capture_nonce = ${shot.nonce}`;
+        expect(captures, name).toBe(0);
       }
-      // Nothing was recorded, so payments and signatures stay refused and a login is face_voice.
       const [{ count }] = await testDb()`select count(*)::int as count from private.identity_documents d
         join private.subject_refs s on s.identity_id = d.identity_id where s.subject_ref = ${person.subject_ref}`;
       expect(count).toBe(0);
-      expect(errorOf(await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), pay)))).toEqual({
+      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay)))).toEqual({
         status: 403,
         code: "DOCUMENT_REQUIRED",
       });
-      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture()));
-      expect(login.status, login.text).toBe(200);
+      // Nor does a money-scope mandate see a document: refused evidence left none.
+      const login = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
       expect(login.body.assurance_level).toBe("face_voice");
-      // So no live capture can prove a money-scope mandate.
-      const issued = await call("mandate-issue", {
-        key: merchant.keys.sk_live,
-        headers: replayHeaders(),
-        body: {
-          granted_by: person.subject_ref,
-          granted_to: `agent_${crypto.randomUUID()}`,
-          granted_to_kind: "agent",
-          scopes: ["payment"],
-          ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" },
-          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
-          proof: { capture_id: login.body.transaction_id },
-        },
+      expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, login.body.transaction_id)))).toEqual({
+        status: 403,
+        code: "DOCUMENT_REQUIRED",
       });
-      expect(errorOf(issued)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+    });
 
-      // The sandbox still accepts them.
-      const sandbox = await enrolStranger(merchant.keys.pk_test);
-      const ok = await transact(
-        merchant.keys.sk_test,
-        body(sandbox.subject_ref, sandbox.capture(), { ...pay, document: documentOf(sandbox.face) }),
+    it("binds a document to one identity: another person presenting the same chip data is refused, its holder is not", async () => {
+      const merchant = await merchantFactory();
+      const holder = await enrolStranger(merchant.keys.pk_test);
+      const other = await enrolStranger(merchant.keys.pk_test);
+      const document = await passport();
+      const first = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
+      expect(first.status, first.text).toBe(200);
+      const shot = other.capture();
+      const taken = await transact(merchant.keys.sk_test, body(other.subject_ref, shot, { action: "ACTION_SIGN", document }));
+      expect(errorOf(taken)).toEqual({ status: 403, code: "DOCUMENT_ALREADY_BOUND" });
+      const [{ captures }] = await testDb()`select count(*)::int as captures from private.captures where capture_nonce = ${shot.nonce}`;
+      expect(captures).toBe(0);
+      const again = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
+      expect(again.status, again.text).toBe(200);
+      expect(errorOf(await transact(merchant.keys.sk_test, body(other.subject_ref, other.capture(), { action: "ACTION_SIGN" })))).toEqual({
+        status: 403,
+        code: "DOCUMENT_REQUIRED",
+      });
+    });
+
+    it("refuses self-attested documents (the former shape) with either key", async () => {
+      const merchant = await merchantFactory();
+      const attested = { type: "passport", issuing_country: "BR", expires_on: "2031-01-31", face_embedding: randomFace() };
+      for (const environment of ["test", "live"] as const) {
+        const person = await enrolStranger(merchant.keys[`pk_${environment}`]);
+        const res = await transact(merchant.keys[`sk_${environment}`], body(person.subject_ref, person.capture(), { document: attested }));
+        expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
+        expect(res.body.fields.every((field: string) => field.startsWith("document."))).toBe(true);
+      }
+    });
+
+    it("verifies live documents against the live trust list only, and then unlocks money scopes", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_live);
+      const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
+      const sandboxPassport = await transact(
+        merchant.keys.sk_live,
+        body(person.subject_ref, person.capture(), { ...pay, document: await passport() }),
       );
-      expect(ok.status, ok.text).toBe(200);
-      expect(ok.body.assurance_level).toBe("face_voice_doc");
+      expect(errorOf(sandboxPassport)).toEqual({ status: 403, code: "DOCUMENT_ISSUER_UNTRUSTED" });
+      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture()));
+      expect(login.body.assurance_level).toBe("face_voice");
+
+      const paid = await transact(
+        merchant.keys.sk_live,
+        body(person.subject_ref, person.capture(), { ...pay, document: await passport({ environment: "live" }) }),
+      );
+      expect(paid.status, paid.text).toBe(200);
+      expect(paid.body.assurance_level).toBe("face_voice_doc");
+      const grant = (captureId: string) => issue(merchant.keys.sk_live, mandateBody(person, captureId, { scopes: ["payment"] }));
+      const issued = await grant(paid.body.transaction_id);
+      expect(issued.status, issued.text).toBe(201);
+      expect(issued.body.assurance_level).toBe("face_voice_doc");
+      // The login came before the document: its capture never infers one (4.7 rule 2).
+      const older = await grant(login.body.transaction_id);
+      expect(older.status, older.text).toBe(201);
+      expect(older.body.assurance_level).toBe("face_voice");
     });
 
     it("stops deriving face_voice_doc once the document on record has expired", async () => {
@@ -203,7 +255,7 @@ describe("process-biovital-transaction", () => {
       const person = await enrolStranger(merchant.keys.pk_test);
       const first = await transact(
         merchant.keys.sk_test,
-        body(person.subject_ref, person.capture(), { document: documentOf(person.face, "2027-06-30") }),
+        body(person.subject_ref, person.capture(), { document: await passport({ expiresOn: "2027-06-30" }) }),
       );
       expect(first.body.assurance_level).toBe("face_voice_doc");
       const after = new Date("2027-07-01T12:00:00Z");

@@ -5,9 +5,10 @@
  * where the person is sent back. Expiry by the request clock.
  */
 import { describe, expect, it } from "vitest";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { documentOf, enrolStranger, newStranger } from "../harness/identity";
+import { enrolStranger, newStranger } from "../harness/identity";
 import { v1, whileInFlight } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
 import { boot, openSession, screenCall } from "../harness/sessions";
@@ -377,7 +378,7 @@ describe("each mode on the hosted screen", () => {
       );
       const screen = await bootedSession(session.url);
       expect(screen.mode).toMatchObject({ name: "attribute", attribute: "document_verified" });
-      const body = { ...captureOf(person, screen.capture_nonce), ...(document ? { document: documentOf(person.face) } : {}) };
+      const body = { ...captureOf(person, screen.capture_nonce), ...(document ? { document: await passport() } : {}) };
       const done = await screenCall("complete", screen.screen_token, body);
       expect(done.status, done.text).toBe(200);
       const read = await readV1(key, session.id);
@@ -401,7 +402,7 @@ describe("each mode on the hosted screen", () => {
     expect(screen.mode.mandate).toMatchObject(terms);
     const done = await screenCall("complete", screen.screen_token, {
       ...captureOf(person, screen.capture_nonce),
-      document: documentOf(person.face),
+      document: await passport(),
     });
     expect(done.status, done.text).toBe(200);
     expect(done.body.outcome).toMatchObject({ approved: true });

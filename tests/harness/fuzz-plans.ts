@@ -12,6 +12,7 @@ import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/age
 import type { PresenceDescriptor } from "../../shared/engine";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
 import { claimSchema } from "../../shared/identity/claims";
+import { documentEvidenceSchema } from "../../shared/identity/documents";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
 import { recognitionSchema } from "../../shared/identity/recognitions";
@@ -26,6 +27,7 @@ import { cancelSchema } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { createSessionSchema } from "../../shared/sessions/create";
 import { getSessionSchema } from "../../shared/sessions/read";
+import { passportCases } from "../../shared/simulator/passports";
 import { themeRequestSchema } from "../../shared/themes/merchant-theme";
 import { transactionSchema } from "../../shared/transactions/input";
 import { arbitraryOf, type Overrides } from "./schema-arbitrary";
@@ -54,6 +56,8 @@ export const MARK = {
   strangerFace: "$@STRANGER_FACE",
   /** `{"$@PROOF": {descriptor, consent?}}`: that payload, resolved, as a presence proof v1 string. */
   proof: "$@PROOF",
+  /** `$@PASSPORT:<case>`: the `document` of a sandbox passport of that case (shared/simulator/passports.ts). */
+  passport: "$@PASSPORT:",
   /** `$@IN:<seconds>`: the request's clock plus that many seconds, as ISO 8601. */
   inSeconds: "$@IN:",
 } as const;
@@ -168,13 +172,12 @@ const v1Post = (path: string, plan: Partial<RoutePlan>): RoutePlan => ({
   ...plan,
 });
 
-/** A document attestation as the sink and the hosted screen take it: mostly well formed. */
-const documentAttestation = fc.record({
-  type: often(fc.constantFrom("passport", "national_id", "driving_licence", "residence_permit"), fc.constant("library_card")),
-  issuing_country: often(fc.constantFrom("BR", "US"), fc.constantFrom("br", "XX1")),
-  expires_on: often(fc.constantFrom("2031-01-31", "2020-01-01"), fc.constantFrom("2031-02-30", "31/01/2031")),
-  face_embedding: fc.constantFrom(MARK.face, MARK.face, MARK.strangerFace),
-});
+/** Document evidence as the sink and the hosted screen take it: mostly a sandbox passport of each case, else junk of its shape. */
+const documentEvidence = often(
+  fc.constantFrom(...Object.keys(passportCases), "valid", "valid").map((kind) => `${MARK.passport}${kind}`),
+  arbitraryOf(documentEvidenceSchema),
+  4,
+);
 
 /** Every function of the registry and how to call it. */
 export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
@@ -197,7 +200,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     user_id: often(fc.constant(MARK.subject), fc.string({ minLength: 1, maxLength: 60 })),
     amount: fc.option(smallAmount, { nil: undefined, freq: 2 }),
     currency: fc.option(currencies, { nil: undefined, freq: 2 }),
-    document: sometimes(documentAttestation, 4),
+    document: sometimes(documentEvidence, 4),
     mandate_id: fc.option(fc.constant(MARK.mandate), { nil: undefined, freq: 2 }),
     scope: fc.option(scope, { nil: undefined, freq: 2 }),
     "context.merchant": fc.option(contexts, { nil: undefined }),
@@ -263,7 +266,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     fc.record({
       capture_nonce: fc.constant(MARK.nonce),
       face_template: captureOverrides(skeletons, identifySchema).face_template,
-      document: sometimes(documentAttestation, 5),
+      document: sometimes(documentEvidence, 5),
     }),
     enrolment,
   );

@@ -13,7 +13,9 @@ import type { Sql } from "../../shared/platform/db/client";
 import { rpc } from "../../shared/platform/db/rpc";
 import { cronsOf, type FunctionName, mountOf } from "../../shared/platform/registry";
 import { sessionUuid } from "../../shared/sessions/tokens";
+import { type PassportCase, passportCases } from "../../shared/simulator/passports";
 import { type DocumentedAnswers, EVERY_FUNCTION } from "./documented-answers";
+import { passport } from "./documents";
 import { testDb } from "./factories";
 import { MARK } from "./fuzz-plans";
 import { RawJson, type Recipe } from "./fuzz-requests";
@@ -52,6 +54,8 @@ export interface Cohort {
   usedNonces: string[];
   usedIdempotencyKeys: string[];
   claimTokens: string[];
+  /** A sandbox passport of each case, by case. */
+  passports: Record<string, unknown>;
   /** The ledger's rows of this merchant before the batch (ledgerRows). */
   before: Ledger;
 }
@@ -113,6 +117,9 @@ export async function cohort(): Promise<Cohort> {
     usedNonces: [],
     usedIdempotencyKeys: [],
     claimTokens: [],
+    passports: Object.fromEntries(
+      await Promise.all(Object.keys(passportCases).map(async (kind) => [kind, await passport({ case: kind as PassportCase })])),
+    ),
     before: await ledgerRows(testDb(), merchant.merchant_id),
   };
 }
@@ -270,6 +277,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     [MARK.now]: new Date(now - 2000).toISOString(),
     [MARK.face]: c.person.face,
     [MARK.strangerFace]: randomFace(),
+    ...Object.fromEntries(Object.entries(c.passports).map(([kind, document]) => [`${MARK.passport}${kind}`, document])),
   };
   // a session token is taken from the pool only by a request that names one
   Object.defineProperty(markers, MARK.sessionToken, {

@@ -53,11 +53,6 @@ function withFace(descriptor: PresenceDescriptor, embedding: number[]): Presence
   return { ...descriptor, face: { ...descriptor.face, embedding } };
 }
 
-/** A document attestation whose photo is `person`'s face (or `embedding`), expiring on `expiresOn`. */
-export function documentOf(faceEmbedding: number[], expiresOn = "2031-01-31") {
-  return { type: "passport", issuing_country: "BR", expires_on: expiresOn, face_embedding: faceEmbedding };
-}
-
 export { faceEmbeddingOfPerson };
 
 type CaptureOptions = {

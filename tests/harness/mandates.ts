@@ -1,12 +1,13 @@
 import { expect } from "vitest";
+import { passport } from "./documents";
 import { merchantFactory } from "./factories";
 import { call, replayHeaders } from "./http";
-import { documentOf, enrolStranger, transact } from "./identity";
+import { enrolStranger, transact } from "./identity";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 type Person = Awaited<ReturnType<typeof enrolStranger>>;
 
-/** A fresh capture of `person` through the transaction sink: its transaction_id is mandate-issue's proof. */
+/** A fresh capture of `person` through the transaction sink (with a valid sandbox passport when `document`): its transaction_id is mandate-issue's proof. */
 export async function proofCapture(merchant: Merchant, person: Person, options: { document?: boolean; at?: Date } = {}) {
   const shot = person.capture({ at: options.at });
   const res = await transact(
@@ -17,7 +18,7 @@ export async function proofCapture(merchant: Merchant, person: Person, options: 
       user_id: person.subject_ref,
       capture_nonce: shot.nonce,
       face_template: shot.descriptor,
-      ...(options.document ? { document: documentOf(person.face) } : {}),
+      ...(options.document ? { document: await passport({ at: options.at }) } : {}),
     },
     { now: options.at },
   );

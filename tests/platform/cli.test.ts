@@ -1,11 +1,18 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { freePort } from "../../scripts/local/ports";
+import { trustAnchorOf } from "../../shared/identity/trust-list";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { parseApiKey } from "../../shared/platform/api-keys";
 import { createFunctionApp } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { rpc } from "../../shared/platform/db/rpc";
+import { bytesOf, createMasterList, createTestCsca, type TestCsca } from "../../shared/simulator/passports";
 import { merchantFactory, testDb } from "../harness/factories";
+import { errorOf } from "../harness/http";
+import { enrolStranger, transact } from "../harness/identity";
 import { type Ran, cli as runCli } from "../harness/spawn";
 
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
@@ -138,6 +145,77 @@ describe("cli", () => {
       expectFailure(await cli("key", "create", "--merchant", uuid, "--kind", "secret", "--env", "test", "--json"), "unknown merchant");
       expectFailure(await cli("key", "revoke", "--key-id", uuid, "--json"), "unknown key");
     });
+  });
+
+  describe("document", () => {
+    it("makes a sandbox CSCA on the sandbox trust list, and passports of it that the sink answers as each case says", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "cli-document-"));
+      const csca = json(await cli("document", "csca", "create", "--json"));
+      expect(csca).toMatchObject({ country: "UTO", environment: "test", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const [listed] = await testDb()`select source from private.document_trust_anchors
+        where environment = 'test' and fingerprint = ${csca.fingerprint}`;
+      expect(listed).toEqual({ source: "sandbox" });
+      const file = join(dir, "csca.json");
+      await writeFile(file, JSON.stringify(csca));
+
+      const merchant = await merchantFactory();
+      const person = await enrolStranger(merchant.keys.pk_test);
+      const cases = ["valid", "tampered", "wrong-signer", "expired", "unknown-csca"];
+      for (const kind of cases) {
+        const made = json(await cli("document", "passport", "create", "--csca", file, "--case", kind, "--json"));
+        expect(made.case).toBe(kind);
+        const shot = person.capture();
+        const res = await transact(merchant.keys.sk_test, {
+          action: "ACTION_SIGN",
+          service_hash: `svc:${crypto.randomUUID()}`,
+          user_id: person.subject_ref,
+          capture_nonce: shot.nonce,
+          face_template: shot.descriptor,
+          document: made.document,
+        });
+        if (made.expected === null) expect(res.status, `${kind}: ${res.text}`).toBe(200);
+        else expect(errorOf(res), kind).toEqual({ status: 403, code: made.expected });
+      }
+      expectFailure(
+        await cli("document", "passport", "create", "--csca", file, "--case", "forged"),
+        "--case must be one of valid, tampered",
+      );
+      expectFailure(
+        await cli("document", "passport", "create", "--csca", join(dir, "none.json")),
+        "is not what `document csca create` printed",
+      );
+    }, 180_000);
+
+    it("imports a master list's CSCAs into a trust list, shows and removes them; a list whose signature fails adds nothing", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "cli-master-list-"));
+      const cscas: TestCsca[] = [await createTestCsca("UTO"), await createTestCsca("UTO")];
+      const list = await createMasterList(cscas, cscas[0]);
+      const file = join(dir, "list.ml");
+      await writeFile(file, list);
+      const imported = json(await cli("document", "trust-list", "import", "--env", "live", "--file", file, "--json"));
+      expect(imported).toMatchObject({ environment: "live", certificates: 2, added: 2, already_listed: 0 });
+      expect(imported.master_list_signer).toMatch(/Master List Signer/);
+      expect(json(await cli("document", "trust-list", "import", "--env", "live", "--file", file))).toMatchObject({
+        added: 0,
+        already_listed: 2,
+      });
+
+      const fingerprints = await Promise.all(cscas.map(async (c) => (await trustAnchorOf(bytesOf(c.certificate))).fingerprint));
+      const shown = () => cli("document", "trust-list", "show", "--env", "live").then(json);
+      const ours = (anchors: { fingerprint: string; source: string }[]) => anchors.filter((a) => fingerprints.includes(a.fingerprint));
+      expect(ours((await shown()).anchors).map((a) => a.source)).toEqual(["master_list", "master_list"]);
+      expect(json(await cli("document", "trust-list", "remove", "--env", "live", "--fingerprint", fingerprints[1]))).toMatchObject({
+        removed: 1,
+      });
+      expect(ours((await shown()).anchors).map((a) => a.fingerprint)).toEqual([fingerprints[0]]);
+      expectFailure(await cli("document", "trust-list", "remove", "--env", "live", "--fingerprint", fingerprints[1]), "no CSCA");
+
+      const broken = list.slice();
+      broken[broken.length - 5] ^= 0xff;
+      await writeFile(file, broken);
+      expectFailure(await cli("document", "trust-list", "import", "--env", "live", "--file", file), /error: .*list\.ml: /);
+      expect(ours((await shown()).anchors)).toHaveLength(1);
+    }, 180_000);
   });
 
   describe("an unreachable database", () => {

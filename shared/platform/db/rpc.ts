@@ -274,12 +274,27 @@ export interface CaptureRow {
   created_at: Iso;
 }
 
-/** An identity document verified on a capture, as it is kept on record. */
+/** An identity document that passed passive authentication on a capture, as it is kept on record. */
 interface DocumentRow {
   document_type: string;
   issuing_country: string;
   expires_on: string;
-  face_match_score: number;
+  date_of_birth: string | null;
+  portrait_similarity: number;
+  signer_fingerprint: string;
+  csca_fingerprint: string;
+  lds_sha256: string;
+}
+
+/** A Country Signing CA of a trust list as the CLI adds it (certificate: base64 DER). */
+export interface TrustAnchorRow {
+  fingerprint: string;
+  subject: string;
+  key_identifier: string | null;
+  country: string | null;
+  certificate: string;
+  not_before: Iso;
+  not_after: Iso;
 }
 
 /** The capture of a claim (identity_claim): the act is ACTION_SIGNUP, the person and the instant are the enrolment's. */
@@ -388,6 +403,19 @@ interface RpcCatalogue {
       open_seconds: number;
     },
     unknown,
+  ];
+  document_trust_anchors_add: [
+    { environment: Environment; source: "sandbox" | "master_list"; now: Iso; anchors: TrustAnchorRow[] },
+    { added: number; already_listed: number },
+  ];
+  document_trust_anchors_remove: [{ environment: Environment; fingerprint: string }, { removed: number }];
+  document_trust_anchors_list: [
+    { environment: Environment },
+    { anchors: (Omit<TrustAnchorRow, "certificate"> & { source: string; added_at: Iso })[] },
+  ];
+  document_trust_anchor_candidates: [
+    { environment: Environment; subject: string; key_identifier: string | null },
+    { certificates: string[] },
   ];
   face_identify: [
     { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },

@@ -44,6 +44,7 @@ export const en = {
   "session.refused.not_recognised": "We did not recognise you. You may need to enrol first.",
   "session.refused.document_required": "This needs an identity document on record, and there is none for you.",
   "session.refused.mandate_refused": "This permission could not be granted as asked. Nothing was granted.",
+  "session.refused.document_rejected": "Your identity document could not be verified. Read its chip again, or use another document.",
   "session.refused.face_mismatch": "Your face did not match the person on record.",
   "session.refused.access_revoked": "Your access has been withdrawn.",
   "session.refused.identity_unreachable": "This person cannot be enrolled.",

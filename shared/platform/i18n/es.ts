@@ -46,6 +46,7 @@ export const es: Record<keyof typeof en, string> = {
   "session.refused.not_recognised": "No te reconocimos. Quizá debas registrarte primero.",
   "session.refused.document_required": "Esto requiere un documento de identidad registrado, y no hay ninguno para ti.",
   "session.refused.mandate_refused": "Este permiso no se pudo conceder tal como se pidió. No se concedió nada.",
+  "session.refused.document_rejected": "No se pudo verificar tu documento de identidad. Lee el chip de nuevo o usa otro documento.",
   "session.refused.face_mismatch": "Tu rostro no coincide con la persona registrada.",
   "session.refused.access_revoked": "Tu acceso fue retirado.",
   "session.refused.identity_unreachable": "Esta persona no puede registrarse.",

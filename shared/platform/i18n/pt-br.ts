@@ -46,6 +46,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.refused.not_recognised": "Não reconhecemos você. Talvez seja preciso fazer o cadastro primeiro.",
   "session.refused.document_required": "Isto exige um documento de identidade registrado, e não há nenhum para você.",
   "session.refused.mandate_refused": "Esta permissão não pôde ser concedida como pedida. Nada foi concedido.",
+  "session.refused.document_rejected":
+    "Não foi possível verificar seu documento de identidade. Leia o chip de novo ou use outro documento.",
   "session.refused.face_mismatch": "Seu rosto não corresponde à pessoa registrada.",
   "session.refused.access_revoked": "Seu acesso foi retirado.",
   "session.refused.identity_unreachable": "Esta pessoa não pode ser cadastrada.",
