@@ -45,7 +45,7 @@ function isReturnUrl(text: string): boolean {
 
 const returnUrl = v.pipe(v.string(coded("INVALID_RETURN_URL")), v.check(isReturnUrl, coded("INVALID_RETURN_URL")));
 const brandingCode = coded("INVALID_BRANDING");
-const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const HOST_NAME = /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const plainText = (max: number) =>
   v.pipe(
     v.string(brandingCode),
@@ -60,7 +60,7 @@ export const brandingSchema = v.strictObject(
   {
     logo_url: v.optional(v.pipe(v.string(brandingCode), v.check(isReturnUrl, brandingCode))),
     accent: v.optional(v.pipe(v.string(brandingCode), v.regex(/^#[0-9a-fA-F]{6}$/, brandingCode))),
-    domain: v.optional(v.pipe(v.string(brandingCode), v.toLowerCase(), v.regex(HOST_NAME, brandingCode))),
+    domain: v.optional(v.pipe(v.string(brandingCode), v.toLowerCase(), v.maxLength(253, brandingCode), v.regex(HOST_NAME, brandingCode))),
     headline: v.optional(plainText(80)),
     footer_note: v.optional(plainText(200)),
   },
