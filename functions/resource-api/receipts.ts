@@ -16,7 +16,7 @@ export const receipts = new Hono<AppEnv>();
 
 receipts.get(
   "/:id/verify",
-  documented({ summary: "Verify a receipt (public, no key)", answers: ["UNSUPPORTED_VERSION", "not_found"] }),
+  documented({ summary: "Verify a receipt (public, no key)", answers: ["UNSUPPORTED_VERSION", "INVALID_INPUT", "not_found"] }),
   rateLimit((c) => ({ rule: receiptVerifyRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX }),
   async (c) => {
     requestedVersion(c);

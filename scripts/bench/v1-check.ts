@@ -195,9 +195,9 @@ async function main() {
             .join(", ")} |`,
       ),
       "",
-      "| per call, one at a time (median) | ms |",
+      "| per call, one at a time (median) | µs |",
       "| --- | ---: |",
-      ...costs.map(([name, ms]) => `| ${name} | ${ms.toFixed(3)} |`),
+      ...costs.map(([name, ms]) => `| ${name} | ${(ms * 1000).toFixed(1)} |`),
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
     agent.destroy();

@@ -12,13 +12,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { rawRpc } from "../../shared/platform/db/rpc";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
-import { merchantFactory, testDb } from "../harness/factories";
+import { merchantFactory } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { type OwnService, startOwnService } from "../harness/own-service";
+import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy, type Receiver } from "../harness/webhook-receiver";
 
 const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
 
@@ -41,30 +41,9 @@ afterEach(async () => {
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
-/** A merchant with a webhook endpoint on a fresh loopback receiver. */
-async function merchantWithEndpoint() {
-  const merchant = await merchantFactory();
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-    merchantId: merchant.merchant_id,
-    environment: "test",
-    url: receiver.url,
-    allowLoopbackHttp: true,
-    now: new Date(),
-  });
-  return { merchant, receiver, secret: endpoint.secret };
-}
-
-/** The delivered envelopes of one type, by session id. */
-function delivered(receiver: Receiver, type: string) {
-  const envelopes = [...receiver.processed().values()].map((r) => r.envelope).filter((e) => e.type === type);
-  return new Map(envelopes.map((e) => [e.data.id as string, e]));
-}
-
 describe("session.completed", () => {
   it("is delivered signed for a completed, a failed and a cancelled session, with the state, the outcome and the metadata", async () => {
-    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const { merchant, receiver, secret } = await merchantWithEndpoint(own, receivers);
     const person = await enrolStranger(merchant.keys.pk_test);
 
     const ok = await openSession(merchant.keys.sk_test, { action: "login", metadata: { flow: "ok" } });
@@ -119,7 +98,7 @@ describe("session.completed", () => {
 
 describe("session.expired", () => {
   it("the first tick from expires_at on writes it once for each open or opened session; reads said expired before any tick", async () => {
-    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const { merchant, receiver, secret } = await merchantWithEndpoint(own, receivers);
     const t0 = new Date();
     const open = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60, metadata: { n: "1" } }, t0);
     const opened = await openSession(merchant.keys.sk_test, { action: "sign", ttl_seconds: 60 }, t0);
@@ -161,7 +140,7 @@ describe("session.expired", () => {
   });
 
   it("a completion that started before the expiry is left a minute to record its outcome; one that died expires after it", async () => {
-    const { merchant } = await merchantWithEndpoint();
+    const { merchant } = await merchantWithEndpoint(own, receivers);
     const t0 = new Date();
     const begun = async () => {
       const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);

@@ -8,14 +8,13 @@
  * own database and every test starts with no sessions and no events.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
-import { merchantFactory, testDb } from "../harness/factories";
 import { newStranger } from "../harness/identity";
 import { type OwnService, startOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody } from "../harness/resource-sessions";
+import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { screenCall } from "../harness/sessions";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy, type Receiver } from "../harness/webhook-receiver";
 
 const FUNCTIONS = ["resource-api", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
@@ -39,28 +38,9 @@ afterEach(async () => {
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
-async function merchantWithEndpoint() {
-  const merchant = await merchantFactory();
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-    merchantId: merchant.merchant_id,
-    environment: "test",
-    url: receiver.url,
-    allowLoopbackHttp: true,
-    now: new Date(),
-  });
-  return { merchant, key: merchant.keys.sk_test, receiver, secret: endpoint.secret };
-}
-
-function delivered(receiver: Receiver, type: string) {
-  const envelopes = [...receiver.processed().values()].map((r) => r.envelope).filter((e) => e.type === type);
-  return new Map(envelopes.map((e) => [e.data.id as string, e]));
-}
-
 describe("/v1 session webhooks", () => {
   it("session.completed for a completed and a cancelled session: data.id, data.metadata, the mode, the status and the result as GET shows them", async () => {
-    const { key, receiver, secret } = await merchantWithEndpoint();
+    const { key, receiver, secret } = await merchantWithEndpoint(own, receivers);
     const claimed = await createdSession(key, sessionBody("claim", { metadata: { order: "c-1" } }));
     const screen = await bootedSession(claimed.url);
     const person = newStranger();
@@ -97,7 +77,7 @@ describe("/v1 session webhooks", () => {
   });
 
   it("session.expired from the tick alone, once, 30 minutes after creation, with data.id and data.metadata", async () => {
-    const { key, receiver, secret } = await merchantWithEndpoint();
+    const { key, receiver, secret } = await merchantWithEndpoint(own, receivers);
     const t0 = new Date();
     const open = await createdSession(key, sessionBody("claim", { metadata: { n: "1" } }), { now: t0 });
     const opened = await createdSession(key, sessionBody("claim", { metadata: { n: "2" } }), { now: t0 });
