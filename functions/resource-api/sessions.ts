@@ -10,7 +10,12 @@ import { serviceBaseUrl } from "../../shared/platform/config";
 import { idempotency } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
 import { documented } from "../../shared/platform/openapi";
-import { createResourceSession, createResourceSessionSchema, getResourceSession } from "../../shared/sessions/resource";
+import {
+  createResourceSession,
+  createResourceSessionSchema,
+  getResourceSession,
+  resourceSessionSchema,
+} from "../../shared/sessions/resource";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -20,7 +25,7 @@ sessions.post(
   "/",
   documented({
     summary: "Open a hosted session",
-    success: { status: 201, description: "The session, with its single-use url" },
+    success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
     answers: issueRuleCodes,
   }),
   secretKey("sessions"),
@@ -35,7 +40,11 @@ sessions.post(
 
 sessions.get(
   "/:id",
-  documented({ summary: "Read a hosted session and its result", answers: ["not_found"] }),
+  documented({
+    summary: "Read a hosted session and its result",
+    success: { status: 200, description: "The session at the request's clock (no url)", schema: resourceSessionSchema },
+    answers: ["not_found"],
+  }),
   secretKey("reads"),
   async (c) => {
     c.header("cache-control", "no-store");

@@ -17,8 +17,8 @@ import { CODE_PREFIX } from "./validation";
 export interface RouteDoc {
   summary?: string;
   description?: string;
-  /** The answer of success (default 200). */
-  success?: { status: number; description: string };
+  /** The answer of success (default 200), with the schema of its body when the route declares one. */
+  success?: { status: number; description: string; schema?: v.GenericSchema };
   input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
@@ -86,7 +86,10 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   }
   const success = merged.success ?? { status: 200, description: "OK" };
   const responses: Record<string, unknown> = {
-    [success.status]: { description: success.description, content: { "application/json": { schema: { type: "object" } } } },
+    [success.status]: {
+      description: success.description,
+      content: { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
+    },
   };
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[status] = {

@@ -51,6 +51,12 @@ describe("GET /v1/openapi.json", () => {
       expect.arrayContaining(["query limit", "query cursor", "query status", "header Service-Version"]),
     );
     expect(document.paths["/v1/sessions/{id}"].get.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path" }));
+    // a route that declares its answer's schema has it in the document
+    expect(document.paths["/v1/sessions"].post.responses["201"]).toMatchObject({
+      content: {
+        "application/json": { schema: { type: "object", required: expect.arrayContaining(["id", "status", "mode", "expires_at"]) } },
+      },
+    });
   });
 
   it("lists for each operation only codes the surface documents, each at its one status; keyed writes list the Idempotency-Key answers", async () => {
