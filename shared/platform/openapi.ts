@@ -101,6 +101,8 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
       },
     };
   }
+  // Answered by the HTTP layer before any route: headers (or the URL) past what the runtime reads.
+  responses[431] = { description: "The request's headers or URL are too large; answered before the route, without a body." };
   const parameters: Record<string, unknown>[] = [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({
     name,
     in: "path",
