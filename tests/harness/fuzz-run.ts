@@ -573,6 +573,7 @@ export class Attribution {
       if (body.mandate?.consumption_id) this.consumed.add(uuidOf(body.mandate.consumption_id));
     }
     if (fn === "hosted-session-create" && status === 201) this.hostedCreated.add(uuidOf(body.session_id));
+    if (fn === "v1 session" && status === 201) this.hostedCreated.add(uuidOf(body.id));
   }
 
   /**
@@ -630,6 +631,7 @@ export class Attribution {
 function resourceAct(method: string, path: string): string {
   if (method !== "POST") return "v1 read";
   if (path === "/mandates") return "v1 create";
+  if (path === "/sessions") return "v1 session";
   if (path.endsWith("/revoke")) return "v1 revoke";
   if (path.endsWith("/check")) return "v1 check";
   return "v1 other";
