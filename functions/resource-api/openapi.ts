@@ -2,11 +2,10 @@
  * The resource API's OpenAPI 3.1 document, `GET /v1/openapi.json`: built from the routes of the
  * app (shared/platform/openapi.ts), with this surface's lowercase codes and bearer secret keys.
  */
-import type { Hono } from "hono";
-import { openApiDocument } from "../../shared/platform/openapi";
+import { openApiDocument, type RoutedApp } from "../../shared/platform/openapi";
 import { currentVersion } from "./version";
 
-export function resourceApiDocument(app: Hono<any, any, any>) {
+export function resourceApiDocument(app: RoutedApp) {
   return openApiDocument(app, {
     title: "Human-authorisation service: resource API",
     version: currentVersion,

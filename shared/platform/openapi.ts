@@ -7,7 +7,7 @@
  * as it exists, with the request schema it validates and the codes its middleware and handler
  * can answer, each at the one status the error catalogue gives it.
  */
-import type { Hono, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type * as v from "valibot";
 import { type ErrorCode, errorCatalogue } from "./errors";
 import { jsonSchemaOf } from "./json-schema";
@@ -128,8 +128,13 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   return operation;
 }
 
+/** What the document reads of an app: its routes (Hono's `app.routes`). */
+export interface RoutedApp {
+  routes: readonly { method: string; path: string; handler: unknown }[];
+}
+
 /** The OpenAPI 3.1 document of `app`'s routes (every method but `ALL`, the app's own middleware). */
-export function openApiDocument(app: Hono<any, any, any>, options: DocumentOptions) {
+export function openApiDocument(app: RoutedApp, options: DocumentOptions) {
   const routes = new Map<string, { method: string; path: string; docs: RouteDoc[] }>();
   for (const route of app.routes) {
     if (route.method === "ALL") continue;
