@@ -12,9 +12,10 @@ import type { CredentialPresented, KeyAuthenticated } from "../../shared/platfor
 import { bearerOf, credentialParam, learnKeyTenant } from "../../shared/platform/authenticate";
 import { rpc } from "../../shared/platform/db/rpc";
 import { ApiError } from "../../shared/platform/errors";
+import { withDoc } from "../../shared/platform/openapi";
 import { rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { type LimitGroup, RATE_LIMIT_HEADER_PREFIX, ruleOf } from "./limits";
-import { answerWithPinned, requestedVersion } from "./version";
+import { answerWithPinned, requestedVersion, supportedVersions } from "./version";
 
 type Env = AppEnv & CredentialPresented & KeyAuthenticated;
 
@@ -64,8 +65,20 @@ export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
       announce,
     ),
   ];
-  return async function authenticateSecretKey(c, next) {
-    for (const step of steps) await step(c, async () => {});
-    return next();
-  };
+  return withDoc(
+    async function authenticateSecretKey(c, next) {
+      for (const step of steps) await step(c, async () => {});
+      return next();
+    } as MiddlewareHandler<Env>,
+    {
+      security: "secretKey",
+      answers: ["API_KEY_REQUIRED", "INVALID_API_KEY", "AUTH_REQUIRED", "UNSUPPORTED_VERSION", "RATE_LIMITED"],
+      headers: [
+        {
+          name: "Service-Version",
+          description: `A dated version (${supportedVersions.join(", ")}); without it the account's pinned version answers.`,
+        },
+      ],
+    },
+  );
 }

@@ -5,8 +5,10 @@
  * Idempotency-Key store on the writes.
  */
 import { createFunctionApp } from "../../shared/platform/app";
+import { documented } from "../../shared/platform/openapi";
 import { identity } from "./identity";
 import { mandates } from "./mandates";
+import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
 import { sessions } from "./sessions";
 import { stampCurrentVersion } from "./version";
@@ -19,5 +21,10 @@ app.route("/identity", identity);
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
 app.route("/sessions", sessions);
+
+app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
+  c.header("cache-control", "public, max-age=300");
+  return c.json(resourceApiDocument(app));
+});
 
 export default app;

@@ -7,13 +7,14 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { currencySchema } from "../../shared/lib/money";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
-import { issueResourceMandate, issueSchema } from "../../shared/mandates/issue";
+import { issueActCodes, issueResourceMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
 import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { minorUnitAmount } from "../../shared/platform/validation";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
@@ -46,35 +47,68 @@ export const revokeMandateSchema = v.strictObject({ reason: v.optional(v.pipe(v.
 
 export const mandates = new Hono<AppEnv>();
 
-mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await pageMandates(depsOf(c.var), c.var.principal, c.var.input));
-});
+mandates.get(
+  "/",
+  documented({ summary: "List mandates, newest first" }),
+  secretKey("reads"),
+  input("query", mandatePageSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await pageMandates(depsOf(c.var), c.var.principal, c.var.input));
+  },
+);
 
-mandates.post("/", secretKey("writes"), idempotency(idempotencyScope), input("json", createMandateSchema), async (c) => {
-  const { granted_by, proof, ...terms } = c.var.input;
-  const issue = issueInputOf(terms, granted_by, proof);
-  return c.json(await issueResourceMandate(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
-});
+mandates.post(
+  "/",
+  documented({
+    summary: "Create a mandate",
+    success: { status: 201, description: "The mandate" },
+    answers: [...issueRuleCodes, ...issueActCodes],
+  }),
+  secretKey("writes"),
+  idempotency(idempotencyScope),
+  input("json", createMandateSchema),
+  async (c) => {
+    const { granted_by, proof, ...terms } = c.var.input;
+    const issue = issueInputOf(terms, granted_by, proof);
+    return c.json(await issueResourceMandate(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
+  },
+);
 
-mandates.get("/:id", secretKey("reads"), async (c) => {
+mandates.get("/:id", documented({ summary: "Read a mandate", answers: ["not_found"] }), secretKey("reads"), async (c) => {
   c.header("cache-control", "no-store");
   return c.json(await readMandate(depsOf(c.var), c.var.principal, c.req.param("id")));
 });
 
-mandates.post("/:id/revoke", secretKey("writes"), input("json", revokeMandateSchema), async (c) => {
-  const deps = depsOf(c.var);
-  const id = c.req.param("id");
-  await revokeMandate(deps, c.var.principal, { mandate_id: id, reason: c.var.input.reason });
-  return c.json(await readMandate(deps, c.var.principal, id));
-});
+mandates.post(
+  "/:id/revoke",
+  documented({ summary: "Revoke a mandate", answers: ["not_found"] }),
+  secretKey("writes"),
+  input("json", revokeMandateSchema),
+  async (c) => {
+    const deps = depsOf(c.var);
+    const id = c.req.param("id");
+    await revokeMandate(deps, c.var.principal, { mandate_id: id, reason: c.var.input.reason });
+    return c.json(await readMandate(deps, c.var.principal, id));
+  },
+);
 
-mandates.post("/:id/check", secretKey("check"), idempotency(idempotencyScope), input("json", checkMandateSchema), async (c) => {
-  const { operation, ...act } = c.var.input;
-  const decision: DecisionBody = { mandate_id: c.req.param("id"), scope: operation, ...act };
-  // The ledger debits once per key: the caller's, or one of this request's own when it sent none.
-  const key = idempotencyKeyOf(c.req.raw.headers) ?? `v1-check-${crypto.randomUUID()}`;
-  const answer = await consumeMandate(depsOf(c.var), c.var, decision, { key, rawBody: JSON.stringify(decision) });
-  c.header("content-language", c.var.locale);
-  return c.json(answer);
-});
+mandates.post(
+  "/:id/check",
+  documented({
+    summary: "Check an act against a mandate, consuming it when allowed",
+    description: "A refusal is 200 with allowed false and a reason.",
+  }),
+  secretKey("check"),
+  idempotency(idempotencyScope),
+  input("json", checkMandateSchema),
+  async (c) => {
+    const { operation, ...act } = c.var.input;
+    const decision: DecisionBody = { mandate_id: c.req.param("id"), scope: operation, ...act };
+    // The ledger debits once per key: the caller's, or one of this request's own when it sent none.
+    const key = idempotencyKeyOf(c.req.raw.headers) ?? `v1-check-${crypto.randomUUID()}`;
+    const answer = await consumeMandate(depsOf(c.var), c.var, decision, { key, rawBody: JSON.stringify(decision) });
+    c.header("content-language", c.var.locale);
+    return c.json(answer);
+  },
+);

@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
 import { signingKeysOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, rateLimit } from "../../shared/platform/rate-limit";
 import { verifyStoredReceipt } from "../../shared/receipts/verify";
 import { RATE_LIMIT_HEADER_PREFIX, receiptVerifyRule } from "./limits";
@@ -15,6 +16,7 @@ export const receipts = new Hono<AppEnv>();
 
 receipts.get(
   "/:id/verify",
+  documented({ summary: "Verify a receipt (public, no key)", answers: ["UNSUPPORTED_VERSION", "INVALID_INPUT", "not_found"] }),
   rateLimit((c) => ({ rule: receiptVerifyRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX }),
   async (c) => {
     requestedVersion(c);

@@ -4,23 +4,50 @@
  * capture screen; its boot, complete and cancel are the function API's.
  */
 import { Hono } from "hono";
+import { issueRuleCodes } from "../../shared/mandates/issue";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { idempotency } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
-import { createResourceSession, createResourceSessionSchema, getResourceSession } from "../../shared/sessions/resource";
+import { documented } from "../../shared/platform/openapi";
+import {
+  createResourceSession,
+  createResourceSessionSchema,
+  getResourceSession,
+  resourceSessionSchema,
+} from "../../shared/sessions/resource";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
 export const sessions = new Hono<AppEnv>();
 
-sessions.post("/", secretKey("sessions"), idempotency(idempotencyScope), input("json", createResourceSessionSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  const base = serviceBaseUrl(c.var.config, c.req.url);
-  return c.json(await createResourceSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
-});
+sessions.post(
+  "/",
+  documented({
+    summary: "Open a hosted session",
+    success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
+    answers: issueRuleCodes,
+  }),
+  secretKey("sessions"),
+  idempotency(idempotencyScope),
+  input("json", createResourceSessionSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    const base = serviceBaseUrl(c.var.config, c.req.url);
+    return c.json(await createResourceSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
+  },
+);
 
-sessions.get("/:id", secretKey("reads"), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await getResourceSession(depsOf(c.var), c.var.principal, c.req.param("id")));
-});
+sessions.get(
+  "/:id",
+  documented({
+    summary: "Read a hosted session and its result",
+    success: { status: 200, description: "The session at the request's clock (no url)", schema: resourceSessionSchema },
+    answers: ["not_found"],
+  }),
+  secretKey("reads"),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await getResourceSession(depsOf(c.var), c.var.principal, c.req.param("id")));
+  },
+);

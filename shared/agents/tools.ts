@@ -3,7 +3,6 @@
  * domain operation as that function with the agent as the caller. A tool's input is the function's
  * body (or query), validated by the function's own schema, so errors keep its codes.
  */
-import { toJsonSchema } from "@valibot/to-json-schema";
 import type { JWK } from "jose";
 import * as v from "valibot";
 import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../mandates/decision";
@@ -13,8 +12,9 @@ import { revokeMandate, revokeSchema } from "../mandates/revoke";
 import { scopeCatalogue } from "../mandates/scopes";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
+import { jsonSchemaOf } from "../platform/json-schema";
 import type { AgentPrincipal } from "../platform/principal";
-import { idempotencyKey, isMoney, parseInput } from "../platform/validation";
+import { idempotencyKey, parseInput } from "../platform/validation";
 import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
 import { requestVerification, resultSchema, toolRequestSchema, verificationResult } from "./verifications";
 
@@ -154,11 +154,6 @@ export function toolInput(definition: AgentTool, args: unknown, writtenAt?: (pat
  * (mandate-get's `id` or `status`) is an object that is one of them.
  */
 export function toolJsonSchema(definition: AgentTool): Record<string, unknown> {
-  const converted = toJsonSchema(definition.schema, {
-    errorMode: "ignore",
-    overrideSchema: ({ valibotSchema }) =>
-      isMoney(valibotSchema) ? { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } : undefined,
-  }) as Record<string, unknown>;
-  const { $schema: _dialect, ...schema } = converted;
+  const schema = jsonSchemaOf(definition.schema);
   return schema.type === "object" ? schema : { type: "object", ...schema };
 }

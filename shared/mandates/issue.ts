@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { type PendingResponse, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
+import { ApiError, type ErrorCode } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { money } from "../platform/validation";
 import { mandateUuid } from "./ids";
@@ -57,6 +57,26 @@ interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
   };
   step_up_of?: string;
 }
+
+/** What the rules of an issue can answer before anything is written (issueRules), as the document lists them. */
+export const issueRuleCodes = [
+  "WILDCARD_SCOPE_FORBIDDEN",
+  "UNKNOWN_SCOPE",
+  "CONSTRAINTS_REQUIRED_FOR_SCOPE",
+  "AMOUNT_INVALID",
+  "AMOUNT_CEILING_NOT_APPLICABLE",
+  "INVALID_CEILING",
+  "AGENT_DISPLAY_NAME_EMPTY",
+  "AGENT_DISPLAY_NAME_TOO_LONG",
+  "AGENT_DESCRIPTOR_EMPTY",
+  "AGENT_DESCRIPTOR_TOO_LONG",
+  "EXPIRES_AT_NOT_IN_FUTURE",
+  "EXPIRES_AT_TOO_FAR",
+  "STEP_UP_OF_INVALID",
+] as const satisfies readonly ErrorCode[];
+
+/** What the issue itself can refuse: the proof, a document for money scopes, the step-up's parent. */
+export const issueActCodes = ["PROOF_INVALID", "DOCUMENT_REQUIRED", "STEP_UP_OF_INVALID"] as const satisfies readonly ErrorCode[];
 
 /** Rule 1: a capture older than this is no proof. */
 const PROOF_MAX_AGE_SECONDS = 300;

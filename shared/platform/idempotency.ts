@@ -1,9 +1,10 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { sha256Hex } from "../lib/crypto";
 import type { AppEnv } from "./app";
 import { replayParam } from "./authenticate";
 import { type PendingResponse, rpc } from "./db/rpc";
 import { ApiError } from "./errors";
+import { withDoc } from "./openapi";
 import type { Principal } from "./principal";
 import { idempotencyKey } from "./validation";
 
@@ -58,7 +59,13 @@ type KeyedEnv = AppEnv & { Variables: { principal: Principal } };
 export function idempotency(
   scopeOf: string | ((c: Context<KeyedEnv & WithStoredResponse>) => string),
 ): MiddlewareHandler<KeyedEnv & WithStoredResponse> {
-  return async function applyIdempotency(c, next) {
+  return withDoc(applyIdempotency, {
+    answers: ["IDEMPOTENCY_KEY_INVALID", "IDEMPOTENCY_IN_FLIGHT", "IDEMPOTENCY_KEY_REUSED"],
+    headers: [
+      { name: "Idempotency-Key", description: "Optional; 8 to 200 printable characters, one per logical action, the same on every retry." },
+    ],
+  });
+  async function applyIdempotency(c: Context<KeyedEnv & WithStoredResponse>, next: Next) {
     const key = idempotencyKeyOf(c.req.raw.headers);
     if (key === undefined) return next();
     if (key === null) throw new ApiError("IDEMPOTENCY_KEY_INVALID");
@@ -95,5 +102,5 @@ export function idempotency(
         await rpc(c.var.db(), "idempotency_finish", { ...record, status: body === null ? 500 : status, body });
       }
     }
-  };
+  }
 }

@@ -3,11 +3,12 @@
  * or either (GET reads the query, POST the body) against a valibot schema and sets `input`.
  * Failures are answered as shared/platform/validation.ts says.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as v from "valibot";
 import { writtenNumbers } from "../lib/json";
 import type { AppEnv } from "./app";
-import { ApiError } from "./errors";
+import { ApiError, type ErrorCode } from "./errors";
+import { codesOf, withDoc } from "./openapi";
 import { parseInput } from "./validation";
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -51,7 +52,9 @@ export type WithInput<T> = { Variables: { input: T; rawBody: string | null } };
  * @example app.post("/", apiKeyAuth("secret"), input("json", revokeSchema), (c) => revoke(c.var.input))
  */
 export function input<S extends v.GenericSchema>(source: InputSource, schema: S): MiddlewareHandler<AppEnv & WithInput<v.InferOutput<S>>> {
-  return async function validateInput(c, next) {
+  const bodyAnswers: ErrorCode[] = source === "query" ? [] : ["INVALID_JSON", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"];
+  return withDoc(validateInput, { input: { source, schema }, answers: ["INVALID_INPUT", ...bodyAnswers, ...codesOf(schema)] });
+  async function validateInput(c: Context<AppEnv & WithInput<v.InferOutput<S>>>, next: Next) {
     const fromQuery = source === "query" || (source === "json-or-query" && c.req.method === "GET");
     if (fromQuery) {
       c.set("input", parseInput(schema, c.req.query()));
@@ -62,5 +65,5 @@ export function input<S extends v.GenericSchema>(source: InputSource, schema: S)
       c.set("rawBody", JSON.stringify(body.value));
     }
     return next();
-  };
+  }
 }

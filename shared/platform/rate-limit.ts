@@ -5,6 +5,7 @@ import type { AppEnv } from "./app";
 import { knownTenantOfKey } from "./authenticate";
 import type { Config } from "./config";
 import { ApiError } from "./errors";
+import { withDoc } from "./openapi";
 import type { Tenant } from "./principal";
 
 /**
@@ -157,19 +158,22 @@ interface RateLimitOptions {
  * @example app.post("/", apiKeyAuth("secret"), rateLimit((c) => ({ rule: CHECK_LIMIT, identifier: c.var.principal.merchantId })), handler)
  */
 export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>, { headerPrefix }: RateLimitOptions = {}): MiddlewareHandler<E> {
-  return async function enforceRateLimit(c, next) {
-    const limit = limitOf(c);
-    if (limit) {
-      const decision = await rateLimiterFor(c.var.config).limit(limit.rule, limit.identifier);
-      const nowMs = Date.now();
-      if (headerPrefix) announce(c, headerPrefix, decision, nowMs);
-      if (!decision.success) {
-        const retryAfter = secondsUntil(decision.reset, nowMs);
-        throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
+  return withDoc<MiddlewareHandler<E>>(
+    async function enforceRateLimit(c, next) {
+      const limit = limitOf(c);
+      if (limit) {
+        const decision = await rateLimiterFor(c.var.config).limit(limit.rule, limit.identifier);
+        const nowMs = Date.now();
+        if (headerPrefix) announce(c, headerPrefix, decision, nowMs);
+        if (!decision.success) {
+          const retryAfter = secondsUntil(decision.reset, nowMs);
+          throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
+        }
       }
-    }
-    return next();
-  };
+      return next();
+    },
+    { answers: ["RATE_LIMITED"] },
+  );
 }
 
 function secondsUntil(epochMs: number, nowMs: number): number {

@@ -7,7 +7,7 @@ import { escapeUnstorable, tooDeepPath, unstorableTextPaths } from "../lib/json"
 import { isMinorUnitAmount, isMinorUnitLiteral } from "../lib/money";
 import { ApiError, type ErrorCode, errorCatalogue } from "./errors";
 
-const CODE_PREFIX = "code:";
+export const CODE_PREFIX = "code:";
 
 /**
  * A validation message that carries its own error code: when a check with this message fails, the
@@ -127,11 +127,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * @example face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown())
  */
 export function requiredAs<S extends v.GenericSchema>(code: ErrorCode, schema: S) {
-  return v.pipe(
+  const required = v.pipe(
     v.optional(v.unknown(), null),
     v.check((value) => value !== null && value !== undefined, coded(code)),
     schema,
   );
+  return Object.defineProperty(required, REQUIRED_AS, { value: code });
+}
+
+const REQUIRED_AS = Symbol.for("service.validation.required-as");
+
+/** Whether a schema is a field `requiredAs` made: optional to valibot (so its own code answers), required to its callers. */
+export function isRequiredAs(schema: object): boolean {
+  return REQUIRED_AS in schema;
 }
 
 /** The first item of a body schema's pipe: anything but a JSON object (an array, a string …) is `INVALID_INPUT` on `body`. */

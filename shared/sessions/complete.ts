@@ -166,7 +166,7 @@ async function actFor(deps: Deps, keys: CompletionKeys, session: SessionToComple
       return acted.approved ? { ...acted, attribute: session.attribute, value: acted.assurance_level === "face_voice_doc" } : acted;
     }
     case "mandate":
-      return grant(deps, keys, session, await identifyAndAct(deps, keys, session, "login", body, scenario));
+      return grant(deps, session, await identifyAndAct(deps, keys, session, "login", body, scenario));
     default:
       return identifyAndAct(deps, keys, session, action, body, scenario);
   }
@@ -178,7 +178,7 @@ async function actFor(deps: Deps, keys: CompletionKeys, session: SessionToComple
  * terms went stale while the screen was open: `until` passed, a step-up's parent was revoked, a
  * money scope needs a document) is a refusal: `document_required`, or `mandate_refused` with the rule's code.
  */
-async function grant(deps: Deps, keys: CompletionKeys, session: SessionToComplete, acted: SessionResult): Promise<SessionResult> {
+async function grant(deps: Deps, session: SessionToComplete, acted: SessionResult): Promise<SessionResult> {
   if (!acted.approved || !session.facetoken || !session.mandate_terms) return acted;
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
   const terms = session.mandate_terms as MandateTerms;

@@ -45,7 +45,7 @@ function isReturnUrl(text: string): boolean {
 
 const returnUrl = v.pipe(v.string(coded("INVALID_RETURN_URL")), v.check(isReturnUrl, coded("INVALID_RETURN_URL")));
 const brandingCode = coded("INVALID_BRANDING");
-const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const HOST_NAME = /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const plainText = (max: number) =>
   v.pipe(
     v.string(brandingCode),
@@ -60,7 +60,7 @@ export const brandingSchema = v.strictObject(
   {
     logo_url: v.optional(v.pipe(v.string(brandingCode), v.check(isReturnUrl, brandingCode))),
     accent: v.optional(v.pipe(v.string(brandingCode), v.regex(/^#[0-9a-fA-F]{6}$/, brandingCode))),
-    domain: v.optional(v.pipe(v.string(brandingCode), v.toLowerCase(), v.regex(HOST_NAME, brandingCode))),
+    domain: v.optional(v.pipe(v.string(brandingCode), v.toLowerCase(), v.maxLength(253, brandingCode), v.regex(HOST_NAME, brandingCode))),
     headline: v.optional(plainText(80)),
     footer_note: v.optional(plainText(200)),
   },
@@ -104,6 +104,39 @@ export const createResourceSessionSchema = v.pipe(
 );
 
 export type CreateResourceSession = v.InferOutput<typeof createResourceSessionSchema>;
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp());
+const nullable = <S extends v.GenericSchema>(schema: S) => v.nullable(schema);
+
+/**
+ * A session as /v1 answers it (2.2, 4.5; docs/resource-api.md#sessions): the document's response
+ * schema, and what the tests hold every answer to. `url` only on the create's answer.
+ */
+export const resourceSessionSchema = v.strictObject({
+  id: v.pipe(v.string(), v.regex(/^hs_[0-9a-f]{32}$/)),
+  object: v.literal("session"),
+  status: v.picklist(["open", "completed", "cancelled", "expired"]),
+  mode: v.picklist(sessionModes),
+  url: v.optional(v.pipe(v.string(), v.url())),
+  return_url: v.string(),
+  cancel_url: v.string(),
+  facetoken: nullable(v.string()),
+  attribute: nullable(v.picklist(sessionAttributes)),
+  mandate: nullable(v.record(v.string(), v.unknown())),
+  branding: nullable(v.record(v.string(), v.string())),
+  locale: nullable(v.string()),
+  metadata: v.record(v.string(), v.string()),
+  created_at: timestamp,
+  expires_at: timestamp,
+  ended_at: nullable(timestamp),
+  result: nullable(
+    v.looseObject({
+      approved: v.boolean(),
+      reason: nullable(v.string()),
+      facetoken: v.optional(nullable(v.string())),
+    }),
+  ),
+});
 
 /** The url that opens the screen: the token travels in the fragment, so no server, log or Referer sees it. */
 function screenUrl(base: string, domain: string | undefined, sessionToken: string): string {

@@ -16,6 +16,7 @@ import { merchantFactory } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { useOwnService } from "../harness/own-service";
+import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
 import { expectSignedBy, type Receiver } from "../harness/webhook-receiver";
 
@@ -28,21 +29,9 @@ beforeEach(async () => {
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
-/** A merchant with a webhook endpoint on a fresh loopback receiver. */
-async function merchantWithEndpoint() {
-  const { merchant, receiver, endpoint } = await service.subscribed();
-  return { merchant, receiver, secret: endpoint.secret };
-}
-
-/** The delivered envelopes of one type, by session id. */
-function delivered(receiver: Receiver, type: string) {
-  const envelopes = [...receiver.processed().values()].map((r) => r.envelope).filter((e) => e.type === type);
-  return new Map(envelopes.map((e) => [e.data.id as string, e]));
-}
-
 describe("session.completed", () => {
   it("is delivered signed for a completed, a failed and a cancelled session, with the state, the outcome and the metadata", async () => {
-    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const { merchant, receiver, secret } = await merchantWithEndpoint(service);
     const person = await enrolStranger(merchant.keys.pk_test);
 
     const ok = await openSession(merchant.keys.sk_test, { action: "login", metadata: { flow: "ok" } });
@@ -102,7 +91,7 @@ describe("session.completed", () => {
 
 describe("session.expired", () => {
   it("the first tick from expires_at on writes it once for each open or opened session; reads said expired before any tick", async () => {
-    const { merchant, receiver, secret } = await merchantWithEndpoint();
+    const { merchant, receiver, secret } = await merchantWithEndpoint(service);
     const t0 = new Date();
     const open = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60, metadata: { n: "1" } }, t0);
     const opened = await openSession(merchant.keys.sk_test, { action: "sign", ttl_seconds: 60 }, t0);
@@ -144,7 +133,7 @@ describe("session.expired", () => {
   });
 
   it("a completion that started before the expiry is left a minute to record its outcome; one that died expires after it", async () => {
-    const { merchant } = await merchantWithEndpoint();
+    const { merchant } = await merchantWithEndpoint(service);
     const t0 = new Date();
     const begun = async () => {
       const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);

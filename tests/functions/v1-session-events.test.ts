@@ -7,60 +7,28 @@
  * Isolation: a tick is a global pass over its database, so this file runs its own instance on its
  * own database and every test starts with no sessions and no events.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
-import { merchantFactory, testDb } from "../harness/factories";
+import { beforeEach, describe, expect, it } from "vitest";
 import { newStranger } from "../harness/identity";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody } from "../harness/resource-sessions";
+import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { screenCall } from "../harness/sessions";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy } from "../harness/webhook-receiver";
 
 const FUNCTIONS = ["resource-api", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
 
-let own: OwnService;
-beforeAll(async () => {
-  own = await startOwnService("v1_sessions", FUNCTIONS);
-});
-afterAll(async () => {
-  await own?.stop();
-});
+const service = useOwnService("v1_sessions", FUNCTIONS);
 beforeEach(async () => {
-  await own.emptyOutbox();
-  await own.sql`delete from private.hosted_sessions`;
-});
-
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await service.own.sql`delete from private.hosted_sessions`;
 });
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
-async function merchantWithEndpoint() {
-  const merchant = await merchantFactory();
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-    merchantId: merchant.merchant_id,
-    environment: "test",
-    url: receiver.url,
-    allowLoopbackHttp: true,
-    now: new Date(),
-  });
-  return { merchant, key: merchant.keys.sk_test, receiver, secret: endpoint.secret };
-}
-
-function delivered(receiver: Receiver, type: string) {
-  const envelopes = [...receiver.processed().values()].map((r) => r.envelope).filter((e) => e.type === type);
-  return new Map(envelopes.map((e) => [e.data.id as string, e]));
-}
-
 describe("/v1 session webhooks", () => {
   it("session.completed for a completed and a cancelled session: data.id, data.metadata, the mode, the status and the result as GET shows them", async () => {
-    const { key, receiver, secret } = await merchantWithEndpoint();
+    const { key, receiver, secret } = await merchantWithEndpoint(service);
     const claimed = await createdSession(key, sessionBody("claim", { metadata: { order: "c-1" } }));
     const screen = await bootedSession(claimed.url);
     const person = newStranger();
@@ -75,7 +43,7 @@ describe("/v1 session webhooks", () => {
     expect((await screenCall("cancel", droppedScreen.screen_token, {})).status).toBe(200);
 
     const now = at(new Date(), 1);
-    expect(await own.tick("outbox-worker", now)).toMatchObject({ sessions_expired: 0, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("outbox-worker", now)).toMatchObject({ sessions_expired: 0, fanned_out_events: 2, succeeded: 2 });
     await receiver.waitFor(2);
     for (const request of receiver.received) await expectSignedBy(request, [secret], now);
     const events = delivered(receiver, "session.completed");
@@ -97,15 +65,15 @@ describe("/v1 session webhooks", () => {
   });
 
   it("session.expired from the tick alone, once, 30 minutes after creation, with data.id and data.metadata", async () => {
-    const { key, receiver, secret } = await merchantWithEndpoint();
+    const { key, receiver, secret } = await merchantWithEndpoint(service);
     const t0 = new Date();
     const open = await createdSession(key, sessionBody("claim", { metadata: { n: "1" } }), { now: t0 });
     const opened = await createdSession(key, sessionBody("claim", { metadata: { n: "2" } }), { now: t0 });
     await bootedSession(opened.url, { now: at(t0, 10) });
 
-    expect((await own.tick("outbox-worker", at(t0, 1799)))?.sessions_expired ?? 0).toBe(0);
+    expect((await service.own.tick("outbox-worker", at(t0, 1799)))?.sessions_expired ?? 0).toBe(0);
     const expiry = at(t0, 1800);
-    expect(await own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
     await receiver.waitFor(2);
     for (const request of receiver.received) await expectSignedBy(request, [secret], expiry);
     const events = delivered(receiver, "session.expired");
@@ -119,7 +87,7 @@ describe("/v1 session webhooks", () => {
       });
       expect((await v1(`/sessions/${session.id}`, { key, now: at(t0, 1801) })).body).toMatchObject({ status: "expired", result: null });
     }
-    expect(await own.tick("outbox-worker", at(t0, 1900))).toBeNull();
-    expect((await own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
+    expect(await service.own.tick("outbox-worker", at(t0, 1900))).toBeNull();
+    expect((await service.own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
   });
 });

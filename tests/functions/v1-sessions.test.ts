@@ -10,7 +10,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { v1, whileInFlight } from "../harness/resource-api";
-import { bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
+import { asSession, bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
 import { boot, openSession, screenCall } from "../harness/sessions";
 
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
@@ -40,7 +40,7 @@ async function merchantAndPerson() {
 async function readV1(key: string, id: string, now?: Date) {
   const res = await v1(`/sessions/${id}`, { key, now });
   expect(res.status, res.text).toBe(200);
-  return res.body;
+  return asSession(res.body);
 }
 
 describe("POST /v1/sessions", () => {
@@ -56,6 +56,7 @@ describe("POST /v1/sessions", () => {
     for (const body of bodies) {
       const res = await v1("/sessions", { key, body, now });
       expect(res.status, res.text).toBe(201);
+      asSession(res.body);
       expect(res.headers.get("cache-control")).toBe("no-store");
       expect(res.headers.get("service-version")).toBe("2026-09-14");
       expect(res.body).toMatchObject({

@@ -27,6 +27,7 @@ import { cancelSchema } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { createSessionSchema } from "../../shared/sessions/create";
 import { getSessionSchema } from "../../shared/sessions/read";
+import { createResourceSessionSchema, sessionModes } from "../../shared/sessions/resource";
 import { passportCases } from "../../shared/simulator/passports";
 import { themeRequestSchema } from "../../shared/themes/merchant-theme";
 import { transactionSchema } from "../../shared/transactions/input";
@@ -340,6 +341,21 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     "ceiling.currency": fc.option(currencies, { nil: undefined }),
   });
 
+  const returnUrls = often(
+    fc.constantFrom("https://shop.example/return", "https://shop.example/r?order=1#top"),
+    fc.string({ maxLength: 30 }),
+  );
+  const resourceSession = arbitraryOf(createResourceSessionSchema, {
+    mode: often(fc.constantFrom(...sessionModes), fc.string({ maxLength: 10 })),
+    return_url: returnUrls,
+    cancel_url: fc.option(returnUrls, { nil: undefined, freq: 2 }),
+    facetoken: fc.option(often(fc.constant(MARK.subject), fc.string({ maxLength: 20 })), { nil: undefined, freq: 2 }),
+    "mandate.scope": grantedScopes,
+    "mandate.until": often(expiresAt, arbitraryOf(issueSchema.entries.expires_at)),
+    "mandate.ceiling.amount": fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: undefined }),
+    "mandate.ceiling.currency": fc.option(currencies, { nil: undefined }),
+  });
+
   return [
     { name: "mandate-scopes", weight: 2, routes: [{ path: "", methods: ["GET"], input: "none", key: "none" }] },
     {
@@ -610,6 +626,28 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
             }).map(withCurrency),
           }),
         ),
+        {
+          path: "/sessions",
+          methods: ["POST"],
+          input: "json",
+          key: "secret",
+          bearer: "key",
+          version: true,
+          idempotency: "optional",
+          weight: 4,
+          body: resourceSession,
+        },
+        ...[MARK.sessionId, "hs_0"].map(
+          (session): RoutePlan => ({
+            path: `/sessions/${session}`,
+            methods: ["GET"],
+            input: "none",
+            key: "secret",
+            bearer: "key",
+            version: true,
+          }),
+        ),
+        { path: "/openapi.json", methods: ["GET"], input: "none", key: "none" },
         ...[MARK.receiptId, MARK.receiptCode, "nothing"].map(
           (receipt): RoutePlan => ({ path: `/receipts/${receipt}/verify`, methods: ["GET"], input: "none", key: "none", version: true }),
         ),

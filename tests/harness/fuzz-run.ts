@@ -618,6 +618,7 @@ export class Attribution {
     if (fn === "agent-verification-request" && typeof body.verification_id === "string") {
       this.cardsMinted.add(canonicalUuid(body.verification_id.slice(3)) ?? "");
     }
+    if (fn === "v1 session" && status === 201) this.hostedCreated.add(uuidOf(body.id));
   }
 
   /**
@@ -689,6 +690,7 @@ export class Attribution {
 function resourceAct(method: string, path: string): string {
   if (method !== "POST") return "v1 read";
   if (path === "/mandates") return "v1 create";
+  if (path === "/sessions") return "v1 session";
   if (path.endsWith("/revoke")) return "v1 revoke";
   if (path.endsWith("/check")) return "v1 check";
   return "v1 other";

@@ -1,4 +1,6 @@
+import * as v from "valibot";
 import { expect } from "vitest";
+import { resourceSessionSchema } from "../../shared/sessions/resource";
 import { type ResourceCallOptions, v1 } from "./resource-api";
 import { boot } from "./sessions";
 
@@ -7,11 +9,18 @@ export function sessionBody(mode: string, extra: Record<string, unknown> = {}) {
   return { mode, return_url: "https://shop.example/return?order=42", ...extra };
 }
 
+/** A session answer in the shape the OpenAPI document declares (fails the test otherwise). */
+export function asSession(body: unknown) {
+  const parsed = v.safeParse(resourceSessionSchema, body);
+  expect(parsed.issues?.map((issue) => `${v.getDotPath(issue)}: ${issue.message}`) ?? []).toEqual([]);
+  return body as { id: string; url: string; [field: string]: any };
+}
+
 /** Creates a /v1 session and answers its 201 body (fails the test otherwise). */
 export async function createdSession(key: string, body: Record<string, unknown>, options: ResourceCallOptions = {}) {
   const res = await v1("/sessions", { ...options, key, body });
   expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; url: string; [field: string]: any };
+  return asSession(res.body);
 }
 
 /** The session token the url carries in its fragment. */

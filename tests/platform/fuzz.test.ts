@@ -2,14 +2,16 @@
  * The generated-input test (issue 11): for every function of the registry, requests built by
  * fast-check from its valibot schema and from hostile values (tests/harness/fuzz-requests.ts), sent
  * over HTTP. No answer may be a 5xx, every status and code must be one docs/functions.md lists for
- * that function, and afterwards every row the requests could have written must belong to an answer
+ * that function (and, on the resource API, one its OpenAPI document lists for the route), and afterwards every row the requests could have written must belong to an answer
  * that says it was written (tests/harness/fuzz-run.ts).
  *
  * The suite runs FUZZ_REQUESTS (default 2,000) with the fixed FUZZ_SEED; `npm run fuzz` runs 12,000
- * and prints the figures docs/benchmarks.md records.
+ * and `npm run fuzz:v1` 10,000 of the resource API alone, and print the figures docs/benchmarks.md records.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import resourceApi from "../../functions/resource-api/index";
+import { resourceApiDocument } from "../../functions/resource-api/openapi";
 import { functionNames } from "../../shared/platform/registry";
 import { capture } from "../harness/captures";
 import { documentedAnswers } from "../harness/documented-answers";
@@ -27,12 +29,15 @@ import {
   problemsOf,
   send,
 } from "../harness/fuzz-run";
+import { type DocumentedOperations, documentedOperations } from "../harness/openapi-answers";
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 /** Requests per cohort of fixtures: few enough that no per-merchant rate limit is reached on the usual paths. */
 const PER_COHORT = 300;
 const CONCURRENCY = 6;
+/** FUZZ_FUNCTIONS=resource-api,…: draw only these functions' requests (`npm run fuzz:v1`). */
+const ONLY = process.env.FUZZ_FUNCTIONS?.split(",").map((name) => name.trim());
 
 describe("generated input, every function", () => {
   it(`answers ${REQUESTS} generated requests with no 5xx, only documented answers, and writes only what it answers`, {
@@ -44,7 +49,8 @@ describe("generated input, every function", () => {
       attack: skeletonOf(capture(1, { attack: "photo" }).descriptor),
     });
     expect(plans.map((plan) => plan.name).sort()).toEqual([...functionNames].sort());
-    const recipes: Recipe[] = fc.sample(fc.oneof(...plans.map((plan) => ({ weight: plan.weight ?? 8, arbitrary: recipeOf(plan) }))), {
+    const drawn = ONLY ? plans.filter((plan) => ONLY.includes(plan.name)) : plans;
+    const recipes: Recipe[] = fc.sample(fc.oneof(...drawn.map((plan) => ({ weight: plan.weight ?? 8, arbitrary: recipeOf(plan) }))), {
       seed: SEED,
       numRuns: REQUESTS,
     });
@@ -74,8 +80,13 @@ describe("generated input, every function", () => {
     const seconds = (performance.now() - started) / 1000;
 
     report(outcomes, seconds, setupMs / 1000);
+    const openApi = documentedOperations(resourceApiDocument(resourceApi));
     const failures = outcomes.flatMap((o) =>
-      problemsOf(o, docs).map((problem) => ({ problem, request: summary(o), answer: o.text.slice(0, 300) })),
+      [...problemsOf(o, docs), ...openApiProblems(o, openApi)].map((problem) => ({
+        problem,
+        request: summary(o),
+        answer: o.text.slice(0, 300),
+      })),
     );
     expect(failures.slice(0, 15), `${failures.length} answers break the contract`).toEqual([]);
 
@@ -91,11 +102,26 @@ describe("generated input, every function", () => {
     expect(unattributed.slice(0, 15), `${unattributed.length} rows written that no answer accounts for`).toEqual([]);
     // the run reached past the edge: approvals, decisions and refusals deep in the operations
     const seen = new Set(outcomes.map((o) => `${o.recipe.fn} ${o.status}`));
-    for (const deep of ["mandate-consume 200", "mandate-issue 201", "process-biovital-transaction 200", "face-identify 200"]) {
+    const deepest = [
+      "mandate-consume 200",
+      "mandate-issue 201",
+      "process-biovital-transaction 200",
+      "face-identify 200",
+      "resource-api 201",
+    ];
+    for (const deep of deepest.filter((answer) => drawn.some((plan) => answer.startsWith(`${plan.name} `)))) {
       expect(seen.has(deep), deep).toBe(true);
     }
   });
 });
+
+/** An answer of the resource API that its OpenAPI document (GET /v1/openapi.json) does not list for the route. */
+function openApiProblems(o: Outcome, openApi: DocumentedOperations): string[] {
+  const r = o.recipe;
+  if (r.fn !== "resource-api" || r.suffix !== "") return [];
+  const problem = openApi.problemOf(r.method, `/v1${r.route.path}`, o.status, o.code);
+  return problem ? [problem] : [];
+}
 
 function summary(o: Outcome): string {
   const r = o.recipe;

@@ -1,0 +1,89 @@
+/**
+ * The resource API's OpenAPI 3.1 document, as the service serves it: a valid 3.1 document (an
+ * independent validator), every route of the app in it, and every status and code it lists for an
+ * operation one the surface documents (docs/resource-api.md's error table) at the status the error
+ * catalogue answers it with, so the document, the routes and the prose cannot drift apart.
+ */
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import resourceApi from "../../functions/resource-api/index";
+import { documentedAnswers } from "../harness/documented-answers";
+import { v1 } from "../harness/resource-api";
+
+type Operation = {
+  responses: Record<string, { content?: { "application/json": { schema: any } } }>;
+  requestBody?: unknown;
+  parameters?: { name: string; in: string }[];
+};
+
+async function served() {
+  const res = await v1("/openapi.json");
+  expect(res.status, res.text).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  return res.body as { openapi: string; paths: Record<string, Record<string, Operation>> };
+}
+
+const routesOf = (app: { routes: { method: string; path: string }[] }) => [
+  ...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`)),
+];
+
+describe("GET /v1/openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document, served without a key", async () => {
+    const document = await served();
+    expect(document.openapi).toBe("3.1.0");
+    const validator = new Validator();
+    const result = await validator.validate(document as never);
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("names every route of the app, with its request body or query and its path parameters", async () => {
+    const document = await served();
+    const documentedRoutes = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method} ${path}`),
+    );
+    expect(documentedRoutes.sort()).toEqual(routesOf(resourceApi).sort());
+    expect(document.paths["/v1/sessions"].post.requestBody).toMatchObject({
+      content: { "application/json": { schema: { type: "object", required: expect.arrayContaining(["mode", "return_url"]) } } },
+    });
+    expect(document.paths["/v1/mandates"].get.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(
+      expect.arrayContaining(["query limit", "query cursor", "query status", "header Service-Version"]),
+    );
+    expect(document.paths["/v1/sessions/{id}"].get.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path" }));
+    // a route that declares its answer's schema has it in the document
+    expect(document.paths["/v1/sessions"].post.responses["201"]).toMatchObject({
+      content: {
+        "application/json": { schema: { type: "object", required: expect.arrayContaining(["id", "status", "mode", "expires_at"]) } },
+      },
+    });
+  });
+
+  it("lists for each operation only codes the surface documents, each at its one status; keyed writes list the Idempotency-Key answers", async () => {
+    const document = await served();
+    const documented = documentedAnswers().functions.get("resource-api")!.answers;
+    const listed: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const codes: string[] = response.content?.["application/json"].schema.allOf?.[1].properties.code.enum ?? [];
+          for (const code of codes) {
+            listed.push(`${method} ${path} ${status} ${code}`);
+            expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
+          }
+        }
+      }
+    }
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        "post /v1/sessions 400 invalid_return_url",
+        "post /v1/sessions 409 idempotency_in_flight",
+        "post /v1/sessions 422 idempotency_key_reused",
+        "get /v1/sessions/{id} 404 not_found",
+        "post /v1/mandates 403 proof_invalid",
+        "get /v1/receipts/{id}/verify 429 rate_limited",
+      ]),
+    );
+    expect(listed.filter((line) => line.startsWith("get /v1/receipts/{id}/verify")).some((line) => line.includes("api_key"))).toBe(false);
+  });
+});
