@@ -1,5 +1,5 @@
 /**
- * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S --paced]`.
+ * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S --paced | --light]`.
  *
  * Simulates bona fide sessions and sessions of each attack type (ISO/IEC 30107-3
  * style: APCER per attack type, BPCER for bona fide) with nuisance drawn at random
@@ -13,32 +13,33 @@
  * - controlled: the same physiology, but capture conditions a client can enforce
  *   before it records (enough light, a still face, a steady camera).
  *
+ * With --light, the benchmark of descriptor v2 and its light challenge runs instead
+ * (scripts/bench/light.ts).
+ *
  * With --paced, every session uses the nonce-paced reading challenge (the reader follows
  * challengeSchedule(nonce) with the compliance of readers in the wild; the attacks are those
  * against that protocol, shared/simulator/simulate.ts) and the paced checks are swept.
  */
 import { performance } from "node:perf_hooks";
 import { evaluatePresence, type PresenceDescriptor, parseDescriptor, presenceConfig } from "../../shared/engine/index.js";
-import { createRng, hashSeed, type Rng } from "../../shared/engine/rng.js";
+import { createRng, hashSeed } from "../../shared/engine/rng.js";
 import {
   ATTACK_TYPES,
   type AttackType,
+  controlledNuisance,
   type LipsyncPulse,
   type Nuisance,
   SANDBOX_PERSONS,
   simulateSession,
   wildNuisance,
 } from "../../shared/simulator/simulate.js";
+import { flag, HELD_OUT_SEED } from "./args.js";
 import { oracleBound } from "./presence-oracle.js";
 
-const HELD_OUT_SEED = 20260517;
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v)) throw new Error(`--${name} needs a number`);
-  return v;
+if (process.argv.includes("--light")) {
+  // Descriptor v2 and its light challenge have a benchmark of their own.
+  await import("./light.js");
+  process.exit(0);
 }
 
 const seed = flag("seed", HELD_OUT_SEED);
@@ -49,16 +50,6 @@ const paced = process.argv.includes("--paced");
 type Population = "wild" | "controlled";
 const POPULATIONS: Population[] = ["wild", "controlled"];
 const LIPSYNC_PULSES: LipsyncPulse[] = ["absent", "drifting", "recorded"];
-
-function controlledNuisance(rng: Rng): Nuisance {
-  return {
-    ...wildNuisance(rng),
-    snrDb: rng.uniform(6, 20),
-    motion: rng.uniform(0, 0.3),
-    jitterMs: rng.uniform(0, 3),
-    dropRate: rng.uniform(0, 0.02),
-  };
-}
 
 /** What the sweep needs from one evaluated session. */
 interface Row {

@@ -120,7 +120,7 @@ function captureOverrides(skeletons: Skeletons, schema: unknown): Overrides {
     .map(([skeleton, embedding]) => ({ ...skeleton, face: { ...skeleton.face, embedding } }));
   return {
     capture_nonce: often(fc.constant(MARK.nonce), arbitraryOf((schema as { entries: Record<string, unknown> }).entries?.capture_nonce)),
-    face_template: often(descriptor, fc.jsonValue({ maxDepth: 2 }), 10),
+    face_template: often<unknown>(descriptor, fc.jsonValue({ maxDepth: 2 }), 10),
   };
 }
 
