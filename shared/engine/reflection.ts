@@ -131,13 +131,25 @@ function fitAtLag(
   return { r2: total > 1e-18 ? 1 - residual / total : 0, gains };
 }
 
+/** The best fit of the reflection to the sequence: see {@link fitLight}. */
+export interface LightFit {
+  /** Square root of R² at the best lag in the plausible window, that lag (s) and the channels' gains there. */
+  r: number;
+  lagS: number;
+  gains: [number, number, number];
+  /** The same at the best lag of the wide window. */
+  wideR: number;
+  wideLagS: number;
+}
+
 /**
- * The reflected colour follows lightSequence(nonce): R² of the fit at the best lag in
- * minLagMs..maxLagMs at least minCorrelation², the mean fitted gain (depth) at least minDepth,
- * and no lag outside that window fitting better by more than maxLateGain (in correlation). The
- * first and last `edgeS` are left out (the high-pass's edges).
+ * Fits the high-passed log colour ratio of skin over background to the nonce's sequence, per
+ * channel a non-negative gain, at every lag of the plausible window (minLagMs..maxLagMs, every
+ * lagStepMs) and of the wide one (about a sample period apart). The first and last `edgeS` are
+ * left out (the high-pass's edges). The client uses the same fit to take the reflection out of
+ * the skin colour before it computes the pulse.
  */
-export function checkLight(light: LightSignals, nonce: string, fs: number, cfg: PresenceConfig): LightCheck {
+export function fitLight(light: LightSignals, nonce: string, fs: number, cfg: PresenceConfig): LightFit {
   const c = cfg.light;
   const n = light.skin.length;
   const window = Math.max(3, Math.round(c.highPassSeconds * fs)) | 1;
@@ -162,24 +174,38 @@ export function checkLight(light: LightSignals, nonce: string, fs: number, cfg: 
     const f = fitAtLag(y, table, startS, fs, lagMs / 1000, from, to);
     if (f.r2 > wide.r2) wide = { r2: f.r2, lag: lagMs };
   }
-  const r = Math.sqrt(Math.max(0, best.r2));
-  const wideR = Math.sqrt(Math.max(0, wide.r2));
-  const depth = (best.gains[0]! + best.gains[1]! + best.gains[2]!) / 3;
-  // The reflection must fit best inside the plausible window, not later (a relighting that lags).
-  const lateness = wideR - r;
+  return {
+    r: Math.sqrt(Math.max(0, best.r2)),
+    lagS: best.lag / 1000,
+    gains: best.gains as [number, number, number],
+    wideR: Math.sqrt(Math.max(0, wide.r2)),
+    wideLagS: wide.lag / 1000,
+  };
+}
+
+/**
+ * The reflected colour follows lightSequence(nonce) ({@link fitLight}): fit at least
+ * minCorrelation at the best plausible lag, the mean gain (depth) at least minDepth, and no lag
+ * outside the window fitting better by more than maxLateGain (a relighting that lags).
+ */
+export function checkLight(light: LightSignals, nonce: string, fs: number, cfg: PresenceConfig): LightCheck {
+  const c = cfg.light;
+  const fit = fitLight(light, nonce, fs, cfg);
+  const depth = (fit.gains[0] + fit.gains[1] + fit.gains[2]) / 3;
+  const lateness = fit.wideR - fit.r;
   const margin = Math.min(
-    r - c.minCorrelation,
+    fit.r - c.minCorrelation,
     (Math.log(Math.max(depth, 1e-6) / c.minDepth) * c.scale) / c.depthLogScale,
     c.maxLateGain - lateness,
   );
   return {
-    passed: r >= c.minCorrelation && depth >= c.minDepth && lateness <= c.maxLateGain,
+    passed: fit.r >= c.minCorrelation && depth >= c.minDepth && lateness <= c.maxLateGain,
     score: round(marginScore(margin, 0, c.scale), 4),
-    correlation: round(r),
-    lag_ms: Math.round(best.lag),
+    correlation: round(fit.r),
+    lag_ms: Math.round(fit.lagS * 1000),
     depth: round(depth, 4),
-    best_lag_ms: Math.round(wide.lag),
-    best_correlation: round(Math.sqrt(Math.max(0, wide.r2))),
+    best_lag_ms: Math.round((fit.wideR > fit.r ? fit.wideLagS : fit.lagS) * 1000),
+    best_correlation: round(Math.max(fit.wideR, fit.r)),
     threshold: { correlation: c.minCorrelation, lag_ms: [c.minLagMs, c.maxLagMs], depth: c.minDepth, late_gain: c.maxLateGain },
   };
 }
