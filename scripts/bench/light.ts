@@ -12,7 +12,7 @@
  * CPU time of one evaluation. The thresholds were set with --seed 1; the default seed is held out.
  */
 import { performance } from "node:perf_hooks";
-import { evaluatePresence, type PresenceDescriptor, parseDescriptor, presenceConfig } from "../../shared/engine/index.js";
+import { evaluatePresence, type PresenceDescriptor, presenceConfig } from "../../shared/engine/index.js";
 import { createRng, hashSeed } from "../../shared/engine/rng.js";
 import { controlledLight, type LightConditions, measuredDepth, PREFLIGHT_MIN_DEPTH, wildLight } from "../../shared/simulator/light.js";
 import {
@@ -24,7 +24,7 @@ import {
   simulateSession,
   wildNuisance,
 } from "../../shared/simulator/simulate.js";
-import { flag, HELD_OUT_SEED } from "./args.js";
+import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
 
 const seed = flag("seed", HELD_OUT_SEED);
 const n = Math.max(10, Math.round(flag("n", 1000)));
@@ -101,25 +101,10 @@ function evaluate(spec: SessionSpec): Row {
   };
 }
 
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const rate = (rows: Row[], f: (r: Row) => boolean): number => rows.filter(f).length / Math.max(1, rows.length);
 
 function passesWith(minR: number, minDepth: number, maxLate = lc.maxLateGain): (r: Row) => boolean {
   return (r) => r.others && r.r >= minR && r.depth >= minDepth && r.lateness <= maxLate;
-}
-
-function reasons(rows: Row[]): string {
-  const counts = new Map<string, number>();
-  for (const r of rows) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v}`)
-    .join(", ");
-}
-
-function quantile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
 }
 
 function runClass(pop: Population, attack: AttackType, count = n, extra: Partial<SessionSpec> = {}): Row[] {
@@ -244,24 +229,5 @@ for (let i = 0; i < 300; i++) {
     }),
   );
 }
-for (let k = 0; k < 3; k++) for (const d of timing) evaluatePresence(d);
-const evalUs: number[] = [];
-const parseUs: number[] = [];
-for (let k = 0; k < 3; k++) {
-  for (const d of timing) {
-    let t0 = process.cpuUsage();
-    evaluatePresence(d);
-    let t1 = process.cpuUsage(t0);
-    evalUs.push(t1.user + t1.system);
-    t0 = process.cpuUsage();
-    parseDescriptor(d);
-    t1 = process.cpuUsage(t0);
-    parseUs.push(t1.user + t1.system);
-  }
-}
-console.log(`\n## CPU time per 20-second v2 descriptor (${evalUs.length} evaluations)\n`);
-console.log("| step | median | p95 |");
-console.log("|---|---|---|");
-console.log(`| evaluatePresence | ${(quantile(evalUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(evalUs, 0.95) / 1000).toFixed(2)} ms |`);
-console.log(`| parseDescriptor | ${(quantile(parseUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(parseUs, 0.95) / 1000).toFixed(2)} ms |`);
+printCpuTimes("CPU time per 20-second v2 descriptor", timing);
 console.log(`\nbenchmark wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);

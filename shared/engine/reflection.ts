@@ -9,16 +9,11 @@
  * changes (head motion, shading, adaptation) are removed by a moving-average high-pass applied
  * alike to the measurement and to the expected light.
  */
-import { marginScore } from "./checks.js";
+import { marginScore, round } from "./checks.js";
 import type { PresenceConfig } from "./config.js";
 import type { LightSignals } from "./descriptor.js";
 import { movingAverage } from "./dsp.js";
 import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "./light.js";
-
-function round(x: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Number.isFinite(x) ? Math.round(x * f) / f : 0;
-}
 
 /** Result of {@link checkLight}. */
 export interface LightCheck {

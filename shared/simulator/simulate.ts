@@ -717,6 +717,20 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     const speech = makeSpeech(rng, seconds, n.breathsPerMin, n.syllableRateHz);
     return { speech, src: genuinePulse(rng, seconds, speech.inhale, n) };
   };
+  /** A lip-sync puppet: its mouth follows the attacker's live voice; its pulse one of `variants` (unless set). */
+  const puppet = (variants: readonly LipsyncPulse[]) => {
+    const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
+    const variant = o.lipsyncPulse ?? (variants[rng.int(0, variants.length - 1)] as LipsyncPulse);
+    // A recorded pulse is lifted from a recording of the victim.
+    const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
+    const raw = rawPulse(rng, src, live, sampling, n, seconds);
+    const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
+    return {
+      pulseRaw: raw,
+      mouth: mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced),
+      voice: voiceSeries(rng, live, sampling, attacker, seconds),
+    };
+  };
 
   if (o.paced) {
     const p = pacedSignals(rng, o, attack, sampling, n, attacker, seconds, genuinePaced(rng, o, n, seconds));
@@ -727,6 +741,10 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     embeddingNoise *= p.embeddingNoiseFactor;
   } else
     switch (attack) {
+      // An earlier capture and an injected video are genuine recordings of the victim with their
+      // own sound: their signals are a bona fide capture's; only their light differs.
+      case "earlier_capture":
+      case "injected":
       case "none": {
         const g = genuine();
         pulseRaw = rawPulse(rng, g.src, g.speech, sampling, n, seconds);
@@ -751,14 +769,7 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
         break;
       }
       case "lipsync": {
-        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-        const variant = o.lipsyncPulse ?? (["absent", "drifting", "recorded"] as const)[rng.int(0, 2)];
-        // A recorded pulse is lifted from a recording of the victim.
-        const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
-        pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
-        const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
-        mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
-        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        ({ pulseRaw, mouth, voice } = puppet(["absent", "drifting", "recorded"]));
         embeddingNoise *= 1.2;
         break;
       }
@@ -775,24 +786,9 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
         quality = clamp(quality - rng.uniform(0, 0.15), 0, 1);
         break;
       }
-      case "earlier_capture":
-      case "injected": {
-        // A genuine recording of the victim with its own sound: pulse, mouth and voice agree.
-        const recorded = genuine();
-        pulseRaw = rawPulse(rng, recorded.src, recorded.speech, sampling, n, seconds);
-        mouth = mouthSeries(rng, recorded.speech, sampling, n);
-        voice = voiceSeries(rng, recorded.speech, sampling, n, seconds);
-        break;
-      }
       case "relit_puppet": {
-        // A lip-sync puppet (its mouth follows the attacker's live voice) that carries a pulse.
-        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-        const variant = o.lipsyncPulse ?? (["drifting", "recorded"] as const)[rng.int(0, 1)];
-        const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
-        pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
-        const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
-        mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
-        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        // The relit puppet always carries a pulse.
+        ({ pulseRaw, mouth, voice } = puppet(["drifting", "recorded"]));
         embeddingNoise *= 1.2;
         break;
       }
