@@ -182,7 +182,7 @@ describe("the simulator's light physics", () => {
     expect(check.depth).toBeLessThan(1.5 * (Math.log1p(reflectionDepth(c)) / 2.2));
   });
 
-  it("makes the wild population darker or brighter than the controlled one, never the other way", () => {
+  it("draws controlled conditions only where the reflection is strong enough, wild ones also where it is not", () => {
     const wild = Array.from({ length: 300 }, (_, i) => reflectionDepth(wildLight(createRng(i))));
     const controlled = Array.from({ length: 300 }, (_, i) => reflectionDepth(controlledLight(createRng(i))));
     expect(Math.min(...controlled)).toBeGreaterThan(0.05);
