@@ -1,13 +1,16 @@
 /**
- * Descriptor v1 from per-frame measurements, exactly as docs/presence-descriptor.md section 3
- * says; the browser client feeds it, the unit tests feed it synthetic frames. Pure: no DOM, no
- * clock, no randomness.
+ * Descriptors v1 and v2 from per-frame measurements, exactly as docs/presence-descriptor.md
+ * sections 3 and 11 say; the browser client feeds it, the unit tests feed it synthetic frames.
+ * Pure: no DOM, no clock, no randomness.
  *
  * @example
  * const descriptor = buildDescriptor({ nonce, capturedAt, grid, skin, mouth, voice: meter.envelope(), faces });
  */
-import type { PresenceDescriptor } from "../../shared/engine/descriptor";
-import { finishPulse } from "../../shared/engine/dsp";
+import { presenceConfig } from "../../shared/engine/config";
+import type { LightSignals, PresenceDescriptor } from "../../shared/engine/descriptor";
+import { finishPulse, movingAverage } from "../../shared/engine/dsp";
+import { expectedLight, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
+import { fitLight } from "../../shared/engine/reflection";
 import { type FaceObservation, summariseFace } from "./face";
 import { posPulse } from "./pos";
 import { type CaptureGrid, onGrid, validMask } from "./series";
@@ -15,7 +18,16 @@ import { type CaptureGrid, onGrid, validMask } from "./series";
 export { EMBEDDING_FRAMES, type FaceObservation, summariseFace } from "./face";
 export { posPulse } from "./pos";
 export { type CaptureGrid, gridTimes, mouthOpening, onGrid, VoiceMeter, validMask } from "./series";
-export { interOcularDistance, meanSkinRgb, type PixelBox, type Point, type SkinMask, skinMask } from "./skin";
+export {
+  interOcularDistance,
+  meanBackgroundRgb,
+  meanSkinRgb,
+  type PixelBox,
+  type Point,
+  regionMask,
+  type SkinMask,
+  skinMask,
+} from "./skin";
 
 /** Mean skin colour of one frame with a tracked face, at its capture time (seconds). */
 export interface SkinSample {
@@ -47,52 +59,114 @@ export interface CaptureMeasurements {
   faces: readonly FaceObservation[];
   /** `nonce-v1` when the reading was paced by challengeSchedule(nonce). */
   schedule?: "nonce-v1";
+  /**
+   * The light challenge: the screen showed lightSequence(nonce) on the capture clock, and this is
+   * the mean background colour (meanBackgroundRgb) of the frames of `skin`, ascending in time.
+   * Present: descriptor v2.
+   */
+  background?: readonly SkinSample[];
 }
 
 /**
- * Descriptor v1: `pulse` by POS from the skin colour, `mouth` from the landmarks, `voice` as
- * measured, `valid` from the frame times, `face` from the best detections. Throws when no face
- * was observed (nothing to describe); every other shortfall is the engine's to judge.
+ * The descriptor: `pulse` by POS from the skin colour, `mouth` from the landmarks, `voice` as
+ * measured, `valid` from the frame times, `face` from the best detections; with `background`,
+ * version 2 with the skin and background colours of the light challenge, the reflection taken out
+ * of the skin colour before POS. Throws when no face was observed (nothing to describe); every
+ * other shortfall is the engine's to judge.
  */
 export function buildDescriptor(m: CaptureMeasurements): PresenceDescriptor {
   const face = summariseFace(m.faces);
   if (!face) throw new Error("no face was observed during the capture");
   const fs = m.grid.sampleRateHz;
   const times = m.skin.map((s) => s.t);
-  const rgb = {
-    r: onGrid(
-      times,
-      m.skin.map((s) => s.r),
-      m.grid,
-    ),
-    g: onGrid(
-      times,
-      m.skin.map((s) => s.g),
-      m.grid,
-    ),
-    b: onGrid(
-      times,
-      m.skin.map((s) => s.b),
-      m.grid,
-    ),
-  };
+  const rgb = coloursOnGrid(m.skin, m.grid);
   const mouth = onGrid(
     m.mouth.map((s) => s.t),
     m.mouth.map((s) => s.opening),
     m.grid,
   );
+  const light: LightSignals | undefined = m.background
+    ? { sequence: LIGHT_SEQUENCE_V1, skin: colourTriples(rgb), background: colourTriples(coloursOnGrid(m.background, m.grid)) }
+    : undefined;
   return {
-    version: 1,
+    version: light ? 2 : 1,
     capture_nonce: m.nonce,
     captured_at: m.capturedAt,
     face,
     signals: {
       sample_rate_hz: fs,
-      pulse: finishPulse(posPulse(rgb, fs), fs),
+      pulse: finishPulse(posPulse(light ? withoutReflection(rgb, light, m.nonce, fs) : rgb, fs), fs),
       mouth: Array.from(mouth, (x) => Math.round(Math.min(1, Math.max(0, x)) * 1e4) / 1e4),
       voice: [...m.voice],
       valid: validMask(times, m.grid),
       ...(m.schedule ? { schedule: m.schedule } : {}),
+      ...(light ? { light } : {}),
     },
   };
+}
+
+type Rgb = { r: Float64Array; g: Float64Array; b: Float64Array };
+
+function coloursOnGrid(samples: readonly SkinSample[], grid: CaptureGrid): Rgb {
+  const times = samples.map((s) => s.t);
+  return {
+    r: onGrid(
+      times,
+      samples.map((s) => s.r),
+      grid,
+    ),
+    g: onGrid(
+      times,
+      samples.map((s) => s.g),
+      grid,
+    ),
+    b: onGrid(
+      times,
+      samples.map((s) => s.b),
+      grid,
+    ),
+  };
+}
+
+/** The grid's colours as `[R, G, B]` per sample, clipped to [0, 255], 2 decimals (section 11.2). */
+function colourTriples(c: Rgb): number[][] {
+  const round = (x: number) => Math.round(Math.min(255, Math.max(0, x)) * 100) / 100;
+  return Array.from(c.r, (r, i) => [round(r), round(c.g[i] as number), round(c.b[i] as number)]);
+}
+
+/**
+ * The skin colour with the screen's reflection taken out (section 11.2, step 4). The engine's fit
+ * (fitLight) gives the lag and each channel's gain of the log colour per unit of screen light; the
+ * light cast on the face at that lag is `c`, and a channel reflects it as a factor 1 + d c. d
+ * starts at exp(gain) - 1 and is refined by least squares on the high-passed log colour (the log
+ * of 1 + d c is not linear in c where a frame straddles a change of colour); each channel is then
+ * divided by 1 + d c. What remains leaks into the pulse as broadband noise.
+ */
+export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, fs: number): Rgb {
+  const n = rgb.r.length;
+  const fit = fitLight(light, nonce, fs, presenceConfig);
+  const cast = expectedLight(lightSequence(nonce, n / fs), fs, n, fit.lagS);
+  const window = Math.max(3, Math.round(presenceConfig.light.highPassSeconds * fs)) | 1;
+  const highPass = (x: Float64Array) => {
+    const slow = movingAverage(x, window);
+    return x.map((v, i) => v - (slow[i] as number));
+  };
+  const clean = (x: Float64Array, ch: 0 | 1 | 2): Float64Array => {
+    const c = cast[ch];
+    const y = highPass(x.map((v) => Math.log(Math.max(v, 1e-6))));
+    let d = Math.expm1(fit.gains[ch]);
+    for (let iteration = 0; iteration < 3 && d > 0; iteration++) {
+      const u = highPass(c.map((v) => Math.log1p(d * v)));
+      let uy = 0;
+      let uu = 0;
+      for (let i = 0; i < n; i++) {
+        uy += (u[i] as number) * (y[i] as number);
+        uu += (u[i] as number) ** 2;
+      }
+      if (!(uu > 1e-18)) break;
+      d = Math.max(0, Math.expm1((uy / uu) * Math.log1p(d)));
+    }
+    return x.map((v, i) => v / (1 + d * (c[i] as number)));
+  };
+  return { r: clean(rgb.r, 0), g: clean(rgb.g, 1), b: clean(rgb.b, 2) };
 }

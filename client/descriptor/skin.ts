@@ -80,6 +80,38 @@ function nearEdge(polygon: readonly Point[], x: number, y: number, margin: numbe
 }
 
 /**
+ * The pixels of a `frameWidth` x `frameHeight` frame inside `polygon` and outside every one of
+ * `holes`, every boundary moved inwards by `margin` pixels, judged at their centres, within the
+ * polygon's bounding box.
+ */
+export function regionMask(
+  polygon: readonly Point[],
+  holes: readonly (readonly Point[])[],
+  frameWidth: number,
+  frameHeight: number,
+  margin: number,
+): SkinMask {
+  const x0 = Math.max(0, Math.floor(Math.min(...polygon.map((p) => p.x))));
+  const y0 = Math.max(0, Math.floor(Math.min(...polygon.map((p) => p.y))));
+  const x1 = Math.min(frameWidth, Math.ceil(Math.max(...polygon.map((p) => p.x))));
+  const y1 = Math.min(frameHeight, Math.ceil(Math.max(...polygon.map((p) => p.y))));
+  const box = { x: x0, y: y0, width: Math.max(0, x1 - x0), height: Math.max(0, y1 - y0) };
+  const mask = new Uint8Array(box.width * box.height);
+  let pixels = 0;
+  for (let row = 0; row < box.height; row++) {
+    const y = box.y + row + 0.5;
+    for (let column = 0; column < box.width; column++) {
+      const x = box.x + column + 0.5;
+      if (!inside(polygon, x, y) || (margin > 0 && nearEdge(polygon, x, y, margin))) continue;
+      if (holes.some((hole) => inside(hole, x, y) || (margin > 0 && nearEdge(hole, x, y, margin)))) continue;
+      mask[row * box.width + column] = 1;
+      pixels++;
+    }
+  }
+  return { box, mask, pixels };
+}
+
+/**
  * The skin region of 68 landmarks (iBUG numbering) in a `frameWidth` x `frameHeight` frame: inside
  * the outline of the jaw and eyebrows, outside the eyes and the outer mouth, every boundary moved
  * inwards by 5% of the inter-ocular distance. Pixels are judged at their centres.
@@ -89,36 +121,67 @@ function nearEdge(polygon: readonly Point[], x: number, y: number, margin: numbe
  */
 export function skinMask(landmarks: readonly Point[], frameWidth: number, frameHeight: number): SkinMask {
   if (landmarks.length !== 68) throw new RangeError("skinMask needs the 68 landmarks");
+  return regionMask(
+    OUTLINE.map((i) => landmarks[i]!),
+    HOLES.map((indices) => indices.map((i) => landmarks[i]!)),
+    frameWidth,
+    frameHeight,
+    0.05 * interOcularDistance(landmarks),
+  );
+}
+
+/**
+ * The background region of the light challenge (docs/presence-descriptor.md 11.2): the frame's
+ * pixels outside the head, from the top of the frame down to the chin, every 4th pixel in each
+ * direction. The head is the outline's bounding box widened by half its width on each side. `rgba`
+ * is the whole frame, row by row, four bytes a pixel. Null when no pixel qualifies (a face filling
+ * the frame).
+ */
+export function meanBackgroundRgb(
+  rgba: ArrayLike<number>,
+  frameWidth: number,
+  frameHeight: number,
+  landmarks: readonly Point[],
+): { r: number; g: number; b: number; pixels: number } | null {
   const outline = OUTLINE.map((i) => landmarks[i]!);
-  const holes = HOLES.map((indices) => indices.map((i) => landmarks[i]!));
-  const margin = 0.05 * interOcularDistance(landmarks);
-  const x0 = Math.max(0, Math.floor(Math.min(...outline.map((p) => p.x))));
-  const y0 = Math.max(0, Math.floor(Math.min(...outline.map((p) => p.y))));
-  const x1 = Math.min(frameWidth, Math.ceil(Math.max(...outline.map((p) => p.x))));
-  const y1 = Math.min(frameHeight, Math.ceil(Math.max(...outline.map((p) => p.y))));
-  const box = { x: x0, y: y0, width: Math.max(0, x1 - x0), height: Math.max(0, y1 - y0) };
-  const mask = new Uint8Array(box.width * box.height);
-  let pixels = 0;
-  for (let row = 0; row < box.height; row++) {
-    const y = box.y + row + 0.5;
-    for (let column = 0; column < box.width; column++) {
-      const x = box.x + column + 0.5;
-      if (!inside(outline, x, y) || nearEdge(outline, x, y, margin)) continue;
-      if (holes.some((hole) => inside(hole, x, y) || nearEdge(hole, x, y, margin))) continue;
-      mask[row * box.width + column] = 1;
-      pixels++;
+  const left = Math.min(...outline.map((p) => p.x));
+  const right = Math.max(...outline.map((p) => p.x));
+  const chin = Math.min(frameHeight, Math.max(...outline.map((p) => p.y)));
+  const half = (right - left) / 2;
+  let r = 0;
+  let g = 0;
+  let b = 0;
+  let count = 0;
+  for (let y = 0; y < chin; y += BACKGROUND_STRIDE) {
+    for (let x = 0; x < frameWidth; x += BACKGROUND_STRIDE) {
+      if (x + 0.5 >= left - half && x + 0.5 <= right + half) continue;
+      const p = 4 * (y * frameWidth + x);
+      r += rgba[p] as number;
+      g += rgba[p + 1] as number;
+      b += rgba[p + 2] as number;
+      count++;
     }
   }
-  return { box, mask, pixels };
+  return count === 0 ? null : { r: r / count, g: g / count, b: b / count, pixels: count };
 }
+
+/** The background region is sampled every this many pixels in each direction. */
+const BACKGROUND_STRIDE = 4;
 
 /**
  * The mean R, G and B of the skin-coloured pixels of `skin` (YCbCr chroma with 77 <= Cb <= 127 and
  * 133 <= Cr <= 173). `rgba` holds the pixels under `skin.box`, row by row, four bytes a pixel, as
  * ImageData does (read where the face is now: the box moved by the face's motion since the mask
- * was made). Null when no pixel qualifies.
+ * was made). Null when no pixel qualifies. Under the light challenge (descriptor v2) the coloured
+ * light moves skin out of that chroma range, so the client passes `chromaGate: false` and averages
+ * the region as it is (docs/presence-descriptor.md 11.2).
  */
-export function meanSkinRgb(rgba: ArrayLike<number>, skin: SkinMask): { r: number; g: number; b: number; pixels: number } | null {
+export function meanSkinRgb(
+  rgba: ArrayLike<number>,
+  skin: SkinMask,
+  options: { chromaGate?: boolean } = {},
+): { r: number; g: number; b: number; pixels: number } | null {
+  const gate = options.chromaGate ?? true;
   const { width, height } = skin.box;
   let r = 0;
   let g = 0;
@@ -131,7 +194,7 @@ export function meanSkinRgb(rgba: ArrayLike<number>, skin: SkinMask): { r: numbe
     const blue = rgba[4 * p + 2] as number;
     const cb = 128 - 0.168736 * red - 0.331264 * green + 0.5 * blue;
     const cr = 128 + 0.5 * red - 0.418688 * green - 0.081312 * blue;
-    if (cb < 77 || cb > 127 || cr < 133 || cr > 173) continue;
+    if (gate && (cb < 77 || cb > 127 || cr < 133 || cr > 173)) continue;
     r += red;
     g += green;
     b += blue;

@@ -1,5 +1,5 @@
 /**
- * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S --paced]`.
+ * Presence-engine benchmark: `npm run bench:engine [-- --seed N --n N --seconds S --paced | --light]`.
  *
  * Simulates bona fide sessions and sessions of each attack type (ISO/IEC 30107-3
  * style: APCER per attack type, BPCER for bona fide) with nuisance drawn at random
@@ -13,32 +13,33 @@
  * - controlled: the same physiology, but capture conditions a client can enforce
  *   before it records (enough light, a still face, a steady camera).
  *
+ * With --light, the benchmark of descriptor v2 and its light challenge runs instead
+ * (scripts/bench/light.ts).
+ *
  * With --paced, every session uses the nonce-paced reading challenge (the reader follows
  * challengeSchedule(nonce) with the compliance of readers in the wild; the attacks are those
  * against that protocol, shared/simulator/simulate.ts) and the paced checks are swept.
  */
 import { performance } from "node:perf_hooks";
-import { evaluatePresence, type PresenceDescriptor, parseDescriptor, presenceConfig } from "../../shared/engine/index.js";
-import { createRng, hashSeed, type Rng } from "../../shared/engine/rng.js";
+import { evaluatePresence, type PresenceDescriptor, presenceConfig } from "../../shared/engine/index.js";
+import { createRng, hashSeed } from "../../shared/engine/rng.js";
 import {
   ATTACK_TYPES,
   type AttackType,
+  controlledNuisance,
   type LipsyncPulse,
   type Nuisance,
   SANDBOX_PERSONS,
   simulateSession,
   wildNuisance,
 } from "../../shared/simulator/simulate.js";
+import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
 import { oracleBound } from "./presence-oracle.js";
 
-const HELD_OUT_SEED = 20260517;
-
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v)) throw new Error(`--${name} needs a number`);
-  return v;
+if (process.argv.includes("--light")) {
+  // Descriptor v2 and its light challenge have a benchmark of their own.
+  await import("./light.js");
+  process.exit(0);
 }
 
 const seed = flag("seed", HELD_OUT_SEED);
@@ -49,16 +50,6 @@ const paced = process.argv.includes("--paced");
 type Population = "wild" | "controlled";
 const POPULATIONS: Population[] = ["wild", "controlled"];
 const LIPSYNC_PULSES: LipsyncPulse[] = ["absent", "drifting", "recorded"];
-
-function controlledNuisance(rng: Rng): Nuisance {
-  return {
-    ...wildNuisance(rng),
-    snrDb: rng.uniform(6, 20),
-    motion: rng.uniform(0, 0.3),
-    jitterMs: rng.uniform(0, 3),
-    dropRate: rng.uniform(0, 0.02),
-  };
-}
 
 /** What the sweep needs from one evaluated session. */
 interface Row {
@@ -157,7 +148,6 @@ function oracleSection(): void {
   }
 }
 
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const rate = (rows: Row[], f: (r: Row) => boolean): number => rows.filter(f).length / Math.max(1, rows.length);
 
 function passesWith(minCorrelation: number, minRsa: number, toNoise: number): (r: Row) => boolean {
@@ -207,20 +197,6 @@ function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
           ATTACK_TYPES.map((a, k) => `APCER ${a} ${pct(best!.apcer[k] ?? 0)}`).join(", ")
       : `\nNo heart-rate threshold keeps BPCER <= 3% (the other checks alone reject ${pct(rate(bona, (r) => !passesPaced(pc.minVoiceZ, -1, 0)(r)))}).`,
   );
-}
-
-function reasons(rows: Row[]): string {
-  const counts = new Map<string, number>();
-  for (const r of rows) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v}`)
-    .join(", ");
-}
-
-function quantile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
 }
 
 const started = performance.now();
@@ -330,24 +306,5 @@ for (let i = 0; i < 400; i++) {
     }),
   );
 }
-for (let k = 0; k < 3; k++) for (const d of timing) evaluatePresence(d); // warm up the JIT
-const evalUs: number[] = [];
-const parseUs: number[] = [];
-for (let k = 0; k < 3; k++) {
-  for (const d of timing) {
-    let t0 = process.cpuUsage();
-    evaluatePresence(d);
-    let t1 = process.cpuUsage(t0);
-    evalUs.push(t1.user + t1.system);
-    t0 = process.cpuUsage();
-    parseDescriptor(d);
-    t1 = process.cpuUsage(t0);
-    parseUs.push(t1.user + t1.system);
-  }
-}
-console.log(`\n## CPU time per 20-second descriptor (${evalUs.length} evaluations)\n`);
-console.log("| step | median | p95 |");
-console.log("|---|---|---|");
-console.log(`| evaluatePresence | ${(quantile(evalUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(evalUs, 0.95) / 1000).toFixed(2)} ms |`);
-console.log(`| parseDescriptor | ${(quantile(parseUs, 0.5) / 1000).toFixed(2)} ms | ${(quantile(parseUs, 0.95) / 1000).toFixed(2)} ms |`);
+printCpuTimes("CPU time per 20-second descriptor", timing);
 console.log(`\nbenchmark wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -9,6 +9,7 @@ import { DESCRIPTOR_LIMITS } from "../../shared/engine/descriptor";
 import {
   ATTACK_TYPES,
   type AttackType,
+  LIGHT_ATTACK_TYPES,
   personProfile,
   SANDBOX_PERSONS,
   type SubjectState,
@@ -57,15 +58,18 @@ function choice<T extends string>(flags: Flags, name: string, choices: readonly 
 
 const simulate = {
   /**
-   * simulate capture --person 1..1000 [--attack none|photo|replay|lipsync|screen] [--nonce N]
-   *   [--seconds 5..30] [--sample-rate 10..60] [--state calm|coerced] [--captured-at ISO] [--seed INT] [--paced]
-   * Prints one descriptor v1 (docs/presence-descriptor.md). `captured_at` is now unless --captured-at;
+   * simulate capture --person 1..1000 [--attack none|photo|replay|lipsync|screen|earlier_capture|injected|relit_puppet]
+   *   [--nonce N] [--seconds 5..30] [--sample-rate 10..60] [--state calm|coerced] [--captured-at ISO] [--seed INT]
+   *   [--paced] [--light]
+   * Prints one descriptor (docs/presence-descriptor.md). `captured_at` is now unless --captured-at;
    * otherwise equal flags give an equal descriptor. --paced: the reader follows the nonce's
-   * challenge schedule and the descriptor declares `signals.schedule: "nonce-v1"`.
+   * challenge schedule and the descriptor declares `signals.schedule: "nonce-v1"`. --light: the
+   * screen lights the face with the nonce's light sequence and the descriptor is version 2 (the
+   * last three attacks need it).
    */
   capture(flags: Flags): unknown {
     const person = integer(flags, "person", 1, SANDBOX_PERSONS);
-    const attack = choice<AttackType>(flags, "attack", ["none", ...ATTACK_TYPES], "none");
+    const attack = choice<AttackType>(flags, "attack", ["none", ...LIGHT_ATTACK_TYPES], "none");
     const state = choice<SubjectState>(flags, "state", ["calm", "coerced"], "calm");
     const seconds = number(flags, "seconds", DESCRIPTOR_LIMITS.minSeconds, DESCRIPTOR_LIMITS.maxSeconds, 15);
     const sampleRateHz = number(flags, "sample-rate", DESCRIPTOR_LIMITS.sampleRateMinHz, DESCRIPTOR_LIMITS.sampleRateMaxHz, 30);
@@ -84,6 +88,10 @@ const simulate = {
     const pacedFlag = flags.paced;
     if (pacedFlag !== undefined && pacedFlag !== true && pacedFlag !== "true") throw bad("--paced takes no value");
     const paced = pacedFlag !== undefined;
+    const lightFlag = flags.light;
+    if (lightFlag !== undefined && lightFlag !== true && lightFlag !== "true") throw bad("--light takes no value");
+    const light = lightFlag !== undefined;
+    if (!light && !(ATTACK_TYPES as readonly string[]).includes(attack) && attack !== "none") throw bad(`--attack ${attack} needs --light`);
     return simulateCapture({
       person,
       attack,
@@ -94,6 +102,7 @@ const simulate = {
       capturedAt: new Date(capturedAt ?? Date.now()).toISOString(),
       ...(seed !== undefined ? { seed } : {}),
       ...(paced ? { paced: true } : {}),
+      ...(light ? { light: true } : {}),
     });
   },
 

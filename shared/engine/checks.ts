@@ -26,7 +26,8 @@ export function marginScore(value: number, threshold: number, scale: number): nu
   return 1 / (1 + Math.exp(-z));
 }
 
-function round(x: number, digits = 3): number {
+/** `x` rounded to `digits` decimals; 0 when not finite (results carry finite numbers only). */
+export function round(x: number, digits = 3): number {
   const f = 10 ** digits;
   return Number.isFinite(x) ? Math.round(x * f) / f : 0;
 }

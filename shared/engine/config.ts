@@ -121,6 +121,35 @@ export const presenceConfig = deepFreeze({
     scale: 0.05,
     zScale: 0.5,
   },
+  /**
+   * The light challenge of descriptor v2 (shared/engine/reflection.ts): the skin's colour,
+   * relative to the background's, follows lightSequence(capture_nonce).
+   */
+  light: {
+    /** High-pass of the log colour ratio and of the expected light (moving average), seconds. */
+    highPassSeconds: 1.5,
+    /** Left out at either end (the high-pass's edges), seconds. */
+    edgeS: 0.75,
+    /**
+     * The plausible lag of the reflection after the sequence's clock: the screen's display
+     * latency (one to three refreshes and the panel's response) and the exposure's midpoint, ms.
+     */
+    minLagMs: 0,
+    maxLagMs: 150,
+    lagStepMs: 10,
+    /** The wide search that reports where a reflection fits best when it is late, ms. */
+    wideMinLagMs: -300,
+    wideMaxLagMs: 1000,
+    /** Fit of the reflected colour to the sequence (square root of R²) at the best plausible lag... */
+    minCorrelation: 0.8,
+    /** ...no lag outside the window fitting better by more than this (correlation units)... */
+    maxLateGain: 0.02,
+    /** ...and a reflection of at least this strength (mean gain of the log colour ratio per unit of screen light). */
+    minDepth: 0.02,
+    /** Logistic scales of the margins: correlation units, and natural-log units of depth. */
+    scale: 0.05,
+    depthLogScale: 0.3,
+  },
   coercion: {
     /** Heart rate at least this far above the baseline, bpm... */
     minHrRiseBpm: 25,

@@ -1,8 +1,10 @@
 /**
- * Presence descriptor v1: what the device sends instead of video or audio.
+ * Presence descriptors v1 and v2: what the device sends instead of video or audio.
  * The shape, its bounds and the parser. The document is docs/presence-descriptor.md.
+ * Version 2 is version 1 plus the light challenge (`signals.light`).
  */
 import * as v from "valibot";
+import { LIGHT_SEQUENCE_V1 } from "./light.js";
 
 /** Identifier of the reference on-device face model (@vladmandic/face-api, 128-d ResNet descriptor). */
 export const REFERENCE_FACE_MODEL = "face-api/resnet128";
@@ -24,11 +26,31 @@ export const DESCRIPTOR_LIMITS = {
   /** minSeconds * sampleRateMinHz */
   minSamples: 50,
   pulseMaxAbs: 10,
+  /** Mean colour of a region, on the camera's 8-bit scale. */
+  colourMax: 255,
 } as const;
 
-/** Descriptor v1 (see docs/presence-descriptor.md for how each field is computed on the device). */
+/** The descriptor versions the engine judges. */
+export const DESCRIPTOR_VERSIONS = [1, 2] as const;
+
+/**
+ * The light challenge of descriptor v2 (docs/presence-descriptor.md, section 11): while the
+ * person reads, the screen shows lightSequence(capture_nonce); the device reports, per sample,
+ * the mean colour of the skin region and of a background region on the grid of the other series.
+ */
+export interface LightSignals {
+  /** The sequence the screen showed: `light-v1`. */
+  sequence: "light-v1";
+  /** Per sample, the mean [R, G, B] of the skin region as the camera delivered it, 0 to 255. */
+  skin: number[][];
+  /** Per sample, the mean [R, G, B] of the background region (the frame outside the head), 0 to 255. */
+  background: number[][];
+}
+
+/** Descriptor v1 or v2 (see docs/presence-descriptor.md for how each field is computed on the device). */
 export interface PresenceDescriptor {
-  version: 1;
+  /** 1, or 2 with `signals.light` (required in 2, refused in 1). */
+  version: 1 | 2;
   /** The nonce of the request this capture answers; 8 to 128 printable ASCII characters. */
   capture_nonce: string;
   /** ISO 8601 time of the first sample (UTC recommended, e.g. `2026-05-01T12:00:00.000Z`). */
@@ -58,6 +80,8 @@ export interface PresenceDescriptor {
      * applies the paced checks. Absent: a free reading, judged as before.
      */
     schedule?: "nonce-v1";
+    /** Version 2 only (and required there): the reflection of the light challenge. */
+    light?: LightSignals;
   };
 }
 
@@ -85,6 +109,35 @@ const validMask = v.pipe(
   v.check((xs) => xs.every((x) => x === 0 || x === 1), "every value must be 0 or 1"),
 );
 
+/** N mean colours [R, G, B], each channel a finite number in [0, 255]. */
+const colourSeries = v.pipe(
+  v.array(v.array(v.number())),
+  v.minLength(L.minSamples),
+  v.maxLength(L.maxSamples),
+  v.check((xs) => {
+    for (const c of xs) {
+      if (c.length !== 3) return false;
+      for (let k = 0; k < 3; k++) {
+        const x = c[k] as number;
+        if (!(x >= 0 && x <= L.colourMax)) return false;
+      }
+    }
+    return true;
+  }, `every sample must be [R, G, B] with finite values in [0, ${L.colourMax}]`),
+);
+
+const lightSchema = v.pipe(
+  v.strictObject({
+    sequence: v.literal(LIGHT_SEQUENCE_V1),
+    skin: colourSeries,
+    background: colourSeries,
+  }),
+  v.forward(
+    v.check((l) => l.background.length === l.skin.length, "must have the length of skin"),
+    ["background"],
+  ),
+);
+
 function norm(xs: readonly number[]): number {
   let s = 0;
   for (const x of xs) s += x * x;
@@ -98,6 +151,7 @@ type SignalsShape = {
   voice: number[];
   valid?: number[] | undefined;
   schedule?: "nonce-v1" | undefined;
+  light?: { skin: number[][]; background: number[][] } | undefined;
 };
 
 function samplesFit(s: SignalsShape): boolean {
@@ -108,67 +162,78 @@ function samplesFit(s: SignalsShape): boolean {
   return seconds >= L.minSeconds - 1e-9 && seconds <= L.maxSeconds + 1e-9;
 }
 
-const signalsSchema = v.pipe(
+const signalsEntries = {
+  sample_rate_hz: v.pipe(v.number(), v.finite(), v.minValue(L.sampleRateMinHz), v.maxValue(L.sampleRateMaxHz)),
+  pulse: boundedSeries(-L.pulseMaxAbs, L.pulseMaxAbs),
+  mouth: boundedSeries(0, 1),
+  voice: boundedSeries(0, 1),
+  valid: v.optional(validMask),
+  schedule: v.optional(v.literal("nonce-v1")),
+};
+
+/** The signals of a version: v1's series, and in v2 the light challenge as well. */
+const signalsSchema = (version: 1 | 2) =>
+  v.pipe(
+    version === 1 ? v.strictObject(signalsEntries) : v.strictObject({ ...signalsEntries, light: lightSchema }),
+    v.forward(
+      v.check((s: SignalsShape) => samplesFit(s), `duration must be ${L.minSeconds} to ${L.maxSeconds} seconds`),
+      ["pulse"],
+    ),
+    v.forward(
+      v.check((s: SignalsShape) => s.mouth.length === s.pulse.length, "must have the length of pulse"),
+      ["mouth"],
+    ),
+    v.forward(
+      v.check((s: SignalsShape) => s.voice.length === s.pulse.length, "must have the length of pulse"),
+      ["voice"],
+    ),
+    v.forward(
+      v.check((s: SignalsShape) => s.valid === undefined || s.valid.length === s.pulse.length, "must have the length of pulse"),
+      ["valid"],
+    ),
+    v.forward(
+      v.check((s: SignalsShape) => s.light === undefined || s.light.skin.length === s.pulse.length, "must have the length of pulse"),
+      ["light"],
+    ),
+  );
+
+const descriptorSchema = (version: 1 | 2) =>
   v.strictObject({
-    sample_rate_hz: v.pipe(v.number(), v.finite(), v.minValue(L.sampleRateMinHz), v.maxValue(L.sampleRateMaxHz)),
-    pulse: boundedSeries(-L.pulseMaxAbs, L.pulseMaxAbs),
-    mouth: boundedSeries(0, 1),
-    voice: boundedSeries(0, 1),
-    valid: v.optional(validMask),
-    schedule: v.optional(v.literal("nonce-v1")),
-  }),
-  v.forward(
-    v.check((s: SignalsShape) => samplesFit(s), `duration must be ${L.minSeconds} to ${L.maxSeconds} seconds`),
-    ["pulse"],
-  ),
-  v.forward(
-    v.check((s: SignalsShape) => s.mouth.length === s.pulse.length, "must have the length of pulse"),
-    ["mouth"],
-  ),
-  v.forward(
-    v.check((s: SignalsShape) => s.voice.length === s.pulse.length, "must have the length of pulse"),
-    ["voice"],
-  ),
-  v.forward(
-    v.check((s: SignalsShape) => s.valid === undefined || s.valid.length === s.pulse.length, "must have the length of pulse"),
-    ["valid"],
-  ),
-);
+    version: v.literal(version),
+    capture_nonce: v.pipe(
+      v.string(),
+      v.minLength(L.nonceMinLength),
+      v.maxLength(L.nonceMaxLength),
+      v.regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces"),
+    ),
+    captured_at: v.pipe(
+      v.string(),
+      v.maxLength(40),
+      v.isoTimestamp(),
+      v.check((s) => Number.isFinite(Date.parse(s)), "must be a valid time"),
+    ),
+    face: v.strictObject({
+      model: v.pipe(v.string(), v.minLength(1), v.maxLength(L.modelMaxLength), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/)),
+      embedding: v.pipe(
+        v.array(v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1))),
+        v.length(L.embeddingLength),
+        v.check((xs) => {
+          const n = norm(xs);
+          return n >= L.embeddingMinNorm && n <= L.embeddingMaxNorm;
+        }, "must be L2-normalised"),
+      ),
+      quality: v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1)),
+    }),
+    signals: signalsSchema(version),
+  });
 
 /**
- * The valibot schema of descriptor v1. Every array length and every value is bounded.
+ * The valibot schema of descriptors v1 and v2. Every array length and every value is bounded.
  *
  * @example
  * const r = v.safeParse(presenceDescriptorSchema, body.face_template);
  */
-export const presenceDescriptorSchema = v.strictObject({
-  version: v.literal(1),
-  capture_nonce: v.pipe(
-    v.string(),
-    v.minLength(L.nonceMinLength),
-    v.maxLength(L.nonceMaxLength),
-    v.regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces"),
-  ),
-  captured_at: v.pipe(
-    v.string(),
-    v.maxLength(40),
-    v.isoTimestamp(),
-    v.check((s) => Number.isFinite(Date.parse(s)), "must be a valid time"),
-  ),
-  face: v.strictObject({
-    model: v.pipe(v.string(), v.minLength(1), v.maxLength(L.modelMaxLength), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/)),
-    embedding: v.pipe(
-      v.array(v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1))),
-      v.length(L.embeddingLength),
-      v.check((xs) => {
-        const n = norm(xs);
-        return n >= L.embeddingMinNorm && n <= L.embeddingMaxNorm;
-      }, "must be L2-normalised"),
-    ),
-    quality: v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1)),
-  }),
-  signals: signalsSchema,
-});
+export const presenceDescriptorSchema = v.variant("version", [descriptorSchema(1), descriptorSchema(2)]);
 
 /** The outcome of {@link parseDescriptor}. */
 export type ParseDescriptorResult = { ok: true; descriptor: PresenceDescriptor } | { ok: false; fields: string[] };

@@ -1,5 +1,5 @@
 /**
- * The presence engine: judges a descriptor v1 (see docs/presence-descriptor.md).
+ * The presence engine: judges descriptors v1 and v2 (see docs/presence-descriptor.md).
  * Pure and deterministic: no I/O, no clock unless `now` is passed, no randomness.
  *
  * @example
@@ -26,11 +26,14 @@ import {
 import { type PresenceConfig, presenceConfig } from "./config.js";
 import type { PresenceDescriptor } from "./descriptor.js";
 import { checkPacedCoupling, checkScheduleFollowed, type PacedCouplingCheck, type ScheduleCheck } from "./paced.js";
+import { checkLight, type LightCheck } from "./reflection.js";
 
 export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from "./checks.js";
 export { type PresenceConfig, presenceConfig } from "./config.js";
 export {
   DESCRIPTOR_LIMITS,
+  DESCRIPTOR_VERSIONS,
+  type LightSignals,
   type ParseDescriptorResult,
   type PresenceDescriptor,
   parseDescriptor,
@@ -38,8 +41,10 @@ export {
   REFERENCE_FACE_MODEL,
 } from "./descriptor.js";
 export { cosineSimilarity } from "./dsp.js";
+export { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_PALETTE, LIGHT_SEQUENCE_V1, lightSequence } from "./light.js";
 export type { PacedCouplingCheck, ScheduleCheck } from "./paced.js";
 export { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, type PresenceProof, type ProofConsent, parseProof } from "./proof.js";
+export type { LightCheck } from "./reflection.js";
 export {
   type ChallengeSchedule,
   challengeSchedule,
@@ -52,7 +57,14 @@ export {
 export const ENGINE_VERSION = "presence-1";
 
 /** Why liveness failed (the first failing check, in this order). */
-type LivenessReason = "low_quality" | "no_speech" | "no_pulse" | "av_desync" | "schedule_not_followed" | "pulse_speech_uncoupled";
+type LivenessReason =
+  | "low_quality"
+  | "no_speech"
+  | "no_pulse"
+  | "av_desync"
+  | "light_not_followed"
+  | "schedule_not_followed"
+  | "pulse_speech_uncoupled";
 /** Every refusal reason `evaluatePresence` can return. */
 type PresenceReason = "nonce_mismatch" | "capture_stale" | LivenessReason | "coercion_detected";
 
@@ -64,6 +76,7 @@ export const PRESENCE_REASONS: readonly PresenceReason[] = [
   "no_speech",
   "no_pulse",
   "av_desync",
+  "light_not_followed",
   "schedule_not_followed",
   "pulse_speech_uncoupled",
   "coercion_detected",
@@ -107,7 +120,13 @@ export interface PresenceResult {
       speech: SpeechCheck;
       pulse: PulseCheck;
       av_sync: AvSyncCheck;
+      /**
+       * The heart rate follows the breath pauses. A gate in version 1; in version 2, where the
+       * light check proves the capture is live, reported only (an input of the assurance).
+       */
       pulse_speech_coupling: CouplingCheck;
+      /** Version 2 only: the skin's reflected colour follows the nonce's light sequence. */
+      light?: LightCheck;
       /** Paced descriptors only: the voice follows the nonce's speak/pause cues. */
       schedule?: ScheduleCheck;
       /**
@@ -149,6 +168,11 @@ export interface PresenceResult {
     /** Paced only: z-scores of the voice and of the heart rate against other nonces' schedules. */
     schedule_z?: number;
     pulse_schedule_z?: number;
+    /** Version 2 only: the light sequence, and the fit, lag (ms) and strength of its reflection. */
+    light_sequence?: "light-v1";
+    light_correlation?: number;
+    light_lag_ms?: number;
+    light_depth?: number;
   };
 }
 
@@ -193,13 +217,19 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
       )
     : undefined;
 
+  // Version 2: the reflection of the light challenge proves the face is in front of this screen now.
+  const light = descriptor.version === 2 && signals.light ? checkLight(signals.light, descriptor.capture_nonce, fs, cfg) : undefined;
+
   let livenessReason: LivenessReason | null = null;
   if (!quality.passed) livenessReason = "low_quality";
   else if (!speech.passed) livenessReason = "no_speech";
   else if (!pulse.passed) livenessReason = "no_pulse";
   else if (!avSync.passed) livenessReason = "av_desync";
+  else if (light && !light.passed) livenessReason = "light_not_followed";
   else if (schedule && !schedule.passed) livenessReason = "schedule_not_followed";
-  else if (pacedCoupling) {
+  else if (light) {
+    // The heart rate's lock to the breath is no gate with the light challenge (docs/benchmarks.md).
+  } else if (pacedCoupling) {
     if (!pacedCoupling.passed) {
       livenessReason = pacedCoupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? "low_quality" : "pulse_speech_uncoupled";
     }
@@ -207,10 +237,11 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
     // Beat timing too noisy to see a breath-locked swing: ask for better light, not a retry as is.
     livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? "low_quality" : "pulse_speech_uncoupled";
   }
-  const livenessScore =
-    schedule && pacedCoupling
-      ? Math.min(quality.score, speech.score, pulse.score, avSync.score, schedule.score, pacedCoupling.score)
-      : Math.min(quality.score, speech.score, pulse.score, avSync.score, coupling.score);
+  const gates = [quality.score, speech.score, pulse.score, avSync.score];
+  if (light) gates.push(light.score);
+  if (schedule) gates.push(schedule.score);
+  if (!light) gates.push(pacedCoupling ? pacedCoupling.score : coupling.score);
+  const livenessScore = Math.min(...gates);
 
   const heartRate = pulse.passed ? pulse.heart_rate_bpm : null;
 
@@ -273,6 +304,7 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
         pulse,
         av_sync: avSync,
         pulse_speech_coupling: coupling,
+        ...(light ? { light } : {}),
         ...(schedule ? { schedule } : {}),
         ...(pacedCoupling ? { pulse_schedule_coupling: pacedCoupling } : {}),
       },
@@ -296,6 +328,14 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
       protocol: paced ? "nonce-v1" : "free",
       ...(schedule ? { schedule_z: schedule.z } : {}),
       ...(pacedCoupling ? { pulse_schedule_z: pacedCoupling.z } : {}),
+      ...(light
+        ? {
+            light_sequence: "light-v1" as const,
+            light_correlation: light.correlation,
+            light_lag_ms: light.lag_ms,
+            light_depth: light.depth,
+          }
+        : {}),
     },
   };
 }

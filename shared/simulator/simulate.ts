@@ -10,17 +10,26 @@
  * artefacts, dropped frames and clock jitter; the microphone hears the speech
  * envelope over room noise.
  */
-import { DESCRIPTOR_LIMITS, type PresenceDescriptor, REFERENCE_FACE_MODEL } from "../engine/descriptor.js";
+import { DESCRIPTOR_LIMITS, type LightSignals, type PresenceDescriptor, REFERENCE_FACE_MODEL } from "../engine/descriptor.js";
 import { finishPulse } from "../engine/dsp.js";
+import { LIGHT_SEQUENCE_V1 } from "../engine/light.js";
 import { createRng, hashSeed, type Rng } from "../engine/rng.js";
 import { SCHEDULE_NONCE_V1, scheduleTenths } from "../engine/schedule.js";
+import { type LightConditions, type LightPresentation, lightSeries, sandboxLight } from "./light.js";
 
 export { cosineSimilarity } from "../engine/dsp.js";
 
 /** Attack types of the simulator (`none` is a bona fide capture). */
-export type AttackType = "none" | "photo" | "replay" | "lipsync" | "screen";
-/** The attack types, without `none`. */
+export type AttackType = "none" | (typeof LIGHT_ATTACK_TYPES)[number];
+/** The attack types of descriptor v1's benchmark, without `none`. */
 export const ATTACK_TYPES = ["photo", "replay", "lipsync", "screen"] as const;
+/**
+ * Every attack type, those against the light challenge of descriptor v2 included:
+ * `earlier_capture` (a genuine capture made for another nonce, replayed whole), `injected` (a
+ * genuine recording injected through a virtual camera, no relighting), `relit_puppet` (a
+ * real-time lip-sync puppet that relights itself with the screen's colours, late).
+ */
+export const LIGHT_ATTACK_TYPES = [...ATTACK_TYPES, "earlier_capture", "injected", "relit_puppet"] as const;
 /** `coerced`: acute arousal (heart rate well above rest, variability collapsed). */
 export type SubjectState = "calm" | "coerced";
 
@@ -198,6 +207,21 @@ export function wildNuisance(rng: Rng): Nuisance {
     syllableRateHz: rng.uniform(3.2, 5.5),
     mouthGain: rng.uniform(0.1, 0.35),
     speechLevelDb: rng.uniform(-32, -14),
+  };
+}
+
+/**
+ * The benchmark's controlled population: the physiology and room of {@link wildNuisance}, but
+ * capture conditions a client can enforce before recording (enough light, a still face, a
+ * steady camera): skin SNR 6 to 20 dB, little motion, at most 3 ms jitter and 2% dropped frames.
+ */
+export function controlledNuisance(rng: Rng): Nuisance {
+  return {
+    ...wildNuisance(rng),
+    snrDb: rng.uniform(6, 20),
+    motion: rng.uniform(0, 0.3),
+    jitterMs: rng.uniform(0, 3),
+    dropRate: rng.uniform(0, 0.02),
   };
 }
 
@@ -643,6 +667,13 @@ interface SessionOptions {
   paced?: boolean;
   /** How the bona fide reader follows the cues (paced only); drawn with {@link wildCompliance} when absent. */
   compliance?: PacedCompliance;
+  /**
+   * The light challenge: the screen lights the face with lightSequence(nonce) under these
+   * conditions, and the descriptor is version 2 with `signals.light`. Absent: version 1.
+   */
+  light?: LightConditions;
+  /** How late a `relit_puppet` relights itself after the screen, seconds (default 0.15..0.6). */
+  relightDelayS?: number;
 }
 
 /**
@@ -686,6 +717,20 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     const speech = makeSpeech(rng, seconds, n.breathsPerMin, n.syllableRateHz);
     return { speech, src: genuinePulse(rng, seconds, speech.inhale, n) };
   };
+  /** A lip-sync puppet: its mouth follows the attacker's live voice; its pulse one of `variants` (unless set). */
+  const puppet = (variants: readonly LipsyncPulse[]) => {
+    const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
+    const variant = o.lipsyncPulse ?? (variants[rng.int(0, variants.length - 1)] as LipsyncPulse);
+    // A recorded pulse is lifted from a recording of the victim.
+    const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
+    const raw = rawPulse(rng, src, live, sampling, n, seconds);
+    const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
+    return {
+      pulseRaw: raw,
+      mouth: mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced),
+      voice: voiceSeries(rng, live, sampling, attacker, seconds),
+    };
+  };
 
   if (o.paced) {
     const p = pacedSignals(rng, o, attack, sampling, n, attacker, seconds, genuinePaced(rng, o, n, seconds));
@@ -696,6 +741,10 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
     embeddingNoise *= p.embeddingNoiseFactor;
   } else
     switch (attack) {
+      // An earlier capture and an injected video are genuine recordings of the victim with their
+      // own sound: their signals are a bona fide capture's; only their light differs.
+      case "earlier_capture":
+      case "injected":
       case "none": {
         const g = genuine();
         pulseRaw = rawPulse(rng, g.src, g.speech, sampling, n, seconds);
@@ -720,14 +769,7 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
         break;
       }
       case "lipsync": {
-        const live = makeSpeech(rng, seconds, attacker.breathsPerMin, attacker.syllableRateHz);
-        const variant = o.lipsyncPulse ?? (["absent", "drifting", "recorded"] as const)[rng.int(0, 2)];
-        // A recorded pulse is lifted from a recording of the victim.
-        const src = lipsyncPulse(rng, seconds, live.inhale, variant, () => genuine().src);
-        pulseRaw = rawPulse(rng, src, live, sampling, n, seconds);
-        const synced: Nuisance = { ...n, avOffsetMs: rng.uniform(-40, 40) };
-        mouth = mouthSeries(rng, live, { ...sampling, videoTimes: sampling.audioTimes.map((t) => t + synced.avOffsetMs / 1000) }, synced);
-        voice = voiceSeries(rng, live, sampling, attacker, seconds);
+        ({ pulseRaw, mouth, voice } = puppet(["absent", "drifting", "recorded"]));
         embeddingNoise *= 1.2;
         break;
       }
@@ -744,13 +786,21 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
         quality = clamp(quality - rng.uniform(0, 0.15), 0, 1);
         break;
       }
+      case "relit_puppet": {
+        // The relit puppet always carries a pulse.
+        ({ pulseRaw, mouth, voice } = puppet(["drifting", "recorded"]));
+        embeddingNoise *= 1.2;
+        break;
+      }
     }
+
+  const light = o.light ? lightOf(o, attack, sampling, n, pulseRaw) : undefined;
 
   fillDropped(pulseRaw, sampling.valid);
   fillDropped(mouth, sampling.valid);
   const embedding = perturbedUnit(profile.embedding, embeddingNoise, rng);
   return {
-    version: 1,
+    version: light ? 2 : 1,
     capture_nonce: o.nonce,
     captured_at: o.capturedAt ?? DEFAULT_CAPTURED_AT,
     face: {
@@ -765,8 +815,64 @@ export function simulateSession(o: SessionOptions): PresenceDescriptor {
       voice,
       valid: Array.from(sampling.valid),
       ...(o.paced ? { schedule: SCHEDULE_NONCE_V1 } : {}),
+      ...(light ? { light } : {}),
     },
   };
+}
+
+/** The sandbox's light challenge: studio light, and a puppet that relights itself at least 0.3 s late (always refused). */
+function sandboxLightOptions(seed: number): { light: LightConditions; relightDelayS: number } {
+  const rng = createRng(hashSeed(seed, "sandbox-light"));
+  return { light: sandboxLight(rng), relightDelayS: rng.uniform(0.3, 0.6) };
+}
+
+/** How each attack presents its face to the screen's light. */
+function presentationOf(attack: AttackType, o: SessionOptions, rng: Rng): LightPresentation {
+  switch (attack) {
+    case "none":
+    case "photo": // a print held up reflects the screen like a face
+      return { kind: "lit", nonce: o.nonce };
+    case "replay":
+    case "lipsync":
+    case "injected":
+      return { kind: "unlit" };
+    case "screen":
+      return { kind: "display", nonce: o.nonce };
+    case "earlier_capture":
+      return { kind: "lit", nonce: `earlier-${hashSeed(o.seed, "earlier").toString(16)}` };
+    case "relit_puppet":
+      return { kind: "lit", nonce: o.nonce, delayS: o.relightDelayS ?? rng.uniform(0.15, 0.6) };
+  }
+}
+
+/**
+ * The light series of a v2 session (its own random stream, so that the v1 signals of a seed do
+ * not change), resampled as the device does; the reflection the client could not remove from the
+ * skin colour leaks into `pulseRaw`.
+ */
+function lightOf(o: SessionOptions, attack: AttackType, sampling: Sampling, n: Nuisance, pulseRaw: Float64Array): LightSignals {
+  const rng = createRng(hashSeed(o.seed, "light"));
+  const conditions = o.light as LightConditions;
+  const presentation = presentationOf(attack, o, rng);
+  const frameTimes = sampling.videoTimes.map((t) => t - n.avOffsetMs / 1000);
+  const series = lightSeries(rng, conditions, presentation, frameTimes, sampling.fs, n.motion);
+  if (presentation.kind === "lit") {
+    const leak = Math.min(2, conditions.pulseResidual * (series.depth / 0.2));
+    const mean = series.screenLuminance.reduce((a, b) => a + b, 0) / Math.max(1, sampling.count);
+    for (let i = 0; i < sampling.count; i++) pulseRaw[i] = (pulseRaw[i] as number) + leak * ((series.screenLuminance[i] as number) - mean);
+  }
+  const skin = fillDroppedColours(series.skin, sampling.valid);
+  const background = fillDroppedColours(series.background, sampling.valid);
+  return { sequence: LIGHT_SEQUENCE_V1, skin, background };
+}
+
+function fillDroppedColours(colours: number[][], valid: Uint8Array): number[][] {
+  const channels = [0, 1, 2].map((ch) => {
+    const x = Float64Array.from(colours, (c) => c[ch] as number);
+    fillDropped(x, valid);
+    return x;
+  });
+  return colours.map((_, i) => channels.map((x) => Math.round((x[i] as number) * 100) / 100));
 }
 
 type Genuine = (nonce: string, compliance: PacedCompliance) => { speech: Speech; src: PulseSource };
@@ -866,6 +972,8 @@ function pacedSignals(
         embeddingNoiseFactor: 1,
       };
     }
+    default:
+      throw new RangeError(`the paced reading has no ${attack} attack`);
   }
 }
 
@@ -942,6 +1050,12 @@ interface CaptureOptions {
    * descriptor declares `signals.schedule: "nonce-v1"` (default false: a free reading).
    */
   paced?: boolean;
+  /**
+   * The light challenge: the screen lights the face with lightSequence(nonce) in studio conditions
+   * and the descriptor is version 2 (default false: version 1). The attacks `earlier_capture`,
+   * `injected` and `relit_puppet` need it.
+   */
+  light?: boolean;
 }
 
 /**
@@ -954,7 +1068,8 @@ interface CaptureOptions {
 export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
   assertPerson(opts.person);
   const attack = opts.attack ?? "none";
-  if (!["none", ...ATTACK_TYPES].includes(attack)) throw new RangeError(`unknown attack: ${String(attack)}`);
+  if (!["none", ...LIGHT_ATTACK_TYPES].includes(attack)) throw new RangeError(`unknown attack: ${String(attack)}`);
+  if (!opts.light && !["none", ...ATTACK_TYPES].includes(attack)) throw new RangeError(`the ${attack} attack needs the light challenge`);
   const seconds = opts.seconds ?? 15;
   if (!(seconds >= DESCRIPTOR_LIMITS.minSeconds && seconds <= DESCRIPTOR_LIMITS.maxSeconds)) {
     throw new RangeError(`seconds must be ${DESCRIPTOR_LIMITS.minSeconds} to ${DESCRIPTOR_LIMITS.maxSeconds}`);
@@ -1005,5 +1120,6 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     seed,
     ...(opts.capturedAt !== undefined ? { capturedAt: opts.capturedAt } : {}),
     ...(paced ? { paced: true, compliance: sandboxCompliance(rng) } : {}),
+    ...(opts.light ? sandboxLightOptions(seed) : {}),
   });
 }

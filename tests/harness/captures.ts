@@ -24,11 +24,12 @@ function isClearExample(descriptor: PresenceDescriptor, attack: AttackType, stat
 /**
  * A simulator descriptor of sandbox test person `person` taken at `at` (default now), bound to a
  * fresh capture nonce. Persons 1..1000 are the documented sandbox test persons. With `baseline`
- * (the identity's), a calm capture shows no coercion signal and a coerced one shows it.
+ * (the identity's), a calm capture shows no coercion signal and a coerced one shows it. With
+ * `light`, a descriptor v2 under the light challenge.
  */
 export function capture(
   person: number,
-  options: { attack?: AttackType; at?: Date; state?: State; nonce?: string; baseline?: PresenceBaseline | null } = {},
+  options: { attack?: AttackType; at?: Date; state?: State; nonce?: string; baseline?: PresenceBaseline | null; light?: boolean } = {},
 ): {
   descriptor: PresenceDescriptor;
   nonce: string;
@@ -44,6 +45,7 @@ export function capture(
       state,
       capturedAt: (options.at ?? new Date()).toISOString(),
       seed: Math.floor(Math.random() * 2 ** 31),
+      ...(options.light ? { light: true } : {}),
     });
     if (isClearExample(descriptor, attack, state, options.baseline ?? null)) return { descriptor, nonce };
   }

@@ -131,7 +131,7 @@ function descriptorOf(skeletons: Skeletons): fc.Arbitrary<unknown> {
   const descriptor = fc
     .tuple(fc.constantFrom(skeletons.live, skeletons.live, skeletons.live, skeletons.attack), face)
     .map(([skeleton, embedding]) => ({ ...skeleton, face: { ...skeleton.face, embedding } }));
-  return often(descriptor, fc.jsonValue({ maxDepth: 2 }), 10);
+  return often<unknown>(descriptor, fc.jsonValue({ maxDepth: 2 }), 10);
 }
 
 /** The capture fields of identify, enrol and the sink: mostly the skeleton with a fresh nonce. */

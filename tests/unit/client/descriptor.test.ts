@@ -10,10 +10,12 @@ import {
   buildDescriptor,
   type FaceObservation,
   gridTimes,
+  meanBackgroundRgb,
   meanSkinRgb,
   mouthOpening,
   type Point,
   posPulse,
+  regionMask,
   skinMask,
   summariseFace,
   VoiceMeter,
@@ -29,9 +31,10 @@ import {
   rmsEnvelope,
   syntheticSpeech,
 } from "../../../scripts/media/reading";
-import { evaluatePresence, parseDescriptor, presenceConfig } from "../../../shared/engine";
+import { evaluatePresence, lightSequence, parseDescriptor, presenceConfig } from "../../../shared/engine";
 import { checkPulse } from "../../../shared/engine/checks";
 import { finishPulse } from "../../../shared/engine/dsp";
+import { lightOver } from "../../../shared/engine/light";
 import { createRng } from "../../../shared/engine/rng";
 
 /** The normalised blood-volume pulse signature of skin (de Haan and van Leest 2014): green strongest. */
@@ -72,26 +75,32 @@ function syntheticLandmarks(cx: number, cy: number, w: number, gap = 2): Point[]
   return [...jaw, ...leftBrow, ...rightBrow, ...nose, ...leftEye, ...rightEye, ...outer, ...inner];
 }
 
-function inside(polygon: readonly Point[], x: number, y: number): boolean {
-  let result = false;
-  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
-    const a = polygon[i]!;
-    const b = polygon[j]!;
-    if (a.y > y !== b.y > y && x < ((b.x - a.x) * (y - a.y)) / (b.y - a.y) + a.x) result = !result;
-  }
-  return result;
-}
-
 const SIZE = 160;
 const LANDMARKS = syntheticLandmarks(80, 72, 48);
-/** What each pixel of the synthetic frame shows: 0 background, 1 skin, 2 eye, 3 lips. */
-const LABELS = Uint8Array.from({ length: SIZE * SIZE }, (_, p) => {
-  const [x, y] = [(p % SIZE) + 0.5, Math.floor(p / SIZE) + 0.5];
-  if (inside(LANDMARKS.slice(36, 42), x, y) || inside(LANDMARKS.slice(42, 48), x, y)) return 2;
-  if (inside(LANDMARKS.slice(48, 60), x, y)) return 3;
-  const outline = [...LANDMARKS.slice(0, 17), ...LANDMARKS.slice(17, 27).reverse()];
-  return inside(outline, x, y) ? 1 : 0;
-});
+/**
+ * What each pixel of the synthetic frame shows: 0 background, 1 skin, 2 eye, 3 lips; drawn with
+ * the client's own region function, without the skin region's inward margin.
+ */
+function labelsOf(landmarks: readonly Point[], width: number, height: number): Uint8Array {
+  const labels = new Uint8Array(width * height);
+  const eyes = [landmarks.slice(36, 42), landmarks.slice(42, 48)];
+  const lips = landmarks.slice(48, 60);
+  const outline = [...landmarks.slice(0, 17), ...landmarks.slice(17, 27).reverse()];
+  const regions: Array<[number, ReturnType<typeof regionMask>]> = [
+    [1, regionMask(outline, [...eyes, lips], width, height, 0)],
+    ...eyes.map((eye): [number, ReturnType<typeof regionMask>] => [2, regionMask(eye, [], width, height, 0)]),
+    [3, regionMask(lips, [], width, height, 0)],
+  ];
+  for (const [label, { box, mask }] of regions) {
+    for (let row = 0; row < box.height; row++) {
+      for (let column = 0; column < box.width; column++) {
+        if (mask[row * box.width + column]) labels[(box.y + row) * width + box.x + column] = label;
+      }
+    }
+  }
+  return labels;
+}
+const LABELS = labelsOf(LANDMARKS, SIZE, SIZE);
 const COLOURS = [
   [60, 80, 120], // a blue wall: not skin chroma
   [190, 140, 115],
@@ -110,11 +119,18 @@ function renderBox(
   light: number,
   noise: number,
   rng: ReturnType<typeof createRng>,
+  screen: readonly number[] = [0, 0, 0],
 ): Uint8ClampedArray {
   const rgba = new Uint8ClampedArray(box.width * box.height * 4);
+  // The face (skin, eyes, lips) also reflects the screen's light; the far wall does not.
   const tinted = COLOURS.map(([r, g, b], label) => {
     const tint = label === 1 ? pulse : 0;
-    return [r! * (1 + tint * PBV.r) * light, g! * (1 + tint * PBV.g) * light, b! * (1 + tint * PBV.b) * light];
+    const lit = label === 0 ? [1, 1, 1] : screen.map((x) => 1 + x);
+    return [
+      r! * (1 + tint * PBV.r) * light * lit[0]!,
+      g! * (1 + tint * PBV.g) * light * lit[1]!,
+      b! * (1 + tint * PBV.b) * light * lit[2]!,
+    ];
   });
   for (let row = 0; row < box.height; row++) {
     for (let column = 0; column < box.width; column++) {
@@ -299,23 +315,35 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
   const mouthFine = mouthFromEnvelope(envelope, fineRate);
   const at = (series: Float64Array, t: number) => series[Math.min(series.length - 1, Math.round(t * fineRate))]!;
 
-  /** A capture of the reader: a camera at 30 fps with 2 ms of jitter, landmarks at 10 Hz. */
-  function capture(options: { pulse: boolean; audioShiftS?: number }) {
+  /**
+   * A capture of the reader: a camera at 30 fps with 2 ms of jitter, landmarks at 10 Hz. With
+   * `light`, the screen shows lightSequence(light.nonce) and the face reflects it (`depth` of the
+   * ambient at full screen light, 60 ms of display latency) while auto-exposure swings both the
+   * face and the background by 20%: a descriptor v2.
+   */
+  function capture(options: { pulse: boolean; audioShiftS?: number; light?: { nonce: string; depth: number } }) {
     const rng = createRng(3);
     const seconds = Math.floor(speech.seconds);
     const grid = { t0: 100, sampleRateHz: fs, samples: seconds * fs };
     const skin = [];
+    const background = [];
     const mouth = [];
+    const chips = options.light ? lightSequence(options.light.nonce, seconds + 1) : [];
     for (let k = 0; k < seconds * 30; k++) {
       const t = k / 30 + 0.002 * rng.normal();
       const bvp = options.pulse ? 0.004 * pulseWave(at(phase, t)) : 0;
       const noise = () => 0.03 * rng.normal();
+      const exposure = options.light ? 1 + 0.2 * Math.sin(t / 3) : 1;
+      const screen = options.light
+        ? lightOver(chips, t - 0.06 - 1 / 60, t - 0.06 + 1 / 60).map((x) => 1 + options.light!.depth * x)
+        : [1, 1, 1];
       skin.push({
         t: grid.t0 + t,
-        r: 190 * (1 + bvp * PBV.r) + noise(),
-        g: 140 * (1 + bvp * PBV.g) + noise(),
-        b: 115 * (1 + bvp * PBV.b) + noise(),
+        r: exposure * screen[0]! * 150 * (1 + bvp * PBV.r) + noise(),
+        g: exposure * screen[1]! * 110 * (1 + bvp * PBV.g) + noise(),
+        b: exposure * screen[2]! * 90 * (1 + bvp * PBV.b) + noise(),
       });
+      background.push({ t: grid.t0 + t, r: exposure * 60 + noise(), g: exposure * 80 + noise(), b: exposure * 120 + noise() });
       if (k % 3 === 0) mouth.push({ t: grid.t0 + t, opening: at(mouthFine, t) + 0.003 * rng.normal() });
     }
     const meter = new VoiceMeter(grid, audioRate);
@@ -332,6 +360,7 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
       mouth,
       voice: meter.envelope(),
       faces,
+      ...(options.light ? { background } : {}),
     });
   }
 
@@ -358,5 +387,63 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
 
   it("is refused for audio and video out of step when the sound is shifted by 400 ms", () => {
     expect(evaluatePresence(capture({ pulse: true, audioShiftS: 0.4 })).reason).toBe("av_desync");
+  });
+
+  it("with the light challenge, is a descriptor v2 whose reflection the engine finds, with the pulse kept", () => {
+    const descriptor = capture({ pulse: true, light: { nonce: "n_synthetic_reader", depth: 0.25 } });
+    expect(descriptor.version).toBe(2);
+    expect(parseDescriptor(descriptor).ok).toBe(true);
+    expect(descriptor.signals.light?.skin).toHaveLength(descriptor.signals.pulse.length);
+    const result = evaluatePresence(descriptor);
+    expect(result.liveness.checks.light, JSON.stringify(result.liveness.checks)).toMatchObject({ passed: true });
+    expect(Math.abs(result.liveness.checks.light!.lag_ms - 60)).toBeLessThanOrEqual(20);
+    expect(result.reason, JSON.stringify(result.liveness.checks.pulse)).toBeNull();
+    // The reflection, 60 times the pulse's swing, was taken out before POS.
+    expect(Math.abs(result.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
+  });
+
+  it("with the light challenge, is refused when the face reflected another nonce's sequence", () => {
+    const descriptor = capture({ pulse: true, light: { nonce: "n_another_capture", depth: 0.25 } });
+    const result = evaluatePresence(descriptor);
+    expect(result.liveness.checks.light?.passed).toBe(false);
+    // The reflection of the other sequence also stays in the skin colour and drowns the pulse.
+    expect(["light_not_followed", "no_pulse"]).toContain(result.reason);
+  });
+
+  it("with the light challenge, is refused when nothing reflects the screen (video injected into the camera)", () => {
+    const descriptor = capture({ pulse: true, light: { nonce: "n_synthetic_reader", depth: 0 } });
+    expect(evaluatePresence(descriptor).reason).toBe("light_not_followed");
+  });
+});
+
+describe("the light challenge's colours, on rendered frames", () => {
+  it("the skin's mean colour carries the screen's light, channel by channel", () => {
+    const skin = skinMask(LANDMARKS, SIZE, SIZE);
+    const dark = meanSkinRgb(renderBox(skin.box, 0, 1, 0, createRng(1)), skin, { chromaGate: false })!;
+    for (const screen of [
+      [0.3, 0.006, 0.006],
+      [0.006, 0.3, 0.3],
+    ]) {
+      const lit = meanSkinRgb(renderBox(skin.box, 0, 1, 0, createRng(1), screen), skin, { chromaGate: false })!;
+      expect(lit.r / dark.r).toBeCloseTo(1 + screen[0]!, 2);
+      expect(lit.g / dark.g).toBeCloseTo(1 + screen[1]!, 2);
+      expect(lit.b / dark.b).toBeCloseTo(1 + screen[2]!, 2);
+    }
+  });
+
+  it("the background is the frame beside and above the head, down to the chin, every 4th pixel", () => {
+    const [width, height] = [320, 160];
+    const landmarks = syntheticLandmarks(160, 72, 48); // head from x = 112 to 208, chin at y = 132
+    const rgba = new Uint8ClampedArray(width * height * 4);
+    for (let p = 0; p < width * height; p++) {
+      const [x, y] = [p % width, Math.floor(p / width)];
+      // The wall; the head and the space beside it (x 64..256); the shoulders below the chin.
+      const colour = y >= 132 ? [20, 200, 20] : x >= 64 && x < 256 ? [190, 140, 115] : [60, 80, 120];
+      rgba.set([...colour, 255], 4 * p);
+    }
+    const mean = meanBackgroundRgb(rgba, width, height, landmarks)!;
+    expect(mean).toMatchObject({ r: 60, g: 80, b: 120 });
+    expect(mean.pixels).toBe(16 * 33 * 2);
+    expect(meanBackgroundRgb(rgba, 200, 100, syntheticLandmarks(100, 40, 90))).toBeNull();
   });
 });

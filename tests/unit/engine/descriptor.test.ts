@@ -25,7 +25,18 @@ describe("parseDescriptor", () => {
   });
 
   const cases: Array<[string, (d: Record<string, any>) => void, string[]]> = [
-    ["wrong version", (d) => (d.version = 2), ["face_template.version"]],
+    ["unknown version", (d) => (d.version = 3), ["face_template.version"]],
+    ["version 2 without the light challenge", (d) => (d.version = 2), ["face_template.signals.light"]],
+    [
+      "version 1 with the light challenge",
+      (d) =>
+        (d.signals.light = {
+          sequence: "light-v1",
+          skin: d.signals.pulse.map(() => [1, 2, 3]),
+          background: d.signals.pulse.map(() => [1, 2, 3]),
+        }),
+      ["face_template.signals.light"],
+    ],
     ["short nonce", (d) => (d.capture_nonce = "abc"), ["face_template.capture_nonce"]],
     ["nonce with a space", (d) => (d.capture_nonce = "abc def ghi"), ["face_template.capture_nonce"]],
     ["long nonce", (d) => (d.capture_nonce = "x".repeat(129)), ["face_template.capture_nonce"]],
@@ -95,4 +106,45 @@ describe("parseDescriptor", () => {
     cyclic.face = cyclic;
     expect(parseDescriptor(cyclic).ok).toBe(false);
   });
+});
+
+describe("parseDescriptor, version 2 (the light challenge)", () => {
+  const v2 = (): PresenceDescriptor => simulateCapture({ person: 3, nonce: "nonce-desc-2", seconds: 10, light: true });
+  const brokenV2 = (mutate: (d: Record<string, any>) => void): unknown => {
+    const d = structuredClone(v2()) as Record<string, any>;
+    mutate(d);
+    return d;
+  };
+
+  it("accepts a simulator descriptor v2 unchanged, and version 1 beside it", () => {
+    const d = v2();
+    expect(d.version).toBe(2);
+    const r = parseDescriptor(d);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.descriptor).toEqual(d);
+    expect(parseDescriptor(valid()).ok).toBe(true);
+  });
+
+  const cases: Array<[string, (d: Record<string, any>) => void, string[]]> = [
+    ["another sequence", (d) => (d.signals.light.sequence = "light-v0"), ["face_template.signals.light.sequence"]],
+    [
+      "light shorter than pulse",
+      (d) => {
+        d.signals.light.skin.pop();
+        d.signals.light.background.pop();
+      },
+      ["face_template.signals.light"],
+    ],
+    ["background shorter than skin", (d) => d.signals.light.background.pop(), ["face_template.signals.light.background"]],
+    ["a colour above 255", (d) => (d.signals.light.skin[4] = [256, 10, 10]), ["face_template.signals.light.skin"]],
+    ["a colour with two channels", (d) => (d.signals.light.background[4] = [10, 10]), ["face_template.signals.light.background"]],
+    ["a NaN channel", (d) => (d.signals.light.skin[4][1] = Number.NaN), ["face_template.signals.light.skin"]],
+    ["an unknown light field", (d) => (d.signals.light.gain = 1), ["face_template.signals.light.gain"]],
+    ["no light", (d) => delete d.signals.light, ["face_template.signals.light"]],
+  ];
+  for (const [name, mutate, fields] of cases) {
+    it(`names the field: ${name}`, () => {
+      expect(parseDescriptor(brokenV2(mutate))).toEqual({ ok: false, fields });
+    });
+  }
 });

@@ -30,6 +30,13 @@ const unit = fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 
   return norm > 1e-6 ? xs.map((x) => x / norm) : xs.map((_, i) => (i === 0 ? 1 : 0));
 });
 
+/** N colours [R, G, B] in [0, 255]: each channel a series, sometimes black or saturated throughout. */
+function colours(n: number): fc.Arbitrary<number[][]> {
+  return fc
+    .tuple(series(n, 0, 255), series(n, 0, 255), series(n, 0, 255))
+    .map(([r, g, b]) => r.map((x, i) => [x, g[i] as number, b[i] as number]));
+}
+
 const descriptorArb: fc.Arbitrary<PresenceDescriptor> = fc
   .record({
     fs: fc.oneof(fc.constantFrom(10, 30, 60), fc.double({ min: L.sampleRateMinHz, max: L.sampleRateMaxHz, noNaN: true })),
@@ -41,7 +48,7 @@ const descriptorArb: fc.Arbitrary<PresenceDescriptor> = fc
   }))
   .chain(({ fs, n }) =>
     fc.record({
-      version: fc.constant(1 as const),
+      version: fc.constantFrom(1 as const, 2 as const),
       capture_nonce: fc.string({ unit: fc.constantFrom(..."abcXYZ019-_.~!"), minLength: 8, maxLength: 128 }),
       captured_at: fc.constant("2026-05-01T12:00:00.000Z"),
       face: fc.record({
@@ -58,10 +65,17 @@ const descriptorArb: fc.Arbitrary<PresenceDescriptor> = fc
             series(n, 0, 1).map((xs) => xs.map((x) => (x >= 0.5 ? 1 : 0))),
             { nil: undefined },
           ),
+          light: fc.record({ sequence: fc.constant("light-v1" as const), skin: colours(n), background: colours(n) }),
         })
         .map(({ valid, ...rest }) => ({ sample_rate_hz: fs, ...rest, ...(valid ? { valid } : {}) })),
     }),
-  );
+  )
+  // Version 1 carries no light; version 2 must.
+  .map((d) => {
+    if (d.version === 2) return d;
+    const { light: _light, ...signals } = d.signals;
+    return { ...d, signals };
+  });
 
 const baselineArb = fc.option(
   fc.record({
