@@ -25,8 +25,9 @@ import { type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, t
 import { writtenNumbers } from "../../shared/lib/json";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { bearerOf, userPrincipal } from "../../shared/platform/authenticate";
-import { type Bindings, readConfig, serviceBaseUrl } from "../../shared/platform/config";
+import { type Bindings, type Config, readConfig, serviceBaseUrl } from "../../shared/platform/config";
 import { rpc } from "../../shared/platform/db/rpc";
+import { type EgressPolicy, guardGlobalFetch } from "../../shared/platform/egress";
 import { ApiError } from "../../shared/platform/errors";
 import { signingKeysOf } from "../../shared/platform/keys";
 import type { AgentPrincipal, UserPrincipal } from "../../shared/platform/principal";
@@ -63,6 +64,8 @@ function authorizationServer(base: string): OAuthAuthorizationServer<OAuthEnv> {
       clientRegistrationEndpoint: `${base}${OAUTH_PATH}/register`,
       scopesSupported: [...agentScopes],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+      // A client_id that is an https URL names its metadata document (the MCP authorization revision).
+      clientIdMetadataDocumentEnabled: true,
     });
     authorizationServers.set(base, server);
   }
@@ -133,6 +136,9 @@ app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
     // The sign-in and consent forms post back here; a body that is no form is a broken request, not a fault.
     const form = c.req.method === "POST" ? await c.req.formData().catch(() => null) : null;
     if (c.req.method === "POST" && !form) return html(errorPage(c.var.locale, NOT_A_FORM), 400);
+    // The authorization request travels in the URL's query, also when the forms post back to it:
+    // judged (client, redirect URI, resource, PKCE) before anyone is asked to sign in.
+    const request = await oauth.parseAuthRequest(new Request(c.req.url));
     const token = form ? String(form.get("session_token") ?? "") : bearerOf(c.req.header("authorization"));
     if (!token) return html(signInPage(c.var.locale));
     const owner = await userPrincipal(await signingKeysOf(c.var.config), token, c.var.now).catch(() => null);
@@ -143,8 +149,6 @@ app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
     const handle = form?.get("handle");
     if (typeof handle === "string") return await decide(c, oauth, form!, handle, owner, merchants);
 
-    // The authorization request travels in the URL's query, also when the sign-in form posts back to it.
-    const request = await oauth.parseAuthRequest(new Request(c.req.url));
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
     const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
@@ -333,9 +337,25 @@ function argumentsSchema(definition: AgentTool) {
   };
 }
 
+/**
+ * The provider fetches what clients name (metadata documents, their `jwks_uri`): only from the
+ * public Internet, besides the backends the deployment configured (shared/platform/egress.ts).
+ */
+let egressPolicy: EgressPolicy = { configuredOrigins: new Set(), allowLoopback: false };
+guardGlobalFetch(() => egressPolicy);
+
+function egressPolicyOf(config: Config): EgressPolicy {
+  const configured = [config.LOCAL_RATE_LIMIT_URL, config.UPSTASH_REDIS_REST_URL].filter((url) => url !== undefined);
+  return {
+    configuredOrigins: new Set(configured.map((url) => new URL(url).origin)),
+    allowLoopback: config.OAUTH_CIMD_ALLOW_LOOPBACK === "1",
+  };
+}
+
 export default {
   /** The `/.well-known/` documents live at the origin's root (RFC 8414, RFC 9728); the rest is the app. */
   fetch(request: Request, env: OAuthEnv, ctx: ExecutionContext) {
+    egressPolicy = egressPolicyOf(readConfig(env));
     const { pathname } = new URL(request.url);
     if (pathname.startsWith("/.well-known/")) {
       const base = serviceBaseUrl(readConfig(env), request.url);
