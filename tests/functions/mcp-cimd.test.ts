@@ -39,10 +39,7 @@ afterAll(async () => {
 });
 
 /** A document at a fresh path: `metadata` changes the well-formed one. */
-function publish(
-  metadata: (url: string) => Record<string, unknown> = () => ({}),
-  options: { pad?: number; hang?: boolean } = {},
-): string {
+function publish(metadata: (url: string) => Record<string, unknown> = () => ({}), options: { pad?: number; hang?: boolean } = {}): string {
   const path = `/agents/${crypto.randomUUID()}.json`;
   documents.set(path, (url) => {
     const document = {
