@@ -193,9 +193,16 @@ export class PresenceCapture {
 
   /**
    * Records `seconds` on a grid of 30 samples a second (15 when the camera delivers fewer than 25
-   * frames a second) and returns the descriptor; `onProgress` gets the fraction done.
+   * frames a second) and returns the descriptor; `onProgress` gets the seconds elapsed on the
+   * capture clock. With `schedule` the page paced the reading by challengeSchedule(nonce)
+   * (docs/presence-descriptor.md section 10), and the descriptor says so.
    */
-  async record(seconds: number, nonce: string, onProgress?: (fraction: number) => void): Promise<PresenceDescriptor> {
+  async record(
+    seconds: number,
+    nonce: string,
+    onProgress?: (elapsedS: number) => void,
+    options: { schedule?: "nonce-v1" } = {},
+  ): Promise<PresenceDescriptor> {
     const sampleRateHz = this.fps() >= 25 ? 30 : 15;
     const t0 = performance.now() / 1000;
     const grid = { t0, sampleRateHz, samples: Math.round(seconds * sampleRateHz) };
@@ -214,8 +221,7 @@ export class PresenceCapture {
     this.recording = recording;
     await new Promise<void>((resolve) => {
       const tick = () => {
-        const done = Math.min(1, (performance.now() / 1000 - t0) / seconds);
-        onProgress?.(done);
+        onProgress?.(Math.min(seconds, performance.now() / 1000 - t0));
         // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
         if (performance.now() / 1000 >= recording.end + 0.25) resolve();
         else setTimeout(tick, 100);
@@ -231,6 +237,7 @@ export class PresenceCapture {
       mouth: recording.mouth,
       voice: recording.meter.envelope(),
       faces: recording.faces,
+      schedule: options.schedule,
     });
   }
 
