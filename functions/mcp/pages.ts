@@ -37,14 +37,39 @@ button[value=deny]{background:transparent;color:hsl(${t("color_primary", "212 78
   return { html, headers };
 }
 
-/** The sign-in form: the owner's first-party app hands over its session token (posted to this URL). */
+/**
+ * The sign-in forms (both post to this URL): the owner's first-party app hands over its session
+ * token, or the owner names a business they own and proves presence on the capture screen.
+ */
 export function signInPage(locale: Locale, message?: MessageKey): Page {
   const m = (key: MessageKey) => escapeHtml(translate(locale, key));
   return page(
     locale,
     translate(locale, "agent.signin.title"),
-    `<h1>${m("agent.signin.title")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}<p class="muted">${m("agent.signin.body")}</p>
-<form method="post"><label>${m("agent.signin.token")}<br><textarea name="session_token" rows="4" required autocomplete="off"></textarea></label><p><button type="submit">${m("agent.signin.submit")}</button></p></form>`,
+    `<h1>${m("agent.signin.title")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}
+<h2>${m("agent.signin.token_heading")}</h2><p class="muted">${m("agent.signin.body")}</p>
+<form method="post"><label>${m("agent.signin.token")}<br><textarea name="session_token" rows="4" required autocomplete="off"></textarea></label><p><button type="submit">${m("agent.signin.submit")}</button></p></form>
+<h2>${m("agent.signin.presence")}</h2><p class="muted">${m("agent.signin.presence.body")}</p>
+<form method="post"><input type="hidden" name="sign_in" value="presence"><p><label>${m("agent.signin.presence.merchant")}<br><input name="merchant_id" required autocomplete="off" size="40"></label></p>
+<p><label>${m("agent.signin.presence.environment")} <select name="environment"><option value="live">${m("agent.signin.presence.live")}</option><option value="test">${m("agent.signin.presence.test")}</option></select></label></p>
+<p><button type="submit">${m("agent.signin.presence.submit")}</button></p></form>`,
+    null,
+    [],
+  );
+}
+
+/**
+ * Proving presence: the capture screen opens in a new tab (its token in the fragment, never sent
+ * to a server); back here, Continue posts the session id, which the browser's cookie must match.
+ */
+export function presencePage(locale: Locale, view: { screenUrl: string | null; sessionId: string }, message?: MessageKey): Page {
+  const m = (key: MessageKey) => escapeHtml(translate(locale, key));
+  return page(
+    locale,
+    translate(locale, "agent.signin.title"),
+    `<h1>${m("agent.signin.presence")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}<p>${m("agent.signin.presence.steps")}</p>
+${view.screenUrl ? `<p><a href="${escapeHtml(view.screenUrl)}" target="_blank" rel="noopener noreferrer">${m("agent.signin.presence.open")}</a></p>` : ""}
+<form method="post"><input type="hidden" name="presence_session" value="${escapeHtml(view.sessionId)}"><p><button type="submit">${m("agent.signin.presence.continue")}</button></p></form>`,
     null,
     [],
   );
