@@ -214,6 +214,34 @@ describe("mcp: refused calls", () => {
     expect((await retarget.json()).error).toBe("invalid_target");
   }, 240_000);
 
+  it("refuses a token of another audience (the service reached at another origin), and bearers that are no access token", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    // The same service at http://localhost:<port>: its resource, and so the token's audience, is that origin's MCP URL.
+    const elsewhere = mcpUrl().replace("//127.0.0.1:", "//localhost:");
+    const { provider } = await authorisedAgent(owner.session_token, new MemoryProvider(), elsewhere);
+    const there = await connect(provider, {}, elsewhere);
+    expect((await there.listTools()).tools.length).toBe(7);
+    await there.close();
+    const call = (bearer: string) =>
+      fetch(mcpUrl(), {
+        method: "POST",
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}',
+      });
+    for (const [what, bearer] of [
+      ["a token for another audience", provider.saved.access_token],
+      ["the merchant's secret key", merchant.keys.sk_test],
+      ["the owner's first-party session token", owner.session_token],
+    ]) {
+      const res = await call(bearer);
+      expect({ what, status: res.status }).toEqual({ what, status: 401 });
+      const challenge = res.headers.get("www-authenticate");
+      expect(challenge).toContain('error="invalid_token"');
+      expect(challenge).toContain(`resource_metadata="${base()}/.well-known/oauth-protected-resource/functions/v1/mcp"`);
+    }
+    await expect(connect(provider)).rejects.toThrow();
+  }, 240_000);
+
   it("answers a sign-in posted as something other than a form 400 with the error page, where it was a 500", async () => {
     for (const [type, body] of [
       ["application/json", '{"session_token":"x"}'],

@@ -81,19 +81,19 @@ export async function consent(url: URL, sessionToken: string, decision: "approve
 }
 
 /** Discovery, registration (or a metadata document), the owner's consent and the token: an authorised SDK client. */
-export async function authorisedAgent(sessionToken: string, provider = new MemoryProvider()) {
-  expect(await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read mandates:write" })).toBe("REDIRECT");
+export async function authorisedAgent(sessionToken: string, provider = new MemoryProvider(), serverUrl = mcpUrl()) {
+  expect(await auth(provider, { serverUrl, scope: "mandates:read mandates:write" })).toBe("REDIRECT");
   const { location, html, csp } = await consent(provider.authorizationUrl!, sessionToken);
-  expect(location.searchParams.get("iss")).toBe(base());
+  expect(location.searchParams.get("iss")).toBe(new URL(serverUrl).origin);
   // RFC 9207: the client checks the response's issuer against the one it discovered.
   const code = location.searchParams.get("code")!;
-  expect(await auth(provider, { serverUrl: mcpUrl(), authorizationCode: code, iss: location.searchParams.get("iss")! })).toBe("AUTHORIZED");
+  expect(await auth(provider, { serverUrl, authorizationCode: code, iss: location.searchParams.get("iss")! })).toBe("AUTHORIZED");
   return { provider, html, csp };
 }
 
-export async function connect(provider: OAuthClientProvider, headers: Record<string, string> = {}) {
+export async function connect(provider: OAuthClientProvider, headers: Record<string, string> = {}, serverUrl = mcpUrl()) {
   const client = new Client({ name: "test agent", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
+  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
     authProvider: provider,
     fetch: (input, init) => {
       const merged = new Headers(init?.headers);
