@@ -5,7 +5,7 @@
  */
 import { auth } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { base, body, connect, MemoryProvider, mcpUrl, ownedMerchant } from "../harness/agents";
+import { base, body, connect, cookiesOf, decideOn, MemoryProvider, mcpUrl, ownedMerchant } from "../harness/agents";
 import { enrolStranger } from "../harness/identity";
 import { boot, screenCall } from "../harness/sessions";
 
@@ -33,10 +33,7 @@ async function startPresence(url: URL, merchantId: string, environment = "test")
   expect(page.status, html).toBe(200);
   const screenUrl = /href="([^"]+\/functions\/v1\/hosted-capture\/session#hst_[^"]+)"/.exec(html)![1];
   const sessionId = /name="presence_session" value="(hs_[0-9a-f]{32})"/.exec(html)![1];
-  const cookie = page.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
+  const cookie = cookiesOf(page);
   expect(page.headers.getSetCookie()[0]).toMatch(/^__Host-agent-sign-in=.+; Max-Age=900; Path=\/; Secure; HttpOnly; SameSite=Strict$/);
   return { html, screenUrl, sessionToken: new URL(screenUrl).hash.slice(1), sessionId, cookie };
 }
@@ -70,25 +67,8 @@ describe("mcp: an owner signs in by proving presence on the hosted capture scree
     const done = await proveOnScreen(started.sessionToken, owner);
     expect(done.body).toMatchObject({ state: "completed", action: "login", outcome: { approved: true } });
 
-    const consent = await continueWith(url, started.sessionId, started.cookie, "pt-BR");
-    const html = await consent.text();
-    expect(consent.status, html).toBe(200);
+    const { html, location } = await decideOn(url, await continueWith(url, started.sessionId, started.cookie, "pt-BR"));
     expect(html).toContain("Permitir que Shopping agent");
-    const handle = /name="handle" value="([^"]+)"/.exec(html)![1];
-    const sessionToken = /name="session_token" value="([^"]+)"/.exec(html)![1];
-    const consentCookie = consent.headers
-      .getSetCookie()
-      .map((c) => c.split(";")[0])
-      .join("; ");
-    const form = { handle, session_token: sessionToken, merchant_id: merchant.merchant_id, decision: "approve" };
-    const approved = await fetch(url, {
-      method: "POST",
-      body: new URLSearchParams([...Object.entries(form), ["scope", "mandates:read"], ["scope", "mandates:write"]]),
-      headers: { cookie: consentCookie },
-      redirect: "manual",
-    });
-    expect(approved.status, await approved.text()).toBe(302);
-    const location = new URL(approved.headers.get("location")!);
     expect(location.searchParams.get("iss")).toBe(base());
     const code = location.searchParams.get("code")!;
     expect(await auth(provider, { serverUrl: mcpUrl(), authorizationCode: code, iss: base() })).toBe("AUTHORIZED");

@@ -62,20 +62,36 @@ export async function ownedMerchant() {
   return { merchant, owner };
 }
 
-/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
-export async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
-  const page = await fetch(url, { headers: { authorization: `Bearer ${sessionToken}`, "accept-language": "pt-BR" } });
-  const html = await page.text();
-  expect(page.status, html).toBe(200);
-  const handle = /name="handle" value="([^"]+)"/.exec(html)![1];
-  const merchantId = /name="merchant_id" value="([^"]+)"/.exec(html)![1];
-  const cookie = page.headers
+/** The cookies a response sets, as a browser sends them back (`name=value; …`). */
+export function cookiesOf(response: Response): string {
+  return response.headers
     .getSetCookie()
     .map((c) => c.split(";")[0])
     .join("; ");
-  const form = new URLSearchParams({ handle, session_token: sessionToken, merchant_id: merchantId, decision });
+}
+
+/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
+export async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
+  const page = await fetch(url, { headers: { authorization: `Bearer ${sessionToken}`, "accept-language": "pt-BR" } });
+  return decideOn(url, page, decision);
+}
+
+/**
+ * On the consent screen `page` (of the authorization request `url`): approve with every scope, or
+ * deny, as the form posts it (the session token it carries, the consent cookie).
+ */
+export async function decideOn(url: URL, page: Response, decision: "approve" | "deny" = "approve") {
+  const html = await page.text();
+  expect(page.status, html).toBe(200);
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1];
+  const form = new URLSearchParams({
+    handle: field("handle"),
+    session_token: field("session_token"),
+    merchant_id: field("merchant_id"),
+    decision,
+  });
   for (const scope of ["mandates:read", "mandates:write"]) form.append("scope", scope);
-  const answer = await fetch(url, { method: "POST", body: form, headers: { cookie }, redirect: "manual" });
+  const answer = await fetch(url, { method: "POST", body: form, headers: { cookie: cookiesOf(page) }, redirect: "manual" });
   expect(answer.status, await answer.text()).toBe(302);
   return { html, csp: page.headers.get("content-security-policy") ?? "", location: new URL(answer.headers.get("location")!) };
 }
