@@ -310,26 +310,15 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
     scopes: ctx.auth.scope,
   };
   const context: ToolContext = { deps: depsOf(c.var), agent, jwks: (await signingKeysOf(c.var.config)).jwks };
-  const text = await request.clone().text();
-  const written = writtenArguments(text);
+  const written = writtenArguments(await request.clone().text());
   const handler = createMcpHandler(() => mcpServer(context, written));
   const response = await handler.fetch(request, {
     authInfo: { token: ctx.auth.token, clientId: agent.clientId, scopes: [...agent.scopes], expiresAt: ctx.auth.expiresAt },
   });
-  // A `subscriptions/listen` stream lasts as long as the client keeps it (keep-alives; the tools
-  // never change) and reads no database: it streams. Any other body may still be in the making:
-  // read it whole while the request's database client is open; the app closes it once this returns.
-  if (isListen(text)) return response;
+  // The body may still be in the making (a stream): read it whole while the request's database
+  // client is open; the app closes it once this handler returns. (A `subscriptions/listen` ends once
+  // acknowledged: the server honours no list-changed filter, see mcpServer.)
   return new Response(await response.arrayBuffer(), response);
-}
-
-/** Whether the request's JSON-RPC message is one `subscriptions/listen` (2026-07-28). */
-function isListen(text: string): boolean {
-  try {
-    return (JSON.parse(text) as { method?: unknown } | null)?.method === "subscriptions/listen";
-  } catch {
-    return false;
-  }
 }
 
 /** The number literals as written in each call's arguments, by JSON-RPC id. */
@@ -360,7 +349,9 @@ function writtenArguments(text: string): WrittenArguments {
 
 /** One McpServer per request with every tool, bound to the calling agent. */
 function mcpServer(context: ToolContext, written: WrittenArguments): McpServer {
-  // The tool list is fixed (no list_changed to wait for on a subscriptions/listen stream).
+  // The tool list is fixed: no list_changed to announce, so a subscriptions/listen is acknowledged
+  // with nothing honoured and ends, where a stream kept open (listChanged: true) never let the
+  // handler, which reads every answer whole, return.
   const server = new McpServer(
     { name: "human-authorisation-service", version: "1.0.0-beta" },
     { capabilities: { tools: { listChanged: false } } },

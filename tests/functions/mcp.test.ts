@@ -156,6 +156,23 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
   }, 240_000);
 });
 
+describe("mcp: subscriptions", () => {
+  it("acknowledges a subscriptions/listen stream (2026-07-28) and keeps it open until the client closes it; it was never answered", async () => {
+    const { owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const client = await connect(provider, {}, mcpUrl(), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    // The tool list never changes, so the server honours no list-changed filter.
+    const subscription = await client.listen({ toolsListChanged: true }, { timeout: 10_000 });
+    expect(subscription.honoredFilter).toEqual({});
+    // The stream stays usable beside it.
+    expect((await client.listTools()).tools.length).toBe(7);
+    // Closing ends the stream (the client's close, or the server's empty answer to its cancel), never a drop.
+    await subscription.close();
+    expect(["local", "graceful"]).toContain(await subscription.closed);
+    await client.close();
+  }, 120_000);
+});
+
 describe("mcp: refused calls", () => {
   it("refuses an expired token (on the service's clock), another merchant's mandates and a removed owner's agent", async () => {
     const { merchant, owner } = await ownedMerchant();

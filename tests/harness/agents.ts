@@ -2,7 +2,7 @@
  * An AI agent as tests drive one: the MCP SDK's client with its OAuth client provider (kept in
  * memory), a merchant with an owner, and the owner's part at the authorization endpoint.
  */
-import { auth, Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { auth, Client, type ClientOptions, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
 import { addOwner } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "./factories";
@@ -107,8 +107,14 @@ export async function authorisedAgent(sessionToken: string, provider = new Memor
   return { provider, html, csp };
 }
 
-export async function connect(provider: OAuthClientProvider, headers: Record<string, string> = {}, serverUrl = mcpUrl()) {
-  const client = new Client({ name: "test agent", version: "1.0.0" });
+/** An SDK client connected with `provider`'s tokens; the 2025 handshake unless `options` negotiate otherwise. */
+export async function connect(
+  provider: OAuthClientProvider,
+  headers: Record<string, string> = {},
+  serverUrl = mcpUrl(),
+  options: ClientOptions = {},
+) {
+  const client = new Client({ name: "test agent", version: "1.0.0" }, options);
   const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
     authProvider: provider,
     fetch: (input, init) => {
