@@ -52,6 +52,7 @@ export const en = {
   "agent.signin.not_owner": "You do not own any business that could authorise an agent.",
   "agent.signin.token_heading": "With your app's session token",
   "agent.signin.presence": "Or prove it is you, on camera",
+  "agent.signin.presence.title": "Prove it is you",
   "agent.signin.presence.body": "For a business you own: its id, and whether it is live or the sandbox.",
   "agent.signin.presence.merchant": "Business id",
   "agent.signin.presence.environment": "Environment",

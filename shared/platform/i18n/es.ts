@@ -54,6 +54,7 @@ export const es: Record<keyof typeof en, string> = {
   "agent.signin.not_owner": "No eres dueño de ningún negocio que pueda autorizar a un agente.",
   "agent.signin.token_heading": "Con el token de sesión de tu aplicación",
   "agent.signin.presence": "O demuestra que eres tú, ante la cámara",
+  "agent.signin.presence.title": "Demuestra que eres tú",
   "agent.signin.presence.body": "Para un negocio del que eres dueño: su id y si es producción o sandbox.",
   "agent.signin.presence.merchant": "Id del negocio",
   "agent.signin.presence.environment": "Entorno",

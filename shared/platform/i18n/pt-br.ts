@@ -54,6 +54,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "agent.signin.not_owner": "Você não é dono de nenhuma empresa que possa autorizar um agente.",
   "agent.signin.token_heading": "Com o token de sessão do seu aplicativo",
   "agent.signin.presence": "Ou prove que é você, pela câmera",
+  "agent.signin.presence.title": "Prove que é você",
   "agent.signin.presence.body": "Para uma empresa da qual você é dono: o id dela e se é produção ou sandbox.",
   "agent.signin.presence.merchant": "Id da empresa",
   "agent.signin.presence.environment": "Ambiente",
