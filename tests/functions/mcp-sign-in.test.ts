@@ -97,6 +97,10 @@ describe("mcp: an owner signs in by proving presence on the hosted capture scree
     expect((await continueWith(first.url, started.sessionId, "")).status).toBe(401);
     const stranger = await startPresence(swapped.url, merchant.merchant_id);
     expect((await continueWith(first.url, started.sessionId, stranger.cookie)).status).toBe(401);
+    // Session ids that name nothing: malformed, overlong, unknown.
+    for (const id of ["hs_zz", "x".repeat(300), `hs_${crypto.randomUUID().replaceAll("-", "")}`]) {
+      expect((await continueWith(first.url, id, started.cookie)).status).toBe(401);
+    }
     // None of that used it up: the browser that started it, on its request, still signs in.
     const own = await continueWith(first.url, started.sessionId, started.cookie);
     expect(own.status, await own.clone().text()).toBe(200);
