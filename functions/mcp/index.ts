@@ -21,18 +21,22 @@ import {
 } from "@cloudflare/workers-oauth-provider";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import type { Context, ExecutionContext } from "hono";
+import { getCookie } from "hono/cookie";
+import { finishPresenceSignIn, newBrowserSecret, type SignInBinding, startPresenceSignIn } from "../../shared/agents/sign-in";
 import { type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, toolJsonSchema } from "../../shared/agents/tools";
 import { writtenNumbers } from "../../shared/lib/json";
+import { canonicalUuid } from "../../shared/lib/uuid";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { bearerOf, userPrincipal } from "../../shared/platform/authenticate";
-import { type Bindings, readConfig, serviceBaseUrl } from "../../shared/platform/config";
+import { bearerOf, mintUserJwt, userPrincipal } from "../../shared/platform/authenticate";
+import { type Bindings, type Config, readConfig, serviceBaseUrl } from "../../shared/platform/config";
 import { rpc } from "../../shared/platform/db/rpc";
+import { type EgressPolicy, guardGlobalFetch } from "../../shared/platform/egress";
 import { ApiError } from "../../shared/platform/errors";
 import { signingKeysOf } from "../../shared/platform/keys";
 import type { AgentPrincipal, UserPrincipal } from "../../shared/platform/principal";
 import { merchantTheme } from "../../shared/themes/merchant-theme";
 import { themeAssetsBaseUrl } from "../../shared/themes/theme";
-import { consentPage, errorPage, signInPage } from "./pages";
+import { consentPage, errorPage, presencePage, signInPage } from "./pages";
 
 const MCP_PATH = "/functions/v1/mcp";
 const OAUTH_PATH = `${MCP_PATH}/oauth`;
@@ -63,6 +67,8 @@ function authorizationServer(base: string): OAuthAuthorizationServer<OAuthEnv> {
       clientRegistrationEndpoint: `${base}${OAUTH_PATH}/register`,
       scopesSupported: [...agentScopes],
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+      // A client_id that is an https URL names its metadata document (the MCP authorization revision).
+      clientIdMetadataDocumentEnabled: true,
     });
     authorizationServers.set(base, server);
   }
@@ -133,7 +139,14 @@ app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
     // The sign-in and consent forms post back here; a body that is no form is a broken request, not a fault.
     const form = c.req.method === "POST" ? await c.req.formData().catch(() => null) : null;
     if (c.req.method === "POST" && !form) return html(errorPage(c.var.locale, NOT_A_FORM), 400);
-    const token = form ? String(form.get("session_token") ?? "") : bearerOf(c.req.header("authorization"));
+    // The authorization request travels in the URL's query, also when the forms post back to it:
+    // judged (client, redirect URI, resource, PKCE) before anyone is asked to sign in.
+    const request = await oauth.parseAuthRequest(new Request(c.req.url));
+    if (form?.get("sign_in") === "presence") return await startPresence(c, form);
+    const presence = form?.get("presence_session");
+    const signedIn = typeof presence === "string" ? await presenceSignIn(c, presence) : null;
+    if (signedIn instanceof Response) return signedIn;
+    const token = signedIn ?? (form ? String(form.get("session_token") ?? "") : bearerOf(c.req.header("authorization")));
     if (!token) return html(signInPage(c.var.locale));
     const owner = await userPrincipal(await signingKeysOf(c.var.config), token, c.var.now).catch(() => null);
     if (!owner) return html(signInPage(c.var.locale, "agent.signin.invalid"), 401);
@@ -143,8 +156,6 @@ app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
     const handle = form?.get("handle");
     if (typeof handle === "string") return await decide(c, oauth, form!, handle, owner, merchants);
 
-    // The authorization request travels in the URL's query, also when the sign-in form posts back to it.
-    const request = await oauth.parseAuthRequest(new Request(c.req.url));
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
     const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
@@ -173,6 +184,58 @@ app.on(["GET", "POST"], "/oauth/authorize", async (c) => {
     throw error;
   }
 });
+
+/** The browser's sign-in cookie: host-only, never sent cross-site, as long as a hosted session may last. */
+const SIGN_IN_COOKIE = "__Host-agent-sign-in";
+const SIGN_IN_COOKIE_MAX_AGE_SECONDS = 900;
+/** A presence sign-in hands the consent step a first-party session of the owner, as long as the consent handle lasts. */
+const PRESENCE_SESSION_TTL_SECONDS = 600;
+
+/** What a sign-in by presence is bound to: this request (the URL's query, which every form posts back to) and this browser. */
+function signInBinding(c: Context<AppEnv>, browserSecret: string): SignInBinding {
+  return { request: new URL(c.req.url).search, browserSecret };
+}
+
+const pageResponse = (p: { html: string; headers: Headers }, status = 200) => new Response(p.html, { status, headers: p.headers });
+
+/**
+ * Sign-in by proving presence, first step: opens a hosted login session of the business named (its
+ * owners only), bound to this request and to a fresh secret in this browser's cookie.
+ */
+async function startPresence(c: Context<AppEnv>, form: FormData): Promise<Response> {
+  const merchantId = canonicalUuid(String(form.get("merchant_id") ?? "").trim());
+  const environment = form.get("environment") === "test" ? "test" : "live";
+  if (!merchantId) return pageResponse(signInPage(c.var.locale, "agent.signin.presence.no_owner"), 404);
+  const browserSecret = newBrowserSecret();
+  const deps = depsOf(c.var);
+  const started = await startPresenceSignIn(deps, { merchantId, environment }, signInBinding(c, browserSecret), baseOf(c));
+  if (!started) return pageResponse(signInPage(c.var.locale, "agent.signin.presence.no_owner"), 404);
+  const page = presencePage(c.var.locale, { screenUrl: started.url, sessionId: started.sessionId });
+  page.headers.append(
+    "set-cookie",
+    `${SIGN_IN_COOKIE}=${browserSecret}; Max-Age=${SIGN_IN_COOKIE_MAX_AGE_SECONDS}; Path=/; Secure; HttpOnly; SameSite=Strict`,
+  );
+  return pageResponse(page);
+}
+
+/**
+ * Sign-in by proving presence, second step: the owner the hosted session identified, as a short
+ * first-party session token (the consent form carries it, as it carries an app's), or the page to
+ * show instead (not done yet, refused, used, another request or browser).
+ */
+async function presenceSignIn(c: Context<AppEnv>, sessionId: string): Promise<string | Response> {
+  const browserSecret = getCookie(c, SIGN_IN_COOKIE) ?? "";
+  const result = await finishPresenceSignIn(depsOf(c.var), sessionId, signInBinding(c, browserSecret));
+  if (result.signed_in) {
+    const tenant = { merchantId: result.merchant_id, environment: result.environment };
+    return mintUserJwt(await signingKeysOf(c.var.config), result.identity_id, tenant, c.var.now, PRESENCE_SESSION_TTL_SECONDS);
+  }
+  if (result.reason === "pending") {
+    return pageResponse(presencePage(c.var.locale, { screenUrl: null, sessionId }, "agent.signin.presence.pending"), 409);
+  }
+  if (result.reason === "not_owner") return pageResponse(signInPage(c.var.locale, "agent.signin.not_owner"), 403);
+  return pageResponse(signInPage(c.var.locale, "agent.signin.presence.failed"), 401);
+}
 
 /** Approve or deny: the grant names the owner and the business chosen, and only scopes the owner ticked. */
 async function decide(
@@ -259,7 +322,8 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
     authInfo: { token: ctx.auth.token, clientId: agent.clientId, scopes: [...agent.scopes], expiresAt: ctx.auth.expiresAt },
   });
   // The body may still be in the making (a stream): read it whole while the request's database
-  // client is open; the app closes it once this handler returns.
+  // client is open; the app closes it once this handler returns. (A `subscriptions/listen` ends once
+  // acknowledged: the server honours no list-changed filter, see mcpServer.)
   return new Response(await response.arrayBuffer(), response);
 }
 
@@ -291,7 +355,13 @@ function writtenArguments(text: string): WrittenArguments {
 
 /** One McpServer per request with every tool, bound to the calling agent. */
 function mcpServer(context: ToolContext, written: WrittenArguments): McpServer {
-  const server = new McpServer({ name: "human-authorisation-service", version: "1.0.0-beta" });
+  // The tool list is fixed: no list_changed to announce, so a subscriptions/listen is acknowledged
+  // with nothing honoured and ends, where a stream kept open (listChanged: true) never let the
+  // handler, which reads every answer whole, return.
+  const server = new McpServer(
+    { name: "human-authorisation-service", version: "1.0.0-beta" },
+    { capabilities: { tools: { listChanged: false } } },
+  );
   for (const definition of agentTools) {
     server.registerTool(definition.name, { description: definition.description, inputSchema: argumentsSchema(definition) }, (args, ctx) =>
       callTool(context, definition, args, written(ctx.mcpReq.id)),
@@ -339,9 +409,25 @@ function argumentsSchema(definition: AgentTool) {
   };
 }
 
+/**
+ * The provider fetches what clients name (metadata documents, their `jwks_uri`): only from the
+ * public Internet, besides the backends the deployment configured (shared/platform/egress.ts).
+ */
+let egressPolicy: EgressPolicy = { configuredOrigins: new Set(), allowLoopback: false };
+guardGlobalFetch(() => egressPolicy);
+
+function egressPolicyOf(config: Config): EgressPolicy {
+  const configured = [config.LOCAL_RATE_LIMIT_URL, config.UPSTASH_REDIS_REST_URL].filter((url) => url !== undefined);
+  return {
+    configuredOrigins: new Set(configured.map((url) => new URL(url).origin)),
+    allowLoopback: config.OAUTH_CIMD_ALLOW_LOOPBACK === "1",
+  };
+}
+
 export default {
   /** The `/.well-known/` documents live at the origin's root (RFC 8414, RFC 9728); the rest is the app. */
   fetch(request: Request, env: OAuthEnv, ctx: ExecutionContext) {
+    egressPolicy = egressPolicyOf(readConfig(env));
     const { pathname } = new URL(request.url);
     if (pathname.startsWith("/.well-known/")) {
       const base = serviceBaseUrl(readConfig(env), request.url);

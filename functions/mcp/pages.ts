@@ -22,7 +22,7 @@ function page(locale: Locale, title: string, body: string, theme: Theme | null, 
   const t = (token: string, fallback: string | number) => String(theme?.[token] ?? fallback);
   const style = `body{margin:0;font-family:${t("font_body_family", "system-ui, sans-serif")};background:hsl(${t("color_background", "0 0% 97%")});color:hsl(${t("color_foreground", "212 78% 15%")})}
 main{max-width:32rem;margin:3rem auto;padding:2rem;background:#fff;border:1px solid hsl(${t("color_border", "210 14% 89%")});border-radius:${t("radius_lg_px", 20)}px}
-h1{font-size:1.3rem}button{padding:.6rem 1.2rem;border-radius:${t("radius_md_px", 12)}px;border:1px solid hsl(${t("color_primary", "212 78% 15%")});background:hsl(${t("color_primary", "212 78% 15%")});color:hsl(${t("color_primary_fg", "0 0% 100%")})}
+h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:1.6rem}button{padding:.6rem 1.2rem;border-radius:${t("radius_md_px", 12)}px;border:1px solid hsl(${t("color_primary", "212 78% 15%")});background:hsl(${t("color_primary", "212 78% 15%")});color:hsl(${t("color_primary_fg", "0 0% 100%")})}
 button[value=deny]{background:transparent;color:hsl(${t("color_primary", "212 78% 15%")})}textarea{width:100%}.muted{color:hsl(${t("color_muted", "210 10% 55%")})}`;
   const html = `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style nonce="${nonce}">${style}</style></head><body><main>${body}</main></body></html>`;
   const headers = new Headers({
@@ -37,14 +37,39 @@ button[value=deny]{background:transparent;color:hsl(${t("color_primary", "212 78
   return { html, headers };
 }
 
-/** The sign-in form: the owner's first-party app hands over its session token (posted to this URL). */
+/**
+ * The sign-in forms (both post to this URL): the owner's first-party app hands over its session
+ * token, or the owner names a business they own and proves presence on the capture screen.
+ */
 export function signInPage(locale: Locale, message?: MessageKey): Page {
   const m = (key: MessageKey) => escapeHtml(translate(locale, key));
   return page(
     locale,
     translate(locale, "agent.signin.title"),
-    `<h1>${m("agent.signin.title")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}<p class="muted">${m("agent.signin.body")}</p>
-<form method="post"><label>${m("agent.signin.token")}<br><textarea name="session_token" rows="4" required autocomplete="off"></textarea></label><p><button type="submit">${m("agent.signin.submit")}</button></p></form>`,
+    `<h1>${m("agent.signin.title")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}
+<h2>${m("agent.signin.token_heading")}</h2><p class="muted">${m("agent.signin.body")}</p>
+<form method="post"><label>${m("agent.signin.token")}<br><textarea name="session_token" rows="4" required autocomplete="off"></textarea></label><p><button type="submit">${m("agent.signin.submit")}</button></p></form>
+<h2>${m("agent.signin.presence")}</h2><p class="muted">${m("agent.signin.presence.body")}</p>
+<form method="post"><input type="hidden" name="sign_in" value="presence"><p><label>${m("agent.signin.presence.merchant")}<br><input name="merchant_id" required autocomplete="off" size="40"></label></p>
+<p><label>${m("agent.signin.presence.environment")} <select name="environment"><option value="live">${m("agent.signin.presence.live")}</option><option value="test">${m("agent.signin.presence.test")}</option></select></label></p>
+<p><button type="submit">${m("agent.signin.presence.submit")}</button></p></form>`,
+    null,
+    [],
+  );
+}
+
+/**
+ * Proving presence: the capture screen opens in a new tab (its token in the fragment, never sent
+ * to a server); back here, Continue posts the session id, which the browser's cookie must match.
+ */
+export function presencePage(locale: Locale, view: { screenUrl: string | null; sessionId: string }, message?: MessageKey): Page {
+  const m = (key: MessageKey) => escapeHtml(translate(locale, key));
+  return page(
+    locale,
+    translate(locale, "agent.signin.title"),
+    `<h1>${m("agent.signin.presence.title")}</h1>${message ? `<p role="alert">${m(message)}</p>` : ""}<p>${m("agent.signin.presence.steps")}</p>
+${view.screenUrl ? `<p><a href="${escapeHtml(view.screenUrl)}" target="_blank" rel="noopener noreferrer">${m("agent.signin.presence.open")}</a></p>` : ""}
+<form method="post"><input type="hidden" name="presence_session" value="${escapeHtml(view.sessionId)}"><p><button type="submit">${m("agent.signin.presence.continue")}</button></p></form>`,
     null,
     [],
   );

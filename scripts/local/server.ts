@@ -13,7 +13,8 @@ import { startRateLimitServer } from "./rate-limit-server";
 import { localSecrets } from "./secrets";
 
 const COMPATIBILITY_DATE = "2026-04-01";
-const COMPATIBILITY_FLAGS = ["nodejs_compat"];
+/** As wrangler.toml: `global_fetch_strictly_public` is also what lets the MCP server resolve client metadata documents. */
+const COMPATIBILITY_FLAGS = ["nodejs_compat", "global_fetch_strictly_public"];
 /** The OAuth discovery documents sit at the origin's root (RFC 8414, RFC 9728); the MCP worker serves them. */
 const OAUTH_WELL_KNOWN_ROUTES = ["*/.well-known/oauth-authorization-server*", "*/.well-known/oauth-protected-resource*"];
 
@@ -31,6 +32,11 @@ interface ServerOptions {
    * read a tick's result from it.
    */
   cronTail?: (worker: string, traces: CronTrace[]) => void;
+  /**
+   * Certificates (PEM) the workers' outbound TLS trusts besides the public CAs: tests serve
+   * https on loopback under a test CA (tests/fixtures/tls/).
+   */
+  trustedCertificates?: string[];
 }
 
 /** The parts of a Tail Worker's trace item that `cronTail` passes on. */
@@ -46,6 +52,17 @@ export interface CronTrace {
 function routesOf(name: string): string[] {
   const mount = mountOf(name);
   return mount === `/functions/v1/${name}` ? [`*${mount}*`] : [`*${mount}`, `*${mount}/*`];
+}
+
+/** Miniflare's own Internet (public and private addresses, the public CAs) trusting `certificates` too. */
+function internetTrusting(certificates: string[]): WorkerOptions["outboundService"] {
+  return {
+    network: {
+      allow: ["public", "private", "240.0.0.0/4"],
+      deny: [],
+      tlsOptions: { trustBrowserCas: true, trustedCertificates: certificates },
+    },
+  };
 }
 
 export interface RunningServer {
@@ -77,6 +94,7 @@ export async function startServer({
   log = () => {},
   functions,
   cronTail,
+  trustedCertificates,
 }: ServerOptions = {}): Promise<RunningServer> {
   const configuredUrl = configuredDatabaseUrl(env);
   const embedded = configuredUrl
@@ -126,6 +144,7 @@ export async function startServer({
         compatibilityDate: COMPATIBILITY_DATE,
         compatibilityFlags: COMPATIBILITY_FLAGS,
         bindings,
+        ...(trustedCertificates ? { outboundService: internetTrusting(trustedCertificates) } : {}),
         // Miniflare's entry hands a request straight to the function's worker, as the edge routes it to
         // the function's own Worker: no extra worker hop. A longer name sharing the prefix falls
         // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp). A

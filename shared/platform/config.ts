@@ -37,6 +37,11 @@ const configSchema = v.object({
   ),
   /** "1" lets webhook endpoints be plain http on a loopback host: local development and tests only. */
   WEBHOOK_ALLOW_LOOPBACK_HTTP: v.optional(v.picklist(["0", "1"]), "0"),
+  /**
+   * "1" lets the MCP server fetch a client's metadata document (and the keys it names) from a
+   * loopback host: tests only (their documents are served on 127.0.0.1); deployed, only the public Internet.
+   */
+  OAUTH_CIMD_ALLOW_LOOPBACK: v.optional(v.picklist(["0", "1"]), "0"),
   /** Per-attempt webhook timeout in milliseconds (default 15000). */
   WEBHOOK_TIMEOUT_MS: v.optional(
     v.pipe(

@@ -6,7 +6,7 @@
 import * as v from "valibot";
 import { sha256Hex } from "../lib/crypto";
 import { isCurrency, isMinorUnitAmount } from "../lib/money";
-import { rpc } from "../platform/db/rpc";
+import { type HostedSessionRecord, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
@@ -100,16 +100,14 @@ export function screenUrl(serviceBaseUrl: string, sessionToken: string): string 
   return `${serviceBaseUrl.replace(/\/+$/, "")}${mountOf("hosted-capture")}/session#${sessionToken}`;
 }
 
-/**
- * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
- * only time it is shown, and the screen's `url` holding it. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
- */
-export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>, serviceBaseUrl: string) {
-  if (body.merchant_id != null && body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) {
-    throw new ApiError("MERCHANT_MISMATCH");
-  }
+/** A new session of `tenant` as stored (under its token's SHA-256), and its token. */
+export async function newSessionRecord(
+  tenant: Tenant,
+  body: Omit<v.InferOutput<typeof createSessionSchema>, "merchant_id">,
+  now: Date,
+): Promise<{ sessionToken: string; record: HostedSessionRecord }> {
   const sessionToken = newSessionToken();
-  const params = {
+  const record = {
     id: crypto.randomUUID(),
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
@@ -121,10 +119,22 @@ export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOut
     brand: body.brand ?? undefined,
     metadata: body.metadata,
     ttl_seconds: body.ttl_seconds,
-    now: deps.now.toISOString(),
+    now: now.toISOString(),
   };
+  return { sessionToken, record };
+}
+
+/**
+ * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
+ * only time it is shown, and the screen's `url` holding it. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ */
+export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>, serviceBaseUrl: string) {
+  if (body.merchant_id != null && body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) {
+    throw new ApiError("MERCHANT_MISMATCH");
+  }
+  const { sessionToken, record } = await newSessionRecord(tenant, body, deps.now);
   try {
-    const created = await rpc(deps.sql, "hosted_session_create", params);
+    const created = await rpc(deps.sql, "hosted_session_create", record);
     return { session_token: sessionToken, ...created, url: screenUrl(serviceBaseUrl, sessionToken) };
   } catch (error) {
     console.error(JSON.stringify({ error: `hosted session write failed: ${String(error)}` }));

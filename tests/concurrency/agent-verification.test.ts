@@ -3,9 +3,10 @@
  * of one card exactly one wins (the row lock of its hosted session); the card follows the winner.
  */
 import { describe, expect, it } from "vitest";
+import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { boot } from "../harness/sessions";
-import { cardResult, ownedMerchant, requestCard, tokenOfCard } from "../harness/verifications";
+import { cardResult, requestCard, tokenOfCard } from "../harness/verifications";
 
 const CONTENDERS = 12;
 

@@ -7,12 +7,13 @@ import { describe, expect, it } from "vitest";
 import { requestVerification } from "../../shared/agents/verifications";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner, removeOwner } from "../../shared/merchants/merchants";
+import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
 import { boot, consumeSession, readSession } from "../harness/sessions";
-import { ownedMerchant, requestCard, tokenOfCard } from "../harness/verifications";
+import { requestCard, tokenOfCard } from "../harness/verifications";
 
 const RESPONSE_KEYS = ["expires_at", "external_ref", "merchant_id", "purpose", "state", "ttl_seconds", "url", "verification_id"];
 

@@ -9,11 +9,12 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner } from "../../shared/merchants/merchants";
 import { rpc } from "../../shared/platform/db/rpc";
+import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { boot, screenCall } from "../harness/sessions";
-import { cardResult, ownedMerchant, requestCard, tokenOfCard } from "../harness/verifications";
+import { cardResult, requestCard, tokenOfCard } from "../harness/verifications";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 

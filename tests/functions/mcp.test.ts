@@ -1,98 +1,12 @@
-import { auth, Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { auth } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { removeOwner } from "../../shared/merchants/merchants";
+import { authorisedAgent, base, body, connect, MemoryProvider, mcpUrl, ownedMerchant, REDIRECT } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
-import { serviceUnderTest } from "../harness/service";
 import { boot, screenCall } from "../harness/sessions";
-import { ownedMerchant, tokenOfCard } from "../harness/verifications";
-
-const REDIRECT = "http://127.0.0.1:9/callback";
-
-/** The SDK's OAuth client provider, kept in memory; the authorization URL it is sent to is recorded. */
-class MemoryProvider implements OAuthClientProvider {
-  client: any;
-  saved: any;
-  verifier = "";
-  authorizationUrl: URL | null = null;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return { client_name: "Shopping agent", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" } as any;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client: any) {
-    this.client = client;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: any) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-const base = () => serviceUnderTest().baseUrl;
-const mcpUrl = () => `${base()}/functions/v1/mcp`;
-
-/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
-async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
-  const page = await fetch(url, { headers: { authorization: `Bearer ${sessionToken}`, "accept-language": "pt-BR" } });
-  const html = await page.text();
-  expect(page.status, html).toBe(200);
-  const handle = /name="handle" value="([^"]+)"/.exec(html)![1];
-  const merchantId = /name="merchant_id" value="([^"]+)"/.exec(html)![1];
-  const cookie = page.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-  const form = new URLSearchParams({ handle, session_token: sessionToken, merchant_id: merchantId, decision });
-  for (const scope of ["mandates:read", "mandates:write"]) form.append("scope", scope);
-  const answer = await fetch(url, { method: "POST", body: form, headers: { cookie }, redirect: "manual" });
-  expect(answer.status, await answer.text()).toBe(302);
-  return { html, csp: page.headers.get("content-security-policy") ?? "", location: new URL(answer.headers.get("location")!) };
-}
-
-/** Discovery, registration, the owner's consent and the token: an authorised SDK client. */
-async function authorisedAgent(sessionToken: string) {
-  const provider = new MemoryProvider();
-  expect(await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read mandates:write" })).toBe("REDIRECT");
-  const { location, html, csp } = await consent(provider.authorizationUrl!, sessionToken);
-  expect(location.searchParams.get("iss")).toBe(base());
-  // RFC 9207: the client checks the response's issuer against the one it discovered.
-  const code = location.searchParams.get("code")!;
-  expect(await auth(provider, { serverUrl: mcpUrl(), authorizationCode: code, iss: location.searchParams.get("iss")! })).toBe("AUTHORIZED");
-  return { provider, html, csp };
-}
-
-async function connect(provider: OAuthClientProvider, headers: Record<string, string> = {}) {
-  const client = new Client({ name: "test agent", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
-    authProvider: provider,
-    fetch: (input, init) => {
-      const merged = new Headers(init?.headers);
-      for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-      return fetch(input, { ...init, headers: merged });
-    },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-const body = (result: any) => result.structuredContent as any;
+import { tokenOfCard } from "../harness/verifications";
 
 describe("mcp: OAuth discovery", () => {
   it("answers a call without a token 401 pointing at the protected resource metadata, which names the issuer", async () => {
@@ -109,6 +23,7 @@ describe("mcp: OAuth discovery", () => {
       authorization_endpoint: `${base()}/functions/v1/mcp/oauth/authorize`,
       code_challenge_methods_supported: ["S256"],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
     expect(server.registration_endpoint).toBe(`${base()}/functions/v1/mcp/oauth/register`);
     expect(server.revocation_endpoint).toBeTruthy();
@@ -318,6 +233,23 @@ describe("mcp: an agent asks a person to prove presence", () => {
   }, 240_000);
 });
 
+describe("mcp: subscriptions", () => {
+  it("acknowledges a subscriptions/listen stream (2026-07-28) and keeps it open until the client closes it; it was never answered", async () => {
+    const { owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const client = await connect(provider, {}, mcpUrl(), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    // The tool list never changes, so the server honours no list-changed filter.
+    const subscription = await client.listen({ toolsListChanged: true }, { timeout: 10_000 });
+    expect(subscription.honoredFilter).toEqual({});
+    // The stream stays usable beside it.
+    expect((await client.listTools()).tools.length).toBe(9);
+    // Closing ends the stream (the client's close, or the server's empty answer to its cancel), never a drop.
+    await subscription.close();
+    expect(["local", "graceful"]).toContain(await subscription.closed);
+    await client.close();
+  }, 120_000);
+});
+
 describe("mcp: refused calls", () => {
   it("refuses an expired token (on the service's clock), another merchant's mandates and a removed owner's agent", async () => {
     const { merchant, owner } = await ownedMerchant();
@@ -374,6 +306,34 @@ describe("mcp: refused calls", () => {
     });
     expect(retarget.status).toBe(400);
     expect((await retarget.json()).error).toBe("invalid_target");
+  }, 240_000);
+
+  it("refuses a token of another audience (the service reached at another origin), and bearers that are no access token", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    // The same service at http://localhost:<port>: its resource, and so the token's audience, is that origin's MCP URL.
+    const elsewhere = mcpUrl().replace("//127.0.0.1:", "//localhost:");
+    const { provider } = await authorisedAgent(owner.session_token, new MemoryProvider(), elsewhere);
+    const there = await connect(provider, {}, elsewhere);
+    expect((await there.listTools()).tools.length).toBe(9);
+    await there.close();
+    const call = (bearer: string) =>
+      fetch(mcpUrl(), {
+        method: "POST",
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}',
+      });
+    for (const [what, bearer] of [
+      ["a token for another audience", provider.saved.access_token],
+      ["the merchant's secret key", merchant.keys.sk_test],
+      ["the owner's first-party session token", owner.session_token],
+    ]) {
+      const res = await call(bearer);
+      expect({ what, status: res.status }).toEqual({ what, status: 401 });
+      const challenge = res.headers.get("www-authenticate");
+      expect(challenge).toContain('error="invalid_token"');
+      expect(challenge).toContain(`resource_metadata="${base()}/.well-known/oauth-protected-resource/functions/v1/mcp"`);
+    }
+    await expect(connect(provider)).rejects.toThrow();
   }, 240_000);
 
   it("answers a sign-in posted as something other than a form 400 with the error page, where it was a 500", async () => {

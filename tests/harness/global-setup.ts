@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { freePort } from "../../scripts/local/ports";
 import { type RunningBridge, startRedisRestBridge } from "../../scripts/local/redis-rest-bridge";
@@ -16,6 +17,9 @@ declare module "vitest" {
   }
 }
 
+/** The CA of tests/fixtures/tls/localhost.pem (its key was thrown away once that certificate was signed). */
+const TEST_CA = new URL("../fixtures/tls/ca.pem", import.meta.url);
+
 let server: RunningServer | undefined;
 let bridge: RunningBridge | undefined;
 
@@ -29,6 +33,8 @@ export async function setup(project: TestProject) {
   // Webhook receivers in tests are loopback http servers; a short timeout keeps the timeout test
   // fast; no wall-clock cron ticks, so every outbox pass runs at the time its test chooses.
   Object.assign(env, { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1", WEBHOOK_TIMEOUT_MS: "2000", CRON_TIMER: "0" });
+  // Client metadata documents in tests are served over https on loopback, under the test CA.
+  env.OAUTH_CIMD_ALLOW_LOOPBACK = "1";
   if (process.env.REDIS_URL && !process.env.UPSTASH_REDIS_REST_URL) {
     bridge = await startRedisRestBridge({ redisUrl: process.env.REDIS_URL, token: randomHex(16) });
     env.UPSTASH_REDIS_REST_URL = bridge.url;
@@ -38,7 +44,7 @@ export async function setup(project: TestProject) {
     env.PGLITE_DATA_DIR = "memory://";
     env.PGPORT_EMBEDDED = String(await freePort());
   }
-  server = await startServer({ port: await freePort(), env });
+  server = await startServer({ port: await freePort(), env, trustedCertificates: [readFileSync(TEST_CA, "utf8")] });
   project.provide("baseUrl", server.url);
   project.provide("databaseUrl", server.databaseUrl);
   project.provide("signingKeysJwk", server.bindings.SIGNING_KEYS_JWK);

@@ -1,15 +1,4 @@
-import { addOwner } from "../../shared/merchants/merchants";
-import { merchantFactory, testDb } from "./factories";
 import { call } from "./http";
-import { enrolStranger } from "./identity";
-
-/** A merchant with one owner (enrolled with its sandbox key): the person's session token mints cards and authorises agents. */
-export async function ownedMerchant() {
-  const merchant = await merchantFactory();
-  const owner = await enrolStranger(merchant.keys.pk_test);
-  await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
-  return { merchant, owner };
-}
 
 interface CardCallOptions {
   now?: Date;

@@ -126,6 +126,22 @@ type DeliveryOutcome =
 type HostedSessionState = "open" | "opened" | "completed" | "failed" | "cancelled" | "expired";
 
 /** A hosted session as every session RPC shows it (function API 2.7 without the token, plus state and outcome). */
+/** A hosted session as hosted_session_create stores it. */
+export interface HostedSessionRecord {
+  id: Uuid;
+  merchant_id: Uuid;
+  environment: Environment;
+  token_hash: string;
+  action: string;
+  external_txn_ref?: string;
+  amount_cents?: number;
+  currency?: string;
+  brand?: string;
+  metadata: Record<string, string>;
+  ttl_seconds: number;
+  now: Iso;
+}
+
 export interface HostedSessionView {
   session_id: string;
   merchant_id: Uuid;
@@ -456,23 +472,7 @@ interface RpcCatalogue {
     { verification_id: Uuid; owner_identity_id: Uuid; environment: Environment; session_token_hash?: string; merchant_id?: Uuid; now: Iso },
     AgentVerificationView | null,
   ];
-  hosted_session_create: [
-    {
-      id: Uuid;
-      merchant_id: Uuid;
-      environment: Environment;
-      token_hash: string;
-      action: string;
-      external_txn_ref?: string;
-      amount_cents?: number;
-      currency?: string;
-      brand?: string;
-      metadata: Record<string, string>;
-      ttl_seconds: number;
-      now: Iso;
-    },
-    HostedSessionView,
-  ];
+  hosted_session_create: [HostedSessionRecord, HostedSessionView];
   hosted_session_consume: [
     {
       token_hash: string;
@@ -590,6 +590,17 @@ interface RpcCatalogue {
     { decision: Decision; approval: StandInApproval | null },
   ];
   merchant_at_limit_threshold: [{ merchant_id: Uuid; percent?: number }, { merchant_id: Uuid; percent: number }];
+  agent_sign_in_begin: [
+    { session: HostedSessionRecord; request_hash: string; browser_hash: string },
+    { started: false } | { started: true; session: HostedSessionView },
+  ];
+  agent_sign_in_finish: [
+    { session_id: Uuid; request_hash: string; browser_hash: string; now: Iso },
+    (
+      | { signed_in: true; identity_id: Uuid; merchant_id: Uuid; environment: Environment }
+      | { signed_in: false; reason: "unknown" | "used" | "pending" | "refused" | "stale" | "not_owner" }
+    ),
+  ];
   merchant_owned: [{ identity_id: Uuid; environment: Environment }, { merchants: { merchant_id: Uuid; name: string }[] }];
   merchant_owner_add: [{ merchant_id: Uuid; subject_ref: string; now: Iso }, { owner: MerchantOwner; already_owner: boolean }];
   merchant_owner_list: [{ merchant_id: Uuid }, { owners: MerchantOwner[] }];
