@@ -125,6 +125,7 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       await waitForGates(page);
       // What getting ready cost (docs/benchmarks.md): the first page of this browser, so every byte is this screen's.
       console.log(JSON.stringify({ screen: "hosted", intro_ms: introMs, ready_ms: Date.now() - started, ready_bytes: browser.bytes() }));
+      await photograph(page, "en-ready");
       await startReading(page);
       await page.waitForTimeout(1500);
       await photograph(page, "en-recording");
