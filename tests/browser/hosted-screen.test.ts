@@ -13,11 +13,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { rpc } from "../../shared/platform/db/rpc";
 import { userMessage } from "../../shared/sessions/outcomes";
 import { defaultTheme } from "../../shared/themes/theme";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
 import { merchantFactory, testDb } from "../harness/factories";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { useOwnService } from "../harness/own-service";
 import { authorizeBody, createSession, readSession } from "../harness/sessions";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy } from "../harness/webhook-receiver";
 import { type GuardedBrowser, openBrowser } from "./chromium";
 import { emulateScheme, outcomeOf, PHONE, photograph, screenUrl, startReading, waitForGates, waitForView } from "./hosted-screen";
 
@@ -27,32 +26,17 @@ const ACCEPTED_SECONDS = 12;
 const REFUSED_SECONDS = 5;
 const TEST_TIMEOUT = 150_000;
 
-let own: OwnService;
+const service = useOwnService("hosted_screen", FUNCTIONS);
 let browser: GuardedBrowser;
-let receiver: Receiver;
-let webhookSecret: string;
 let merchant: Awaited<ReturnType<typeof merchantFactory>>;
 
 beforeAll(async () => {
-  own = await startOwnService("hosted_screen", FUNCTIONS);
-  browser = await openBrowser(own.server.url, { media: inject("media").reading, viewport: PHONE });
+  browser = await openBrowser(service.own.server.url, { media: inject("media").reading, viewport: PHONE });
   merchant = await merchantFactory("Acme Market");
-  receiver = await startReceiver();
-  webhookSecret = (
-    await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-      merchantId: merchant.merchant_id,
-      environment: "test",
-      url: receiver.url,
-      allowLoopbackHttp: true,
-      now: new Date(),
-    })
-  ).secret;
 });
 
 afterAll(async () => {
   await browser?.close();
-  await receiver?.close();
-  await own?.stop();
 });
 
 async function open(body: Record<string, unknown>, key = merchant.keys.sk_test) {
@@ -103,6 +87,8 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
   it(
     "en: enrols a person from the session's URL (intro, consent, gates, reading, accepted); the merchant reads it and gets the webhook",
     async () => {
+      const receiver = await service.receiver();
+      const { secret } = await service.endpointFor(merchant.merchant_id, receiver.url);
       const session = await open({ action: "enroll", metadata: { flow: "screen" } });
       const page = await browser.newPage({ locale: "en-GB", viewport: PHONE });
       const started = Date.now();
@@ -144,11 +130,11 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       expect(read.body).toMatchObject({ state: "completed", result: { approved: true, reason: null } });
       expect(read.body.result.subject_ref).toEqual(expect.any(String));
 
-      await own.tick("outbox-worker", new Date());
+      await service.own.tick("outbox-worker", new Date());
       await receiver.waitFor(1);
       const request = receiver.received.find((r) => r.envelope.data.id === session.session_id);
       expect(request, "the session.completed webhook").toBeDefined();
-      await expectSignedBy(request!, [webhookSecret], new Date());
+      await expectSignedBy(request!, [secret], new Date());
       expect(request!.envelope).toMatchObject({
         type: "session.completed",
         data: { id: session.session_id, state: "completed", metadata: { flow: "screen" } },
@@ -292,7 +278,7 @@ describe("the hosted screen without a capture", () => {
 
   it("a page opened without a token says what to do", async () => {
     const page = await browser.newPage({ locale: "es-ES", viewport: PHONE });
-    await page.goto(`${own.server.url}/functions/v1/hosted-capture/session`);
+    await page.goto(`${service.own.server.url}/functions/v1/hosted-capture/session`);
     await waitForView(page, "error");
     expect(await page.textContent("#error-message")).toBe("Esta página se abrió sin una sesión. Abre el enlace que recibiste.");
     await page.context().close();
