@@ -57,7 +57,13 @@ type TestLocale = keyof typeof WORDS;
  * One session through the screen in `locale`: intro (the consent ticked when asked), gates, a
  * reading of `seconds`, the outcome. `shots` names the states to photograph (`<lang>-<state>`).
  */
-async function throughScreen(locale: TestLocale, body: Record<string, unknown>, seconds: number, shots: string[] = []) {
+async function throughScreen(
+  locale: TestLocale,
+  body: Record<string, unknown>,
+  seconds: number,
+  shots: string[] = [],
+  options: { paced?: boolean } = {},
+) {
   const session = await open(body);
   const page = await browser.newPage({ locale, viewport: PHONE });
   const lang = WORDS[locale].lang;
@@ -67,9 +73,18 @@ async function throughScreen(locale: TestLocale, body: Record<string, unknown>, 
     expect(await page.getAttribute("html", "lang")).toBe(lang);
     if (shots.includes("intro")) await photograph(page, `${lang}-intro`);
     if (await page.isVisible("#consent")) await page.check("#consent");
+    if (options.paced) await page.check("#paced");
     await page.click("#continue");
     await waitForView(page, "capture");
     await startReading(page);
+    if (options.paced) {
+      // The cues of the nonce's schedule: an opening pause (breathe in) of 0.5 to 3 s, then the words to read.
+      await page.waitForFunction(() => document.querySelector<HTMLElement>("#reading .cue")?.dataset.kind === "speak", null, {
+        timeout: (seconds + 5) * 1000,
+      });
+      expect(await page.textContent("#reading .cue")).toMatch(/^I am here in person/);
+      await photograph(page, `${lang}-paced`);
+    }
     if (shots.includes("recording")) {
       await page.waitForTimeout(1500);
       await photograph(page, `${lang}-recording`);
@@ -144,9 +159,9 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
   );
 
   it(
-    "en: a reading too short to judge is refused, and the screen says why in words",
+    "en: a paced reading too short to judge (the cues shown) is refused, and the screen says why in words",
     async () => {
-      const { session, outcome } = await throughScreen("en-GB", authorizeBody(), REFUSED_SECONDS, ["outcome"]);
+      const { session, outcome } = await throughScreen("en-GB", authorizeBody(), REFUSED_SECONDS, ["outcome"], { paced: true });
       expect(outcome.kind).toBe("refused");
       expect(outcome.title).toBe("Not confirmed");
       const read = await readSession(merchant.keys.sk_test, session.session_id);
