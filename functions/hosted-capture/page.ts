@@ -120,9 +120,9 @@ ${jsonBlock("messages", messagesOf(locale, "screen."))}
 <h1 id="capture-title" tabindex="-1"></h1>
 <div class="stage"><video id="camera" muted playsinline aria-label="${m("screen.camera.label")}"></video></div>
 <ul id="gates" class="gates">
-<li data-gate="face" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.face")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
-<li data-gate="light" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.light")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
-<li data-gate="camera" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.camera")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+<li data-gate="face" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span class="gate-label">${m("screen.gate.face")}</span> <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+<li data-gate="light" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span class="gate-label">${m("screen.gate.light")}</span> <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+<li data-gate="camera" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span class="gate-label">${m("screen.gate.camera")}</span> <span class="gate-state">${m("screen.gate.waiting")}</span></li>
 </ul>
 <p id="guidance" class="guidance" role="status" aria-live="polite"></p>
 <div id="recording" class="recording" hidden>
