@@ -12,8 +12,10 @@ import { rpc } from "../../shared/platform/db/rpc";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
-import { boot, screenCall } from "../harness/sessions";
-import { cardResult, ownedMerchant, requestCard, tokenOfCard } from "../harness/verifications";
+import { cardResult, ownedMerchant, requestCard, screenClient, tokenOfCard } from "../harness/verifications";
+
+/** This file's person at the screen (the screen limits its endpoints per client address). */
+const { boot, screenCall } = screenClient();
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 

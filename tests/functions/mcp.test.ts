@@ -5,8 +5,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
-import { boot, screenCall } from "../harness/sessions";
-import { ownedMerchant, tokenOfCard } from "../harness/verifications";
+import { ownedMerchant, screenClient, tokenOfCard } from "../harness/verifications";
 
 const REDIRECT = "http://127.0.0.1:9/callback";
 
@@ -268,6 +267,7 @@ describe("mcp: an agent asks a person to prove presence", () => {
       body(await client.callTool({ name: "agent-verification-result", arguments: { verification_id: card.verification_id } }));
     expect(await result()).toMatchObject({ state: "pending", reason: "pending" });
 
+    const { boot, screenCall } = screenClient();
     const screen = (await boot(tokenOfCard(card.url))).body;
     expect(screen.card).toEqual({
       verification_id: card.verification_id,
