@@ -196,6 +196,8 @@ class Screen {
       return;
     }
     $("consent-error").hidden = true;
+    // Once: a second press must not ask for the devices twice.
+    $<HTMLButtonElement>("continue").disabled = true;
     $("capture-title").textContent = words("screen.gates.title");
     $("reading").hidden = true;
     $("recording").hidden = true;

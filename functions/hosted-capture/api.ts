@@ -18,7 +18,7 @@ import { serviceBaseUrl } from "../../shared/platform/config";
 import { ApiError } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { type RateLimitRule, rateLimit, reportedClientIp } from "../../shared/platform/rate-limit";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
 import { jsonObject } from "../../shared/platform/validation";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
@@ -32,24 +32,21 @@ type Booting = { Variables: { secretHash: string } };
 /**
  * The screen's limits (per minute, sliding window; docs/decisions.md, "The hosted screen's rate
  * limits"): per session secret (the token at boot, the screen credential after), so one session
- * cannot be hammered, and per client IP, so one client cannot walk many sessions. A person's
- * screen boots once, completes once (a few times after errors) and cancels once.
+ * cannot be hammered, and per client IP, so one client cannot flood the endpoints. A person's
+ * screen boots once, completes once (a few times after errors) and cancels once; an IP may be a
+ * mobile carrier's NAT with thousands of phones behind it, hence its generous figures.
  */
 export const screenLimits = {
-  bootIp: { name: "hosted-capture-boot-ip", limit: 60, windowSeconds: 60 },
+  bootIp: { name: "hosted-capture-boot-ip", limit: 600, windowSeconds: 60 },
   bootSession: { name: "hosted-capture-boot-session", limit: 10, windowSeconds: 60 },
-  completeIp: { name: "hosted-capture-complete-ip", limit: 30, windowSeconds: 60 },
+  completeIp: { name: "hosted-capture-complete-ip", limit: 300, windowSeconds: 60 },
   completeSession: { name: "hosted-capture-complete-session", limit: 10, windowSeconds: 60 },
-  cancelIp: { name: "hosted-capture-cancel-ip", limit: 60, windowSeconds: 60 },
+  cancelIp: { name: "hosted-capture-cancel-ip", limit: 600, windowSeconds: 60 },
   cancelSession: { name: "hosted-capture-cancel-session", limit: 10, windowSeconds: 60 },
 } satisfies Record<string, RateLimitRule>;
 
-/** A per-IP limit, counted when the edge reports the client's IP. */
-const perIp = (rule: RateLimitRule) =>
-  rateLimit((c) => {
-    const ip = reportedClientIp(c);
-    return ip ? { rule, identifier: `ip:${ip}` } : null;
-  });
+/** A per-IP limit. */
+const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: `ip:${clientIp(c)}` }));
 
 /** A per-session limit: the secret's SHA-256 names the budget (the limiter never sees a secret). */
 const perSession = (rule: RateLimitRule) => rateLimit<AppEnv & Booting>((c) => ({ rule, identifier: `session:${c.var.secretHash}` }));

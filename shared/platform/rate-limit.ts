@@ -210,11 +210,3 @@ export function keyBudget(keyHash: string): string {
 export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? "unknown";
 }
-
-/**
- * The caller's IP when the edge reports one, else null: for limits that should not lump every
- * caller without one (requests that reach the local runtime directly) into one budget.
- */
-export function reportedClientIp(c: Context): string | null {
-  return c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? null;
-}

@@ -39,15 +39,26 @@ export async function waitForView(page: Page, view: ScreenView, timeout = 60_000
 export async function photograph(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   for (const scheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
+    await emulateScheme(page, scheme);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`) });
   }
-  await page.emulateMedia({ colorScheme: "light" });
+  await emulateScheme(page, "light");
+}
+
+/** Switches the device's colour scheme and waits until the screen has repainted its theme for it. */
+export async function emulateScheme(page: Page, scheme: "light" | "dark"): Promise<void> {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.waitForFunction((wanted) => (document.documentElement.dataset.scheme ?? wanted) === wanted, scheme);
+}
+
+/** From the capture view: waits until the screen is ready to record (models, camera, quality gates). */
+export async function waitForGates(page: Page): Promise<void> {
+  await page.waitForFunction(() => !(document.getElementById("record") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
 }
 
 /** From the capture view: waits for the gates, starts the reading and returns once it records. */
 export async function startReading(page: Page): Promise<void> {
-  await page.waitForFunction(() => !(document.getElementById("record") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
+  await waitForGates(page);
   await page.click("#record");
   await page.waitForFunction(() => !document.getElementById("recording")!.hidden);
 }

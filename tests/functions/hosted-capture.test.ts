@@ -436,7 +436,7 @@ describe("hosted-capture security", () => {
     const mine = await booted(m.keys.sk_test);
     const theirs = await booted(other.keys.sk_test);
     const res = await complete(mine.screen, captureBody(person, theirs.screen.capture_nonce));
-    expect(res.body).toMatchObject({ code: "INVALID_INPUT", fields: ["capture_nonce"] });
+    expect(res.body, res.text).toMatchObject({ code: "INVALID_INPUT", fields: ["capture_nonce"] });
     expect((await stateOf(other.keys.sk_test, theirs.session.session_id)).state).toBe("opened");
     expect((await stateOf(m.keys.sk_test, mine.session.session_id)).state).toBe("opened");
   });

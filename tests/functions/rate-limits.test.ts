@@ -127,7 +127,7 @@ describe("rate limits", () => {
         headers: { "cf-connecting-ip": ip, ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
       });
 
-    it("boot: 10 a minute per session token (then 429 with Retry-After), 60 per client IP", async (context) => {
+    it("boot: 10 a minute per session token (then 429 with Retry-After), 600 per client IP", async (context) => {
       needsOneWindow(context, 30);
       const token = unknownToken();
       const ips = Array.from({ length: 11 }, freshIp);
@@ -139,12 +139,12 @@ describe("rate limits", () => {
       expect((await bootAs(unknownToken(), ips[10])).status).toBe(404);
 
       const ip = freshIp();
-      expect(statuses(await inWaves(Array.from({ length: 60 }, () => () => bootAs(unknownToken(), ip))))).toEqual({ 404: 60 });
+      expect(statuses(await inWaves(Array.from({ length: 600 }, () => () => bootAs(unknownToken(), ip))))).toEqual({ 404: 600 });
       expect(errorOf(await bootAs(unknownToken(), ip))).toEqual({ status: 429, code: "RATE_LIMITED" });
       expect((await bootAs(unknownToken(), freshIp())).status).toBe(404);
     });
 
-    it("complete and cancel: 10 a minute per screen credential, counted before the body is read; 30 and 60 per client IP", async (context) => {
+    it("complete and cancel: 10 a minute per screen credential, counted before the body is read; 300 and 600 per client IP", async (context) => {
       needsOneWindow(context, 30);
       const merchant = await merchantFactory();
       const session = await openSession(merchant.keys.sk_test);
@@ -162,8 +162,8 @@ describe("rate limits", () => {
       expect((await readSession(merchant.keys.sk_test, session.session_id)).body.state, "refused requests left it opened").toBe("opened");
 
       for (const [route, limit] of [
-        ["complete", 30],
-        ["cancel", 60],
+        ["complete", 300],
+        ["cancel", 600],
       ] as const) {
         const ip = freshIp();
         expect(statuses(await inWaves(Array.from({ length: limit }, () => () => screenAs(route, null, {}, ip))))).toEqual({ 401: limit });
