@@ -6,7 +6,7 @@
  * document record. Nothing the caller merely asserts becomes one.
  */
 import * as v from "valibot";
-import type { Sql } from "../platform/db/client";
+import type { Statements } from "../platform/db/client";
 import { rpc } from "../platform/db/rpc";
 import type { Environment } from "../platform/principal";
 import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
@@ -32,7 +32,7 @@ export const documentEvidenceSchema = v.strictObject({
  * must clear the same gate as the live face.
  */
 export function verifyDocument(
-  sql: Sql,
+  sql: Statements,
   environment: Environment,
   evidence: v.InferOutput<typeof documentEvidenceSchema>,
   at: Date,

@@ -28,7 +28,8 @@ export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
  * (shared/agents/verifications.ts: identify the person, then the sink's ACTION_LOGIN), which only
  * the service opens.
  */
-export type SessionAction = (typeof sessionActions)[number] | "verify";
+export const allSessionActions = [...sessionActions, "verify"] as const;
+export type SessionAction = (typeof allSessionActions)[number];
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
 export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;

@@ -165,7 +165,7 @@ comment on function public.agent_verification_result(jsonb) is 'agent-verificati
 -- Hosted sessions: a card's session is the service's
 -- ----------------------------------------------------------------------------
 
--- hosted_session_consume (20261121009200) again: a merchant key never exchanges a card's session
+-- hosted_session_consume (20261124010100) again: a merchant key never exchanges a card's session
 -- (its token is answered as unknown and stays unused); the screen's boot also gets the card
 -- ({verification_id, purpose, agent_name, requested_by}), null for other actions.
 create or replace function public.hosted_session_consume(p jsonb) returns jsonb
@@ -176,17 +176,15 @@ declare
   v_merchant_name text;
   v_card jsonb;
 begin
-  select * into s from private.hosted_sessions where token_hash = p ->> 'token_hash' for update;
-  if not found or (p ? 'merchant_id' and (s.merchant_id <> (p ->> 'merchant_id')::uuid or s.environment <> p ->> 'environment'
-                                          or s.action = 'verify')) then
+  -- A merchant key reaches only its own sessions, and never a card's: another's token is unknown, and stays unused.
+  if p ? 'merchant_id' and not exists (
+    select 1 from private.hosted_sessions
+    where token_hash = p ->> 'token_hash' and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+      and action <> 'verify'
+  ) then
     raise exception 'hosted session not found' using errcode = 'HA404';
   end if;
-  if private.hosted_session_expired(s, v_now) then
-    raise exception 'hosted session expired' using errcode = 'HA702';
-  end if;
-  if s.state <> 'open' then
-    raise exception 'hosted session token already consumed' using errcode = 'HA701';
-  end if;
+  s := private.hosted_session_lock('token', p ->> 'token_hash', v_now);
   update private.hosted_sessions
      set state = 'opened', opened_at = v_now, opened_by = p ->> 'opened_by',
          capture_nonce = p ->> 'capture_nonce', screen_token_hash = p ->> 'screen_token_hash'
@@ -213,15 +211,13 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.hosted_session_get(jsonb) is 'hosted-session-get: one session of this merchant and environment, with its effective state; another''s (or a card''s) is null.';
 
--- hosted_session_end (20261121009200) again: a card's session writes no session.completed.
+-- hosted_session_end (20261124010100) again: a card's session writes no session.completed.
 create or replace function private.hosted_session_end(p_id uuid, p_state text, p_result jsonb, p_at timestamptz) returns jsonb
 language plpgsql set search_path = '' as $$
 declare
   s private.hosted_sessions;
 begin
-  update private.hosted_sessions
-     set state = p_state, ended_at = p_at, result = p_result, completion_started_at = null
-   where id = p_id
+  update private.hosted_sessions set state = p_state, ended_at = p_at, result = p_result where id = p_id
   returning * into s;
   if s.action <> 'verify' then
     perform private.outbox_emit(s.merchant_id, s.environment, 'session.completed', private.hosted_session_event(s), p_at);
@@ -230,7 +226,7 @@ begin
 end $$;
 comment on function private.hosted_session_end(uuid, text, jsonb, timestamptz) is 'Records how an opened session ended and its session.completed event (none for a card''s session).';
 
--- hosted_sessions_expire (20261121009200) again: a card's session is stored expired, with no session.expired.
+-- hosted_sessions_expire (20261124010100) again: a card's session is stored expired, with no session.expired.
 create or replace function public.hosted_sessions_expire(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -244,10 +240,10 @@ begin
   end if;
   for s in
     update private.hosted_sessions h
-       set state = 'expired', ended_at = h.expires_at, completion_started_at = null
+       set state = 'expired', ended_at = h.expires_at
      where h.id in (
        select d.id from private.hosted_sessions d
-       where d.state in ('open', 'opened') and d.expires_at <= v_now and private.hosted_session_expired(d, v_now)
+       where d.state in ('open', 'opened') and d.expires_at <= v_now
        order by d.expires_at
        limit v_limit
        for update skip locked)

@@ -104,7 +104,7 @@ declare
   s private.hosted_sessions;
 begin
   update private.hosted_sessions
-     set state = p_state, ended_at = p_at, result = p_result, completion_started_at = null
+     set state = p_state, ended_at = p_at, result = p_result
    where id = p_id
   returning * into s;
   if s.action <> 'verify' then
@@ -129,9 +129,7 @@ $$;
 comment on function private.resource_session_terms(private.hosted_sessions) is
   'A /v1 session''s mode and what the screen shows for it ({} for a function API session).';
 
--- hosted_session_consume: as before (a merchant key never exchanges an agent verification card's
--- session; the boot gets the card's terms, null for other actions); a /v1 session's answer also
--- carries `mode` (resource_session_terms).
+-- hosted_session_consume (20261124020100) again: a /v1 session's answer also carries `mode` (resource_session_terms).
 create or replace function public.hosted_session_consume(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -140,17 +138,15 @@ declare
   v_merchant_name text;
   v_card jsonb;
 begin
-  select * into s from private.hosted_sessions where token_hash = p ->> 'token_hash' for update;
-  if not found or (p ? 'merchant_id' and (s.merchant_id <> (p ->> 'merchant_id')::uuid or s.environment <> p ->> 'environment'
-                                          or s.action = 'verify')) then
+  -- A merchant key reaches only its own sessions, and never a card's: another's token is unknown, and stays unused.
+  if p ? 'merchant_id' and not exists (
+    select 1 from private.hosted_sessions
+    where token_hash = p ->> 'token_hash' and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+      and action <> 'verify'
+  ) then
     raise exception 'hosted session not found' using errcode = 'HA404';
   end if;
-  if private.hosted_session_expired(s, v_now) then
-    raise exception 'hosted session expired' using errcode = 'HA702';
-  end if;
-  if s.state <> 'open' then
-    raise exception 'hosted session token already consumed' using errcode = 'HA701';
-  end if;
+  s := private.hosted_session_lock('token', p ->> 'token_hash', v_now);
   update private.hosted_sessions
      set state = 'opened', opened_at = v_now, opened_by = p ->> 'opened_by',
          capture_nonce = p ->> 'capture_nonce', screen_token_hash = p ->> 'screen_token_hash'
@@ -166,20 +162,18 @@ begin
 end $$;
 comment on function public.hosted_session_consume(jsonb) is 'hosted-session-consume and the screen''s boot: exchanges the single-use token for the session, its capture nonce and screen credential (and a card''s terms, a /v1 session''s mode).';
 
--- hosted_session_complete_begin: as before, plus what a /v1 mode's completion needs (facetoken, attribute, mandate terms).
+-- hosted_session_complete_begin (20261124010100) again, plus what a /v1 mode's completion needs (facetoken, attribute, mandate terms).
 create or replace function public.hosted_session_complete_begin(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
-  v_now timestamptz := (p ->> 'now')::timestamptz;
-  s private.hosted_sessions := private.hosted_session_actable(p ->> 'screen_token_hash', v_now);
+  s private.hosted_sessions := private.hosted_session_lock('screen', p ->> 'screen_token_hash', (p ->> 'now')::timestamptz);
 begin
-  update private.hosted_sessions set completion_started_at = v_now where id = s.id;
   return jsonb_build_object(
     'session_id', s.id, 'merchant_id', s.merchant_id, 'environment', s.environment, 'action', s.action,
     'external_txn_ref', s.external_txn_ref, 'amount_cents', s.amount_cents, 'currency', s.currency,
     'capture_nonce', s.capture_nonce, 'facetoken', s.facetoken, 'attribute', s.attribute, 'mandate_terms', s.mandate_terms);
 end $$;
-comment on function public.hosted_session_complete_begin(jsonb) is 'Starts the one completion of an opened session (the screen''s credential), or raises why it cannot.';
+comment on function public.hosted_session_complete_begin(jsonb) is 'Starts the one completion of an opened session (the screen''s credential) by locking it for the transaction, or raises why it cannot.';
 
 -- resource_session_create({id, merchant_id, environment, token_hash, mode, return_url, cancel_url, facetoken?,
 --   attribute?, mandate?, branding?, locale?, metadata, now, url, stored_response?: {record}}) -> the session with its url

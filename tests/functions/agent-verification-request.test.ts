@@ -12,8 +12,11 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
-import { boot, consumeSession, readSession } from "../harness/sessions";
-import { requestCard, tokenOfCard } from "../harness/verifications";
+import { consumeSession, readSession } from "../harness/sessions";
+import { requestCard, screenClient, tokenOfCard } from "../harness/verifications";
+
+/** This file's person at the screen (the screen limits its endpoints per client address). */
+const { boot } = screenClient();
 
 const RESPONSE_KEYS = ["expires_at", "external_ref", "merchant_id", "purpose", "state", "ttl_seconds", "url", "verification_id"];
 

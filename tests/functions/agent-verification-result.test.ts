@@ -13,8 +13,10 @@ import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
-import { boot, screenCall } from "../harness/sessions";
-import { cardResult, requestCard, tokenOfCard } from "../harness/verifications";
+import { cardResult, requestCard, screenClient, tokenOfCard } from "../harness/verifications";
+
+/** This file's person at the screen (the screen limits its endpoints per client address). */
+const { boot, screenCall } = screenClient();
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 

@@ -5,8 +5,7 @@ import { authorisedAgent, base, body, connect, MemoryProvider, mcpUrl, ownedMerc
 import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
-import { boot, screenCall } from "../harness/sessions";
-import { tokenOfCard } from "../harness/verifications";
+import { screenClient, tokenOfCard } from "../harness/verifications";
 
 describe("mcp: OAuth discovery", () => {
   it("answers a call without a token 401 pointing at the protected resource metadata, which names the issuer", async () => {
@@ -183,6 +182,7 @@ describe("mcp: an agent asks a person to prove presence", () => {
       body(await client.callTool({ name: "agent-verification-result", arguments: { verification_id: card.verification_id } }));
     expect(await result()).toMatchObject({ state: "pending", reason: "pending" });
 
+    const { boot, screenCall } = screenClient();
     const screen = (await boot(tokenOfCard(card.url))).body;
     expect(screen.card).toEqual({
       verification_id: card.verification_id,

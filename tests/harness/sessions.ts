@@ -57,8 +57,8 @@ export function readSession(key: string, sessionId: string, now?: Date) {
 }
 
 /** The screen's boot with the session token. */
-export function boot(sessionToken: unknown, options: { now?: Date; locale?: string } = {}) {
-  const headers: Record<string, string> = options.locale ? { "accept-language": options.locale } : {};
+export function boot(sessionToken: unknown, options: { now?: Date; locale?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...(options.locale ? { "accept-language": options.locale } : {}), ...options.headers };
   return call("hosted-capture/boot", { body: { session_token: sessionToken }, headers, now: options.now });
 }
 

@@ -1,4 +1,6 @@
+import { randomHex } from "../../shared/lib/crypto";
 import { call } from "./http";
+import { boot, screenCall } from "./sessions";
 
 interface CardCallOptions {
   now?: Date;
@@ -31,4 +33,23 @@ export function cardResult(bearer: string | null, verificationId: string, option
 /** The single-use session token a card's url carries in its fragment. */
 export function tokenOfCard(url: string): string {
   return new URL(url).hash.slice(1);
+}
+
+/**
+ * The hosted screen's endpoints as one person's browser calls them: from a client address of its
+ * own (`cf-connecting-ip`), since the screen limits its endpoints per client address as well as per
+ * session, and every test file calls from the same host.
+ */
+export function screenClient() {
+  const client = { "cf-connecting-ip": `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}` };
+  return {
+    boot: (token: unknown, options: Omit<Parameters<typeof boot>[1] & object, "headers"> = {}) =>
+      boot(token, { ...options, headers: client }),
+    screenCall: (
+      route: "complete" | "cancel",
+      screenToken: string | null,
+      body: unknown,
+      options: Omit<Parameters<typeof screenCall>[3] & object, "headers"> & { headers?: Record<string, string> } = {},
+    ) => screenCall(route, screenToken, body, { ...options, headers: { ...client, ...options.headers } }),
+  };
 }

@@ -7,7 +7,7 @@ import { formatMinorUnits, type ScreenBoot, screenModes } from "../../../client/
 import { cueAt, pacedCues } from "../../../client/screen/paced";
 import { colours, ownAsset, shape } from "../../../client/screen/theme";
 import { challengeSchedule } from "../../../shared/engine/schedule";
-import { sessionActions } from "../../../shared/sessions/create";
+import { allSessionActions } from "../../../shared/sessions/create";
 import { defaultTheme } from "../../../shared/themes/theme";
 
 const words = (key: string, params: Record<string, string | number> = {}) => `${key}${JSON.stringify(params)}`;
@@ -21,6 +21,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   expires_at: "2026-11-24T10:00:00.000Z",
   locale: "en",
   consent: null,
+  card: null,
   capture_nonce: "hcn_abcdefgh",
   screen_token: "hsc_x",
   theme: { customized: false, theme: {} },
@@ -29,8 +30,8 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
 const descriptor = { version: 1 } as never;
 
 describe("screen modes", () => {
-  it("has a mode for every session action the service creates", () => {
-    expect(Object.keys(screenModes).sort()).toEqual([...sessionActions].sort());
+  it("has a mode for every session action the service creates (the merchant's, and an agent verification card's)", () => {
+    expect(Object.keys(screenModes).sort()).toEqual([...allSessionActions].sort());
   });
 
   it("enroll: asks the consent and sends it back accepted, as offered", () => {
@@ -62,6 +63,25 @@ describe("screen modes", () => {
         face_template: descriptor,
       });
     }
+  });
+
+  it("verify (an agent verification card): names who asks, an agent as unverified, and the purpose; asks no consent", () => {
+    const verify = screenModes.verify!;
+    const card = { verification_id: "av_1", purpose: "Confirm the booking", agent_name: "Travel helper", requested_by: "agent" as const };
+    const agentCard = boot({ action: "verify", card });
+    expect(verify.title(agentCard, words)).toBe('screen.mode.verify.title{"agent":"Travel helper"}');
+    expect(verify.terms(agentCard, words, "en")).toEqual([
+      { label: "screen.detail.asked_by{}", value: 'screen.detail.agent_unverified{"agent":"Travel helper"}' },
+      { label: "screen.detail.purpose{}", value: "Confirm the booking" },
+    ]);
+    const unnamed = boot({ action: "verify", card: { ...card, agent_name: null, purpose: null } });
+    expect(verify.title(unnamed, words)).toBe('screen.mode.verify.title{"agent":"screen.mode.verify.unnamed{}"}');
+    expect(verify.terms(unnamed, words, "en")).toHaveLength(1);
+    const ownerCard = boot({ action: "verify", card: { ...card, agent_name: null, requested_by: "owner" } });
+    expect(verify.title(ownerCard, words)).toBe('screen.mode.verify.title_owner{"merchant":"Acme"}');
+    expect(verify.terms(ownerCard, words, "en")).toEqual([{ label: "screen.detail.purpose{}", value: "Confirm the booking" }]);
+    expect(verify.consent(ownerCard, words)).toBeNull();
+    expect(verify.completion(ownerCard, descriptor)).toEqual({ capture_nonce: "hcn_abcdefgh", face_template: descriptor });
   });
 
   it("writes minor units with the currency's own decimals", () => {
