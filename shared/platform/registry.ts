@@ -9,7 +9,10 @@
  */
 const functionRegistry = {
   "alias-availability": {},
+  "consent-retention": { crons: ["* * * * *"] },
+  "disclose-claims": {},
   "face-identify": {},
+  "handoff-register-public": {},
   "hosted-capture": { assets: true },
   "hosted-session-consume": {},
   "hosted-session-create": {},
@@ -28,6 +31,7 @@ const functionRegistry = {
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
   "resource-api": { mount: "/v1" },
+  "revoke-consent": {},
 } as const satisfies Record<string, FunctionSpec>;
 
 interface FunctionSpec {
