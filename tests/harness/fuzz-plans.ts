@@ -8,6 +8,9 @@ import fc from "fast-check";
 import { aliasRequestSchema } from "../../functions/alias-availability/schema";
 import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "../../functions/resource-api/mandates";
 import { agentTools } from "../../shared/agents/tools";
+import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
+import { revokeConsentSchema } from "../../shared/consent/revoke";
+import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema } from "../../shared/handoffs/handoff";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
@@ -212,6 +215,35 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
   const issue = arbitraryOf(issueSchema, issueOverrides);
 
   const sessionToken = often(fc.constant(MARK.sessionToken), fc.string({ minLength: 1, maxLength: 80 }), 6);
+  const claimKeys = fc.constantFrom(
+    "subject_ref",
+    "assurance_level",
+    "enrolled_on",
+    "issuing_country",
+    "age_over_18",
+    "age_over_21",
+    "document_valid",
+    "issuing_country_in",
+    "identity_document",
+    "favourite_colour",
+  );
+  const disclosure = arbitraryOf(discloseSchema, {
+    merchant_id: often(fc.constant(MARK.merchant), fc.constantFrom("00000000-0000-4000-8000-000000000000", "")),
+    "biometric_attestation.capture_id": often(fc.constant(MARK.captureId), fc.uuid()),
+    requestedFields: fc.array(
+      fc.record(
+        {
+          key: claimKeys,
+          disclosure_type: fc.constantFrom("value", "zk_proof", "document"),
+          requires_kyc: fc.boolean(),
+          circuit_id: fc.constantFrom("age_over", "document_valid", "issuing_country_in", "x"),
+          public_input: fc.constantFrom({ threshold: 18 }, { countries: ["BR", "PT"] }, {}),
+        },
+        { requiredKeys: ["key", "disclosure_type"] },
+      ),
+      { minLength: 1, maxLength: 4 },
+    ),
+  });
   const enrolment = arbitraryOf(enrollmentSchema, captureOverrides(skeletons, enrollmentSchema.pipe[1]));
   // The hosted screen's completion: an enrolment's body with the consent it offers, or a capture.
   const completion = fc.oneof(
@@ -601,5 +633,63 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
     { name: "outbox-worker", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
     { name: "receipt-anchor", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
+    { name: "consent-retention", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
+    {
+      name: "disclose-claims",
+      routes: [
+        { path: "", methods: ["POST"], input: "json", key: "secret", weight: 3, body: disclosure },
+        {
+          path: "/fetch",
+          methods: ["POST"],
+          input: "json",
+          key: "secret",
+          body: arbitraryOf(fetchSchema, { consent_token: often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2) }),
+        },
+      ],
+    },
+    {
+      name: "revoke-consent",
+      routes: [
+        {
+          path: "",
+          methods: ["POST"],
+          input: "json",
+          key: "secret",
+          // the cohort's person is withdrawn only rarely, so the other functions keep getting deep
+          body: arbitraryOf(revokeConsentSchema, {
+            consent_token: sometimes(often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 })), 2),
+            subject_ref: sometimes(often(fc.stringMatching(/^sub_[0-9a-f]{48}$/), fc.constant(MARK.subject), 30), 2),
+          }),
+        },
+      ],
+    },
+    {
+      name: "handoff-register-public",
+      routes: [
+        {
+          path: "",
+          methods: ["POST"],
+          input: "json",
+          key: "publishable",
+          body: arbitraryOf(registerHandoffSchema, { session_token: sessionToken }),
+        },
+        {
+          path: "/claim",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(claimHandoffSchema, {
+            handoff_code: often(fc.stringMatching(/^hoc_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2),
+          }),
+        },
+        {
+          path: "/status",
+          methods: ["GET"],
+          input: "query",
+          key: "publishable",
+          body: arbitraryOf(handoffStatusSchema, { handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2) }),
+        },
+      ],
+    },
   ];
 }
