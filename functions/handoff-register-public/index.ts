@@ -7,11 +7,7 @@
  * - `POST /claim` (no key: the code is the credential) `{handoff_code}`: the session token, once.
  * Every answer is `cache-control: no-store`.
  */
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { input } from "../../shared/platform/input";
-import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+
 import {
   claimHandoff,
   claimHandoffSchema,
@@ -20,6 +16,11 @@ import {
   registerHandoff,
   registerHandoffSchema,
 } from "../../shared/handoffs/handoff";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
+import { serviceBaseUrl } from "../../shared/platform/config";
+import { input } from "../../shared/platform/input";
+import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 const limits = {
   register: { name: "handoff-register", limit: 60, windowSeconds: 60 },

@@ -104,11 +104,7 @@ export function checkRequestedFields(fields: readonly RequestedField[]): void {
     if (/^age_over_\d+$/.test(key) && !AGE_OVER.test(key)) throw circuitError(field);
     if (!(key in valueFields || key in documentFields || isZkKey(key))) throw new ApiError("UNKNOWN_CLAIM", { key });
     const supported =
-      field.disclosure_type === "value"
-        ? key in valueFields
-        : field.disclosure_type === "document"
-          ? key in documentFields
-          : isZkKey(key);
+      field.disclosure_type === "value" ? key in valueFields : field.disclosure_type === "document" ? key in documentFields : isZkKey(key);
     if (!supported) throw new ApiError("DISCLOSURE_TYPE_NOT_SUPPORTED", { key });
     if (field.disclosure_type !== "zk_proof") {
       if (field.circuit_id !== undefined || field.public_input !== undefined) throw circuitError(field);
@@ -129,7 +125,12 @@ function ageOn(birthDate: string, today: string): number {
 /** Resolves one checked field for `subject` on `today` (YYYY-MM-DD, UTC). */
 export function resolveClaim(field: RequestedField, subject: DisclosureSubject, today: string): ResolvedClaim {
   const { key } = field;
-  const unavailable = (reason: Unavailable): ResolvedClaim => ({ key, disclosure_type: field.disclosure_type, status: "unavailable", reason });
+  const unavailable = (reason: Unavailable): ResolvedClaim => ({
+    key,
+    disclosure_type: field.disclosure_type,
+    status: "unavailable",
+    reason,
+  });
   if (field.disclosure_type === "value") {
     const value = valueFields[key](subject);
     return value === "no_document" ? unavailable(value) : { key, disclosure_type: "value", status: "disclosed", value };

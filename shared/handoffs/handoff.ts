@@ -42,7 +42,10 @@ export const registerHandoffSchema = v.pipe(
   }),
 );
 
-export const claimHandoffSchema = v.pipe(jsonObject, v.strictObject({ handoff_code: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }));
+export const claimHandoffSchema = v.pipe(
+  jsonObject,
+  v.strictObject({ handoff_code: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }),
+);
 
 export const handoffStatusSchema = v.object({ handoff_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
 
@@ -81,12 +84,7 @@ export function handoffUrl(baseUrl: string, code: string): string {
  * handoff of the same session replaces the older one. Unknown (or another merchant's) session
  * `404 not_found`; expired `410 SESSION_EXPIRED`; already opened `409 SESSION_ALREADY_CONSUMED`.
  */
-export async function registerHandoff(
-  deps: Deps,
-  tenant: Tenant,
-  baseUrl: string,
-  body: v.InferOutput<typeof registerHandoffSchema>,
-) {
+export async function registerHandoff(deps: Deps, tenant: Tenant, baseUrl: string, body: v.InferOutput<typeof registerHandoffSchema>) {
   if (!isSessionToken(body.session_token)) throw new ApiError("not_found");
   const code = `hoc_${randomBase64Url(32)}`;
   const handoff = await rpc(deps.sql, "handoff_register", {

@@ -13,7 +13,14 @@ import { enrolStranger, newStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 import { type OwnService, startOwnService } from "../harness/own-service";
 
-const FUNCTIONS = ["process-biovital-enrollment", "process-biovital-transaction", "face-identify", "disclose-claims", "revoke-consent", "consent-retention"];
+const FUNCTIONS = [
+  "process-biovital-enrollment",
+  "process-biovital-transaction",
+  "face-identify",
+  "disclose-claims",
+  "revoke-consent",
+  "consent-retention",
+];
 const DAY = 86_400_000;
 
 let own: OwnService;
@@ -73,7 +80,11 @@ describe("consent retention", () => {
     // two days in: A's consent ran out; A's captures lose their personal data, B's keep theirs, the template stays (B's consent)
     const summary = await own.tick("consent-retention", new Date(t0.getTime() + 2 * DAY + 60_000));
     expect(summary).toMatchObject({ expired: 1, erased: 1, templates: 0 });
-    expect(await captureRow(captureA)).toMatchObject({ face_similarity: null, personal_data_erased_at: expect.any(Date), liveness_passed: true });
+    expect(await captureRow(captureA)).toMatchObject({
+      face_similarity: null,
+      personal_data_erased_at: expect.any(Date),
+      liveness_passed: true,
+    });
     expect((await captureRow(captureB)).face_similarity).not.toBeNull();
     expect((await identify(a.keys.pk_test, person)).body).toMatchObject({ matched: false, subject_ref: null });
     expect((await identify(b.keys.pk_test, person)).body).toMatchObject({ matched: true, subject_ref: refB });

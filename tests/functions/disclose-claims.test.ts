@@ -77,7 +77,10 @@ describe("disclose-claims", () => {
           key: "identity_document",
           disclosure_type: "document",
           status: "disclosed",
-          document: { digest: expect.stringMatching(/^sha-256:[A-Za-z0-9_-]{43}$/), fetch_url: expect.stringMatching(/\/functions\/v1\/disclose-claims\/fetch$/) },
+          document: {
+            digest: expect.stringMatching(/^sha-256:[A-Za-z0-9_-]{43}$/),
+            fetch_url: expect.stringMatching(/\/functions\/v1\/disclose-claims\/fetch$/),
+          },
         },
       ]);
       // the source of a derived claim never leaves the service; a document only behind the token
@@ -165,9 +168,17 @@ describe("disclose-claims", () => {
 
     it("a document without a birth date answers age claims as unavailable", async () => {
       const { merchant, captureId } = await disclosureFixture();
-      const res = await disclose(merchant.keys.sk_test, discloseBody(merchant, captureId, [{ key: "age_over_21", disclosure_type: "zk_proof" }]));
+      const res = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "age_over_21", disclosure_type: "zk_proof" }]),
+      );
       expect(res.status, res.text).toBe(200);
-      expect(res.body.claims[0]).toEqual({ key: "age_over_21", disclosure_type: "zk_proof", status: "unavailable", reason: "no_birth_date" });
+      expect(res.body.claims[0]).toEqual({
+        key: "age_over_21",
+        disclosure_type: "zk_proof",
+        status: "unavailable",
+        reason: "no_birth_date",
+      });
     });
 
     it("age is counted in whole years on the server's day: 18 on the 18th birthday, not the day before", async () => {
@@ -176,7 +187,9 @@ describe("disclose-claims", () => {
       const now = at(new Date(capture.created_at), 1);
       const day = now.toISOString().slice(0, 10);
       const yearsBefore = (date: string, years: number) => `${Number(date.slice(0, 4)) - years}${date.slice(4)}`;
-      const tomorrow = at(new Date(`${day}T00:00:00Z`), 86_400).toISOString().slice(0, 10);
+      const tomorrow = at(new Date(`${day}T00:00:00Z`), 86_400)
+        .toISOString()
+        .slice(0, 10);
       const asked = [{ key: "age_over_18", disclosure_type: "zk_proof" }];
       for (const [birthDate, expected] of [
         [yearsBefore(day, 18), true],
@@ -215,7 +228,10 @@ describe("disclose-claims", () => {
   describe("consent token", () => {
     it("revoke-consent kills the token: the fetch becomes 403 CONSENT_REVOKED at once; a repeat says already_revoked", async () => {
       const { merchant, captureId, identityId } = await disclosureFixture();
-      const res = await disclose(merchant.keys.sk_test, discloseBody(merchant, captureId, [{ key: "identity_document", disclosure_type: "document" }]));
+      const res = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "identity_document", disclosure_type: "document" }]),
+      );
       expect(res.status, res.text).toBe(200);
       expect((await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token)).status).toBe(200);
 
@@ -224,12 +240,16 @@ describe("disclose-claims", () => {
       expect(revoked.status, revoked.text).toBe(200);
       expect(revoked.body).toMatchObject({ revoked: true, already_revoked: false, disclosure_id: res.body.disclosure_id });
       expect(new Date(revoked.body.revoked_at).getTime()).toBe(now.getTime());
-      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token))).toEqual({ status: 403, code: "CONSENT_REVOKED" });
+      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token))).toEqual({
+        status: 403,
+        code: "CONSENT_REVOKED",
+      });
       const again = await revokeConsent(merchant.keys.sk_test, { consent_token: res.body.consent_token });
       expect(again.body).toMatchObject({ revoked: true, already_revoked: true, revoked_at: expect.any(String) });
 
       // the documents behind it are gone; the ledger says who revoked what, chained
-      const [{ count }] = await testDb()`select count(*)::int from private.disclosed_documents where disclosure_id = ${res.body.disclosure_id.slice(4)}::uuid`;
+      const [{ count }] =
+        await testDb()`select count(*)::int from private.disclosed_documents where disclosure_id = ${res.body.disclosure_id.slice(4)}::uuid`;
       expect(count).toBe(0);
       const ledger = await ledgerOf(identityId);
       const disclosureUuid = res.body.disclosure_id.slice(4).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-");
@@ -240,33 +260,58 @@ describe("disclose-claims", () => {
     it("the token opens nothing after expires_at (403 CONSENT_EXPIRED), and nothing of another merchant's (403 CONSENT_MISSING)", async () => {
       const { merchant, captureId } = await disclosureFixture();
       const now = new Date();
-      const res = await disclose(merchant.keys.sk_test, discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }], { ttl_seconds: 60 }), now);
+      const res = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }], { ttl_seconds: 60 }),
+        now,
+      );
       expect(res.status, res.text).toBe(200);
       expect(res.body.expires_at).toBe(new Date(Math.floor(now.getTime() / 1000) * 1000 + 60_000).toISOString());
       expect((await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token, at(now, 59))).status).toBe(200);
-      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token, at(now, 61)))).toEqual({ status: 403, code: "CONSENT_EXPIRED" });
+      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token, at(now, 61)))).toEqual({
+        status: 403,
+        code: "CONSENT_EXPIRED",
+      });
 
       const other = await merchantFactory();
       expect(errorOf(await fetchDisclosure(other.keys.sk_test, res.body.consent_token))).toEqual({ status: 403, code: "CONSENT_MISSING" });
-      expect(errorOf(await fetchDisclosure(merchant.keys.sk_live, res.body.consent_token))).toEqual({ status: 403, code: "CONSENT_MISSING" });
-      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, `cst_${"A".repeat(43)}`))).toEqual({ status: 403, code: "CONSENT_MISSING" });
+      expect(errorOf(await fetchDisclosure(merchant.keys.sk_live, res.body.consent_token))).toEqual({
+        status: 403,
+        code: "CONSENT_MISSING",
+      });
+      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, `cst_${"A".repeat(43)}`))).toEqual({
+        status: 403,
+        code: "CONSENT_MISSING",
+      });
       expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, "not-a-token"))).toEqual({ status: 403, code: "CONSENT_MISSING" });
       expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, 42))).toEqual({ status: 400, code: "INVALID_INPUT" });
-      expect(errorOf(await revokeConsent(other.keys.sk_test, { consent_token: res.body.consent_token }))).toEqual({ status: 404, code: "not_found" });
+      expect(errorOf(await revokeConsent(other.keys.sk_test, { consent_token: res.body.consent_token }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
       expect((await fetchDisclosure(merchant.keys.sk_test, res.body.consent_token, at(now, 30))).status).toBe(200);
     });
 
     it("withdrawing the person's consent (subject_ref) turns every fetch into 403, refuses new disclosures and stops the sink", async () => {
       const merchant = await merchantFactory();
       const { person, captureId, identityId } = await disclosureFixture({ merchant });
-      const first = await disclose(merchant.keys.sk_test, discloseBody(merchant, captureId, [{ key: "identity_document", disclosure_type: "document" }]));
+      const first = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "identity_document", disclosure_type: "document" }]),
+      );
       expect(first.status, first.text).toBe(200);
 
       const withdrawn = await revokeConsent(merchant.keys.sk_test, { subject_ref: person.subject_ref });
       expect(withdrawn.status, withdrawn.text).toBe(200);
       expect(withdrawn.body).toMatchObject({ revoked: true, already_revoked: false, subject_ref: person.subject_ref });
-      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, first.body.consent_token))).toEqual({ status: 403, code: "CONSENT_REVOKED" });
-      const after = await disclose(merchant.keys.sk_test, discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }]));
+      expect(errorOf(await fetchDisclosure(merchant.keys.sk_test, first.body.consent_token))).toEqual({
+        status: 403,
+        code: "CONSENT_REVOKED",
+      });
+      const after = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }]),
+      );
       expect(errorOf(after)).toEqual({ status: 403, code: "CONSENT_REVOKED" });
       const shot = person.capture();
       const sink = await transact(merchant.keys.sk_test, {
@@ -277,7 +322,9 @@ describe("disclose-claims", () => {
         face_template: shot.descriptor,
       });
       expect(errorOf(sink)).toEqual({ status: 403, code: "ACCESS_REVOKED" });
-      expect((await revokeConsent(merchant.keys.sk_test, { subject_ref: person.subject_ref })).body).toMatchObject({ already_revoked: true });
+      expect((await revokeConsent(merchant.keys.sk_test, { subject_ref: person.subject_ref })).body).toMatchObject({
+        already_revoked: true,
+      });
 
       const kinds = (await ledgerOf(identityId)).map((entry) => entry.kind);
       expect(kinds).toEqual(["consent_granted", "disclosure", "consent_withdrawn"]);
@@ -318,7 +365,10 @@ describe("disclose-claims", () => {
     it("merchant_id must be the key's merchant (403 MERCHANT_MISMATCH)", async () => {
       const { merchant, captureId } = await disclosureFixture({ document: false });
       const other = await merchantFactory();
-      const body = { ...discloseBody(merchant, captureId, [{ key: "subject_ref", disclosure_type: "value" }]), merchant_id: other.merchant_id };
+      const body = {
+        ...discloseBody(merchant, captureId, [{ key: "subject_ref", disclosure_type: "value" }]),
+        merchant_id: other.merchant_id,
+      };
       expect(errorOf(await disclose(merchant.keys.sk_test, body))).toEqual({ status: 403, code: "MERCHANT_MISMATCH" });
     });
 
@@ -334,7 +384,13 @@ describe("disclose-claims", () => {
         [[{ key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "document_valid" }], {}, 400, "INVALID_CIRCUIT", "age_over_18"],
         [[{ key: "age_over_18", disclosure_type: "zk_proof", public_input: { threshold: 21 } }], {}, 400, "INVALID_CIRCUIT", "age_over_18"],
         [[{ key: "issuing_country_in", disclosure_type: "zk_proof" }], {}, 400, "INVALID_CIRCUIT", "issuing_country_in"],
-        [[{ key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["brazil"] } }], {}, 400, "INVALID_CIRCUIT", "issuing_country_in"],
+        [
+          [{ key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["brazil"] } }],
+          {},
+          400,
+          "INVALID_CIRCUIT",
+          "issuing_country_in",
+        ],
         [[{ key: "subject_ref", disclosure_type: "value", circuit_id: "x" }], {}, 400, "INVALID_CIRCUIT", "subject_ref"],
         [[{ key: "subject_ref", disclosure_type: "value" }], { ttl_seconds: 59 }, 400, "INVALID_DISCLOSURE_TTL"],
         [[{ key: "subject_ref", disclosure_type: "value" }], { ttl_seconds: 86_401 }, 400, "INVALID_DISCLOSURE_TTL"],
@@ -346,9 +402,20 @@ describe("disclose-claims", () => {
       }
       const invalid: [Record<string, unknown>, string][] = [
         [{ requestedFields: [] }, "requestedFields"],
-        [{ requestedFields: [{ key: "subject_ref", disclosure_type: "value" }, { key: "subject_ref", disclosure_type: "value" }] }, "requestedFields"],
+        [
+          {
+            requestedFields: [
+              { key: "subject_ref", disclosure_type: "value" },
+              { key: "subject_ref", disclosure_type: "value" },
+            ],
+          },
+          "requestedFields",
+        ],
         [{ requestedFields: [{ key: "subject_ref", disclosure_type: "shown" }] }, "requestedFields.0.disclosure_type"],
-        [{ requestedFields: Array.from({ length: 33 }, (_, i) => ({ key: `age_over_${i + 1}`, disclosure_type: "zk_proof" })) }, "requestedFields"],
+        [
+          { requestedFields: Array.from({ length: 33 }, (_, i) => ({ key: `age_over_${i + 1}`, disclosure_type: "zk_proof" })) },
+          "requestedFields",
+        ],
         [{ biometric_attestation: { capture_id: "nope" } }, "biometric_attestation.capture_id"],
         [{ biometric_attestation: { capture_id: captureId, vrc_confidence: 1.5 } }, "biometric_attestation.vrc_confidence"],
         [{ zk_proof_audit_id: "" }, "zk_proof_audit_id"],
@@ -380,7 +447,9 @@ describe("disclose-claims", () => {
       expect(elsewhere.body).toMatchObject({ code: "ATTESTATION_INVALID", reason: "capture_not_found" });
       const unknown = await disclose(merchant.keys.sk_test, discloseBody(merchant, crypto.randomUUID(), fields));
       expect(unknown.body).toMatchObject({ code: "ATTESTATION_INVALID", reason: "capture_not_found" });
-      const attestedFailure = discloseBody(merchant, captureId, fields, { biometric_attestation: { capture_id: captureId, liveness_passed: false } });
+      const attestedFailure = discloseBody(merchant, captureId, fields, {
+        biometric_attestation: { capture_id: captureId, liveness_passed: false },
+      });
       expect(errorOf(await disclose(merchant.keys.sk_test, attestedFailure))).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
     });
 
@@ -398,8 +467,14 @@ describe("disclose-claims", () => {
       for (const body of [{}, { consent_token: "cst_x", subject_ref: "sub_x" }, { consent_token: 1 }, { reason: "x" }]) {
         expect(errorOf(await revokeConsent(m.keys.sk_test, body)), JSON.stringify(body)).toEqual({ status: 400, code: "INVALID_INPUT" });
       }
-      expect(errorOf(await revokeConsent(m.keys.sk_test, { consent_token: `cst_${"B".repeat(43)}` }))).toEqual({ status: 404, code: "not_found" });
-      expect(errorOf(await revokeConsent(m.keys.sk_test, { subject_ref: `sub_${"0".repeat(48)}` }))).toEqual({ status: 404, code: "not_found" });
+      expect(errorOf(await revokeConsent(m.keys.sk_test, { consent_token: `cst_${"B".repeat(43)}` }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
+      expect(errorOf(await revokeConsent(m.keys.sk_test, { subject_ref: `sub_${"0".repeat(48)}` }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
       expect(errorOf(await revokeConsent(m.keys.sk_test, { subject_ref: "someone" }))).toEqual({ status: 404, code: "not_found" });
     });
   });
@@ -425,7 +500,9 @@ describe("disclose-claims", () => {
 
     it("the ledger refuses updates and deletes", async () => {
       const { identityId } = await disclosureFixture({ document: false });
-      await expect(testDb()`update private.consent_ledger set payload = '{}' where identity_id = ${identityId}`).rejects.toThrow(/append-only/);
+      await expect(testDb()`update private.consent_ledger set payload = '{}' where identity_id = ${identityId}`).rejects.toThrow(
+        /append-only/,
+      );
       await expect(testDb()`delete from private.consent_ledger where identity_id = ${identityId}`).rejects.toThrow(/append-only/);
       expect((await verifyChain(identityId)).ok).toBe(true);
     });

@@ -47,11 +47,14 @@ describe("handoff-register-public", () => {
       expect(svg.startsWith("<svg")).toBe(true);
       expect(svg).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
       const drawn = new Set([...svg.matchAll(/M(\d+),(\d+)h/g)].map(([, x, y]) => `${Number(x) / 6},${Number(y) / 6}`));
-      const matrix = encode(res.body.url, { ecc: "M", border: 2 }).data.flatMap((row, y) => row.flatMap((dark, x) => (dark ? [`${x},${y}`] : [])));
+      const matrix = encode(res.body.url, { ecc: "M", border: 2 }).data.flatMap((row, y) =>
+        row.flatMap((dark, x) => (dark ? [`${x},${y}`] : [])),
+      );
       expect(drawn).toEqual(new Set(matrix));
 
       // only hashes and a sealed token are stored
-      const [row] = await testDb()`select code_hash, sealed_session_token from private.handoffs where id = ${res.body.handoff_id.slice(4)}::uuid`;
+      const [row] =
+        await testDb()`select code_hash, sealed_session_token from private.handoffs where id = ${res.body.handoff_id.slice(4)}::uuid`;
       expect(row.code_hash).toBe(await sha256Hex(res.body.handoff_code));
       expect(row.sealed_session_token).not.toContain(session.session_token.slice(4));
 
@@ -102,8 +105,14 @@ describe("handoff-register-public", () => {
       const now = new Date();
       const session = await openSession(m.keys.sk_test, { action: "login", ttl_seconds: 60 }, now);
       expect(errorOf(await register(null, { session_token: session.session_token }))).toEqual({ status: 401, code: "API_KEY_REQUIRED" });
-      expect(errorOf(await register("pk_test_nope", { session_token: session.session_token }))).toEqual({ status: 401, code: "INVALID_API_KEY" });
-      expect(errorOf(await register(other.keys.pk_test, { session_token: session.session_token }))).toEqual({ status: 404, code: "not_found" });
+      expect(errorOf(await register("pk_test_nope", { session_token: session.session_token }))).toEqual({
+        status: 401,
+        code: "INVALID_API_KEY",
+      });
+      expect(errorOf(await register(other.keys.pk_test, { session_token: session.session_token }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
       expect(errorOf(await register(m.keys.pk_live, { session_token: session.session_token }))).toEqual({ status: 404, code: "not_found" });
       expect(errorOf(await register(m.keys.pk_test, { session_token: "hst_unknown" }))).toEqual({ status: 404, code: "not_found" });
       expect(errorOf(await register(m.keys.pk_test, { session_token: session.session_token }, at(now, 61)))).toEqual({
@@ -132,7 +141,10 @@ describe("handoff-register-public", () => {
       expect(errorOf(await claim(undefined))).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(errorOf(await claim("hoc_short"))).toEqual({ status: 404, code: "HANDOFF_CODE_INVALID" });
       expect(errorOf(await claim(`hoc_${"a".repeat(43)}`))).toEqual({ status: 404, code: "HANDOFF_CODE_INVALID" });
-      expect(errorOf(await call("handoff-register-public/status", { key: m.keys.pk_test }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(errorOf(await call("handoff-register-public/status", { key: m.keys.pk_test }))).toEqual({
+        status: 400,
+        code: "INVALID_INPUT",
+      });
       expect(errorOf(await status(m.keys.pk_test, "hof_nothing"))).toEqual({ status: 404, code: "not_found" });
     });
 

@@ -8,7 +8,6 @@ import { enrolStranger } from "./identity";
 import { proofCapture } from "./mandates";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
-type Person = Awaited<ReturnType<typeof enrolStranger>>;
 
 /** The identity behind a capture (tests only look; merchants never see it). */
 export async function identityOfCapture(captureId: string): Promise<string> {
@@ -26,7 +25,8 @@ export async function disclosureFixture(options: { document?: boolean; birthDate
   const person = await enrolStranger(merchant.keys.pk_test);
   const captureId = await proofCapture(merchant, person, { document: options.document ?? true });
   const identityId = await identityOfCapture(captureId);
-  if (options.birthDate) await testDb()`update private.identity_documents set birth_date = ${options.birthDate} where identity_id = ${identityId}`;
+  if (options.birthDate)
+    await testDb()`update private.identity_documents set birth_date = ${options.birthDate} where identity_id = ${identityId}`;
   return { merchant, person, captureId, identityId };
 }
 

@@ -10,8 +10,8 @@ import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "..
 import { agentTools } from "../../shared/agents/tools";
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
-import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema } from "../../shared/handoffs/handoff";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema } from "../../shared/handoffs/handoff";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
 import { decisionSchema } from "../../shared/mandates/decision";
@@ -643,7 +643,9 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           methods: ["POST"],
           input: "json",
           key: "secret",
-          body: arbitraryOf(fetchSchema, { consent_token: often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2) }),
+          body: arbitraryOf(fetchSchema, {
+            consent_token: often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2),
+          }),
         },
       ],
     },
@@ -687,7 +689,9 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           methods: ["GET"],
           input: "query",
           key: "publishable",
-          body: arbitraryOf(handoffStatusSchema, { handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2) }),
+          body: arbitraryOf(handoffStatusSchema, {
+            handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2),
+          }),
         },
       ],
     },

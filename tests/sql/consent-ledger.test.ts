@@ -44,7 +44,8 @@ describe("consent ledger chain", () => {
   const tampers: [string, (tx: Tx, id: string) => Promise<unknown>, { seq: number; reason: string }[]][] = [
     [
       "an altered entry",
-      (tx, id) => tx`update private.consent_ledger set payload = payload || '{"retention_days": 3650}' where identity_id = ${id} and seq = 2`,
+      (tx, id) =>
+        tx`update private.consent_ledger set payload = payload || '{"retention_days": 3650}' where identity_id = ${id} and seq = 2`,
       [{ seq: 2, reason: "row_hash_mismatch" }],
     ],
     [
@@ -55,8 +56,16 @@ describe("consent ledger chain", () => {
       },
       [{ seq: 3, reason: "prev_hash_mismatch" }],
     ],
-    ["a removed entry", (tx, id) => tx`delete from private.consent_ledger where identity_id = ${id} and seq = 2`, [{ seq: 3, reason: "prev_hash_mismatch" }]],
-    ["a removed tail", (tx, id) => tx`delete from private.consent_ledger where identity_id = ${id} and seq = 4`, [{ seq: 4, reason: "head_mismatch" }]],
+    [
+      "a removed entry",
+      (tx, id) => tx`delete from private.consent_ledger where identity_id = ${id} and seq = 2`,
+      [{ seq: 3, reason: "prev_hash_mismatch" }],
+    ],
+    [
+      "a removed tail",
+      (tx, id) => tx`delete from private.consent_ledger where identity_id = ${id} and seq = 4`,
+      [{ seq: 4, reason: "head_mismatch" }],
+    ],
   ];
 
   for (const [what, tamper, breaks] of tampers) {
@@ -103,8 +112,10 @@ describe("consent ledger chain", () => {
     const m = await merchantFactory();
     const id = await personWithChain(testDb(), m.merchant_id, 1);
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        testDb()`insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at)
+      Array.from(
+        { length: 10 },
+        (_, i) =>
+          testDb()`insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at)
                  values (${id}, ${m.merchant_id}, ${`p${i}`}, 30, now())`,
       ),
     );
