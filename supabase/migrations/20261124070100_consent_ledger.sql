@@ -93,6 +93,7 @@ end $$;
 comment on function private.consent_ledger_chain() is 'Chains each new ledger entry to its person''s head under a row lock.';
 create trigger consent_ledger_chain before insert on private.consent_ledger
   for each row execute function private.consent_ledger_chain();
+comment on trigger consent_ledger_chain on private.consent_ledger is 'Chains every new entry to its person''s head.';
 
 create or replace function private.consent_ledger_refuse_change() returns trigger
 language plpgsql set search_path = '' as $$
@@ -104,6 +105,8 @@ create trigger consent_ledger_append_only before update or delete on private.con
   for each row execute function private.consent_ledger_refuse_change();
 create trigger consent_ledger_no_truncate before truncate on private.consent_ledger
   for each statement execute function private.consent_ledger_refuse_change();
+comment on trigger consent_ledger_append_only on private.consent_ledger is 'No entry is ever updated or deleted.';
+comment on trigger consent_ledger_no_truncate on private.consent_ledger is 'The ledger is never truncated.';
 
 -- ----------------------------------------------------------------------------
 -- The enrolment consents move into the ledger
@@ -172,6 +175,7 @@ end $$;
 comment on function private.consents_append() is 'An insert into private.consents appended to the consent ledger.';
 create trigger consents_append instead of insert on private.consents
   for each row execute function private.consents_append();
+comment on trigger consents_append on private.consents is 'An enrolment consent written is a consent_granted entry appended.';
 
 -- ============================================================================
 -- RPCs
