@@ -215,34 +215,36 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
   const issue = arbitraryOf(issueSchema, issueOverrides);
 
   const sessionToken = often(fc.constant(MARK.sessionToken), fc.string({ minLength: 1, maxLength: 80 }), 6);
-  const claimKeys = fc.constantFrom(
-    "subject_ref",
-    "assurance_level",
-    "enrolled_on",
-    "issuing_country",
-    "age_over_18",
-    "age_over_21",
-    "document_valid",
-    "issuing_country_in",
-    "identity_document",
-    "favourite_colour",
+  // mostly fields the catalogue answers (so most disclosures get deep), sometimes anything
+  const catalogueField = fc.constantFrom(
+    { key: "subject_ref", disclosure_type: "value" },
+    { key: "assurance_level", disclosure_type: "value" },
+    { key: "enrolled_on", disclosure_type: "value" },
+    { key: "issuing_country", disclosure_type: "value", requires_kyc: true },
+    { key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "age_over" },
+    { key: "age_over_21", disclosure_type: "zk_proof", public_input: { threshold: 21 } },
+    { key: "document_valid", disclosure_type: "zk_proof" },
+    { key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["BR", "PT"] } },
+    { key: "identity_document", disclosure_type: "document" },
+  );
+  const anyField = fc.record(
+    {
+      key: fc.constantFrom("subject_ref", "age_over_18", "age_over_200", "issuing_country_in", "identity_document", "favourite_colour"),
+      disclosure_type: fc.constantFrom("value", "zk_proof", "document"),
+      requires_kyc: fc.boolean(),
+      circuit_id: fc.constantFrom("age_over", "document_valid", "x"),
+      public_input: fc.constantFrom({ threshold: 18 }, { countries: ["BR"] }, {}),
+    },
+    { requiredKeys: ["key", "disclosure_type"] },
   );
   const disclosure = arbitraryOf(discloseSchema, {
     merchant_id: often(fc.constant(MARK.merchant), fc.constantFrom("00000000-0000-4000-8000-000000000000", "")),
     "biometric_attestation.capture_id": often(fc.constant(MARK.captureId), fc.uuid()),
-    requestedFields: fc.array(
-      fc.record(
-        {
-          key: claimKeys,
-          disclosure_type: fc.constantFrom("value", "zk_proof", "document"),
-          requires_kyc: fc.boolean(),
-          circuit_id: fc.constantFrom("age_over", "document_valid", "issuing_country_in", "x"),
-          public_input: fc.constantFrom({ threshold: 18 }, { countries: ["BR", "PT"] }, {}),
-        },
-        { requiredKeys: ["key", "disclosure_type"] },
-      ),
-      { minLength: 1, maxLength: 4 },
-    ),
+    requestedFields: fc.uniqueArray(often(catalogueField, anyField as fc.Arbitrary<{ key: string }>, 6), {
+      minLength: 1,
+      maxLength: 4,
+      selector: (field) => field.key,
+    }),
   });
   const enrolment = arbitraryOf(enrollmentSchema, captureOverrides(skeletons, enrollmentSchema.pipe[1]));
   // The hosted screen's completion: an enrolment's body with the consent it offers, or a capture.
