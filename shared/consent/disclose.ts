@@ -15,7 +15,7 @@ import { type LedgerClaim, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
-import { coded, jsonObject } from "../platform/validation";
+import { jsonObject, ttlSeconds } from "../platform/validation";
 import { checkRequestedFields, disclosureTypes, type ResolvedClaim, resolveClaim } from "./claims";
 
 export const DISCLOSURE_TTL_SECONDS = { default: 3600, min: 60, max: 86_400 } as const;
@@ -27,7 +27,6 @@ export const DISCLOSURE_JWT_TYPE = "disclosure+sd-jwt";
 
 const CONSENT_TOKEN = /^cst_[A-Za-z0-9_-]{43}$/;
 const PRINTABLE = /^[\x21-\x7e]+$/;
-const ttlCode = coded("INVALID_DISCLOSURE_TTL");
 
 const requestedField = v.strictObject({
   key: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
@@ -59,15 +58,7 @@ export const discloseSchema = v.pipe(
       vrc_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
       device_pubkey_pem: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096))),
     }),
-    ttl_seconds: v.optional(
-      v.pipe(
-        v.number(ttlCode),
-        v.integer(ttlCode),
-        v.minValue(DISCLOSURE_TTL_SECONDS.min, ttlCode),
-        v.maxValue(DISCLOSURE_TTL_SECONDS.max, ttlCode),
-      ),
-      DISCLOSURE_TTL_SECONDS.default,
-    ),
+    ttl_seconds: ttlSeconds(DISCLOSURE_TTL_SECONDS, "INVALID_DISCLOSURE_TTL"),
   }),
 );
 

@@ -17,28 +17,19 @@ import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
-import { coded, jsonObject } from "../platform/validation";
+import { jsonObject, ttlSeconds } from "../platform/validation";
 import { isSessionToken } from "../sessions/tokens";
 
 export const HANDOFF_TTL_SECONDS = { default: 120, min: 30, max: 600 } as const;
 const HANDOFF_CODE = /^hoc_[A-Za-z0-9_-]{43}$/;
 const SEALED = /^v1:([A-Za-z0-9_-]{16}):([A-Za-z0-9_-]+)$/;
 const encoder = new TextEncoder();
-const ttlCode = coded("INVALID_HANDOFF_TTL");
 
 export const registerHandoffSchema = v.pipe(
   jsonObject,
   v.strictObject({
     session_token: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
-    ttl_seconds: v.optional(
-      v.pipe(
-        v.number(ttlCode),
-        v.integer(ttlCode),
-        v.minValue(HANDOFF_TTL_SECONDS.min, ttlCode),
-        v.maxValue(HANDOFF_TTL_SECONDS.max, ttlCode),
-      ),
-      HANDOFF_TTL_SECONDS.default,
-    ),
+    ttl_seconds: ttlSeconds(HANDOFF_TTL_SECONDS, "INVALID_HANDOFF_TTL"),
   }),
 );
 

@@ -95,16 +95,11 @@ create trigger consent_ledger_chain before insert on private.consent_ledger
   for each row execute function private.consent_ledger_chain();
 comment on trigger consent_ledger_chain on private.consent_ledger is 'Chains every new entry to its person''s head.';
 
-create or replace function private.consent_ledger_refuse_change() returns trigger
-language plpgsql set search_path = '' as $$
-begin
-  raise exception 'the consent ledger is append-only: % refused', tg_op using errcode = 'insufficient_privilege';
-end $$;
-comment on function private.consent_ledger_refuse_change() is 'Refuses every update, delete and truncate of the consent ledger.';
+-- private.refuse_change (the mandates migration's) raises HA423 for every update, delete and truncate.
 create trigger consent_ledger_append_only before update or delete on private.consent_ledger
-  for each row execute function private.consent_ledger_refuse_change();
+  for each row execute function private.refuse_change();
 create trigger consent_ledger_no_truncate before truncate on private.consent_ledger
-  for each statement execute function private.consent_ledger_refuse_change();
+  for each statement execute function private.refuse_change();
 comment on trigger consent_ledger_append_only on private.consent_ledger is 'No entry is ever updated or deleted.';
 comment on trigger consent_ledger_no_truncate on private.consent_ledger is 'The ledger is never truncated.';
 
