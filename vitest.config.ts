@@ -7,6 +7,9 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["tests/unit/**/*.test.ts"],
+          // Pure but CPU-bound (the engine's simulations, the oracle bound): on a loaded 2-core machine
+          // a few take seconds, so the timeout only guards against a hang.
+          testTimeout: 30_000,
         },
       },
       {

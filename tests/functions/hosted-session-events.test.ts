@@ -9,50 +9,28 @@
  * session due), so this file runs its own instance on its own database, and every test starts
  * with no sessions, no events and no deliveries there: counts are exact.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { rawRpc } from "../../shared/platform/db/rpc";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
-import { merchantFactory, testDb } from "../harness/factories";
+import { merchantFactory } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { useOwnService } from "../harness/own-service";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy, type Receiver } from "../harness/webhook-receiver";
 
 const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
 
-let own: OwnService;
-beforeAll(async () => {
-  own = await startOwnService("hosted_sessions", FUNCTIONS);
-});
-afterAll(async () => {
-  await own?.stop();
-});
+const service = useOwnService("hosted_sessions", FUNCTIONS);
 beforeEach(async () => {
-  await own.emptyOutbox();
-  await own.sql`delete from private.hosted_sessions`;
-});
-
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await service.own.sql`delete from private.hosted_sessions`;
 });
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
 /** A merchant with a webhook endpoint on a fresh loopback receiver. */
 async function merchantWithEndpoint() {
-  const merchant = await merchantFactory();
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-    merchantId: merchant.merchant_id,
-    environment: "test",
-    url: receiver.url,
-    allowLoopbackHttp: true,
-    now: new Date(),
-  });
+  const { merchant, receiver, endpoint } = await service.subscribed();
   return { merchant, receiver, secret: endpoint.secret };
 }
 
@@ -86,7 +64,12 @@ describe("session.completed", () => {
     expect((await screenCall("cancel", goneScreen.screen_token, { reason: "permission_denied" })).body.state).toBe("cancelled");
 
     const now = at(new Date(), 1);
-    expect(await own.tick("outbox-worker", now)).toMatchObject({ sessions_expired: 0, fanned_out_events: 3, claimed: 3, succeeded: 3 });
+    expect(await service.own.tick("outbox-worker", now)).toMatchObject({
+      sessions_expired: 0,
+      fanned_out_events: 3,
+      claimed: 3,
+      succeeded: 3,
+    });
     await receiver.waitFor(3);
     for (const request of receiver.received) await expectSignedBy(request, [secret], now);
     const events = delivered(receiver, "session.completed");
@@ -130,11 +113,11 @@ describe("session.expired", () => {
     const longer = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 900 }, t0);
 
     expect((await readSession(merchant.keys.sk_test, open.session_id, at(t0, 60))).body.state).toBe("expired");
-    expect((await own.tick("outbox-worker", at(t0, 30)))?.sessions_expired).toBe(0); // the cancel's event only
+    expect((await service.own.tick("outbox-worker", at(t0, 30)))?.sessions_expired).toBe(0); // the cancel's event only
     await receiver.waitFor(1);
 
     const expiry = at(t0, 61);
-    expect(await own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
     await receiver.waitFor(3);
     for (const request of receiver.received) await expectSignedBy(request, [secret], expiry);
     const events = delivered(receiver, "session.expired");
@@ -145,7 +128,7 @@ describe("session.expired", () => {
     });
     expect(events.get(opened.session_id)!.data).toMatchObject({ state: "expired", action: "sign", ended_at: opened.expires_at });
 
-    const stored = await own.sql`select id, state from private.hosted_sessions order by created_at, id`;
+    const stored = await service.own.sql`select id, state from private.hosted_sessions order by created_at, id`;
     const states = new Map(stored.map((r) => [`hs_${(r.id as string).replace(/-/g, "")}`, r.state]));
     expect(states.get(open.session_id)).toBe("expired");
     expect(states.get(opened.session_id)).toBe("expired");
@@ -156,8 +139,8 @@ describe("session.expired", () => {
       ended_at: opened.expires_at,
     });
 
-    expect(await own.tick("outbox-worker", at(t0, 120))).toBeNull();
-    expect((await own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
+    expect(await service.own.tick("outbox-worker", at(t0, 120))).toBeNull();
+    expect((await service.own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
   });
 
   it("a completion that started before the expiry is left a minute to record its outcome; one that died expires after it", async () => {
@@ -166,7 +149,7 @@ describe("session.expired", () => {
     const begun = async () => {
       const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);
       const screen = (await boot(session.session_token, { now: at(t0, 1) })).body;
-      const started = await rawRpc<{ session_id: string }>(own.sql, "hosted_session_complete_begin", {
+      const started = await rawRpc<{ session_id: string }>(service.own.sql, "hosted_session_complete_begin", {
         screen_token_hash: await sha256Hex(screen.screen_token),
         now: at(t0, 59).toISOString(),
       });
@@ -176,18 +159,18 @@ describe("session.expired", () => {
     const dead = await begun();
 
     expect((await readSession(merchant.keys.sk_test, finishing.session.session_id, at(t0, 70))).body.state).toBe("opened");
-    expect((await own.tick("outbox-worker", at(t0, 70)))?.sessions_expired ?? 0).toBe(0);
-    await rawRpc(own.sql, "hosted_session_complete_finish", {
+    expect((await service.own.tick("outbox-worker", at(t0, 70)))?.sessions_expired ?? 0).toBe(0);
+    await rawRpc(service.own.sql, "hosted_session_complete_finish", {
       session_id: finishing.uuid,
       now: at(t0, 71).toISOString(),
       state: "failed",
       result: { approved: false, reason: "not_recognised" },
     });
 
-    expect(await own.tick("outbox-worker", at(t0, 119))).toMatchObject({ sessions_expired: 1 });
-    const rows = await own.sql`select id, state from private.hosted_sessions`;
+    expect(await service.own.tick("outbox-worker", at(t0, 119))).toMatchObject({ sessions_expired: 1 });
+    const rows = await service.own.sql`select id, state from private.hosted_sessions`;
     expect(Object.fromEntries(rows.map((r) => [r.id, r.state]))).toEqual({ [finishing.uuid]: "failed", [dead.uuid]: "expired" });
-    const late = rawRpc(own.sql, "hosted_session_complete_finish", {
+    const late = rawRpc(service.own.sql, "hosted_session_complete_finish", {
       session_id: dead.uuid,
       now: at(t0, 120).toISOString(),
       state: "completed",
@@ -200,14 +183,15 @@ describe("session.expired", () => {
 describe("hosted-session-create when the database refuses the write", () => {
   it("500 SESSION_WRITE_FAILED, saying nothing of the database", async () => {
     const merchant = await merchantFactory();
-    await own.sql`alter table private.hosted_sessions add constraint refuses_this_reference check (external_txn_ref is distinct from 'refused-by-db')`;
+    await service.own
+      .sql`alter table private.hosted_sessions add constraint refuses_this_reference check (external_txn_ref is distinct from 'refused-by-db')`;
     try {
       const res = await createSession(merchant.keys.sk_test, { action: "sign", external_txn_ref: "refused-by-db" });
       expect(errorOf(res)).toEqual({ status: 500, code: "SESSION_WRITE_FAILED" });
       expect(res.text).not.toMatch(/constraint|private\.|refuses_this_reference|stack/);
       expect((await createSession(merchant.keys.sk_test, { action: "sign", external_txn_ref: "accepted-by-db" })).status).toBe(201);
     } finally {
-      await own.sql`alter table private.hosted_sessions drop constraint refuses_this_reference`;
+      await service.own.sql`alter table private.hosted_sessions drop constraint refuses_this_reference`;
     }
   });
 });

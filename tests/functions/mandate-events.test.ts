@@ -8,14 +8,13 @@
  * database, and every test starts with an empty outbox there; the harness (`call`, `testDb`,
  * `merchantFactory`) points at that instance for the whole file.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
+import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
-import { type OwnService, startOwnService } from "../harness/own-service";
-import { expectSignedBy, type Receiver, startReceiver } from "../harness/webhook-receiver";
+import { useOwnService } from "../harness/own-service";
+import { expectSignedBy } from "../harness/webhook-receiver";
 
 /** What the file calls (through the harness's enrol, capture and mandate helpers), and the worker. */
 const FUNCTIONS = [
@@ -27,34 +26,11 @@ const FUNCTIONS = [
   "outbox-worker",
 ];
 
-let own: OwnService;
-beforeAll(async () => {
-  own = await startOwnService("mandate_events", FUNCTIONS);
-});
-afterAll(async () => {
-  await own?.stop();
-});
-beforeEach(async () => {
-  await own.emptyOutbox();
-});
-
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
+const service = useOwnService("mandate_events", FUNCTIONS);
 
 describe("mandate events through the outbox worker", () => {
   it("delivers mandate.granted, mandate.consumed (authoritative remaining), mandate.at_limit and mandate.revoked, signed", async () => {
-    const merchant = await merchantFactory();
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-      merchantId: merchant.merchant_id,
-      environment: "test",
-      url: receiver.url,
-      allowLoopbackHttp: true,
-      now: new Date(),
-    });
+    const { merchant, receiver, endpoint } = await service.subscribed();
     const person = await enrolStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
@@ -69,7 +45,7 @@ describe("mandate events through the outbox worker", () => {
     );
 
     const now = new Date(Date.now() + 1000);
-    expect(await own.tick("outbox-worker", now)).toMatchObject({ fanned_out_events: 5, claimed: 5, succeeded: 5 });
+    expect(await service.own.tick("outbox-worker", now)).toMatchObject({ fanned_out_events: 5, claimed: 5, succeeded: 5 });
     await receiver.waitFor(5);
 
     const events = [...receiver.processed().values()].map((r) => r.envelope).sort((a, b) => a.created_at.localeCompare(b.created_at));

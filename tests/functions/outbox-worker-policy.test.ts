@@ -5,35 +5,19 @@
  * worker logs for its cron tick, and in `webhook list`. Own service (a tick is a global pass) with
  * the policy off.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEndpoint } from "../../shared/webhooks/endpoints";
+import { describe, expect, it } from "vitest";
 import type { RunSummary } from "../../shared/webhooks/run";
-import { merchantFactory, testDb } from "../harness/factories";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { testDb } from "../harness/factories";
+import { useOwnService } from "../harness/own-service";
 import { cli } from "../harness/spawn";
-import { type Receiver, startReceiver } from "../harness/webhook-receiver";
 
-let own: OwnService;
-let receiver: Receiver;
-beforeAll(async () => {
-  own = await startOwnService("outbox_policy", ["outbox-worker"], { WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" });
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await own?.stop();
-});
+const service = useOwnService("outbox_policy", ["outbox-worker"], { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" } });
 
 describe("a delivery refused by local policy", () => {
   it("is not sent, and the tick's log and webhook list say why", { timeout: 90_000 }, async () => {
-    const { merchant_id } = await merchantFactory();
-    const endpoint = await createEndpoint(testDb(), own.server.bindings.WEBHOOK_SECRET_KEY, {
-      merchantId: merchant_id,
-      environment: "test",
-      url: receiver.url,
-      allowLoopbackHttp: true,
-      now: new Date(),
-    });
+    const { merchant, receiver, endpoint } = await service.subscribed();
+    const { merchant_id } = merchant;
+    const { own } = service;
     const now = new Date();
     const sql = testDb();
     const [event] =

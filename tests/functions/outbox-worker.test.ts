@@ -9,69 +9,29 @@
  * deliveries there: a pass sees exactly the events its test wrote, and its counts are exact.
  * Events are written with private.outbox_emit directly, as the mandate RPCs do.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { rpc } from "../../shared/platform/db/rpc";
-import { createEndpoint, type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
+import { type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
 import { nominalRetryDelayMs, RETRY_WINDOW_MS } from "../../shared/webhooks/retry";
 import { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, type RunSummary } from "../../shared/webhooks/run";
 import { verifyWebhook } from "../../shared/webhooks/signature";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { useOwnService } from "../harness/own-service";
 import { startVariantServer } from "../harness/variant-server";
-import { expectSignedBy, maxOverlap, type Receiver, type Responder, startReceiver } from "../harness/webhook-receiver";
+import { expectSignedBy, maxOverlap, type Responder } from "../harness/webhook-receiver";
 
 const T0 = new Date("2031-03-03T12:00:00.000Z");
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
-let own: OwnService;
-beforeAll(async () => {
-  own = await startOwnService("outbox_worker", ["outbox-worker"]);
-});
-afterAll(async () => {
-  await own?.stop();
-});
-beforeEach(async () => {
-  await own.emptyOutbox();
-});
-
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-async function receiver(respond?: Responder): Promise<Receiver> {
-  const r = await startReceiver(respond);
-  receivers.push(r);
-  return r;
-}
-
-function secretKey(): string {
-  return own.server.bindings.WEBHOOK_SECRET_KEY;
-}
-
-async function endpointFor(
-  merchantId: string,
-  url: string,
-  options: { environment?: Environment; eventTypes?: string[]; now?: Date } = {},
-) {
-  return createEndpoint(testDb(), secretKey(), {
-    merchantId,
-    environment: options.environment ?? "test",
-    url,
-    eventTypes: options.eventTypes,
-    allowLoopbackHttp: true,
-    now: options.now ?? T0,
-  });
-}
+const service = useOwnService("outbox_worker", ["outbox-worker"], { endpointsAt: T0 });
+const { receiver, endpointFor } = service;
 
 /** A merchant with one test-environment endpoint on a fresh receiver. */
 async function subscribed(respond?: Responder, options: { eventTypes?: string[] } = {}) {
-  const merchant = await merchantFactory();
-  const r = await receiver(respond);
-  const endpoint = await endpointFor(merchant.merchant_id, r.url, options);
+  const { merchant, receiver: r, endpoint } = await service.subscribed(respond, options);
   return { merchantId: merchant.merchant_id, receiver: r, endpoint };
 }
 
@@ -107,7 +67,7 @@ const IDLE: RunSummary = {
 
 /** One cron tick of the outbox worker at `now`: the summary it logged. */
 async function pass(now: Date): Promise<RunSummary> {
-  return ((await own.tick("outbox-worker", now)) as RunSummary | null) ?? IDLE;
+  return ((await service.own.tick("outbox-worker", now)) as RunSummary | null) ?? IDLE;
 }
 
 interface DeliveryRow {
@@ -468,7 +428,7 @@ describe("claims and crashes", () => {
 
 describe("the cron worker", () => {
   it("serves no HTTP: every request answers as a function that does not exist, even where the test clock is on", async () => {
-    expect(own.server.bindings.TEST_CLOCK).toBe("1");
+    expect(service.own.server.bindings.TEST_CLOCK).toBe("1");
     expect(errorOf(await call("outbox-worker"))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
     expect(errorOf(await call("outbox-worker", { method: "POST", body: {} }))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
     expect(errorOf(await call("outbox-worker/run", { method: "POST", body: {}, now: T0 }))).toEqual({
@@ -525,7 +485,7 @@ describe("a worker killed mid-delivery", () => {
 describe("rotation and replay", () => {
   it("signs with both secrets for 24 hours after a rotation, then with the new one only", async () => {
     const { merchantId, receiver: r, endpoint } = await subscribed();
-    const rotated = await rotateEndpointSecret(testDb(), secretKey(), endpoint.endpoint_id, { now: T0 });
+    const rotated = await rotateEndpointSecret(testDb(), service.own.server.bindings.WEBHOOK_SECRET_KEY, endpoint.endpoint_id, { now: T0 });
     expect(rotated.secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
     expect(rotated.secret).not.toBe(endpoint.secret);
     expect(new Date(rotated.previous_valid_until).getTime()).toBe(T0.getTime() + 24 * HOUR);

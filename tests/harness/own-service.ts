@@ -1,8 +1,13 @@
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { freePort } from "../../scripts/local/ports";
 import { type CronTrace, type RunningServer, startServer } from "../../scripts/local/server";
 import { randomHex } from "../../shared/lib/crypto";
+import type { CreatedMerchant } from "../../shared/merchants/merchants";
 import { connect, type Sql } from "../../shared/platform/db/client";
+import { createEndpoint, type Environment } from "../../shared/webhooks/endpoints";
+import { merchantFactory, testDb } from "./factories";
 import { serviceUnderTest, useService } from "./service";
+import { type Receiver, type Responder, startReceiver } from "./webhook-receiver";
 
 export interface OwnService {
   server: RunningServer;
@@ -110,6 +115,87 @@ export async function startOwnService(tag: string, functions?: string[], overrid
       await database.drop();
     },
   };
+}
+
+export interface OwnServiceFixture {
+  /** The file's running instance (inside its tests and hooks). */
+  readonly own: OwnService;
+  /** A loopback webhook receiver, closed after the test. */
+  receiver(respond?: Responder): Promise<Receiver>;
+  /** Registers an endpoint of `merchantId` at `url` in the own database (loopback http allowed). */
+  endpointFor(
+    merchantId: string,
+    url: string,
+    options?: { environment?: Environment; eventTypes?: string[]; now?: Date },
+  ): ReturnType<typeof createEndpoint>;
+  /** A new merchant with one test-environment endpoint on a fresh receiver. */
+  subscribed(
+    respond?: Responder,
+    options?: { eventTypes?: string[] },
+  ): Promise<{ merchant: CreatedMerchant; receiver: Receiver; endpoint: Awaited<ReturnType<typeof createEndpoint>> }>;
+}
+
+/**
+ * A test file's own service for the file's whole run, as vitest hooks: started before its tests
+ * (startOwnService), the outbox emptied before each test so a tick's counts are exact, the
+ * receivers it started closed after each test, stopped after all. `endpointsAt` is when endpoints
+ * count as registered (default: now).
+ *
+ * @example
+ * const service = useOwnService("mandate_events", ["mandate-issue", "outbox-worker"]);
+ * it("delivers", async () => {
+ *   const { merchant, receiver } = await service.subscribed();
+ *   await service.own.tick("outbox-worker", new Date());
+ * });
+ */
+export function useOwnService(
+  tag: string,
+  functions?: string[],
+  options: { overrides?: Record<string, string>; endpointsAt?: Date } = {},
+): OwnServiceFixture {
+  let running: OwnService | undefined;
+  const receivers: Receiver[] = [];
+  beforeAll(async () => {
+    running = await startOwnService(tag, functions, options.overrides);
+  });
+  afterAll(async () => {
+    await running?.stop();
+  });
+  beforeEach(async () => {
+    await fixture.own.emptyOutbox();
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+
+  const fixture: OwnServiceFixture = {
+    get own() {
+      if (!running) throw new Error(`${tag}: the own service is not running (outside the file's tests?)`);
+      return running;
+    },
+    async receiver(respond) {
+      const receiver = await startReceiver(respond);
+      receivers.push(receiver);
+      return receiver;
+    },
+    endpointFor(merchantId, url, endpoint = {}) {
+      return createEndpoint(testDb(), fixture.own.server.bindings.WEBHOOK_SECRET_KEY, {
+        merchantId,
+        environment: endpoint.environment ?? "test",
+        url,
+        eventTypes: endpoint.eventTypes,
+        allowLoopbackHttp: true,
+        now: endpoint.now ?? options.endpointsAt ?? new Date(),
+      });
+    },
+    async subscribed(respond, subscription = {}) {
+      const merchant = await merchantFactory();
+      const receiver = await fixture.receiver(respond);
+      const endpoint = await fixture.endpointFor(merchant.merchant_id, receiver.url, subscription);
+      return { merchant, receiver, endpoint };
+    },
+  };
+  return fixture;
 }
 
 /** A new, empty database for one test file, as the environment for startServer. */
