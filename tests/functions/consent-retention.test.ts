@@ -4,14 +4,14 @@
  * times the tests choose (clock control); each tick is a global pass, so this file has its own
  * service and database (tests/harness/own-service.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { verifyConsentLedger } from "../../shared/consent/ledger";
 import { disclose, discloseBody, fetchDisclosure, identityOfCapture, revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
-import { type OwnService, startOwnService } from "../harness/own-service";
+import { useOwnService } from "../harness/own-service";
 
 const FUNCTIONS = [
   "process-biovital-enrollment",
@@ -23,13 +23,7 @@ const FUNCTIONS = [
 ];
 const DAY = 86_400_000;
 
-let own: OwnService;
-beforeAll(async () => {
-  own = await startOwnService("consent_retention", FUNCTIONS);
-});
-afterAll(async () => {
-  await own?.stop();
-});
+const service = useOwnService("consent_retention", FUNCTIONS);
 
 type Person = Awaited<ReturnType<typeof enrolStranger>>;
 
@@ -74,11 +68,11 @@ describe("consent retention", () => {
     const t0 = new Date();
 
     // one day in: nothing ran out
-    await own.tick("consent-retention", new Date(t0.getTime() + DAY));
+    await service.own.tick("consent-retention", new Date(t0.getTime() + DAY));
     expect((await captureRow(captureA)).personal_data_erased_at).toBeNull();
 
     // two days in: A's consent ran out; A's captures lose their personal data, B's keep theirs, the template stays (B's consent)
-    const summary = await own.tick("consent-retention", new Date(t0.getTime() + 2 * DAY + 60_000));
+    const summary = await service.own.tick("consent-retention", new Date(t0.getTime() + 2 * DAY + 60_000));
     expect(summary).toMatchObject({ expired: 1, erased: 1, templates: 0 });
     expect(await captureRow(captureA)).toMatchObject({
       face_similarity: null,
@@ -92,7 +86,7 @@ describe("consent retention", () => {
     expect(templates).toBe(1);
 
     // a month in: B's ran out too, the last consent: template, baseline and documents go, the identity is erased
-    await own.tick("consent-retention", new Date(t0.getTime() + 31 * DAY));
+    await service.own.tick("consent-retention", new Date(t0.getTime() + 31 * DAY));
     expect((await captureRow(captureB)).face_similarity).toBeNull();
     const [identity] = await testDb()`select baseline, erased_at from private.identities where id = ${identityId}`;
     expect(identity).toMatchObject({ baseline: null, erased_at: expect.any(Date) });
@@ -111,7 +105,7 @@ describe("consent retention", () => {
     ]);
     expect(await verifyConsentLedger(testDb(), identityId)).toMatchObject({ ok: true, entries: 6 });
     // a second pass finds nothing left to do
-    expect(await own.tick("consent-retention", new Date(t0.getTime() + 32 * DAY))).toBeNull();
+    expect(await service.own.tick("consent-retention", new Date(t0.getTime() + 32 * DAY))).toBeNull();
   });
 
   it("a withdrawn consent is erased at the next tick, and a disclosure's documents go when its token expires", async () => {
@@ -127,9 +121,9 @@ describe("consent retention", () => {
     const stored = () => testDb()`select count(*)::int as n from private.disclosed_documents where disclosure_id = ${disclosureUuid}::uuid`;
     expect((await stored())[0].n).toBe(1);
     const now = new Date();
-    await own.tick("consent-retention", new Date(now.getTime() + 60_000));
+    await service.own.tick("consent-retention", new Date(now.getTime() + 60_000));
     expect((await stored())[0].n).toBe(1);
-    await own.tick("consent-retention", new Date(now.getTime() + 180_000));
+    await service.own.tick("consent-retention", new Date(now.getTime() + 180_000));
     expect((await stored())[0].n).toBe(0);
     expect(errorOf(await fetchDisclosure(m.keys.sk_test, res.body.consent_token, new Date(now.getTime() + 180_000)))).toEqual({
       status: 403,
@@ -138,7 +132,7 @@ describe("consent retention", () => {
 
     expect((await revokeConsent(m.keys.sk_test, { subject_ref: person.subject_ref })).status).toBe(200);
     const identityId = await identityOfCapture(captureId);
-    await own.tick("consent-retention", new Date(now.getTime() + 240_000));
+    await service.own.tick("consent-retention", new Date(now.getTime() + 240_000));
     expect((await captureRow(captureId)).personal_data_erased_at).not.toBeNull();
     expect((await kinds(identityId)).slice(-2)).toEqual([`consent_withdrawn@${m.merchant_id}`, `data_erased@${m.merchant_id}`]);
   });
