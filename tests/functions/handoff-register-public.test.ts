@@ -16,8 +16,11 @@ function register(key: string | null, body: unknown, now?: Date) {
   return call("handoff-register-public", { key, body, now });
 }
 
-function claim(code: unknown, now?: Date) {
-  return call("handoff-register-public/claim", { body: { handoff_code: code }, now });
+/** A client address of its own for each claim unless one is given (claims are limited per IP). */
+const freshIp = () => `198.51.100.${Math.floor(Math.random() * 254) + 1}`;
+
+function claim(code: unknown, now?: Date, ip = freshIp()) {
+  return call("handoff-register-public/claim", { body: { handoff_code: code }, now, headers: { "cf-connecting-ip": ip } });
 }
 
 function status(key: string, handoffId: string, now?: Date) {
@@ -146,6 +149,16 @@ describe("handoff-register-public", () => {
         code: "INVALID_INPUT",
       });
       expect(errorOf(await status(m.keys.pk_test, "hof_nothing"))).toEqual({ status: 404, code: "not_found" });
+    });
+
+    it("claims are limited to 30 a minute per client address (429 RATE_LIMITED with Retry-After)", async () => {
+      const ip = `203.0.113.${Math.floor(Math.random() * 254) + 1}`;
+      const answers = [];
+      for (let i = 0; i < 31; i++) answers.push(await claim(`hoc_${"c".repeat(43)}`, undefined, ip));
+      expect(answers.slice(0, 30).every((r) => r.body.code === "HANDOFF_CODE_INVALID")).toBe(true);
+      expect(errorOf(answers[30])).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect(Number(answers[30].headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await claim(`hoc_${"c".repeat(43)}`)).status).toBe(404);
     });
 
     it("another merchant's handoff is not found", async () => {
