@@ -70,18 +70,23 @@ export function handoffUrl(baseUrl: string, code: string): string {
 }
 
 /**
- * Registers a handoff of an unopened hosted session of the key's merchant and answers its code, the
- * phone's URL and that URL as a QR code (SVG, drawn here: nothing is loaded from elsewhere). A newer
- * handoff of the same session replaces the older one. Unknown (or another merchant's) session
+ * Registers a handoff of an unopened hosted session and answers its code, the phone's URL and that
+ * URL as a QR code (SVG, drawn here: nothing is loaded from elsewhere). A newer handoff of the same
+ * session replaces the older one. `tenant` is the key's merchant (only its sessions), or null for the
+ * hosted screen, which holds the token and nothing else. Unknown (or another merchant's) session
  * `404 not_found`; expired `410 SESSION_EXPIRED`; already opened `409 SESSION_ALREADY_CONSUMED`.
  */
-export async function registerHandoff(deps: Deps, tenant: Tenant, baseUrl: string, body: v.InferOutput<typeof registerHandoffSchema>) {
+export async function registerHandoff(
+  deps: Deps,
+  tenant: Tenant | null,
+  baseUrl: string,
+  body: v.InferOutput<typeof registerHandoffSchema>,
+) {
   if (!isSessionToken(body.session_token)) throw new ApiError("not_found");
   const code = `hoc_${randomBase64Url(32)}`;
   const handoff = await rpc(deps.sql, "handoff_register", {
     id: crypto.randomUUID(),
-    merchant_id: tenant.merchantId,
-    environment: tenant.environment,
+    ...(tenant ? { merchant_id: tenant.merchantId, environment: tenant.environment } : {}),
     now: deps.now.toISOString(),
     session_token_hash: await sha256Hex(body.session_token),
     code_hash: await sha256Hex(code),
@@ -102,17 +107,17 @@ export async function claimHandoff(deps: Deps, body: v.InferOutput<typeof claimH
   return { session_token: await open(body.handoff_code, claimed.sealed_session_token), handoff: claimed.handoff };
 }
 
-/** The first device's poll: the handoff's state and its session's; another merchant's or unknown `404 not_found`. */
-export async function handoffStatus(deps: Deps, tenant: Tenant, handoffId: string) {
+/**
+ * The first device's poll: the handoff's state and its session's, read by the merchant's key
+ * (`tenant`) or by the hosted screen with its session's token; anyone else's or unknown `404 not_found`.
+ */
+export async function handoffStatus(deps: Deps, reader: Tenant | { sessionToken: string }, handoffId: string) {
   const uuid = canonicalUuid(handoffId.startsWith("hof_") ? handoffId.slice(4) : handoffId);
-  const handoff = uuid
-    ? await rpc(deps.sql, "handoff_get", {
-        merchant_id: tenant.merchantId,
-        environment: tenant.environment,
-        now: deps.now.toISOString(),
-        handoff_id: uuid,
-      })
-    : null;
+  const scope =
+    "sessionToken" in reader
+      ? { session_token_hash: await sha256Hex(reader.sessionToken) }
+      : { merchant_id: reader.merchantId, environment: reader.environment };
+  const handoff = uuid ? await rpc(deps.sql, "handoff_get", { ...scope, now: deps.now.toISOString(), handoff_id: uuid }) : null;
   if (!handoff) throw new ApiError("not_found");
   return handoff;
 }

@@ -47,9 +47,11 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.handoff_json(private.handoffs, timestamptz) is 'A handoff''s state (pending, claimed, expired, replaced) and its session''s.';
 
--- handoff_register({id, merchant_id, environment, session_token_hash, code_hash, sealed_session_token, ttl_seconds, now})
+-- handoff_register({id, merchant_id?, environment?, session_token_hash, code_hash, sealed_session_token, ttl_seconds, now})
 --   -> handoff json | HA404 unknown (or another merchant's) session | HA702 expired | HA701 already opened
 -- The session must still be unopened: the other device will open it. A newer handoff replaces older ones.
+-- With merchant_id (a merchant's key) only that merchant's sessions in that environment; without it (the
+-- hosted screen, which holds only the token) the token alone names the session.
 create or replace function public.handoff_register(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -58,7 +60,7 @@ declare
   h private.handoffs;
 begin
   select * into s from private.hosted_sessions where token_hash = p ->> 'session_token_hash' for update;
-  if not found or s.merchant_id <> (p ->> 'merchant_id')::uuid or s.environment <> p ->> 'environment' then
+  if not found or (p ? 'merchant_id' and (s.merchant_id <> (p ->> 'merchant_id')::uuid or s.environment <> p ->> 'environment')) then
     raise exception 'hosted session not found' using errcode = 'HA404';
   end if;
   if private.hosted_session_expired(s, v_now) then
@@ -97,10 +99,14 @@ begin
 end $$;
 comment on function public.handoff_claim(jsonb) is 'Claims a handoff code once and hands back the sealed session token.';
 
--- handoff_get({merchant_id, environment, handoff_id, now}) -> handoff json | null
+-- handoff_get({handoff_id, now} + {merchant_id, environment} | {session_token_hash}) -> handoff json | null
+-- The registrant's poll: a merchant's key reads its handoffs; the hosted screen reads its session's.
 create or replace function public.handoff_get(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select private.handoff_json(h, (p ->> 'now')::timestamptz) from private.handoffs h
-  where h.id = (p ->> 'handoff_id')::uuid and h.merchant_id = (p ->> 'merchant_id')::uuid and h.environment = p ->> 'environment'
+  where h.id = (p ->> 'handoff_id')::uuid
+    and case when p ? 'session_token_hash'
+             then exists (select 1 from private.hosted_sessions s where s.id = h.session_id and s.token_hash = p ->> 'session_token_hash')
+             else h.merchant_id = (p ->> 'merchant_id')::uuid and h.environment = p ->> 'environment' end
 $$;
 comment on function public.handoff_get(jsonb) is 'The registrant''s poll: a handoff''s state and its session''s.';

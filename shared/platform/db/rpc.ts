@@ -404,9 +404,15 @@ interface RpcCatalogue {
     TemplateMatch[],
   ];
   handoff_claim: [{ code_hash: string; now: Iso }, { sealed_session_token: string; handoff: HandoffView }];
-  handoff_get: [TenantAt & { handoff_id: Uuid }, HandoffView | null];
+  handoff_get: [
+    { handoff_id: Uuid; now: Iso } & ({ merchant_id: Uuid; environment: Environment } | { session_token_hash: string }),
+    HandoffView | null,
+  ];
   handoff_register: [
-    TenantAt & { id: Uuid; session_token_hash: string; code_hash: string; sealed_session_token: string; ttl_seconds: number },
+    { id: Uuid; now: Iso; session_token_hash: string; code_hash: string; sealed_session_token: string; ttl_seconds: number } & (
+      | { merchant_id: Uuid; environment: Environment }
+      | Record<never, never>
+    ),
     HandoffView,
   ];
   hosted_session_create: [
