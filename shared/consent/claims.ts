@@ -40,7 +40,7 @@ type Document = NonNullable<DisclosureSubject["document"]>;
 const valueFields: Record<string, (subject: DisclosureSubject) => string | Unavailable> = {
   subject_ref: (subject) => subject.subject_ref,
   assurance_level: (subject) => subject.assurance_level,
-  enrolled_on: (subject) => subject.enrolled_at.slice(0, 10),
+  enrolled_on: (subject) => new Date(subject.enrolled_at).toISOString().slice(0, 10),
   document_type: (subject) => subject.document?.document_type ?? "no_document",
   issuing_country: (subject) => subject.document?.issuing_country ?? "no_document",
   document_expires_on: (subject) => subject.document?.expires_on ?? "no_document",
