@@ -46,6 +46,8 @@ create unique index consent_ledger_ends_idx on private.consent_ledger (refers_to
   where kind in ('consent_withdrawn', 'consent_expired', 'disclosure_revoked');
 create unique index consent_ledger_erased_idx on private.consent_ledger (refers_to) where kind = 'data_erased';
 create index consent_ledger_grants_idx on private.consent_ledger (identity_id, merchant_id) where kind = 'consent_granted';
+-- a merchant's consented persons, where face_template_search starts when they are few
+create index consent_ledger_merchant_grants_idx on private.consent_ledger (merchant_id, identity_id) where kind = 'consent_granted';
 create index consent_ledger_grants_time_idx on private.consent_ledger (recorded_at) where kind = 'consent_granted';
 
 -- ----------------------------------------------------------------------------
