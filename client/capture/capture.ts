@@ -6,6 +6,13 @@
  * Per camera frame the main thread only averages the skin pixels under the latest skin region
  * (a few hundred microseconds to a millisecond); whenever the worker is free it gets the newest
  * frame for landmarks (and, about once a second, the detector; on a few frames the descriptor).
+ *
+ * Frames come from the camera track itself where the browser can hand them over one by one
+ * (MediaStreamTrackProcessor: every frame the camera delivered, queued while the page is busy,
+ * each with its own capture timestamp), else from the `<video>` element's frame callbacks (which
+ * skip the frames a busy page missed). Either way a sample carries the capture time of the very
+ * frame it was read from, so a frame the page never received leaves a gap that `valid` reports,
+ * and a late callback is never passed off as an earlier frame.
  */
 
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
@@ -86,6 +93,15 @@ export interface CaptureOptions {
   video: HTMLVideoElement;
 }
 
+/** Frames the track processor may hold while the page is busy (about 0.7 s at 15 fps), oldest dropped beyond. */
+const FRAME_QUEUE = 10;
+
+/** Chromium's MediaStreamTrackProcessor (not yet in TypeScript's DOM library). */
+interface TrackProcessor {
+  readable: ReadableStream<VideoFrame>;
+}
+type TrackProcessorConstructor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => TrackProcessor;
+
 const DETECT_EVERY_S = 1;
 const DESCRIBE_EVERY_S = 1.5;
 const MAX_DESCRIPTORS = 12;
@@ -145,7 +161,11 @@ export class PresenceCapture {
     };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => this.onWorker(event.data);
     microphone.onBlock((block) => this.recording?.meter.push(block.samples, block.t));
-    video.requestVideoFrameCallback((now, metadata) => this.onFrame(now, metadata));
+    const Processor = (globalThis as { MediaStreamTrackProcessor?: TrackProcessorConstructor }).MediaStreamTrackProcessor;
+    const track = stream.getVideoTracks()[0];
+    if (Processor && track) {
+      this.readTrack(new Processor({ track, maxBufferSize: FRAME_QUEUE })).catch((error: unknown) => console.error(error));
+    } else video.requestVideoFrameCallback((now, metadata) => this.onVideoCallback(now, metadata));
   }
 
   /**
@@ -193,9 +213,16 @@ export class PresenceCapture {
 
   /**
    * Records `seconds` on a grid of 30 samples a second (15 when the camera delivers fewer than 25
-   * frames a second) and returns the descriptor; `onProgress` gets the fraction done.
+   * frames a second) and returns the descriptor; `onProgress` gets the seconds elapsed on the
+   * capture clock. With `schedule` the page paced the reading by challengeSchedule(nonce)
+   * (docs/presence-descriptor.md section 10), and the descriptor says so.
    */
-  async record(seconds: number, nonce: string, onProgress?: (fraction: number) => void): Promise<PresenceDescriptor> {
+  async record(
+    seconds: number,
+    nonce: string,
+    onProgress?: (elapsedS: number) => void,
+    options: { schedule?: "nonce-v1" } = {},
+  ): Promise<PresenceDescriptor> {
     const sampleRateHz = this.fps() >= 25 ? 30 : 15;
     const t0 = performance.now() / 1000;
     const grid = { t0, sampleRateHz, samples: Math.round(seconds * sampleRateHz) };
@@ -214,8 +241,7 @@ export class PresenceCapture {
     this.recording = recording;
     await new Promise<void>((resolve) => {
       const tick = () => {
-        const done = Math.min(1, (performance.now() / 1000 - t0) / seconds);
-        onProgress?.(done);
+        onProgress?.(Math.min(seconds, performance.now() / 1000 - t0));
         // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
         if (performance.now() / 1000 >= recording.end + 0.25) resolve();
         else setTimeout(tick, 100);
@@ -231,6 +257,7 @@ export class PresenceCapture {
       mouth: recording.mouth,
       voice: recording.meter.envelope(),
       faces: recording.faces,
+      schedule: options.schedule,
     });
   }
 
@@ -246,18 +273,46 @@ export class PresenceCapture {
     return this.recording !== null && t >= this.recording.t0 - 0.5 && t <= this.recording.end + 0.5;
   }
 
-  private onFrame(now: number, metadata: VideoFrameCallbackMetadata): void {
+  /**
+   * Every frame of the camera track, in order. A frame's `timestamp` (µs) is its capture time on a
+   * clock of the browser's own; its offset from `performance.now()` is the largest of
+   * `timestamp - now` seen so far, the frame read soonest after its capture bounding it best (a few
+   * milliseconds once the first frames have passed, long before a recording starts).
+   */
+  private async readTrack(processor: TrackProcessor): Promise<void> {
+    const reader = processor.readable.getReader();
+    let offsetUs = -Infinity;
+    while (!this.stopped) {
+      const { value: frame, done } = await reader.read();
+      if (done) return;
+      if (this.stopped) {
+        frame.close();
+        break;
+      }
+      offsetUs = Math.max(offsetUs, frame.timestamp - performance.now() * 1000);
+      this.onFrame(frame, (frame.timestamp - offsetUs) / 1e6);
+    }
+    await reader.cancel();
+  }
+
+  /** The `<video>` element's frame callback (browsers without the track processor): the frame shown now, at its capture time. */
+  private onVideoCallback(now: number, metadata: VideoFrameCallbackMetadata): void {
     if (this.stopped) return;
-    this.video.requestVideoFrameCallback((nextNow, nextMetadata) => this.onFrame(nextNow, nextMetadata));
+    this.video.requestVideoFrameCallback((nextNow, nextMetadata) => this.onVideoCallback(nextNow, nextMetadata));
     const t = (metadata.captureTime ?? metadata.expectedDisplayTime ?? now) / 1000;
-    this.frameTimes.push(t);
-    while (this.frameTimes.length > 2 && t - this.frameTimes[0]! > 2) this.frameTimes.shift();
     let frame: VideoFrame;
     try {
       frame = new VideoFrame(this.video, { timestamp: Math.round(t * 1e6) });
     } catch {
       return; // no frame to read yet
     }
+    this.onFrame(frame, t);
+  }
+
+  /** One camera frame at capture time `t` (seconds, performance.now()'s clock); closes it. */
+  private onFrame(frame: VideoFrame, t: number): void {
+    this.frameTimes.push(t);
+    while (this.frameTimes.length > 2 && t - this.frameTimes[0]! > 2) this.frameTimes.shift();
     const skin = this.skin;
     const averaged = skin && skin.box.width > 0 && skin.box.height > 0 ? this.averageSkin(frame, skin, t) : Promise.resolve();
     if (this.workerBusy) {
@@ -287,9 +342,9 @@ export class PresenceCapture {
     try {
       await frame.copyTo(bytes, { rect: { x, y, width, height }, format: "RGBA", colorSpace: "srgb" } as VideoFrameCopyToOptions);
     } catch {
-      // Browsers that cannot convert while copying: draw the video and read it back.
+      // Browsers that cannot convert while copying: draw this frame and read it back.
       if (this.canvas.width !== width || this.canvas.height !== height) Object.assign(this.canvas, { width, height });
-      this.context.drawImage(this.video, x, y, width, height, 0, 0, width, height);
+      this.context.drawImage(frame, x, y, width, height, 0, 0, width, height);
       bytes.set(this.context.getImageData(0, 0, width, height).data);
     }
     const mean = meanSkinRgb(bytes, skin);

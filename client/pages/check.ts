@@ -56,8 +56,8 @@ async function record(capture: PresenceCapture, readyMs: number, loaded: number)
     start.disabled = true;
     progress.hidden = false;
     status.textContent = "Recording: read aloud.";
-    const descriptor = await capture.record(seconds, randomNonce(), (fraction) => {
-      progress.value = fraction;
+    const descriptor = await capture.record(seconds, randomNonce(), (elapsed) => {
+      progress.value = elapsed / seconds;
     });
     const s = capture.stats;
     const landmarkSpan = s.landmarkTimes.length > 1 ? s.landmarkTimes[s.landmarkTimes.length - 1]! - s.landmarkTimes[0]! : 0;

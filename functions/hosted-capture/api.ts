@@ -6,16 +6,19 @@
  * - `POST /complete` (Authorization: Bearer <screen credential>) with the capture: judges it for
  *   the session's action and answers the outcome;
  * - `POST /cancel` (the same credential) `{reason?}`: the person ends the screen without a capture.
- * Every answer is `cache-control: no-store`.
+ * Every answer is `cache-control: no-store`; each route is rate limited per client IP (before the
+ * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
 import { SCENARIO_HEADER } from "../../shared/identity/scenario";
+import { sha256Hex } from "../../shared/lib/crypto";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/platform/app";
 import { bearerOf } from "../../shared/platform/authenticate";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { ApiError } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
 import { jsonObject } from "../../shared/platform/validation";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
@@ -23,7 +26,39 @@ import { bootScreen } from "../../shared/sessions/screen";
 import { isScreenToken } from "../../shared/sessions/tokens";
 import { themeAssetsBaseUrl } from "../../shared/themes/theme";
 
-type ScreenAuthenticated = { Variables: { screenToken: string } };
+type ScreenAuthenticated = { Variables: { screenToken: string; secretHash: string } };
+type Booting = { Variables: { secretHash: string } };
+
+/**
+ * The screen's limits (per minute, sliding window; docs/decisions.md, "The hosted screen's rate
+ * limits"): per session secret (the token at boot, the screen credential after), so one session
+ * cannot be hammered, and per client IP, so one client cannot flood the endpoints. A person's
+ * screen boots once, completes once (a few times after errors) and cancels once; an IP may be a
+ * mobile carrier's NAT with thousands of phones behind it, hence its generous figures.
+ */
+export const screenLimits = {
+  bootIp: { name: "hosted-capture-boot-ip", limit: 600, windowSeconds: 60 },
+  bootSession: { name: "hosted-capture-boot-session", limit: 10, windowSeconds: 60 },
+  completeIp: { name: "hosted-capture-complete-ip", limit: 300, windowSeconds: 60 },
+  completeSession: { name: "hosted-capture-complete-session", limit: 10, windowSeconds: 60 },
+  cancelIp: { name: "hosted-capture-cancel-ip", limit: 600, windowSeconds: 60 },
+  cancelSession: { name: "hosted-capture-cancel-session", limit: 10, windowSeconds: 60 },
+} satisfies Record<string, RateLimitRule>;
+
+/** A per-IP limit. */
+const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: `ip:${clientIp(c)}` }));
+
+/** A per-session limit: the secret's SHA-256 names the budget (the limiter never sees a secret). */
+const perSession = (rule: RateLimitRule) => rateLimit<AppEnv & Booting>((c) => ({ rule, identifier: `session:${c.var.secretHash}` }));
+
+/** The hash of the session token a boot presents (after its body is read). */
+const bootSecret: MiddlewareHandler<AppEnv & Booting & { Variables: { input: { session_token: string } } }> = async function bootSecret(
+  c,
+  next,
+) {
+  c.set("secretHash", await sha256Hex(c.var.input.session_token));
+  await next();
+};
 
 const noStore: MiddlewareHandler<AppEnv> = async function noStore(c, next) {
   await next();
@@ -40,27 +75,52 @@ const screenCredential: MiddlewareHandler<AppEnv & ScreenAuthenticated> = async 
   if (!token) throw new ApiError("SCREEN_TOKEN_REQUIRED");
   if (!isScreenToken(token)) throw new ApiError("SCREEN_TOKEN_INVALID");
   c.set("screenToken", token);
+  c.set("secretHash", await sha256Hex(token));
   await next();
 };
 
 export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
-  app.post("/boot", noStore, input("json", consumeSchema), async (c) => {
-    const { config } = c.var;
-    const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
-    return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl));
-  });
+  app.post(
+    "/boot",
+    noStore,
+    perIp(screenLimits.bootIp),
+    input("json", consumeSchema),
+    bootSecret,
+    perSession(screenLimits.bootSession),
+    async (c) => {
+      const { config } = c.var;
+      const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
+      return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl));
+    },
+  );
 
-  app.post("/complete", noStore, screenCredential, input("json", jsonObject), async (c) => {
-    const { config } = c.var;
-    const keys = {
-      templates: await templatesOf(c.var),
-      subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
-      signing: () => signingKeysOf(config),
-    };
-    return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
-  });
+  app.post(
+    "/complete",
+    noStore,
+    perIp(screenLimits.completeIp),
+    screenCredential,
+    perSession(screenLimits.completeSession),
+    input("json", jsonObject),
+    async (c) => {
+      const { config } = c.var;
+      const keys = {
+        templates: await templatesOf(c.var),
+        subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
+        signing: () => signingKeysOf(config),
+      };
+      return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
+    },
+  );
 
-  app.post("/cancel", noStore, screenCredential, input("json", cancelSchema), async (c) => {
-    return c.json(await cancelSession(depsOf(c.var), c.var.screenToken, c.var.input));
-  });
+  app.post(
+    "/cancel",
+    noStore,
+    perIp(screenLimits.cancelIp),
+    screenCredential,
+    perSession(screenLimits.cancelSession),
+    input("json", cancelSchema),
+    async (c) => {
+      return c.json(await cancelSession(depsOf(c.var), c.var.screenToken, c.var.input));
+    },
+  );
 }

@@ -7,6 +7,7 @@
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../../shared/platform/app";
 import { ApiError } from "../../shared/platform/errors";
+import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/platform/i18n";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
 export const CONTENT_SECURITY_POLICY = [
@@ -66,9 +67,106 @@ function checkPage(): string {
 `;
 }
 
+/** The page's words as a JSON data block: `<` escaped, so no text can close the element. */
+function jsonBlock(id: string, value: unknown): string {
+  return `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, "\\u003c")}</script>`;
+}
+
+/**
+ * The hosted screen (client/pages/session.ts renders it): one section per view, in the person's
+ * locale, with the screen's words embedded; the session token stays in the URL's fragment, which
+ * no request carries.
+ */
+function sessionPage(locale: Locale): string {
+  const m = (key: MessageKey) => translate(locale, key).replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="${locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${m("screen.loading")}</title>
+<link rel="stylesheet" href="assets/screen.css">
+${jsonBlock("messages", messagesOf(locale, "screen."))}
+</head>
+<body class="hosted" data-state="loading">
+<header class="brand"><img id="logo" alt="" width="40" height="40" hidden><span id="brand-name"></span></header>
+<main class="screen">
+<section data-view="loading">
+<h1 tabindex="-1">${m("screen.loading")}</h1>
+<div class="spinner" aria-hidden="true"></div>
+</section>
+<section data-view="intro" hidden>
+<h1 id="intro-title" tabindex="-1"></h1>
+<p id="intro-lead" class="lead"></p>
+<dl id="intro-terms" class="terms" hidden></dl>
+<div class="card">
+<h2>${m("screen.why.title")}</h2>
+<p id="why-body"></p>
+</div>
+<div id="consent-row" class="choice" hidden>
+<input type="checkbox" id="consent" aria-describedby="consent-error"><label for="consent" id="consent-label"></label>
+</div>
+<p id="consent-error" class="field-error" role="alert" hidden>${m("screen.consent.required")}</p>
+<div class="choice">
+<input type="checkbox" id="paced"><label for="paced" id="paced-label"></label>
+</div>
+<div class="actions">
+<button type="button" id="continue" class="primary">${m("screen.action.continue")}</button>
+<button type="button" class="secondary" data-cancel>${m("screen.action.cancel")}</button>
+</div>
+</section>
+<section data-view="capture" hidden>
+<h1 id="capture-title" tabindex="-1"></h1>
+<div class="stage"><video id="camera" muted playsinline aria-label="${m("screen.camera.label")}"></video></div>
+<ul id="gates" class="gates">
+<li data-gate="face" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.face")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+<li data-gate="light" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.light")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+<li data-gate="camera" data-passed="false"><span class="gate-mark" aria-hidden="true"></span><span>${m("screen.gate.camera")}</span>: <span class="gate-state">${m("screen.gate.waiting")}</span></li>
+</ul>
+<p id="guidance" class="guidance" role="status" aria-live="polite"></p>
+<div id="recording" class="recording" hidden>
+<progress id="progress" max="1" value="0" aria-label="${m("screen.recording.progress")}"></progress>
+<span id="time-left" aria-hidden="true"></span>
+</div>
+<div id="reading" class="reading" hidden></div>
+<div class="actions">
+<button type="button" id="record" class="primary" disabled>${m("screen.action.record")}</button>
+<button type="button" class="secondary" data-cancel>${m("screen.action.cancel")}</button>
+</div>
+</section>
+<section data-view="sending" hidden>
+<h1 tabindex="-1">${m("screen.sending")}</h1>
+<div class="spinner" aria-hidden="true"></div>
+</section>
+<section data-view="outcome" id="outcome" hidden>
+<div class="outcome-mark" aria-hidden="true"></div>
+<h1 id="outcome-title" tabindex="-1"></h1>
+<p id="outcome-message" class="lead" role="status"></p>
+<p id="outcome-receipt" hidden>${m("screen.outcome.receipt")}: <strong id="receipt-code"></strong></p>
+<p id="outcome-again" class="muted" hidden></p>
+</section>
+<section data-view="error" hidden>
+<h1 tabindex="-1">${m("screen.error.title")}</h1>
+<p id="error-message" class="lead" role="alert"></p>
+<div class="actions"><button type="button" id="error-retry" class="primary" hidden>${m("screen.action.retry")}</button></div>
+</section>
+</main>
+<script type="module" src="assets/session.js"></script>
+</body>
+</html>
+`;
+}
+
 /** Registers the pages and assets on the function's app. */
 export function mountPages(app: Hono<AppEnv>): void {
   app.get("/check", (c) => html(c, checkPage()));
+  app.get("/session", (c) => {
+    const response = html(c, sessionPage(c.var.locale));
+    response.headers.set("content-language", c.var.locale);
+    response.headers.set("vary", "accept-language");
+    return response;
+  });
 
   app.get("/assets/*", async (c) => {
     const assets = c.env.ASSETS as { fetch(url: URL): Promise<Response> } | undefined;

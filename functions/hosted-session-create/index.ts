@@ -5,6 +5,7 @@
  */
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
+import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
 import { createSession, createSessionSchema } from "../../shared/sessions/create";
 
@@ -12,7 +13,8 @@ const app = createFunctionApp("hosted-session-create");
 
 app.post("/", apiKeyAuth("secret"), input("json", createSessionSchema), async (c) => {
   c.header("cache-control", "no-store");
-  return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input), 201);
+  const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
+  return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input, baseUrl), 201);
 });
 
 export default app;

@@ -65,6 +65,7 @@ async function buildCaptureAssets(dir: string): Promise<number> {
   await build({
     entryPoints: {
       check: join(ROOT, "client", "pages", "check.ts"),
+      session: join(ROOT, "client", "pages", "session.ts"),
       "face-worker": join(ROOT, "client", "capture", "face-worker.ts"),
       "audio-worklet": join(ROOT, "client", "capture", "audio-worklet.ts"),
     },

@@ -1,5 +1,5 @@
 import type { TemplateProtector } from "../lib/template-protection";
-import type { Sql } from "../platform/db/client";
+import type { Statements } from "../platform/db/client";
 import { rpc, type TemplateMatch } from "../platform/db/rpc";
 import type { Environment } from "../platform/principal";
 
@@ -8,7 +8,7 @@ import type { Environment } from "../platform/principal";
  * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector.
  */
 export interface Templates {
-  store: Sql;
+  store: Statements;
   protector: TemplateProtector;
 }
 

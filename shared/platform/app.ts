@@ -28,7 +28,7 @@ export type AppEnv = {
 };
 
 /** The plain values a domain operation runs with, taken from the request once (shared/platform/deps.ts). */
-export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps {
+export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps & { sql: Sql } {
   return { sql: vars.db(), now: vars.now, locale: vars.locale };
 }
 

@@ -3,9 +3,9 @@
  * operations as process-biovital-enrollment, face-identify and process-biovital-transaction, for
  * the action the session asks) and cancel. Both present the screen credential the exchange issued.
  *
- * A completion first marks the session (one act per session, no cancel meanwhile), then acts, then
- * records the outcome with its `session.completed` event. A judged refusal is an outcome (`failed`);
- * an error that judged nothing (bad input, a conflict, a 5xx) gives the session back, still opened.
+ * A completion locks the session, acts and records the outcome with its `session.completed` event in
+ * one transaction. A judged refusal is an outcome (`failed`); an error that judged nothing (bad input,
+ * a conflict, a 5xx) rolls it all back, and the session is still opened.
  */
 import * as v from "valibot";
 import { documentAttestationSchema } from "../identity/documents";
@@ -15,6 +15,7 @@ import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
+import { databaseError, type Sql } from "../platform/db/client";
 import { rpc, type SessionToComplete } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -135,37 +136,57 @@ async function identifyAndAct(
  * Completes the session the screen credential names with the person's capture (the body of
  * process-biovital-enrollment for `enroll`, `{capture_nonce, face_template, document?}` otherwise).
  * Answers the outcome as the screen shows it (outcomes.ts#screenOutcome).
+ *
+ * One database transaction: begin locks the session (a second completion or a cancel meanwhile is
+ * `409 COMPLETION_IN_PROGRESS`), the act runs on the same transaction (and on the template store
+ * too when it is the main database, as by default), finish records the outcome and its
+ * `session.completed`. An error that judged nothing rolls everything back, so the session stays
+ * opened and nothing of the act remains. The act runs under a savepoint: a refusal the database
+ * raised (the statement failed, so the act wrote nothing) rolls back to it and the outcome is
+ * still recorded; a refusal the act judged keeps what it wrote (the sink records a refused capture).
  */
-export async function completeSession(deps: Deps, keys: CompletionKeys, screenToken: string, body: unknown, scenarioHeader?: string) {
-  const session = await rpc(deps.sql, "hosted_session_complete_begin", {
-    screen_token_hash: await sha256Hex(screenToken),
-    now: deps.now.toISOString(),
-  });
-  let result: SessionResult;
-  try {
+export async function completeSession(
+  deps: Deps & { sql: Sql },
+  keys: CompletionKeys,
+  screenToken: string,
+  body: unknown,
+  scenarioHeader?: string,
+) {
+  const startedAt = Date.now();
+  const screenTokenHash = await sha256Hex(screenToken);
+  return deps.sql.begin(async (tx) => {
+    const session = await rpc(tx, "hosted_session_complete_begin", { screen_token_hash: screenTokenHash, now: deps.now.toISOString() });
     const scenario = forcedScenario(scenarioHeader, session.environment);
     const action = session.action as SessionAction;
-    result =
-      action === "enroll"
-        ? await enrol(deps, keys, session, body, scenario)
-        : await identifyAndAct(deps, keys, session, action, body, scenario);
-  } catch (error) {
-    const refusal = refusalOf(error);
-    if (!refusal) {
-      await rpc(deps.sql, "hosted_session_complete_release", { session_id: session.session_id }).catch((release) =>
-        console.error(JSON.stringify({ error: `hosted session release failed: ${String(release)}` })),
-      );
-      throw error;
+    let result: SessionResult;
+    try {
+      result = await tx.savepoint(async (sql) => {
+        const actDeps = { ...deps, sql };
+        const actKeys = keys.templates.store === deps.sql ? { ...keys, templates: { ...keys.templates, store: sql } } : keys;
+        try {
+          return action === "enroll"
+            ? await enrol(actDeps, actKeys, session, body, scenario)
+            : await identifyAndAct(actDeps, actKeys, session, action, body, scenario);
+        } catch (error) {
+          const refusal = refusalOf(error);
+          if (refusal) return refusal;
+          throw error;
+        }
+      });
+    } catch (error) {
+      const refusal = refusalOf(databaseError(error));
+      if (!refusal) throw databaseError(error);
+      result = refusal;
     }
-    result = refusal;
-  }
-  const ended = await rpc(deps.sql, "hosted_session_complete_finish", {
-    session_id: session.session_id,
-    now: deps.now.toISOString(),
-    state: result.approved ? "completed" : "failed",
-    result,
+    const ended = await rpc(tx, "hosted_session_complete_finish", {
+      session_id: session.session_id,
+      // The clock at the end of the act: a session that expired meanwhile is refused, its act rolled back.
+      now: new Date(deps.now.getTime() + (Date.now() - startedAt)).toISOString(),
+      state: result.approved ? "completed" : "failed",
+      result,
+    });
+    return screenOutcome(ended, deps.locale);
   });
-  return screenOutcome(ended, deps.locale);
 }
 
 /** `{reason?}`: why the person ended the screen without a capture (default `person_cancelled`). */

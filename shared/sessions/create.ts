@@ -10,6 +10,7 @@ import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
+import { mountOf } from "../platform/registry";
 import { coded, jsonObject, money, requiredAs } from "../platform/validation";
 import { isBrandName } from "../themes/theme";
 import { SERVICE_HASH } from "../transactions/input";
@@ -81,10 +82,21 @@ export const createSessionSchema = v.pipe(
 );
 
 /**
- * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
- * only time it is shown. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ * The hosted screen's address for a session: the page of `hosted-capture`, with the token in the
+ * fragment, which browsers never send to a server nor put in a Referer. The merchant may open it
+ * (a redirect, a link, a QR code) or serve the token to the screen another way.
+ *
+ * @example screenUrl("https://auth.example.com", "hst_…") // "https://auth.example.com/functions/v1/hosted-capture/session#hst_…"
  */
-export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>) {
+export function screenUrl(serviceBaseUrl: string, sessionToken: string): string {
+  return `${serviceBaseUrl.replace(/\/+$/, "")}${mountOf("hosted-capture")}/session#${sessionToken}`;
+}
+
+/**
+ * Stores the session under its token's SHA-256 and answers the fields of 2.7 with the token, the
+ * only time it is shown, and the screen's `url` holding it. A write that fails for any reason is `500 SESSION_WRITE_FAILED`.
+ */
+export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof createSessionSchema>, serviceBaseUrl: string) {
   if (body.merchant_id != null && body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) {
     throw new ApiError("MERCHANT_MISMATCH");
   }
@@ -104,7 +116,8 @@ export async function createSession(deps: Deps, tenant: Tenant, body: v.InferOut
     now: deps.now.toISOString(),
   };
   try {
-    return { session_token: sessionToken, ...(await rpc(deps.sql, "hosted_session_create", params)) };
+    const created = await rpc(deps.sql, "hosted_session_create", params);
+    return { session_token: sessionToken, ...created, url: screenUrl(serviceBaseUrl, sessionToken) };
   } catch (error) {
     console.error(JSON.stringify({ error: `hosted session write failed: ${String(error)}` }));
     throw new ApiError("SESSION_WRITE_FAILED");

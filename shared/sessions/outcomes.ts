@@ -75,7 +75,8 @@ const reasonMessages: Record<string, MessageKey> = {
   permission_denied: "session.cancelled.permission_denied",
 };
 
-function userMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
+/** The outcome in the person's words (the screen's `user_message`). */
+export function userMessage(locale: Locale, action: SessionAction, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
   return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
 }

@@ -60,38 +60,49 @@ export interface GuardedBrowser {
   page: Page;
   /** Every request to another host (answered with a network error); must stay empty. */
   foreign: string[];
-  /** Bytes of every response body the page (and its workers) received. */
+  /** Bytes of every response body the pages (and their workers) received. */
   bytes(): number;
+  /** Another page in a context of its own (its own locale and cookies), under the same guard. */
+  newPage(options?: PageOptions): Promise<Page>;
   close(): Promise<void>;
 }
 
+export interface PageOptions {
+  locale?: string;
+  viewport?: { width: number; height: number };
+}
+
 /**
- * A browser whose only page may talk to `baseUrl`'s origin and nothing else: every other request is
+ * A browser whose pages may talk to `baseUrl`'s origin and nothing else: every other request is
  * recorded and refused. `close()` asserts that none happened.
  */
 export async function openBrowser(
   baseUrl: string,
-  options: { media?: { video: string; audio: string }; locale?: string } = {},
+  options: { media?: { video: string; audio: string } } & PageOptions = {},
 ): Promise<GuardedBrowser> {
   const browser = await launchAhead(options.media);
-  const context = await browser.newContext({ locale: options.locale ?? "en-GB" });
   const origin = new URL(baseUrl).origin;
   const foreign: string[] = [];
   let bytes = 0;
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === origin || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
-    foreign.push(url);
-    return route.abort("blockedbyclient");
-  });
-  context.on("response", (response) => {
-    response.body().then(
-      (body) => {
-        bytes += body.length;
-      },
-      () => {},
-    );
-  });
+  async function guardedContext(pageOptions: PageOptions): Promise<BrowserContext> {
+    const context = await browser.newContext({ locale: pageOptions.locale ?? "en-GB", viewport: pageOptions.viewport });
+    await context.route("**/*", (route) => {
+      const url = route.request().url();
+      if (new URL(url).origin === origin || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+      foreign.push(url);
+      return route.abort("blockedbyclient");
+    });
+    context.on("response", (response) => {
+      response.body().then(
+        (body) => {
+          bytes += body.length;
+        },
+        () => {},
+      );
+    });
+    return context;
+  }
+  const context = await guardedContext(options);
   const page = await context.newPage();
   return {
     browser,
@@ -99,6 +110,9 @@ export async function openBrowser(
     page,
     foreign,
     bytes: () => bytes,
+    async newPage(pageOptions = {}) {
+      return (await guardedContext(pageOptions)).newPage();
+    },
     async close() {
       await browser.close();
       expect(foreign, "requests to hosts other than the service").toEqual([]);

@@ -216,6 +216,41 @@ describe("hosted-capture complete", () => {
       expect(row).toEqual({ amount: 4550, currency: "BRL" });
     });
 
+    it("one transaction: a refusal the database raises inside the act (an erased identity's face) still records the outcome", async () => {
+      const m = await merchantFactory();
+      const person = await enrolStranger(m.keys.pk_test);
+      await testDb()`update private.identities set erased_at = now()
+        where id = (select identity_id from private.subject_refs where subject_ref = ${person.subject_ref})`;
+      const { session, screen } = await booted(m.keys.sk_test, { action: "enroll" });
+      const body = { ...captureBody(person, screen.capture_nonce), consent: { ...HOSTED_CONSENT, accepted: true } };
+      const res = await complete(screen, body);
+      expect(res.body, res.text).toMatchObject({ state: "failed", outcome: { approved: false, reason: "identity_unreachable" } });
+      expect((await stateOf(m.keys.sk_test, session.session_id)).result).toMatchObject({ code: "IDENTITY_UNREACHABLE" });
+    });
+
+    it("one transaction: an error that judged nothing leaves no trace of the act, and the session completes on a retry", async () => {
+      const m = await merchantFactory();
+      const person = await enrolStranger(m.keys.pk_test);
+      const { session, screen } = await booted(m.keys.sk_test, { action: "login" });
+      const body = captureBody(person, screen.capture_nonce);
+      // A receipt the database refuses: the act fails after the identification and the capture were written.
+      await testDb().unsafe(
+        `alter table private.receipts add constraint refuses_receipts_of_this_test check (merchant_id <> '${m.merchant_id}'::uuid)`,
+      );
+      try {
+        expect((await complete(screen, body)).status).toBe(500);
+      } finally {
+        await testDb()`alter table private.receipts drop constraint refuses_receipts_of_this_test`;
+      }
+      const captures = await testDb()`select count(*)::int as n from private.captures where capture_nonce = ${screen.capture_nonce}`;
+      expect(captures[0].n).toBe(0);
+      const claims = await testDb()`select count(*)::int as n from private.capture_nonces where capture_nonce = ${screen.capture_nonce}`;
+      expect(claims[0].n, "the identification and the act were rolled back with the failed completion").toBe(0);
+      expect((await stateOf(m.keys.sk_test, session.session_id)).state).toBe("opened");
+      const retried = await complete(screen, body);
+      expect(retried.body, retried.text).toMatchObject({ state: "completed", outcome: { approved: true } });
+    });
+
     it("sign: ACTION_SIGN with the reference as the receipt's service_hash", async () => {
       const m = await merchantFactory();
       const person = await enrolStranger(m.keys.pk_test);
@@ -399,7 +434,7 @@ describe("hosted-capture security", () => {
     const mine = await booted(m.keys.sk_test);
     const theirs = await booted(other.keys.sk_test);
     const res = await complete(mine.screen, captureBody(person, theirs.screen.capture_nonce));
-    expect(res.body).toMatchObject({ code: "INVALID_INPUT", fields: ["capture_nonce"] });
+    expect(res.body, res.text).toMatchObject({ code: "INVALID_INPUT", fields: ["capture_nonce"] });
     expect((await stateOf(other.keys.sk_test, theirs.session.session_id)).state).toBe("opened");
     expect((await stateOf(m.keys.sk_test, mine.session.session_id)).state).toBe("opened");
   });

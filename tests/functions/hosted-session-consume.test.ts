@@ -24,7 +24,7 @@ describe("hosted-session-consume", () => {
       const now = new Date();
       const res = await consumeSession(created.session_token, { now });
       expect(res.status, res.text).toBe(200);
-      const { session_token: _token, ...fields } = created;
+      const { session_token: _token, url: _url, ...fields } = created;
       expect(res.body).toMatchObject({ ...fields, state: "opened", opened_at: now.toISOString(), metadata: { cart: "7" } });
       expect(res.body).not.toHaveProperty("session_token");
       expect(res.body.capture_nonce).toMatch(/^hcn_[A-Za-z0-9_-]{32}$/);
@@ -117,7 +117,7 @@ describe("hosted-session-get", () => {
     const created = await openSession(m.keys.sk_test, { action: "sign", metadata: { doc: "d-1" } }, t0);
     const read = await readSession(m.keys.sk_test, created.session_id, t0);
     expect(read.status, read.text).toBe(200);
-    const { session_token: _token, ...fields } = created;
+    const { session_token: _token, url: _url, ...fields } = created;
     expect(read.body).toEqual(fields);
     expect(read.headers.get("cache-control")).toBe("no-store");
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
+import { serviceUnderTest } from "../harness/service";
 import { authorizeBody, CREATED_KEYS, createSession } from "../harness/sessions";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
@@ -41,6 +42,7 @@ describe("hosted-session-create", () => {
       const token: string = res.body.session_token;
       expect(token).toMatch(/^hst_[A-Za-z0-9_-]{43}$/);
       expect(Buffer.from(token.slice(4), "base64url")).toHaveLength(32);
+      expect(res.body.url).toBe(`${serviceUnderTest().baseUrl}/functions/v1/hosted-capture/session#${token}`);
       expect(res.headers.get("cache-control")).toBe("no-store");
 
       const rows = await testDb()`select * from private.hosted_sessions where merchant_id = ${m.merchant_id}::uuid`;

@@ -143,40 +143,40 @@ describe("session.expired", () => {
     expect((await service.own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
   });
 
-  it("a completion that started before the expiry is left a minute to record its outcome; one that died expires after it", async () => {
+  it("a completion still running when the session expires is refused at its end and rolled back; the tick leaves a held session alone", async () => {
     const { merchant } = await merchantWithEndpoint();
     const t0 = new Date();
-    const begun = async () => {
-      const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);
-      const screen = (await boot(session.session_token, { now: at(t0, 1) })).body;
-      const started = await rawRpc<{ session_id: string }>(service.own.sql, "hosted_session_complete_begin", {
-        screen_token_hash: await sha256Hex(screen.screen_token),
-        now: at(t0, 59).toISOString(),
+    const session = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 60 }, t0);
+    const screen = (await boot(session.session_token, { now: at(t0, 1) })).body;
+    const uuid = session.session_id.slice(3);
+    const rollback = new Error("rollback");
+    await service.own.sql
+      .begin(async (tx) => {
+        await rawRpc(tx, "hosted_session_complete_begin", {
+          screen_token_hash: await sha256Hex(screen.screen_token),
+          now: at(t0, 59).toISOString(),
+        });
+        await tx`insert into private.capture_nonces (environment, capture_nonce, merchant_id, acted_at)
+          values ('test', ${screen.capture_nonce}, ${merchant.merchant_id}::uuid, ${at(t0, 60)})`;
+        expect((await service.own.tick("outbox-worker", at(t0, 61)))?.sessions_expired ?? 0).toBe(0);
+        const finish = rawRpc(tx, "hosted_session_complete_finish", {
+          session_id: uuid,
+          now: at(t0, 61).toISOString(),
+          state: "completed",
+          result: { approved: true, reason: null },
+        });
+        await expect(finish).rejects.toMatchObject({ code: "HA702" });
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback && (error as { code?: string }).code !== "HA702") throw error;
       });
-      return { session, uuid: started.session_id };
-    };
-    const finishing = await begun();
-    const dead = await begun();
-
-    expect((await readSession(merchant.keys.sk_test, finishing.session.session_id, at(t0, 70))).body.state).toBe("opened");
-    expect((await service.own.tick("outbox-worker", at(t0, 70)))?.sessions_expired ?? 0).toBe(0);
-    await rawRpc(service.own.sql, "hosted_session_complete_finish", {
-      session_id: finishing.uuid,
-      now: at(t0, 71).toISOString(),
-      state: "failed",
-      result: { approved: false, reason: "not_recognised" },
-    });
-
-    expect(await service.own.tick("outbox-worker", at(t0, 119))).toMatchObject({ sessions_expired: 1 });
-    const rows = await service.own.sql`select id, state from private.hosted_sessions`;
-    expect(Object.fromEntries(rows.map((r) => [r.id, r.state]))).toEqual({ [finishing.uuid]: "failed", [dead.uuid]: "expired" });
-    const late = rawRpc(service.own.sql, "hosted_session_complete_finish", {
-      session_id: dead.uuid,
-      now: at(t0, 120).toISOString(),
-      state: "completed",
-      result: { approved: true, reason: null },
-    });
-    await expect(late).rejects.toMatchObject({ code: "HA702" });
+    const acts = await service.own.sql`select count(*)::int as n from private.capture_nonces where capture_nonce = ${screen.capture_nonce}`;
+    expect(acts[0].n, "the act was rolled back with the completion").toBe(0);
+    expect(await service.own.tick("outbox-worker", at(t0, 62))).toMatchObject({ sessions_expired: 1 });
+    expect((await readSession(merchant.keys.sk_test, session.session_id, at(t0, 62))).body).toMatchObject({ state: "expired" });
+    const events = await service.own.sql`select type from private.outbox_events where data ->> 'id' = ${session.session_id}`;
+    expect(events.map((e) => e.type)).toEqual(["session.expired"]);
   });
 });
 

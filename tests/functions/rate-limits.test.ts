@@ -5,12 +5,14 @@ import { createKey } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
+import { boot, openSession, readSession } from "../harness/sessions";
 import { startVariantServer } from "../harness/variant-server";
 
 /**
  * Rate limits count per merchant and environment, whichever key a request comes through
  * (docs/decisions.md, "Rate limits"); face-identify also per client IP for publishable keys; the
- * transaction sink has its own limit. The figures are the documented ones: the tests spend them.
+ * transaction sink has its own limit; the hosted screen's endpoints count per session secret and
+ * per client IP. The figures are the documented ones: the tests spend them.
  */
 
 /** A caller IP of its own (IPv6 documentation range), sent as CF-Connecting-IP. */
@@ -112,6 +114,62 @@ describe("rate limits", () => {
         expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
       }
       expect((await send(merchant.keys.sk_live)).status).toBe(400);
+    });
+  });
+
+  describe("the hosted screen (hosted-capture): per session secret and per client IP", () => {
+    const unknownToken = () => `hst_${randomHex(21)}a`;
+    const bootAs = (token: string, ip: string) =>
+      call("hosted-capture/boot", { body: { session_token: token }, headers: { "cf-connecting-ip": ip } });
+    const screenAs = (route: "complete" | "cancel", credential: string | null, body: unknown, ip: string) =>
+      call(`hosted-capture/${route}`, {
+        body,
+        headers: { "cf-connecting-ip": ip, ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+      });
+
+    it("boot: 10 a minute per session token (then 429 with Retry-After), 600 per client IP", async (context) => {
+      needsOneWindow(context, 30);
+      const token = unknownToken();
+      const ips = Array.from({ length: 11 }, freshIp);
+      const spent = await inWaves(ips.slice(0, 10).map((ip) => () => bootAs(token, ip)));
+      expect(statuses(spent)).toEqual({ 404: 10 });
+      const refused = await bootAs(token, ips[10]);
+      expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await bootAs(unknownToken(), ips[10])).status).toBe(404);
+
+      const ip = freshIp();
+      expect(statuses(await inWaves(Array.from({ length: 600 }, () => () => bootAs(unknownToken(), ip))))).toEqual({ 404: 600 });
+      expect(errorOf(await bootAs(unknownToken(), ip))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect((await bootAs(unknownToken(), freshIp())).status).toBe(404);
+    });
+
+    it("complete and cancel: 10 a minute per screen credential, counted before the body is read; 300 and 600 per client IP", async (context) => {
+      needsOneWindow(context, 30);
+      const merchant = await merchantFactory();
+      const session = await openSession(merchant.keys.sk_test);
+      const { screen_token: credential } = (await boot(session.session_token)).body;
+      // One at a time: a completion holds its session, so concurrent ones would be 409s.
+      const completes = Array.from({ length: 10 }, () => () => screenAs("complete", credential, { capture_nonce: "x" }, freshIp()));
+      expect(statuses(await inWaves(completes, 1))).toEqual({ 422: 10 });
+      expect(errorOf(await screenAs("complete", credential, { capture_nonce: "x" }, freshIp()))).toEqual({
+        status: 429,
+        code: "RATE_LIMITED",
+      });
+      const cancels = await inWaves(Array.from({ length: 10 }, () => () => screenAs("cancel", credential, { reason: "x" }, freshIp())));
+      expect(statuses(cancels)).toEqual({ 400: 10 });
+      expect(errorOf(await screenAs("cancel", credential, {}, freshIp()))).toEqual({ status: 429, code: "RATE_LIMITED" });
+      expect((await readSession(merchant.keys.sk_test, session.session_id)).body.state, "refused requests left it opened").toBe("opened");
+
+      for (const [route, limit] of [
+        ["complete", 300],
+        ["cancel", 600],
+      ] as const) {
+        const ip = freshIp();
+        expect(statuses(await inWaves(Array.from({ length: limit }, () => () => screenAs(route, null, {}, ip))))).toEqual({ 401: limit });
+        expect(errorOf(await screenAs(route, null, {}, ip))).toEqual({ status: 429, code: "RATE_LIMITED" });
+        expect((await screenAs(route, null, {}, freshIp())).status).toBe(401);
+      }
     });
   });
 

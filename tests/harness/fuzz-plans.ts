@@ -502,7 +502,9 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         { path: "/complete", methods: ["POST"], input: "json", key: "none", bearer: "screen", scenario: true, weight: 4, body: completion },
         { path: "/cancel", methods: ["POST"], input: "json", key: "none", bearer: "screen", body: arbitraryOf(cancelSchema) },
         { path: "/check", methods: ["GET"], input: "none", key: "none" },
+        { path: "/session", methods: ["GET"], input: "none", key: "none" },
         { path: "/assets/check.js", methods: ["GET"], input: "none", key: "none" },
+        { path: "/assets/session.js", methods: ["GET"], input: "none", key: "none" },
       ],
     },
     {

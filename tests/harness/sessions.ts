@@ -20,6 +20,7 @@ export const CREATED_KEYS = [
   "single_use",
   "state",
   "ttl_seconds",
+  "url",
 ];
 
 /** An authorize session's required fields, with a fresh reference. */

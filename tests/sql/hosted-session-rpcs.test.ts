@@ -1,7 +1,8 @@
 /**
  * SQL-level tests of the hosted-session RPCs: the row lock that makes a token single use and a
- * session's completion single. A second transaction waits for the first and is then refused, which
- * only the lock guarantees (without it, the second would overwrite the first). The expiry pass is
+ * session's completion single. A second exchange waits for the first and is then refused, which
+ * only the lock guarantees (without it, the second would overwrite the first); a completion holds
+ * its session for its whole transaction, and anything else that would move it is refused at once. The expiry pass is
  * global, so it is tested on an instance of its own (tests/functions/hosted-session-events.test.ts).
  */
 import { randomUUID } from "node:crypto";
@@ -94,17 +95,25 @@ describe.skipIf(!realPostgres)("hosted session RPCs: the row lock", () => {
     expect((await session.stored()).state).toBe("opened");
   });
 
-  it("a completion waits for a concurrent one to be marked, then is refused (HA704); so is a cancel", async () => {
+  it("a completion holds the session for its transaction: another completion and a cancel are refused at once (HA704); rolled back, the session is opened again", async () => {
     const session = await seedSession();
     await session.exchange(testDb(), 1);
     const screenTokenHash = (await session.stored()).screen_token_hash as string;
     const begin = (db: Queryable) => rawRpc(db, "hosted_session_complete_begin", { screen_token_hash: screenTokenHash, now: at(2) });
-    expect(await whileHeld("hosted_session_complete_begin", begin, () => begin(testDb()))).toEqual({ ok: false, code: "HA704" });
-    const cancel = rawRpc(testDb(), "hosted_session_cancel", {
-      screen_token_hash: screenTokenHash,
-      now: at(3),
-      reason: "person_cancelled",
-    });
-    await expect(cancel).rejects.toMatchObject({ code: "HA704" });
+    const cancel = (db: Queryable) =>
+      rawRpc(db, "hosted_session_cancel", { screen_token_hash: screenTokenHash, now: at(3), reason: "person_cancelled" });
+    const rollback = new Error("rollback");
+    await testDb()
+      .begin(async (tx) => {
+        await begin(tx);
+        await expect(begin(testDb())).rejects.toMatchObject({ code: "HA704" });
+        await expect(cancel(testDb())).rejects.toMatchObject({ code: "HA704" });
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
+    expect((await session.stored()).state).toBe("opened");
+    await expect(begin(testDb())).resolves.toMatchObject({ session_id: session.id });
   });
 });

@@ -2,6 +2,8 @@ import postgres from "postgres";
 import { ApiError, type ErrorCode } from "../errors";
 
 export type Sql = postgres.Sql;
+/** What statements run on: a client, or one of its transactions (which has no begin or end of its own). */
+export type Statements = Sql | postgres.TransactionSql;
 
 /**
  * Custom SQLSTATEs raised by the RPCs in supabase/migrations, each mapped to exactly one API error code.
@@ -82,7 +84,7 @@ export type Queryable = Pick<Sql, "unsafe">;
 
 /**
  * Runs one statement, trying again while the server refuses the connection for lack of slots, and
- * maps the failure onto the error catalogue (translateDatabaseError).
+ * maps the failure onto the error catalogue (databaseError).
  */
 export async function withConnectionRetry<T>(statement: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -93,7 +95,7 @@ export async function withConnectionRetry<T>(statement: () => Promise<T>): Promi
         await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
         continue;
       }
-      throw translateDatabaseError(error);
+      throw databaseError(error);
     }
   }
 }
@@ -121,8 +123,12 @@ function backoffMs(attempt: number): number {
  */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
-/** Maps a database failure onto the error catalogue; anything unmapped stays a 500. */
-function translateDatabaseError(error: unknown): unknown {
+/**
+ * A database failure as the error catalogue names it (a custom SQLSTATE's code, or
+ * DATABASE_UNAVAILABLE); anything else unchanged. For errors that reach the edge without `rpc`,
+ * such as the first failed statement a rolled-back savepoint rethrows. Anything unmapped stays a 500.
+ */
+export function databaseError(error: unknown): unknown {
   const state = (error as { code?: unknown })?.code;
   if (typeof state === "string" && state in sqlStateCodes) {
     const detail = (error as { detail?: string }).detail;

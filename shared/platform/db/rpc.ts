@@ -446,7 +446,6 @@ interface RpcCatalogue {
   ];
   hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
   hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];
-  hosted_session_complete_release: [{ session_id: Uuid }, unknown];
   hosted_session_complete_finish: [
     { session_id: Uuid; now: Iso; state: "completed" | "failed"; result: Record<string, unknown> },
     HostedSessionView,

@@ -40,3 +40,8 @@ export function negotiateLocale(header: string | null | undefined): Locale {
 export function translate(locale: Locale, key: MessageKey, params: Record<string, string | number> = {}): string {
   return catalogue[locale][key].replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
 }
+
+/** Every message of `locale` whose key starts with `prefix` (a page's own words, embedded in it). */
+export function messagesOf(locale: Locale, prefix: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(catalogue[locale]).filter(([key]) => key.startsWith(prefix)));
+}

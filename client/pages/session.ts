@@ -1,0 +1,389 @@
+/**
+ * The hosted screen (`GET /functions/v1/hosted-capture/session#<session token>`): boots the session
+ * with its token, shows what the session asks (client/screen/modes.ts, per action) in the
+ * merchant's theme, explains and asks for the camera and the microphone, waits for the quality
+ * gates, records the reading (free, or paced by the nonce), posts the descriptor and shows the
+ * outcome in words; the person may cancel at any point before the outcome. The words come from
+ * the service's catalogues, embedded in the page in the person's locale (`#messages`).
+ *
+ * One view at a time; each view's heading takes the focus when it shows, so a screen reader reads
+ * where the person is, and the guidance is a polite live region that speaks only when it changes.
+ */
+import type { PresenceDescriptor } from "../../shared/engine/descriptor";
+import { FaceModels, type GateProblem, PresenceCapture } from "../capture/capture";
+import { type ScreenBoot, type ScreenMode, screenModes, type Words } from "../screen/modes";
+import { type Cue, cueAt, pacedCues } from "../screen/paced";
+import { colours, ownAsset, type Scheme, shape } from "../screen/theme";
+
+const messages = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, string>;
+const locale = document.documentElement.lang || "en";
+const words: Words = (key, params = {}) =>
+  (messages[key] ?? key).replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
+
+const api = new URL("./", location.href);
+const assets = new URL("assets/", api).href;
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+/** Free reading: 20 s (docs/presence-descriptor.md allows 5 to 30); paced: 30 s, which the paced checks need. */
+const FREE_SECONDS = 20;
+const PACED_SECONDS = 30;
+/** `?seconds=5..30` shortens the capture (integrators' and the browser tests' short readings). */
+const requestedSeconds = Number(new URL(location.href).searchParams.get("seconds"));
+const override = Number.isFinite(requestedSeconds) && requestedSeconds >= 5 ? Math.min(30, requestedSeconds) : null;
+
+type View = "loading" | "intro" | "capture" | "sending" | "outcome" | "error";
+
+/** Shows one view and moves the focus to its heading. */
+function show(view: View): void {
+  for (const section of document.querySelectorAll<HTMLElement>("[data-view]")) section.hidden = section.dataset.view !== view;
+  document.body.dataset.state = view;
+  const heading = document.querySelector<HTMLElement>(`[data-view="${view}"] h1`);
+  heading?.focus();
+}
+
+/** Why an answer of the service stopped the screen, as a catalogue key. */
+class ScreenError extends Error {
+  constructor(
+    readonly key: string,
+    readonly retry: boolean,
+  ) {
+    super(key);
+  }
+}
+
+const errorKeys: Record<string, string> = {
+  not_found: "screen.error.not_found",
+  SESSION_ALREADY_CONSUMED: "screen.error.used",
+  SESSION_EXPIRED: "screen.error.expired",
+  SESSION_ENDED: "screen.error.ended",
+  RATE_LIMITED: "screen.error.busy",
+};
+
+/** POSTs to the screen's endpoints; an error answer becomes a ScreenError with the person's words. */
+async function post<T>(path: string, body: unknown, credential?: string): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(new URL(path, api), {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new ScreenError("screen.error.network", true);
+  }
+  const answer = (await response.json().catch(() => ({}))) as { code?: string };
+  if (response.ok) return answer as T;
+  const key = errorKeys[answer.code ?? ""] ?? (response.status === 429 ? "screen.error.busy" : "screen.error.failed");
+  throw new ScreenError(key, response.status === 429 || response.status >= 500 || answer.code === "COMPLETION_IN_PROGRESS");
+}
+
+function showError(error: unknown, retry?: () => void): void {
+  const known = error instanceof ScreenError ? error : new ScreenError("screen.error.failed", false);
+  if (!(error instanceof ScreenError)) console.error(error);
+  $("error-message").textContent = words(known.key);
+  const button = $<HTMLButtonElement>("error-retry");
+  button.hidden = !(known.retry && retry);
+  button.onclick = retry ?? null;
+  show("error");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Theme
+// ---------------------------------------------------------------------------------------------
+
+/** Applies the merchant's theme now and whenever the person's colour scheme changes. */
+function applyTheme(boot: ScreenBoot): void {
+  const theme = boot.theme.theme;
+  const root = document.documentElement;
+  for (const [property, value] of Object.entries(shape(theme))) root.style.setProperty(property, value);
+  const dark = matchMedia("(prefers-color-scheme: dark)");
+  const paint = () => {
+    const scheme: Scheme = dark.matches ? "dark" : "light";
+    for (const [property, value] of Object.entries(colours(theme, scheme))) root.style.setProperty(property, value);
+    root.dataset.scheme = scheme;
+  };
+  paint();
+  dark.addEventListener("change", paint);
+  for (const token of ["font_heading_url", "font_body_url"]) {
+    const href = ownAsset(theme[token], location.origin);
+    if (href && !document.querySelector(`link[href="${CSS.escape(href)}"]`)) {
+      document.head.append(Object.assign(document.createElement("link"), { rel: "stylesheet", href }));
+    }
+  }
+  const logo = $<HTMLImageElement>("logo");
+  const logoUrl = ownAsset(theme.logo_square_url, location.origin);
+  if (logoUrl) {
+    logo.onload = () => {
+      logo.hidden = false;
+    };
+    logo.src = logoUrl;
+  }
+  $("brand-name").textContent = boot.display_name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The flow
+// ---------------------------------------------------------------------------------------------
+
+/** The session token from the URL's fragment (never sent to any server by the browser), then out of the address bar. */
+function takeToken(): string | null {
+  const fragment = decodeURIComponent(location.hash.slice(1));
+  const token = fragment.startsWith("token=") ? fragment.slice("token=".length) : fragment;
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  return token.length > 0 ? token : null;
+}
+
+class Screen {
+  private models: Promise<FaceModels> | null = null;
+  private capture: PresenceCapture | null = null;
+  private gateTimer: ReturnType<typeof setInterval> | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly boot: ScreenBoot,
+    private readonly mode: ScreenMode,
+  ) {}
+
+  private get paced(): boolean {
+    return $<HTMLInputElement>("paced").checked;
+  }
+
+  private get seconds(): number {
+    return override ?? (this.paced ? PACED_SECONDS : FREE_SECONDS);
+  }
+
+  /** The introduction: what is asked, why the camera and microphone, the consent and the paced option. */
+  intro(): void {
+    const { boot, mode } = this;
+    $("intro-title").textContent = mode.title(boot, words);
+    $("intro-lead").textContent = mode.lead(boot, words);
+    const terms = $("intro-terms");
+    terms.replaceChildren(
+      ...mode
+        .terms(boot, words, locale)
+        .flatMap((term) => [
+          Object.assign(document.createElement("dt"), { textContent: term.label }),
+          Object.assign(document.createElement("dd"), { textContent: term.value }),
+        ]),
+    );
+    terms.hidden = terms.childElementCount === 0;
+    const consent = mode.consent(boot, words);
+    $("consent-row").hidden = consent === null;
+    $("consent-label").textContent = consent ?? "";
+    const why = () => {
+      $("why-body").textContent = words("screen.why.body", { seconds: this.seconds });
+    };
+    why();
+    $("paced-label").textContent = words("screen.paced.label", { seconds: override ?? PACED_SECONDS });
+    $("paced").addEventListener("change", why);
+    $("continue").addEventListener("click", () => this.proceed());
+    for (const button of document.querySelectorAll<HTMLButtonElement>("[data-cancel]")) {
+      button.addEventListener("click", () => this.cancel("person_cancelled"));
+    }
+    // The models load while the person reads (seconds of download and compilation).
+    this.models = FaceModels.load(assets);
+    this.models.catch(() => {});
+    show("intro");
+  }
+
+  /** Continue: the consent if asked, then the devices and the gates. */
+  private async proceed(): Promise<void> {
+    const consent = $<HTMLInputElement>("consent");
+    if (!$("consent-row").hidden && !consent.checked) {
+      $("consent-error").hidden = false;
+      consent.setAttribute("aria-invalid", "true");
+      consent.focus();
+      return;
+    }
+    $("consent-error").hidden = true;
+    // Once: a second press must not ask for the devices twice.
+    $<HTMLButtonElement>("continue").disabled = true;
+    $("capture-title").textContent = words("screen.gates.title");
+    $("reading").hidden = true;
+    $("recording").hidden = true;
+    $("gates").hidden = false;
+    $<HTMLButtonElement>("record").hidden = false;
+    $<HTMLButtonElement>("record").disabled = true;
+    $("guidance").textContent = words("screen.guidance.loading");
+    show("capture");
+    let models: FaceModels;
+    try {
+      models = await this.models!;
+    } catch (error) {
+      console.error(error);
+      return showError(new ScreenError("screen.error.unsupported", false));
+    }
+    $("guidance").textContent = words("screen.camera.asking");
+    try {
+      this.capture = await PresenceCapture.open({ assets, video: $<HTMLVideoElement>("camera") }, models);
+    } catch (error) {
+      const denied = error instanceof DOMException && (error.name === "NotAllowedError" || error.name === "SecurityError");
+      return this.cancel(denied ? "permission_denied" : "camera_unavailable");
+    }
+    this.watchGates();
+  }
+
+  /** The gates, every 200 ms: each item passed or not, and the first problem's guidance (spoken when it changes). */
+  private watchGates(): void {
+    const record = $<HTMLButtonElement>("record");
+    record.onclick = () => {
+      clearInterval(this.gateTimer);
+      this.record().catch((error: unknown) => showError(error));
+    };
+    const items: Record<string, GateProblem[]> = { face: ["no_face", "hold_still"], light: ["more_light"], camera: ["camera_slow"] };
+    this.gateTimer = setInterval(() => {
+      const gates = this.capture!.gates();
+      for (const [gate, problems] of Object.entries(items)) {
+        const passed =
+          !problems.some((problem) => gates.problems.includes(problem)) && !(gate === "light" && gates.problems.includes("no_face"));
+        const item = document.querySelector<HTMLElement>(`[data-gate="${gate}"]`)!;
+        item.dataset.passed = String(passed);
+        item.querySelector(".gate-state")!.textContent = words(passed ? "screen.gate.passed" : "screen.gate.waiting");
+      }
+      // Once the gates have passed the button stays enabled: a flicker should not take it away under the finger.
+      if (gates.ready) record.disabled = false;
+      const guidance = gates.ready || !record.disabled ? "screen.guidance.ready" : `screen.guidance.${gates.problems[0]}`;
+      const text = words(guidance);
+      if ($("guidance").textContent !== text) $("guidance").textContent = text;
+    }, 200);
+  }
+
+  /** Records the reading with the progress shown, then completes. */
+  private async record(): Promise<void> {
+    const seconds = this.seconds;
+    const paced = this.paced;
+    $("capture-title").textContent = words("screen.recording.title");
+    $("gates").hidden = true;
+    $<HTMLButtonElement>("record").hidden = true;
+    $("guidance").textContent = "";
+    $("reading").hidden = false;
+    $("recording").hidden = false;
+    document.body.dataset.recording = "true";
+    const progress = $<HTMLProgressElement>("progress");
+    progress.max = seconds;
+    progress.value = 0;
+    const lines = words("screen.reading.lines").split("|");
+    const cues: Cue[] = paced ? pacedCues(this.boot.capture_nonce, seconds, lines.join(" ").split(/\s+/)) : [];
+    const reading = $("reading");
+    if (paced) reading.replaceChildren(Object.assign(document.createElement("p"), { className: "cue" }));
+    else {
+      reading.replaceChildren(
+        Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.recording.hint") }),
+        ...lines.map((line) => Object.assign(document.createElement("p"), { className: "line", textContent: line })),
+      );
+    }
+    $("capture-title").focus();
+    let lastLeft = -1;
+    const descriptor = await this.capture!.record(
+      seconds,
+      this.boot.capture_nonce,
+      (elapsed) => {
+        progress.value = elapsed;
+        const left = Math.max(0, Math.ceil(seconds - elapsed));
+        if (left !== lastLeft) {
+          lastLeft = left;
+          $("time-left").textContent = words("screen.recording.left", { seconds: left });
+          progress.setAttribute("aria-valuetext", words("screen.recording.left", { seconds: left }));
+        }
+        if (paced) this.showCue(cueAt(cues, elapsed));
+      },
+      paced ? { schedule: "nonce-v1" } : {},
+    );
+    if (this.ended) return;
+    document.body.dataset.recording = "false";
+    await this.closeDevices();
+    await this.complete(descriptor);
+  }
+
+  /** The paced reading's cue: the words to read now, or breathe in. */
+  private showCue(cue: Cue | undefined): void {
+    const element = document.querySelector<HTMLElement>("#reading .cue");
+    if (!element || !cue) return;
+    const text = cue.kind === "speak" ? cue.text : words("screen.paced.breathe");
+    if (element.textContent !== text) {
+      element.textContent = text;
+      element.dataset.kind = cue.kind;
+    }
+  }
+
+  private async complete(descriptor: PresenceDescriptor): Promise<void> {
+    show("sending");
+    try {
+      const ended = await post<SessionEnded>("complete", this.mode.completion(this.boot, descriptor), this.boot.screen_token);
+      this.outcome(ended);
+    } catch (error) {
+      showError(error, () => this.complete(descriptor));
+    }
+  }
+
+  /** Ends the session without a capture (the cancel button, or devices that could not be used). */
+  private async cancel(reason: "person_cancelled" | "camera_unavailable" | "permission_denied"): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.gateTimer);
+    await this.closeDevices();
+    show("sending");
+    try {
+      this.outcome(await post<SessionEnded>("cancel", { reason }, this.boot.screen_token));
+    } catch (error) {
+      this.ended = false;
+      showError(error, () => this.cancel(reason));
+    }
+  }
+
+  private async closeDevices(): Promise<void> {
+    const capture = this.capture;
+    this.capture = null;
+    await capture?.close().catch(() => {});
+  }
+
+  /** The outcome: confirmed, not confirmed (the reason in words) or cancelled; the session has ended. */
+  private outcome(ended: SessionEnded): void {
+    this.ended = true;
+    const kind = ended.outcome.approved ? "approved" : ended.state === "cancelled" ? "cancelled" : "refused";
+    $("outcome").dataset.kind = kind;
+    $("outcome-title").textContent = words(`screen.outcome.${kind}`);
+    $("outcome-message").textContent = ended.outcome.user_message;
+    $("outcome").dataset.reason = ended.outcome.reason ?? "";
+    const receipt = ended.outcome.receipt_code;
+    $("outcome-receipt").hidden = !receipt;
+    $("receipt-code").textContent = receipt ?? "";
+    $("outcome-again").hidden = kind === "approved";
+    $("outcome-again").textContent = words("screen.outcome.again", { merchant: this.boot.display_name });
+    show("outcome");
+  }
+}
+
+/** What complete and cancel answer (docs/functions.md#hosted-capture). */
+interface SessionEnded {
+  session_id: string;
+  state: string;
+  outcome: { approved: boolean; reason: string | null; user_message: string; receipt_code: string | null };
+}
+
+async function main(): Promise<void> {
+  show("loading");
+  const token = takeToken();
+  if (!token) return showError(new ScreenError("screen.error.no_token", false));
+  await start(token);
+}
+
+/** Boots with the token (again after a network failure: the token is only spent once the service answered). */
+async function start(token: string): Promise<void> {
+  let boot: ScreenBoot;
+  try {
+    boot = await post<ScreenBoot>("boot", { session_token: token });
+  } catch (error) {
+    return showError(error, () => {
+      show("loading");
+      start(token).catch((failure: unknown) => showError(failure));
+    });
+  }
+  const mode = screenModes[boot.action];
+  applyTheme(boot);
+  if (!mode) return showError(new ScreenError("screen.error.unsupported", false));
+  document.title = mode.title(boot, words);
+  new Screen(boot, mode).intro();
+}
+
+main().catch((error: unknown) => showError(error));

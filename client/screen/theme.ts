@@ -1,0 +1,98 @@
+/**
+ * The merchant's capture theme (merchant-theme-get's tokens, as `/boot` answers them) as the
+ * screen's CSS custom properties, for the person's colour scheme. A theme is drawn for one `mode`;
+ * for the other scheme the screen derives its counterpart (lightness mirrored, the primary colour
+ * flipped when it would vanish on the new background), so a light theme still reads well to a
+ * person whose device asks for dark, and the reverse. Logos and font style sheets are used only
+ * when the service itself serves them: the screen loads nothing from any other host.
+ */
+
+export type Scheme = "light" | "dark";
+
+/** The colour tokens and the custom property each becomes (`--primary: 212 78% 15%`, used as `hsl(var(--primary))`). */
+const COLOURS = {
+  color_primary: "--primary",
+  color_primary_fg: "--primary-fg",
+  color_background: "--background",
+  color_foreground: "--foreground",
+  color_muted: "--muted",
+  color_border: "--border",
+  color_success: "--success",
+  color_danger: "--danger",
+} as const;
+
+type ColourToken = keyof typeof COLOURS;
+
+interface Hsl {
+  h: number;
+  s: number;
+  l: number;
+}
+
+function parseHsl(value: string | number | undefined): Hsl | null {
+  const match = /^(\d+(?:\.\d+)?) (\d+(?:\.\d+)?)% (\d+(?:\.\d+)?)%$/.exec(String(value ?? ""));
+  return match ? { h: Number(match[1]), s: Number(match[2]), l: Number(match[3]) } : null;
+}
+
+const format = ({ h, s, l }: Hsl) => `${h} ${s}% ${Math.round(l * 100) / 100}%`;
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+/**
+ * The theme's colours for `scheme`: as drawn when the scheme is the theme's `mode`, else mirrored.
+ * Status colours keep their hue and move to a lightness that reads on the background.
+ *
+ * @example colours({ mode: "light", color_background: "0 0% 97%", … }, "dark")["--background"] // "0 0% 3%"
+ */
+export function colours(theme: Record<string, string | number>, scheme: Scheme): Record<string, string> {
+  const parsed = Object.fromEntries(Object.keys(COLOURS).map((token) => [token, parseHsl(theme[token])])) as Record<
+    ColourToken,
+    Hsl | null
+  >;
+  const out: Record<string, string> = {};
+  const drawnFor: Scheme = theme.mode === "dark" ? "dark" : "light";
+  const mirror = scheme !== drawnFor;
+  const mirrored = (c: Hsl): Hsl => ({ ...c, l: 100 - c.l });
+  const background = parsed.color_background && (mirror ? mirrored(parsed.color_background) : parsed.color_background);
+  for (const [token, property] of Object.entries(COLOURS) as [ColourToken, string][]) {
+    const colour = parsed[token];
+    if (!colour) continue;
+    let value = colour;
+    if (mirror && (token === "color_background" || token === "color_foreground" || token === "color_muted" || token === "color_border")) {
+      value = mirrored(colour);
+    } else if (mirror && (token === "color_primary" || token === "color_primary_fg")) {
+      // The primary stays the brand's colour unless it would sit too close to the new background.
+      const primary = parsed.color_primary;
+      const faint = primary && background && Math.abs(primary.l - background.l) < 35;
+      value = faint ? mirrored(colour) : colour;
+    } else if (mirror && (token === "color_success" || token === "color_danger")) {
+      value = { ...colour, l: scheme === "dark" ? clamp(colour.l, 55, 75) : clamp(colour.l, 25, 45) };
+    }
+    out[property] = format(value);
+  }
+  return out;
+}
+
+/** Radii, fonts and weights: the same in both schemes. */
+export function shape(theme: Record<string, string | number>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const size of ["sm", "md", "lg"] as const) {
+    const px = theme[`radius_${size}_px`];
+    if (typeof px === "number") out[`--radius-${size}`] = `${px}px`;
+  }
+  if (typeof theme.font_body_family === "string") out["--font-body"] = theme.font_body_family;
+  if (typeof theme.font_heading_family === "string") out["--font-heading"] = theme.font_heading_family;
+  if (typeof theme.font_body_weight === "number") out["--weight-body"] = String(theme.font_body_weight);
+  if (typeof theme.font_heading_weight === "number") out["--weight-heading"] = String(theme.font_heading_weight);
+  return out;
+}
+
+/** A URL of the theme the screen may load: one the service itself serves (`origin`), else null. */
+export function ownAsset(value: string | number | undefined, origin: string): string | null {
+  if (typeof value !== "string") return null;
+  try {
+    const url = new URL(value);
+    return url.origin === origin ? url.href : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Driving the hosted screen (`hosted-capture/session`) in the browser tests: open a session's URL,
+ * wait for a view, go through the gates and the recording, and photograph each state in the light
+ * and the dark scheme.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+
+/** A phone-sized viewport (the screenshots in docs/screens/ are taken at it). */
+export const PHONE = { width: 390, height: 780 };
+
+/**
+ * Where screenshots go: docs/screens/ when UPDATE_SCREENSHOTS=1 (the ones the README shows, kept
+ * in git), else dist/screens/ (taken all the same, so a state that cannot be photographed fails).
+ */
+const SCREENSHOTS = join(process.cwd(), process.env.UPDATE_SCREENSHOTS === "1" ? "docs/screens" : "dist/screens");
+
+/** The screen's URL for a capture of `seconds` (the session's `url` with `?seconds=`, its fragment kept). */
+export function screenUrl(url: string, seconds?: number): string {
+  if (seconds === undefined) return url;
+  const [address, fragment] = url.split("#");
+  return `${address}?seconds=${seconds}#${fragment}`;
+}
+
+export type ScreenView = "loading" | "intro" | "capture" | "sending" | "outcome" | "error";
+
+/** Waits until the screen shows `view` (failing with what it shows otherwise). */
+export async function waitForView(page: Page, view: ScreenView, timeout = 60_000): Promise<void> {
+  await page
+    .waitForFunction((wanted) => document.body.dataset.state === wanted, view, { timeout })
+    .catch(async (error: Error) => {
+      const shown = await page.evaluate(() => `${document.body.dataset.state}: ${document.querySelector("main")?.innerText}`);
+      throw new Error(`${error.message}; the screen shows ${shown}`);
+    });
+}
+
+/** Saves `name`-light.png and `name`-dark.png of the page as it is now (the scheme switched live). */
+export async function photograph(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const scheme of ["light", "dark"] as const) {
+    await emulateScheme(page, scheme);
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`) });
+  }
+  await emulateScheme(page, "light");
+}
+
+/** Switches the device's colour scheme and waits until the screen has repainted its theme for it. */
+export async function emulateScheme(page: Page, scheme: "light" | "dark"): Promise<void> {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.waitForFunction((wanted) => (document.documentElement.dataset.scheme ?? wanted) === wanted, scheme);
+}
+
+/** From the capture view: waits until the screen is ready to record (models, camera, quality gates). */
+export async function waitForGates(page: Page): Promise<void> {
+  await page.waitForFunction(() => !(document.getElementById("record") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
+}
+
+/** From the capture view: waits for the gates, starts the reading and returns once it records. */
+export async function startReading(page: Page): Promise<void> {
+  await waitForGates(page);
+  await page.click("#record");
+  await page.waitForFunction(() => !document.getElementById("recording")!.hidden);
+}
+
+/** The outcome as the screen shows it. */
+export async function outcomeOf(page: Page) {
+  return page.evaluate(() => ({
+    kind: document.getElementById("outcome")!.dataset.kind,
+    reason: document.getElementById("outcome")!.dataset.reason,
+    title: document.getElementById("outcome-title")!.textContent,
+    message: document.getElementById("outcome-message")!.textContent,
+    receipt: document.getElementById("outcome-receipt")!.hidden ? null : document.getElementById("receipt-code")!.textContent,
+  }));
+}

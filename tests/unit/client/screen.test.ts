@@ -1,0 +1,130 @@
+/**
+ * The hosted screen's pure parts (client/screen/): what each session action tells and asks, the
+ * theme's colours for each scheme, and the paced reading's cues.
+ */
+import { describe, expect, it } from "vitest";
+import { formatMinorUnits, type ScreenBoot, screenModes } from "../../../client/screen/modes";
+import { cueAt, pacedCues } from "../../../client/screen/paced";
+import { colours, ownAsset, shape } from "../../../client/screen/theme";
+import { challengeSchedule } from "../../../shared/engine/schedule";
+import { sessionActions } from "../../../shared/sessions/create";
+import { defaultTheme } from "../../../shared/themes/theme";
+
+const words = (key: string, params: Record<string, string | number> = {}) => `${key}${JSON.stringify(params)}`;
+const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
+  session_id: "hs_1",
+  action: "login",
+  display_name: "Acme",
+  external_txn_ref: null,
+  amount_cents: null,
+  currency: null,
+  expires_at: "2026-11-24T10:00:00.000Z",
+  locale: "en",
+  consent: null,
+  capture_nonce: "hcn_abcdefgh",
+  screen_token: "hsc_x",
+  theme: { customized: false, theme: {} },
+  ...extra,
+});
+const descriptor = { version: 1 } as never;
+
+describe("screen modes", () => {
+  it("has a mode for every session action the service creates", () => {
+    expect(Object.keys(screenModes).sort()).toEqual([...sessionActions].sort());
+  });
+
+  it("enroll: asks the consent and sends it back accepted, as offered", () => {
+    const consent = { version: "hosted-capture-1", retention_days: 365 };
+    const enroll = screenModes.enroll!;
+    expect(enroll.consent(boot({ action: "enroll", consent }), words)).toBe('screen.consent.label{"merchant":"Acme","days":365}');
+    expect(enroll.completion(boot({ action: "enroll", consent }), descriptor)).toEqual({
+      capture_nonce: "hcn_abcdefgh",
+      face_template: descriptor,
+      consent: { ...consent, accepted: true },
+    });
+  });
+
+  it("authorize: shows the amount in the person's locale and the reference; the others ask no consent", () => {
+    const terms = screenModes.authorize!.terms(
+      boot({ amount_cents: 129_990, currency: "BRL", external_txn_ref: "order-1044" }),
+      words,
+      "pt-BR",
+    );
+    expect(terms).toEqual([
+      { label: "screen.detail.amount{}", value: formatMinorUnits(129_990, "BRL", "pt-BR") },
+      { label: "screen.detail.reference{}", value: "order-1044" },
+    ]);
+    expect(terms[0]!.value.replace(/\s/g, " ")).toBe("R$ 1.299,90");
+    for (const action of ["login", "authorize", "sign"]) {
+      expect(screenModes[action]!.consent(boot({ action }), words)).toBeNull();
+      expect(screenModes[action]!.completion(boot({ action }), descriptor)).toEqual({
+        capture_nonce: "hcn_abcdefgh",
+        face_template: descriptor,
+      });
+    }
+  });
+
+  it("writes minor units with the currency's own decimals", () => {
+    expect(formatMinorUnits(1299, "EUR", "en")).toBe("€12.99");
+    expect(formatMinorUnits(1299, "JPY", "en")).toBe("¥1,299");
+    expect(formatMinorUnits(1299, "BHD", "en").replace(/\s/g, " ")).toBe("BHD 1.299");
+  });
+});
+
+describe("the theme on the screen", () => {
+  const light = defaultTheme("capture", "https://service.example/assets");
+
+  it("uses a theme's colours as drawn for its own mode", () => {
+    expect(colours(light, "light")).toMatchObject({
+      "--primary": "212 78% 15%",
+      "--background": "0 0% 97%",
+      "--foreground": "212 78% 15%",
+    });
+  });
+
+  it("mirrors a light theme for a dark device: background and text swap lightness, a dark primary turns light", () => {
+    const dark = colours(light, "dark");
+    expect(dark).toMatchObject({
+      "--background": "0 0% 3%",
+      "--foreground": "212 78% 85%",
+      "--primary": "212 78% 85%",
+      "--primary-fg": "0 0% 0%",
+    });
+    expect(Number(dark["--danger"]!.split(" ")[2]!.replace("%", ""))).toBeGreaterThanOrEqual(55);
+  });
+
+  it("keeps a brand primary that still stands out on the mirrored background", () => {
+    const green = { ...light, color_primary: "152 60% 45%" };
+    expect(colours(green, "dark")["--primary"]).toBe("152 60% 45%");
+  });
+
+  it("mirrors a dark theme for a light device", () => {
+    const dark = { ...light, mode: "dark", color_background: "220 20% 8%", color_foreground: "0 0% 95%" };
+    expect(colours(dark, "light")).toMatchObject({ "--background": "220 20% 92%", "--foreground": "0 0% 5%" });
+    expect(colours(dark, "dark")).toMatchObject({ "--background": "220 20% 8%" });
+  });
+
+  it("carries radii, fonts and weights; loads assets only from the service itself", () => {
+    expect(shape(light)).toMatchObject({ "--radius-md": "12px", "--weight-heading": "600" });
+    expect(ownAsset("https://service.example/assets/logo.svg", "https://service.example")).toBe("https://service.example/assets/logo.svg");
+    expect(ownAsset("https://cdn.merchant.example/logo.svg", "https://service.example")).toBeNull();
+    expect(ownAsset("not a url", "https://service.example")).toBeNull();
+  });
+});
+
+describe("paced reading cues", () => {
+  it("follow the nonce's schedule: pauses breathe, speak segments carry the next words, about 2.5 a second", () => {
+    const words = "one two three four five six seven".split(" ");
+    const cues = pacedCues("n_7f3a9c21e4", 30, words);
+    const { segments } = challengeSchedule("n_7f3a9c21e4", 10, 300);
+    expect(cues.map(({ kind, start_s, end_s }) => ({ kind, start_s, end_s }))).toEqual(segments);
+    expect(cues[0]).toMatchObject({ kind: "pause", start_s: 0, end_s: 1, text: "" });
+    expect(cues[1]).toMatchObject({ kind: "speak", start_s: 1, end_s: 5.4 });
+    expect(cues[1]!.text.split(" ")).toHaveLength(11);
+    expect(cues[1]!.text.startsWith("one two three")).toBe(true);
+    expect(cues[3]!.text.split(" ")[0]).toBe(words[11 % words.length]);
+    expect(cueAt(cues, 0.5)).toBe(cues[0]);
+    expect(cueAt(cues, 5)).toBe(cues[1]);
+    expect(cueAt(cues, 99)).toBe(cues[cues.length - 1]);
+  });
+});
