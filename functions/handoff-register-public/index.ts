@@ -25,7 +25,8 @@ import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-li
 const limits = {
   register: { name: "handoff-register", limit: 60, windowSeconds: 60 },
   status: { name: "handoff-status", limit: 600, windowSeconds: 60 },
-  claim: { name: "handoff-claim-ip", limit: 30, windowSeconds: 60 },
+  // generous: a mobile carrier's NAT puts many phones behind one address; a code is 256 bits, never guessed
+  claim: { name: "handoff-claim-ip", limit: 300, windowSeconds: 60 },
 };
 
 const app = createFunctionApp("handoff-register-public");

@@ -38,7 +38,15 @@ export const claimHandoffSchema = v.pipe(
   v.strictObject({ handoff_code: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }),
 );
 
-export const handoffStatusSchema = v.object({ handoff_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+const handoffId = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
+
+export const handoffStatusSchema = v.object({ handoff_id: handoffId });
+
+/** The hosted screen's poll: its session's token is its credential. */
+export const screenHandoffStatusSchema = v.pipe(
+  jsonObject,
+  v.strictObject({ session_token: v.pipe(v.string(), v.minLength(1), v.maxLength(256)), handoff_id: handoffId }),
+);
 
 /** The AES-GCM key a handoff code seals its session token under. */
 async function sealingKey(code: string): Promise<CryptoKey> {

@@ -59,16 +59,15 @@ declare
   s private.hosted_sessions;
   h private.handoffs;
 begin
-  select * into s from private.hosted_sessions where token_hash = p ->> 'session_token_hash' for update;
-  if not found or (p ? 'merchant_id' and (s.merchant_id <> (p ->> 'merchant_id')::uuid or s.environment <> p ->> 'environment')) then
+  -- A merchant key reaches only its own sessions: another merchant's token is unknown.
+  if p ? 'merchant_id' and not exists (
+    select 1 from private.hosted_sessions
+    where token_hash = p ->> 'session_token_hash' and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+  ) then
     raise exception 'hosted session not found' using errcode = 'HA404';
   end if;
-  if private.hosted_session_expired(s, v_now) then
-    raise exception 'hosted session expired' using errcode = 'HA702';
-  end if;
-  if s.state <> 'open' then
-    raise exception 'hosted session already opened' using errcode = 'HA701';
-  end if;
+  -- locked, unopened and unexpired, or HA404, HA701, HA702 (the hosted sessions' own rule)
+  s := private.hosted_session_lock('token', p ->> 'session_token_hash', v_now);
   update private.handoffs set replaced_at = v_now, sealed_session_token = null
   where session_id = s.id and claimed_at is null and replaced_at is null;
   insert into private.handoffs (id, merchant_id, environment, session_id, code_hash, sealed_session_token, created_at, expires_at)
