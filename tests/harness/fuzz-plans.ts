@@ -11,7 +11,7 @@ import { agentTools } from "../../shared/agents/tools";
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
 import type { PresenceDescriptor } from "../../shared/engine";
-import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema } from "../../shared/handoffs/handoff";
+import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
 import { decisionSchema } from "../../shared/mandates/decision";
@@ -501,6 +501,23 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         },
         { path: "/complete", methods: ["POST"], input: "json", key: "none", bearer: "screen", scenario: true, weight: 4, body: completion },
         { path: "/cancel", methods: ["POST"], input: "json", key: "none", bearer: "screen", body: arbitraryOf(cancelSchema) },
+        {
+          path: "/handoff",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(registerHandoffSchema, { session_token: sessionToken }),
+        },
+        {
+          path: "/handoff/status",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(screenHandoffStatusSchema, {
+            session_token: sessionToken,
+            handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2),
+          }),
+        },
         { path: "/check", methods: ["GET"], input: "none", key: "none" },
         { path: "/session", methods: ["GET"], input: "none", key: "none" },
         { path: "/assets/check.js", methods: ["GET"], input: "none", key: "none" },
