@@ -101,6 +101,32 @@ describe("handoff-register-public", () => {
     });
   });
 
+  describe("the hosted screen's own routes", () => {
+    it("the screen registers with the session token alone and polls with it; another session's token reads nothing", async () => {
+      const m = await merchantFactory();
+      const session = await openSession(m.keys.sk_test, { action: "login" });
+      const other = await openSession(m.keys.sk_test, { action: "login" });
+      const res = await call("hosted-capture/handoff", { body: { session_token: session.session_token } });
+      expect(res.status, res.text).toBe(201);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      expect(res.body).toMatchObject({ state: "pending", session: { session_id: session.session_id } });
+      const poll = (token: string) =>
+        call("hosted-capture/handoff/status", { body: { session_token: token, handoff_id: res.body.handoff_id } });
+      expect((await poll(session.session_token)).body).toMatchObject({ handoff_id: res.body.handoff_id, state: "pending" });
+      expect(errorOf(await poll(other.session_token))).toEqual({ status: 404, code: "not_found" });
+      expect((await claim(res.body.handoff_code)).body.session_token).toBe(session.session_token);
+      expect((await poll(session.session_token)).body.state).toBe("claimed");
+      expect(errorOf(await call("hosted-capture/handoff", { body: { session_token: "hst_nothing" } }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
+      expect(errorOf(await call("hosted-capture/handoff", { body: { session_token: other.session_token, ttl_seconds: 5 } }))).toEqual({
+        status: 400,
+        code: "INVALID_HANDOFF_TTL",
+      });
+    });
+  });
+
   describe("errors", () => {
     it("registering needs a key of the session's merchant and environment, and an unopened, unexpired session", async () => {
       const m = await merchantFactory();
