@@ -63,7 +63,6 @@ describe("hosted screen handoff", () => {
     await phonePage.goto(handoff.url);
     await waitForView(phonePage, "intro");
     expect(await phonePage.evaluate(() => location.hash)).toBe("");
-    await photograph(phonePage, "en-handoff-phone");
 
     await page.waitForFunction(
       () => document.getElementById("handoff-status")?.textContent?.startsWith("Your phone has taken over"),
