@@ -138,11 +138,9 @@ export async function discloseClaims(deps: Deps, issuer: Issuer, tenant: Tenant,
   const consentToken = `cst_${randomBase64Url(32)}`;
   const issuedAt = Math.floor(deps.now.getTime() / 1000);
   const expiresAt = new Date((issuedAt + body.ttl_seconds) * 1000);
-  const disclosed = claims.filter((claim) => claim.status === "disclosed");
-  const sdJwt = await issueSdJwt(
-    issuer.keys,
+  const sdJwt = await signDisclosure(
+    issuer,
     {
-      iss: issuer.baseUrl,
       aud: tenant.merchantId,
       iat: issuedAt,
       exp: issuedAt + body.ttl_seconds,
@@ -150,10 +148,9 @@ export async function discloseClaims(deps: Deps, issuer: Issuer, tenant: Tenant,
       zk_proof_audit_id: body.zk_proof_audit_id,
       transaction_type: body.transaction_type,
       ...(cnf ? { cnf } : {}),
-      ...Object.fromEntries(disclosed.map((claim) => [claim.key, signedClaim(claim, digests)])),
     },
-    disclosed.map((claim) => claim.key),
-    DISCLOSURE_JWT_TYPE,
+    claims,
+    digests,
   );
 
   const entry = await rpc(deps.sql, "disclosure_record", {
@@ -188,6 +185,20 @@ export async function discloseClaims(deps: Deps, issuer: Issuer, tenant: Tenant,
     verification: { issuer: issuer.baseUrl, jwks_uri: jwksUri(issuer.baseUrl), typ: DISCLOSURE_JWT_TYPE, alg: "EdDSA" },
     consent: { ledger_seq: entry.seq, ledger_hash: entry.row_hash, recorded_at: entry.recorded_at },
   };
+}
+
+/**
+ * The disclosure as an SD-JWT: `envelope` (audience, times, ids, the device key) always shown, and
+ * each disclosed field a selectively disclosable claim of its key.
+ */
+function signDisclosure(issuer: Issuer, envelope: Record<string, unknown>, claims: ResolvedClaim[], digests: Map<string, string>) {
+  const disclosed = claims.filter((claim) => claim.status === "disclosed");
+  return issueSdJwt(
+    issuer.keys,
+    { iss: issuer.baseUrl, ...envelope, ...Object.fromEntries(disclosed.map((claim) => [claim.key, signedClaim(claim, digests)])) },
+    disclosed.map((claim) => claim.key),
+    DISCLOSURE_JWT_TYPE,
+  );
 }
 
 function ledgerClaim(claim: ResolvedClaim): LedgerClaim {
