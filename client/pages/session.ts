@@ -31,7 +31,7 @@ const PACED_SECONDS = 30;
 const requestedSeconds = Number(new URL(location.href).searchParams.get("seconds"));
 const override = Number.isFinite(requestedSeconds) && requestedSeconds >= 5 ? Math.min(30, requestedSeconds) : null;
 
-type View = "loading" | "intro" | "capture" | "sending" | "outcome" | "error";
+type View = "loading" | "handoff" | "intro" | "capture" | "sending" | "outcome" | "error";
 
 /** Shows one view and moves the focus to its heading. */
 function show(view: View): void {
@@ -57,6 +57,7 @@ const errorKeys: Record<string, string> = {
   SESSION_EXPIRED: "screen.error.expired",
   SESSION_ENDED: "screen.error.ended",
   RATE_LIMITED: "screen.error.busy",
+  HANDOFF_CODE_INVALID: "screen.error.handoff_invalid",
 };
 
 /** POSTs to the screen's endpoints; an error answer becomes a ScreenError with the person's words. */
@@ -125,12 +126,89 @@ function applyTheme(boot: ScreenBoot): void {
 // The flow
 // ---------------------------------------------------------------------------------------------
 
-/** The session token from the URL's fragment (never sent to any server by the browser), then out of the address bar. */
-function takeToken(): string | null {
+/**
+ * What the URL's fragment carries (never sent to any server by the browser), then out of the
+ * address bar: the session token, or the handoff code of another device's QR code.
+ */
+function takeFragment(): { token: string } | { handoff: string } | null {
   const fragment = decodeURIComponent(location.hash.slice(1));
-  const token = fragment.startsWith("token=") ? fragment.slice("token=".length) : fragment;
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
-  return token.length > 0 ? token : null;
+  if (fragment.startsWith("handoff=")) return fragment.length > "handoff=".length ? { handoff: fragment.slice("handoff=".length) } : null;
+  const token = fragment.startsWith("token=") ? fragment.slice("token=".length) : fragment;
+  return token.length > 0 ? { token } : null;
+}
+
+/** Whether this device has a camera at all (before any permission, browsers list the kinds of device). */
+async function hasCamera(): Promise<boolean> {
+  if (!navigator.mediaDevices?.enumerateDevices) return false;
+  try {
+    return (await navigator.mediaDevices.enumerateDevices()).some((device) => device.kind === "videoinput");
+  } catch {
+    return true;
+  }
+}
+
+/** A handoff as /handoff answers it (docs/functions.md#hosted-capture). */
+interface Handoff {
+  handoff_id: string;
+  state: "pending" | "claimed" | "expired" | "replaced";
+  url: string;
+  qr_svg: string;
+}
+
+const HANDOFF_POLL_MS = 2000;
+
+/**
+ * On a device without a camera: the session goes to the person's phone. A QR code of the phone's
+ * link (single use, two minutes), its state while the phone takes over, a new code when it expired,
+ * and the choice to go on here after all.
+ */
+async function handOff(token: string): Promise<void> {
+  let handoff: Handoff;
+  try {
+    handoff = await post<Handoff>("handoff", { session_token: token });
+  } catch (error) {
+    return showError(error, () => handOff(token).catch((failure: unknown) => showError(failure)));
+  }
+  $<HTMLImageElement>("handoff-qr").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(handoff.qr_svg)}`;
+  const status = $("handoff-status");
+  const renew = $<HTMLButtonElement>("handoff-renew");
+  status.textContent = words("screen.handoff.waiting");
+  renew.hidden = true;
+  let polling = true;
+  renew.onclick = () => handOff(token).catch((failure: unknown) => showError(failure));
+  $<HTMLButtonElement>("handoff-here").onclick = () => {
+    polling = false;
+    show("loading");
+    start(token).catch((failure: unknown) => showError(failure));
+  };
+  show("handoff");
+  while (polling) {
+    await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
+    if (!polling) return;
+    const now = await post<Handoff>("handoff/status", { session_token: token, handoff_id: handoff.handoff_id }).catch(() => null);
+    if (!now || now.state === "pending") continue;
+    polling = false;
+    if (now.state === "claimed") {
+      status.textContent = words("screen.handoff.claimed");
+      $<HTMLImageElement>("handoff-qr").hidden = true;
+      $<HTMLButtonElement>("handoff-here").hidden = true;
+    } else if (now.state === "expired") {
+      status.textContent = words("screen.handoff.expired");
+      renew.hidden = false;
+    }
+  }
+}
+
+/** On the phone: the handoff code from the QR code becomes the session token, once. */
+async function claimHandoff(code: string): Promise<void> {
+  let claimed: { session_token: string };
+  try {
+    claimed = await post<{ session_token: string }>("../handoff-register-public/claim", { handoff_code: code });
+  } catch (error) {
+    return showError(error);
+  }
+  await start(claimed.session_token);
 }
 
 class Screen {
@@ -363,9 +441,11 @@ interface SessionEnded {
 
 async function main(): Promise<void> {
   show("loading");
-  const token = takeToken();
-  if (!token) return showError(new ScreenError("screen.error.no_token", false));
-  await start(token);
+  const taken = takeFragment();
+  if (!taken) return showError(new ScreenError("screen.error.no_token", false));
+  if ("handoff" in taken) return claimHandoff(taken.handoff);
+  if (!(await hasCamera())) return handOff(taken.token);
+  await start(taken.token);
 }
 
 /** Boots with the token (again after a network failure: the token is only spent once the service answered). */

@@ -5,11 +5,15 @@
  *   operation) for what the screen shows, the capture nonce and the screen credential;
  * - `POST /complete` (Authorization: Bearer <screen credential>) with the capture: judges it for
  *   the session's action and answers the outcome;
- * - `POST /cancel` (the same credential) `{reason?}`: the person ends the screen without a capture.
+ * - `POST /cancel` (the same credential) `{reason?}`: the person ends the screen without a capture;
+ * - `POST /handoff` `{session_token, ttl_seconds?}`: before boot, hands the session over to another
+ *   device (handoff-register-public's operation, the token being the screen's only credential): the
+ *   code, the phone's URL and its QR code; `POST /handoff/status` `{session_token, handoff_id}`: its state.
  * Every answer is `cache-control: no-store`; each route is rate limited per client IP (before the
  * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
+import { handoffStatus, registerHandoff, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { SCENARIO_HEADER } from "../../shared/identity/scenario";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/platform/app";
@@ -43,6 +47,9 @@ export const screenLimits = {
   completeSession: { name: "hosted-capture-complete-session", limit: 10, windowSeconds: 60 },
   cancelIp: { name: "hosted-capture-cancel-ip", limit: 600, windowSeconds: 60 },
   cancelSession: { name: "hosted-capture-cancel-session", limit: 10, windowSeconds: 60 },
+  handoffIp: { name: "hosted-capture-handoff-ip", limit: 600, windowSeconds: 60 },
+  handoffSession: { name: "hosted-capture-handoff-session", limit: 10, windowSeconds: 60 },
+  handoffStatusSession: { name: "hosted-capture-handoff-status-session", limit: 60, windowSeconds: 60 },
 } satisfies Record<string, RateLimitRule>;
 
 /** A per-IP limit. */
@@ -121,6 +128,32 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     input("json", cancelSchema),
     async (c) => {
       return c.json(await cancelSession(depsOf(c.var), c.var.screenToken, c.var.input));
+    },
+  );
+
+  app.post(
+    "/handoff",
+    noStore,
+    perIp(screenLimits.handoffIp),
+    input("json", registerHandoffSchema),
+    bootSecret,
+    perSession(screenLimits.handoffSession),
+    async (c) => {
+      const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
+      return c.json(await registerHandoff(depsOf(c.var), null, baseUrl, c.var.input), 201);
+    },
+  );
+
+  app.post(
+    "/handoff/status",
+    noStore,
+    perIp(screenLimits.handoffIp),
+    input("json", screenHandoffStatusSchema),
+    bootSecret,
+    perSession(screenLimits.handoffStatusSession),
+    async (c) => {
+      const { session_token: sessionToken, handoff_id: handoffId } = c.var.input;
+      return c.json(await handoffStatus(depsOf(c.var), { sessionToken }, handoffId));
     },
   );
 }

@@ -96,6 +96,16 @@ ${jsonBlock("messages", messagesOf(locale, "screen."))}
 <h1 tabindex="-1">${m("screen.loading")}</h1>
 <div class="spinner" aria-hidden="true"></div>
 </section>
+<section data-view="handoff" hidden>
+<h1 tabindex="-1">${m("screen.handoff.title")}</h1>
+<p class="lead">${m("screen.handoff.lead")}</p>
+<img id="handoff-qr" class="qr" alt="${m("screen.handoff.qr")}" width="240" height="240">
+<p id="handoff-status" class="guidance" role="status" aria-live="polite"></p>
+<div class="actions">
+<button type="button" id="handoff-renew" class="primary" hidden>${m("screen.handoff.renew")}</button>
+<button type="button" id="handoff-here" class="secondary">${m("screen.handoff.here")}</button>
+</div>
+</section>
 <section data-view="intro" hidden>
 <h1 id="intro-title" tabindex="-1"></h1>
 <p id="intro-lead" class="lead"></p>

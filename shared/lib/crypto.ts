@@ -14,8 +14,19 @@ export function randomBase62(length: number): string {
 
 /** `bytes` random bytes as unpadded base64url (RFC 4648 section 5): 32 bytes are 43 characters. */
 export function randomBase64Url(bytes: number): string {
-  const binary = String.fromCharCode(...crypto.getRandomValues(new Uint8Array(bytes)));
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** Bytes as unpadded base64url (RFC 4648 section 5). */
+export function toBase64Url(bytes: ArrayBuffer | Uint8Array): string {
+  const binary = String.fromCharCode(...(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)));
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Unpadded (or padded) base64url as bytes. */
+export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
 }
 
 /** Random bytes as lowercase hex. */

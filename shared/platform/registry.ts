@@ -11,7 +11,10 @@ const functionRegistry = {
   "agent-verification-request": {},
   "agent-verification-result": {},
   "alias-availability": {},
+  "consent-retention": { crons: ["* * * * *"] },
+  "disclose-claims": {},
   "face-identify": {},
+  "handoff-register-public": {},
   "hosted-capture": { assets: true },
   "hosted-session-consume": {},
   "hosted-session-create": {},
@@ -30,6 +33,7 @@ const functionRegistry = {
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
   "resource-api": { mount: "/v1" },
+  "revoke-consent": {},
 } as const satisfies Record<string, FunctionSpec>;
 
 interface FunctionSpec {

@@ -142,6 +142,20 @@ export function isRequiredAs(schema: object): boolean {
   return REQUIRED_AS in schema;
 }
 
+/**
+ * An optional `ttl_seconds`: an integer from `range.min` to `range.max`, `range.default` when absent;
+ * anything else is answered with `code`.
+ *
+ * @example ttl_seconds: ttlSeconds({ default: 120, min: 30, max: 600 }, "INVALID_HANDOFF_TTL")
+ */
+export function ttlSeconds(range: { default: number; min: number; max: number }, code: ErrorCode) {
+  const message = coded(code);
+  return v.optional(
+    v.pipe(v.number(message), v.integer(message), v.minValue(range.min, message), v.maxValue(range.max, message)),
+    range.default,
+  );
+}
+
 /** The first item of a body schema's pipe: anything but a JSON object (an array, a string …) is `INVALID_INPUT` on `body`. */
 export const jsonObject = v.custom<Record<string, unknown>>(
   (body) => typeof body === "object" && body !== null && !Array.isArray(body),

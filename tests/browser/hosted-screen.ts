@@ -23,7 +23,7 @@ export function screenUrl(url: string, seconds?: number): string {
   return `${address}?seconds=${seconds}#${fragment}`;
 }
 
-export type ScreenView = "loading" | "intro" | "capture" | "sending" | "outcome" | "error";
+export type ScreenView = "loading" | "handoff" | "intro" | "capture" | "sending" | "outcome" | "error";
 
 /** Waits until the screen shows `view` (failing with what it shows otherwise). */
 export async function waitForView(page: Page, view: ScreenView, timeout = 60_000): Promise<void> {

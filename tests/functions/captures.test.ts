@@ -99,7 +99,8 @@ describe("isolation by merchant", () => {
     const withB = await enrolPerson(b.keys.pk_test, n);
     const identityId = await identityOf(a.merchant_id, withA.subject_ref);
 
-    await testDb()`update private.consents set revoked_at = now() where identity_id = ${identityId!} and merchant_id = ${b.merchant_id}`;
+    const withdrawn = await call("revoke-consent", { key: b.keys.sk_test, body: { subject_ref: withB.subject_ref } });
+    expect(withdrawn.status, withdrawn.text).toBe(200);
     expect((await identify(b.keys.pk_test, capture(n))).body).toMatchObject({ matched: false, subject_ref: null });
     expect(errorOf(await act(b.keys.sk_test, withB.subject_ref, capture(n)))).toEqual({ status: 403, code: "ACCESS_REVOKED" });
     expect((await identify(a.keys.pk_test, capture(n))).body).toMatchObject({ matched: true, subject_ref: withA.subject_ref });

@@ -9,7 +9,10 @@ import { aliasRequestSchema } from "../../functions/alias-availability/schema";
 import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "../../functions/resource-api/mandates";
 import { agentTools } from "../../shared/agents/tools";
 import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/agents/verifications";
+import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
+import { revokeConsentSchema } from "../../shared/consent/revoke";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
 import { claimSchema } from "../../shared/identity/claims";
 import { documentEvidenceSchema } from "../../shared/identity/documents";
@@ -260,6 +263,37 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
   const issue = arbitraryOf(issueSchema, issueOverrides);
 
   const sessionToken = often(fc.constant(MARK.sessionToken), fc.string({ minLength: 1, maxLength: 80 }), 6);
+  // mostly fields the catalogue answers (so most disclosures get deep), sometimes anything
+  const catalogueField = fc.constantFrom(
+    { key: "subject_ref", disclosure_type: "value" },
+    { key: "assurance_level", disclosure_type: "value" },
+    { key: "enrolled_on", disclosure_type: "value" },
+    { key: "issuing_country", disclosure_type: "value", requires_kyc: true },
+    { key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "age_over" },
+    { key: "age_over_21", disclosure_type: "zk_proof", public_input: { threshold: 21 } },
+    { key: "document_valid", disclosure_type: "zk_proof" },
+    { key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["BR", "PT"] } },
+    { key: "identity_document", disclosure_type: "document" },
+  );
+  const anyField = fc.record(
+    {
+      key: fc.constantFrom("subject_ref", "age_over_18", "age_over_200", "issuing_country_in", "identity_document", "favourite_colour"),
+      disclosure_type: fc.constantFrom("value", "zk_proof", "document"),
+      requires_kyc: fc.boolean(),
+      circuit_id: fc.constantFrom("age_over", "document_valid", "x"),
+      public_input: fc.constantFrom({ threshold: 18 }, { countries: ["BR"] }, {}),
+    },
+    { requiredKeys: ["key", "disclosure_type"] },
+  );
+  const disclosure = arbitraryOf(discloseSchema, {
+    merchant_id: often(fc.constant(MARK.merchant), fc.constantFrom("00000000-0000-4000-8000-000000000000", "")),
+    "biometric_attestation.capture_id": often(fc.constant(MARK.captureId), fc.uuid()),
+    requestedFields: fc.uniqueArray(often(catalogueField, anyField as fc.Arbitrary<{ key: string }>, 6), {
+      minLength: 1,
+      maxLength: 4,
+      selector: (field) => field.key,
+    }),
+  });
   const enrolment = arbitraryOf(enrollmentSchema, captureOverrides(skeletons, enrollmentSchema.pipe[1]));
   // The hosted screen's completion: an enrolment's body with the consent it offers, or a capture.
   const completion = fc.oneof(
@@ -569,6 +603,23 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         },
         { path: "/complete", methods: ["POST"], input: "json", key: "none", bearer: "screen", scenario: true, weight: 4, body: completion },
         { path: "/cancel", methods: ["POST"], input: "json", key: "none", bearer: "screen", body: arbitraryOf(cancelSchema) },
+        {
+          path: "/handoff",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(registerHandoffSchema, { session_token: sessionToken }),
+        },
+        {
+          path: "/handoff/status",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(screenHandoffStatusSchema, {
+            session_token: sessionToken,
+            handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2),
+          }),
+        },
         { path: "/check", methods: ["GET"], input: "none", key: "none" },
         { path: "/session", methods: ["GET"], input: "none", key: "none" },
         { path: "/assets/check.js", methods: ["GET"], input: "none", key: "none" },
@@ -743,5 +794,67 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
     { name: "outbox-worker", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
     { name: "receipt-anchor", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
+    { name: "consent-retention", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
+    {
+      name: "disclose-claims",
+      routes: [
+        { path: "", methods: ["POST"], input: "json", key: "secret", weight: 3, body: disclosure },
+        {
+          path: "/fetch",
+          methods: ["POST"],
+          input: "json",
+          key: "secret",
+          body: arbitraryOf(fetchSchema, {
+            consent_token: often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2),
+          }),
+        },
+      ],
+    },
+    {
+      name: "revoke-consent",
+      routes: [
+        {
+          path: "",
+          methods: ["POST"],
+          input: "json",
+          key: "secret",
+          // the cohort's person is withdrawn only rarely, so the other functions keep getting deep
+          body: arbitraryOf(revokeConsentSchema, {
+            consent_token: sometimes(often(fc.stringMatching(/^cst_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 })), 2),
+            subject_ref: sometimes(often(fc.stringMatching(/^sub_[0-9a-f]{48}$/), fc.constant(MARK.subject), 30), 2),
+          }),
+        },
+      ],
+    },
+    {
+      name: "handoff-register-public",
+      routes: [
+        {
+          path: "",
+          methods: ["POST"],
+          input: "json",
+          key: "publishable",
+          body: arbitraryOf(registerHandoffSchema, { session_token: sessionToken }),
+        },
+        {
+          path: "/claim",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: arbitraryOf(claimHandoffSchema, {
+            handoff_code: often(fc.stringMatching(/^hoc_[A-Za-z0-9_-]{43}$/), fc.string({ maxLength: 60 }), 2),
+          }),
+        },
+        {
+          path: "/status",
+          methods: ["GET"],
+          input: "query",
+          key: "publishable",
+          body: arbitraryOf(handoffStatusSchema, {
+            handoff_id: often(fc.stringMatching(/^hof_[0-9a-f]{32}$/), fc.string({ maxLength: 70 }), 2),
+          }),
+        },
+      ],
+    },
   ];
 }

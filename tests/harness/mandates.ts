@@ -8,7 +8,11 @@ type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 type Person = Awaited<ReturnType<typeof enrolStranger>>;
 
 /** A fresh capture of `person` through the transaction sink (with a valid sandbox passport when `document`): its transaction_id is mandate-issue's proof. */
-export async function proofCapture(merchant: Merchant, person: Person, options: { document?: boolean; at?: Date } = {}) {
+export async function proofCapture(
+  merchant: Merchant,
+  person: Pick<Person, "capture" | "subject_ref" | "face">,
+  options: { document?: boolean; at?: Date } = {},
+) {
   const shot = person.capture({ at: options.at });
   const res = await transact(
     merchant.keys.sk_test,

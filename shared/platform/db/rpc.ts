@@ -372,6 +372,57 @@ interface TenantAt {
   now: Iso;
 }
 
+/** The person a disclosure is about, as disclosure_subject finds them through a fresh capture. */
+export interface DisclosureSubject {
+  identity_id: Uuid;
+  subject_ref: string;
+  enrolled_at: Iso;
+  assurance_level: AssuranceLevel;
+  document: {
+    document_type: string;
+    issuing_country: string;
+    expires_on: string;
+    verified_at: Iso;
+    portrait_similarity: number;
+    date_of_birth: string | null;
+  } | null;
+}
+
+/** A requested field as the consent ledger records it: never its value. */
+export interface LedgerClaim {
+  key: string;
+  disclosure_type: "value" | "zk_proof" | "document";
+  status: "disclosed" | "unavailable";
+}
+
+/** What a consent token unlocks (disclosure_fetch). */
+export interface FetchedDisclosure {
+  disclosure_id: Uuid;
+  zk_proof_audit_id: string;
+  transaction_type: string;
+  issued_at: Iso;
+  expires_at: Iso;
+  claims: LedgerClaim[];
+  documents: { key: string; document: Record<string, unknown> }[];
+}
+
+/** The consent ledger's chain check (consent_ledger_verify). */
+export interface LedgerVerification {
+  ok: boolean;
+  identities: number;
+  entries: number;
+  breaks: { identity_id: Uuid; seq: number; reason: "row_hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "head_mismatch" }[];
+}
+
+/** A handoff as its registrant reads it. */
+export interface HandoffView {
+  handoff_id: string;
+  state: "pending" | "claimed" | "expired" | "replaced";
+  expires_at: Iso;
+  claimed_at: Iso | null;
+  session: { session_id: string; state: string };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The catalogue: name → [parameter, result]
 // ---------------------------------------------------------------------------------------------
@@ -433,6 +484,34 @@ interface RpcCatalogue {
     { environment: Environment; subject: string; key_identifier: string | null },
     { certificates: string[] },
   ];
+  consent_ledger_verify: [{ identity_id?: Uuid; limit?: number }, LedgerVerification];
+  consent_retention_sweep: [
+    { now: Iso; limit?: number },
+    { expired: number; erased: number; captures: number; templates: number; disclosed_documents_expired: number },
+  ];
+  consent_revoke: [
+    TenantAt & { reason?: string } & ({ consent_token_hash: string } | { subject_ref: string }),
+    { revoked: true; already_revoked: boolean; revoked_at: Iso; disclosure_id?: Uuid; subject_ref?: string },
+  ];
+  disclosure_fetch: [TenantAt & { consent_token_hash: string }, FetchedDisclosure];
+  disclosure_record: [
+    {
+      id: Uuid;
+      identity_id: Uuid;
+      merchant_id: Uuid;
+      now: Iso;
+      consent_token_hash: string;
+      expires_at: Iso;
+      zk_proof_audit_id: string;
+      transaction_type: string;
+      claims: LedgerClaim[];
+      attestation: Record<string, unknown>;
+      sd_jwt_digest: string;
+      documents: { key: string; document: Record<string, unknown> }[];
+    },
+    { disclosure_id: Uuid; seq: number; row_hash: string; recorded_at: Iso },
+  ];
+  disclosure_subject: [TenantAt & { capture_id: Uuid; proof_max_age_seconds: number }, DisclosureSubject];
   face_identify: [
     { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
     { identity_id?: Uuid; similarity?: number },
@@ -449,6 +528,18 @@ interface RpcCatalogue {
       merchant_id?: Uuid;
     },
     TemplateMatch[],
+  ];
+  handoff_claim: [{ code_hash: string; now: Iso }, { sealed_session_token: string; handoff: HandoffView }];
+  handoff_get: [
+    { handoff_id: Uuid; now: Iso } & ({ merchant_id: Uuid; environment: Environment } | { session_token_hash: string }),
+    HandoffView | null,
+  ];
+  handoff_register: [
+    { id: Uuid; now: Iso; session_token_hash: string; code_hash: string; sealed_session_token: string; ttl_seconds: number } & (
+      | { merchant_id: Uuid; environment: Environment }
+      | Record<never, never>
+    ),
+    HandoffView,
   ];
   agent_verification_request: [
     {

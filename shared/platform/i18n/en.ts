@@ -154,4 +154,13 @@ export const en = {
   "screen.error.network": "The service could not be reached. Check your connection and try again.",
   "screen.error.failed": "Something went wrong. Try again.",
   "screen.error.unsupported": "This browser cannot run the check. Try a recent Chrome, Edge, Safari or Firefox.",
+  "screen.handoff.title": "Continue on your phone",
+  "screen.handoff.lead": "This device has no camera. Scan the code with your phone's camera to finish there.",
+  "screen.handoff.qr": "QR code that opens this session on your phone",
+  "screen.handoff.waiting": "Waiting for your phone… The code works once, for two minutes.",
+  "screen.handoff.claimed": "Your phone has taken over. Finish on your phone; you can close this page.",
+  "screen.handoff.expired": "The code has expired.",
+  "screen.handoff.renew": "Show a new code",
+  "screen.handoff.here": "Use this device anyway",
+  "screen.error.handoff_invalid": "This code has already been used or has expired. Show a new code on the other device.",
 } as const;

@@ -157,4 +157,13 @@ export const es: Record<keyof typeof en, string> = {
   "screen.error.network": "No se pudo contactar con el servicio. Revisa tu conexión y vuelve a intentarlo.",
   "screen.error.failed": "Algo salió mal. Vuelve a intentarlo.",
   "screen.error.unsupported": "Este navegador no puede hacer la comprobación. Usa un Chrome, Edge, Safari o Firefox reciente.",
+  "screen.handoff.title": "Continúa en tu móvil",
+  "screen.handoff.lead": "Este dispositivo no tiene cámara. Escanea el código con la cámara del móvil para terminar allí.",
+  "screen.handoff.qr": "Código QR que abre esta sesión en tu móvil",
+  "screen.handoff.waiting": "Esperando a tu móvil… El código sirve una vez, durante dos minutos.",
+  "screen.handoff.claimed": "Tu móvil ha tomado el relevo. Termina en el móvil; puedes cerrar esta página.",
+  "screen.handoff.expired": "El código ha caducado.",
+  "screen.handoff.renew": "Mostrar un código nuevo",
+  "screen.handoff.here": "Usar este dispositivo de todos modos",
+  "screen.error.handoff_invalid": "Este código ya se ha usado o ha caducado. Muestra un código nuevo en el otro dispositivo.",
 };

@@ -157,4 +157,13 @@ export const ptBR: Record<keyof typeof en, string> = {
   "screen.error.network": "Não foi possível falar com o serviço. Verifique a sua conexão e tente de novo.",
   "screen.error.failed": "Algo deu errado. Tente de novo.",
   "screen.error.unsupported": "Este navegador não consegue fazer a verificação. Use um Chrome, Edge, Safari ou Firefox recente.",
+  "screen.handoff.title": "Continue no seu celular",
+  "screen.handoff.lead": "Este dispositivo não tem câmera. Aponte a câmera do celular para o código para terminar por lá.",
+  "screen.handoff.qr": "Código QR que abre esta sessão no seu celular",
+  "screen.handoff.waiting": "Aguardando o seu celular… O código vale uma vez, por dois minutos.",
+  "screen.handoff.claimed": "O seu celular assumiu. Termine no celular; você pode fechar esta página.",
+  "screen.handoff.expired": "O código expirou.",
+  "screen.handoff.renew": "Mostrar um novo código",
+  "screen.handoff.here": "Usar este dispositivo mesmo assim",
+  "screen.error.handoff_invalid": "Este código já foi usado ou expirou. Mostre um novo código no outro dispositivo.",
 };

@@ -1,0 +1,39 @@
+/**
+ * revoke-consent (spec 2.6, 4.5): with a `consent_token`, revokes that disclosure: its fetch turns
+ * into `403 CONSENT_REVOKED` at once and the documents behind it are deleted. With a `subject_ref`,
+ * the person withdraws their consent with the merchant: face-identify and the transaction sink stop
+ * answering for them, every disclosure's fetch turns into 403, and the consent-retention cron erases
+ * what the consent covered. Both are consent ledger entries; repeats answer `already_revoked: true`.
+ */
+import * as v from "valibot";
+import { rpc } from "../platform/db/rpc";
+import type { Deps } from "../platform/deps";
+import { ApiError } from "../platform/errors";
+import type { Tenant } from "../platform/principal";
+import { jsonObject } from "../platform/validation";
+import { consentTokenHash, disclosureId } from "./disclose";
+
+const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
+
+export const revokeConsentSchema = v.pipe(
+  jsonObject,
+  v.strictObject({
+    consent_token: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+    subject_ref: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+    reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(500))),
+  }),
+  v.check((body) => (body.consent_token === undefined) !== (body.subject_ref === undefined), "exactly one of consent_token, subject_ref"),
+);
+
+/** Revokes a disclosure or withdraws a consent; anything the merchant does not hold is `404 not_found`. */
+export async function revokeConsent(deps: Deps, tenant: Tenant, body: v.InferOutput<typeof revokeConsentSchema>) {
+  const common = { merchant_id: tenant.merchantId, environment: tenant.environment, now: deps.now.toISOString(), reason: body.reason };
+  if (body.consent_token !== undefined) {
+    const hash = await consentTokenHash(body.consent_token);
+    if (!hash) throw new ApiError("not_found");
+    const revoked = await rpc(deps.sql, "consent_revoke", { ...common, consent_token_hash: hash });
+    return { ...revoked, disclosure_id: disclosureId(revoked.disclosure_id!) };
+  }
+  if (!SUBJECT_REF.test(body.subject_ref!)) throw new ApiError("not_found");
+  return rpc(deps.sql, "consent_revoke", { ...common, subject_ref: body.subject_ref! });
+}

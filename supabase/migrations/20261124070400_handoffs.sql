@@ -1,0 +1,111 @@
+-- ============================================================================
+-- Handoffs (handoff-register-public): a hosted session started on one device
+-- (a desktop without a camera) finished on another (a phone) through a
+-- short-lived, single-use handoff code, shown as a QR code. Only the code's
+-- SHA-256 is stored; the session token it hands over is sealed under a key
+-- derived from the code itself, so the database alone opens nothing, and the
+-- sealed token is dropped at the claim.
+-- ============================================================================
+
+create table private.handoffs (
+  id uuid primary key,
+  merchant_id uuid not null references private.merchants (id),
+  environment text not null check (environment in ('test', 'live')),
+  session_id uuid not null references private.hosted_sessions (id),
+  code_hash text not null unique check (code_hash ~ '^[0-9a-f]{64}$'),
+  sealed_session_token text check (length(sealed_session_token) between 16 and 512),
+  created_at timestamptz not null,
+  expires_at timestamptz not null check (expires_at > created_at),
+  claimed_at timestamptz,
+  replaced_at timestamptz,
+  check ((claimed_at is null and replaced_at is null) = (sealed_session_token is not null))
+);
+comment on table private.handoffs is 'Handoff codes of hosted sessions: one device registers, another claims once before expires_at.';
+comment on column private.handoffs.id is 'handoff_id (responses show hof_ + 32 hex).';
+comment on column private.handoffs.merchant_id is 'The merchant whose key registered it (the session''s merchant).';
+comment on column private.handoffs.environment is 'test or live, as the key and the session.';
+comment on column private.handoffs.session_id is 'The hosted session handed over.';
+comment on column private.handoffs.code_hash is 'SHA-256 hex of the handoff code; the code itself is never stored.';
+comment on column private.handoffs.sealed_session_token is 'The session token, AES-GCM sealed under a key derived from the code; null once claimed or replaced.';
+comment on column private.handoffs.created_at is 'When it was registered.';
+comment on column private.handoffs.expires_at is 'After this the code opens nothing (never later than the session''s own expiry).';
+comment on column private.handoffs.claimed_at is 'When the other device claimed it (single use).';
+comment on column private.handoffs.replaced_at is 'When a newer handoff of the same session replaced it.';
+create index handoffs_session_idx on private.handoffs (session_id);
+
+-- private.handoff_json(handoff, at): the handoff as its registrant reads it.
+create or replace function private.handoff_json(h private.handoffs, p_at timestamptz) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'handoff_id', 'hof_' || replace(h.id::text, '-', ''),
+    'state', case when h.claimed_at is not null then 'claimed' when h.replaced_at is not null then 'replaced'
+                  when h.expires_at <= p_at then 'expired' else 'pending' end,
+    'expires_at', h.expires_at, 'claimed_at', h.claimed_at,
+    'session', (select jsonb_build_object('session_id', 'hs_' || replace(s.id::text, '-', ''),
+                                          'state', case when private.hosted_session_expired(s, p_at) then 'expired' else s.state end)
+                from private.hosted_sessions s where s.id = h.session_id))
+$$;
+comment on function private.handoff_json(private.handoffs, timestamptz) is 'A handoff''s state (pending, claimed, expired, replaced) and its session''s.';
+
+-- handoff_register({id, merchant_id?, environment?, session_token_hash, code_hash, sealed_session_token, ttl_seconds, now})
+--   -> handoff json | HA404 unknown (or another merchant's) session | HA702 expired | HA701 already opened
+-- The session must still be unopened: the other device will open it. A newer handoff replaces older ones.
+-- With merchant_id (a merchant's key) only that merchant's sessions in that environment; without it (the
+-- hosted screen, which holds only the token) the token alone names the session.
+create or replace function public.handoff_register(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  s private.hosted_sessions;
+  h private.handoffs;
+begin
+  -- A merchant key reaches only its own sessions: another merchant's token is unknown.
+  if p ? 'merchant_id' and not exists (
+    select 1 from private.hosted_sessions
+    where token_hash = p ->> 'session_token_hash' and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+  ) then
+    raise exception 'hosted session not found' using errcode = 'HA404';
+  end if;
+  -- locked, unopened and unexpired, or HA404, HA701, HA702 (the hosted sessions' own rule)
+  s := private.hosted_session_lock('token', p ->> 'session_token_hash', v_now);
+  update private.handoffs set replaced_at = v_now, sealed_session_token = null
+  where session_id = s.id and claimed_at is null and replaced_at is null;
+  insert into private.handoffs (id, merchant_id, environment, session_id, code_hash, sealed_session_token, created_at, expires_at)
+  values ((p ->> 'id')::uuid, s.merchant_id, s.environment, s.id, p ->> 'code_hash', p ->> 'sealed_session_token', v_now,
+          least(v_now + make_interval(secs => (p ->> 'ttl_seconds')::int), s.expires_at))
+  returning * into h;
+  return private.handoff_json(h, v_now);
+end $$;
+comment on function public.handoff_register(jsonb) is 'handoff-register-public: registers a single-use handoff code for an unopened hosted session.';
+
+-- handoff_claim({code_hash, now}) -> {sealed_session_token, handoff_id} | HA803
+-- Single use under the row lock: of racing claims exactly one gets the sealed token. Unknown, claimed,
+-- replaced and expired codes are one answer (HA803), so a guess learns nothing.
+create or replace function public.handoff_claim(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  h private.handoffs;
+  v_sealed text;
+begin
+  select * into h from private.handoffs where code_hash = p ->> 'code_hash' for update;
+  if not found or h.sealed_session_token is null or h.expires_at <= v_now then
+    raise exception 'handoff code unknown, used or expired' using errcode = 'HA803';
+  end if;
+  v_sealed := h.sealed_session_token;
+  update private.handoffs set claimed_at = v_now, sealed_session_token = null where id = h.id returning * into h;
+  return jsonb_build_object('sealed_session_token', v_sealed, 'handoff', private.handoff_json(h, v_now));
+end $$;
+comment on function public.handoff_claim(jsonb) is 'Claims a handoff code once and hands back the sealed session token.';
+
+-- handoff_get({handoff_id, now} + {merchant_id, environment} | {session_token_hash}) -> handoff json | null
+-- The registrant's poll: a merchant's key reads its handoffs; the hosted screen reads its session's.
+create or replace function public.handoff_get(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select private.handoff_json(h, (p ->> 'now')::timestamptz) from private.handoffs h
+  where h.id = (p ->> 'handoff_id')::uuid
+    and case when p ? 'session_token_hash'
+             then exists (select 1 from private.hosted_sessions s where s.id = h.session_id and s.token_hash = p ->> 'session_token_hash')
+             else h.merchant_id = (p ->> 'merchant_id')::uuid and h.environment = p ->> 'environment' end
+$$;
+comment on function public.handoff_get(jsonb) is 'The registrant''s poll: a handoff''s state and its session''s.';

@@ -1,0 +1,84 @@
+import { SDJwtInstance } from "@sd-jwt/core";
+import { digest } from "@sd-jwt/crypto-nodejs";
+import { createLocalJWKSet, flattenedVerify, type JWK } from "jose";
+import { expect } from "vitest";
+import { merchantFactory, testDb } from "./factories";
+import { call } from "./http";
+import { enrolStranger } from "./identity";
+import { proofCapture } from "./mandates";
+
+type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
+
+/** The identity behind a capture (tests only look; merchants never see it). */
+export async function identityOfCapture(captureId: string): Promise<string> {
+  const [row] = await testDb()`select identity_id::text from private.captures where id = ${captureId}::uuid`;
+  return row.identity_id;
+}
+
+/**
+ * A merchant, a person enrolled with it, and a fresh capture of them (with a verified document on
+ * record when `document`, the sandbox passport's; born on `birthDate` when given, null for a document
+ * that states none).
+ */
+export async function disclosureFixture(options: { document?: boolean; birthDate?: string | null; merchant?: Merchant } = {}) {
+  const merchant = options.merchant ?? (await merchantFactory());
+  const person = await enrolStranger(merchant.keys.pk_test);
+  const captureId = await proofCapture(merchant, person, { document: options.document ?? true });
+  const identityId = await identityOfCapture(captureId);
+  if (options.birthDate !== undefined)
+    await testDb()`update private.identity_documents set date_of_birth = ${options.birthDate} where identity_id = ${identityId}`;
+  return { merchant, person, captureId, identityId };
+}
+
+/** A disclose-claims body for `captureId` asking `fields`. */
+export function discloseBody(merchant: Merchant, captureId: string, fields: unknown[], extra: Record<string, unknown> = {}) {
+  return {
+    zk_proof_audit_id: `audit-${crypto.randomUUID()}`,
+    merchant_id: merchant.merchant_id,
+    transaction_type: "account_opening",
+    requestedFields: fields,
+    biometric_attestation: { capture_id: captureId, liveness_passed: true, vrc_confidence: 0.97 },
+    ...extra,
+  };
+}
+
+export function disclose(key: string | null, body: unknown, now?: Date) {
+  return call("disclose-claims", { key, body, now });
+}
+
+export function fetchDisclosure(key: string, consentToken: unknown, now?: Date) {
+  return call("disclose-claims/fetch", { key, body: { consent_token: consentToken }, now });
+}
+
+export function revokeConsent(key: string | null, body: unknown, now?: Date) {
+  return call("revoke-consent", { key, body, now });
+}
+
+/** The service's published keys, as a merchant fetches them. */
+export async function publishedJwks(): Promise<{ keys: JWK[] }> {
+  const res = await call("receipt-verify/jwks");
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+
+/**
+ * Verifies an SD-JWT offline as a merchant would, with @sd-jwt/core's verifier: the issuer JWT's
+ * EdDSA signature against `jwks` (by kid), every disclosure against the digests it signed, and
+ * iat/exp at `now`. Answers the claims with the disclosures applied, and the header.
+ */
+export async function verifySdJwtOffline(sdJwt: string, jwks: { keys: JWK[] }, now = new Date()) {
+  const keySet = createLocalJWKSet(jwks);
+  const verifier = new SDJwtInstance({
+    hasher: digest,
+    verifier: async (data: string, signature: string) => {
+      const [protectedHeader, payload] = data.split(".");
+      try {
+        await flattenedVerify({ protected: protectedHeader, payload, signature }, keySet, { algorithms: ["EdDSA"] });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
+  return verifier.verify(sdJwt, { currentDate: Math.floor(now.getTime() / 1000) } as never);
+}
