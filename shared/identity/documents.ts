@@ -3,14 +3,11 @@
  * sends EF.SOD and EF.DG1 as read, the hash of EF.DG2 (the portrait, which never leaves the device)
  * and its own match of that portrait to the live face. The server verifies it by passive
  * authentication against the environment's trust list at the capture's time; only then is it a
- * document record. Nothing the caller merely asserts becomes one.
+ * document record. Nothing the caller merely asserts becomes one. This module is the evidence's
+ * shape only; its verification (document-verification.ts) brings the CMS and X.509 libraries, so a
+ * function that only validates input does not bundle them.
  */
 import * as v from "valibot";
-import type { Statements } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
-import type { Environment } from "../platform/principal";
-import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
-import { FACE_MATCH_GATE } from "./presence";
 
 export { documentTypes } from "./mrz";
 
@@ -25,25 +22,3 @@ export const documentEvidenceSchema = v.strictObject({
   dg2_hash: base64(88),
   portrait_similarity: v.pipe(v.number(), v.finite(), v.minValue(-1), v.maxValue(1)),
 });
-
-/**
- * The evidence as a document record, verified against `environment`'s trust list at `at` (the
- * capture's time), or the failing step's error (passive-authentication.ts). The portrait match
- * must clear the same gate as the live face.
- */
-export function verifyDocument(
-  sql: Statements,
-  environment: Environment,
-  evidence: v.InferOutput<typeof documentEvidenceSchema>,
-  at: Date,
-): Promise<VerifiedDocument> {
-  return passiveAuthentication(
-    evidence,
-    at,
-    async ({ subject, keyIdentifier }) => {
-      const { certificates } = await rpc(sql, "document_trust_anchor_candidates", { environment, subject, key_identifier: keyIdentifier });
-      return certificates.map((der) => Uint8Array.from(atob(der), (c) => c.charCodeAt(0)));
-    },
-    FACE_MATCH_GATE,
-  );
-}

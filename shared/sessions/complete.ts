@@ -184,7 +184,12 @@ async function grant(deps: Deps, session: SessionToComplete, acted: SessionResul
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
   const terms = session.mandate_terms as MandateTerms;
   try {
-    const issued = await issueMandate(deps, tenant, issueInputOf(terms, session.facetoken, { capture_id: String(acted.transaction_id) }));
+    const input = issueInputOf(terms, session.facetoken, { capture_id: String(acted.transaction_id) });
+    // Under its own savepoint: a rule the database refuses undoes the grant alone, and the act's capture stands.
+    const issued =
+      "savepoint" in deps.sql
+        ? await deps.sql.savepoint((sql) => issueMandate({ ...deps, sql }, tenant, input))
+        : await issueMandate(deps, tenant, input);
     return { ...acted, mandate_id: issued.mandate_id };
   } catch (error) {
     const refusal = refusalOf(error);

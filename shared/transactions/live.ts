@@ -1,5 +1,5 @@
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
-import { verifyDocument } from "../identity/documents";
+import { verifyDocument } from "../identity/document-verification";
 import { FACE_MATCH_GATE, judge } from "../identity/presence";
 import { bestMatch, type Templates } from "../identity/template-store";
 import type { KeySet } from "../lib/signing";
