@@ -58,7 +58,8 @@ const documentFields: Record<string, (document: Document) => Record<string, unkn
 };
 
 const AGE_OVER = /^age_over_([1-9][0-9]?|1[0-4][0-9]|150)$/;
-const COUNTRY = /^[A-Z]{2}$/;
+/** An issuing state as the MRZ of a verified document writes it: ICAO 9303 three letters (D for Germany). */
+const COUNTRY = /^(?:[A-Z]{3}|D)$/;
 const MAX_COUNTRIES = 50;
 
 /** A zk_proof field's circuit and its public input, checked against what the request says of them. */

@@ -29,7 +29,7 @@ const everyKind = [
   { key: "issuing_country", disclosure_type: "value", requires_kyc: true },
   { key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "age_over", public_input: { threshold: 18 } },
   { key: "age_over_65", disclosure_type: "zk_proof" },
-  { key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["PT", "BR"] } },
+  { key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["PRT", "UTO"] } },
   { key: "identity_document", disclosure_type: "document" },
 ];
 
@@ -54,7 +54,7 @@ describe("disclose-claims", () => {
       expect(body.consent_token).toMatch(/^cst_[A-Za-z0-9_-]{43}$/);
       expect(body.claims).toEqual([
         { key: "subject_ref", disclosure_type: "value", status: "disclosed", value: person.subject_ref },
-        { key: "issuing_country", disclosure_type: "value", status: "disclosed", value: "BR" },
+        { key: "issuing_country", disclosure_type: "value", status: "disclosed", value: "UTO" },
         {
           key: "age_over_18",
           disclosure_type: "zk_proof",
@@ -71,7 +71,7 @@ describe("disclose-claims", () => {
           key: "issuing_country_in",
           disclosure_type: "zk_proof",
           status: "disclosed",
-          zk_proof: { circuit_id: "issuing_country_in", public_input: { countries: ["BR", "PT"] }, result: true },
+          zk_proof: { circuit_id: "issuing_country_in", public_input: { countries: ["PRT", "UTO"] }, result: true },
         },
         {
           key: "identity_document",
@@ -97,7 +97,7 @@ describe("disclose-claims", () => {
         zk_proof_audit_id: body.zk_proof_audit_id,
         transaction_type: "account_opening",
         subject_ref: person.subject_ref,
-        issuing_country: "BR",
+        issuing_country: "UTO",
         age_over_18: true,
         age_over_65: false,
         issuing_country_in: true,
@@ -111,7 +111,7 @@ describe("disclose-claims", () => {
       expect(fetched.status, fetched.text).toBe(200);
       expect(fetched.body).toMatchObject({ disclosure_id: body.disclosure_id, zk_proof_audit_id: body.zk_proof_audit_id });
       const [document] = fetched.body.documents;
-      expect(document).toMatchObject({ key: "identity_document", document: { document_type: "passport", issuing_country: "BR" } });
+      expect(document).toMatchObject({ key: "identity_document", document: { document_type: "passport", issuing_country: "UTO" } });
       expect(await contentDigest(canonicalJson(document.document))).toBe(body.claims[5].document.digest);
 
       // the disclosure is a ledger entry: what was asked and how, never a value

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { rpc } from "../../shared/platform/db/rpc";
+import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
@@ -55,7 +56,7 @@ describe("billing: a claim is billed once per person for life", () => {
     const person = newStranger();
     const first = await claim(merchant.keys.sk_test, person.capture());
     expect(first.status).toBe(201);
-    await testDb()`update private.consents set revoked_at = now() where merchant_id = ${merchant.merchant_id}`;
+    expect((await revokeConsent(merchant.keys.sk_test, { subject_ref: first.body.facetoken })).status).toBe(200);
     const again = await claim(merchant.keys.sk_test, person.capture());
     expect(again.status, again.text).toBe(201);
     expect(again.body.facetoken).toBe(first.body.facetoken);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
@@ -240,8 +241,7 @@ describe("POST /v1/identity/attributes", () => {
   it("answers access_revoked once the person withdrew consent with the merchant", async () => {
     const merchant = await merchantFactory();
     const { person, facetoken } = await claimed(merchant);
-    await testDb()`update private.consents set revoked_at = now()
-      where merchant_id = ${merchant.merchant_id}`;
+    expect((await revokeConsent(merchant.keys.sk_test, { subject_ref: facetoken })).status).toBe(200);
     const res = await v1("/identity/attributes", {
       key: merchant.keys.sk_test,
       body: { proof: proofOf(person.capture()), facetoken, attribute: "document_verified" },
