@@ -10,6 +10,7 @@ import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
+import { mountReference } from "./reference";
 import { sessions } from "./sessions";
 import { stampCurrentVersion } from "./version";
 
@@ -26,5 +27,6 @@ app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
   c.header("cache-control", "public, max-age=300");
   return c.json(resourceApiDocument(app));
 });
+mountReference(app);
 
 export default app;

@@ -18,7 +18,7 @@ export interface RouteDoc {
   summary?: string;
   description?: string;
   /** The answer of success (default 200), with the schema of its body when the route declares one. */
-  success?: { status: number; description: string; schema?: v.GenericSchema };
+  success?: { status: number; description: string; schema?: v.GenericSchema; contentType?: string };
   input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
@@ -88,7 +88,9 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   const responses: Record<string, unknown> = {
     [success.status]: {
       description: success.description,
-      content: { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
+      content: success.contentType
+        ? { [success.contentType]: { schema: { type: "string" } } }
+        : { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
     },
   };
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {

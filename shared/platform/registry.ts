@@ -29,7 +29,7 @@ const functionRegistry = {
   "process-biovital-transaction": {},
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
-  "resource-api": { mount: "/v1" },
+  "resource-api": { mount: "/v1", assets: true },
 } as const satisfies Record<string, FunctionSpec>;
 
 interface FunctionSpec {

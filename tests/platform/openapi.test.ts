@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import resourceApi from "../../functions/resource-api/index";
 import { documentedAnswers } from "../harness/documented-answers";
 import { v1 } from "../harness/resource-api";
+import { serviceUnderTest } from "../harness/service";
 
 type Operation = {
   responses: Record<string, { content?: { "application/json": { schema: any } } }>;
@@ -66,7 +67,7 @@ describe("GET /v1/openapi.json", () => {
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         for (const [status, response] of Object.entries(operation.responses)) {
-          const codes: string[] = response.content?.["application/json"].schema.allOf?.[1].properties.code.enum ?? [];
+          const codes: string[] = response.content?.["application/json"]?.schema.allOf?.[1].properties.code.enum ?? [];
           for (const code of codes) {
             listed.push(`${method} ${path} ${status} ${code}`);
             expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
@@ -85,5 +86,43 @@ describe("GET /v1/openapi.json", () => {
       ]),
     );
     expect(listed.filter((line) => line.startsWith("get /v1/receipts/{id}/verify")).some((line) => line.includes("api_key"))).toBe(false);
+  });
+});
+
+describe("GET /v1/reference", () => {
+  it("is the reference page under a CSP allowing only this origin, loading only assets this Worker serves", async () => {
+    const page = await v1("/reference");
+    expect(page.status, page.text).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    const sources = csp.split(";").flatMap((directive) => directive.trim().split(/\s+/).slice(1));
+    expect(new Set(sources)).toEqual(new Set(["'none'", "'self'", "data:"]));
+    const base = new URL(`${serviceUnderTest().baseUrl}/v1/reference`);
+    const referenced = [...page.text.matchAll(/(?:src|href|data-url)="([^"]+)"/g)].map(([, url]) => new URL(url, base));
+    expect(referenced.map((url) => url.pathname).sort()).toEqual([
+      "/v1/openapi.json",
+      "/v1/reference/standalone.js",
+      "/v1/reference/style.css",
+    ]);
+    for (const url of referenced) {
+      expect(url.origin).toBe(base.origin);
+      const asset = await fetch(url);
+      expect(asset.status, url.pathname).toBe(200);
+      expect((await asset.arrayBuffer()).byteLength, url.pathname).toBeGreaterThan(1000);
+    }
+    const script = await fetch(new URL("/v1/reference/standalone.js", base));
+    expect(script.headers.get("content-type")).toMatch(/javascript/);
+    expect(script.headers.get("content-security-policy")).toBe(csp);
+    // the configuration turns off what Scalar would fetch from its own hosts
+    expect(page.text).toContain("withDefaultFonts&quot;:false");
+  });
+
+  it("answers 404 route_not_found for any other file under it", async () => {
+    for (const path of ["/reference/other.js", "/reference/assets/standalone.js", "/reference/standalone.js/x"]) {
+      const res = await v1(path);
+      expect(res.status, path).toBe(404);
+      expect(res.body.code, path).toBe("route_not_found");
+    }
   });
 });
