@@ -22,8 +22,8 @@ export interface RouteDoc {
   input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
-  /** The credential it asks for (a security scheme's name in the document). */
-  security?: string;
+  /** The credentials it accepts, any one of them (security schemes' names in the document). */
+  security?: readonly string[];
   /** The request headers it reads. */
   headers?: readonly { name: string; description: string }[];
 }
@@ -44,7 +44,8 @@ export function documented(doc: RouteDoc): MiddlewareHandler {
   }, doc);
 }
 
-function docOf(handler: unknown): RouteDoc | undefined {
+/** What `handler` (or the handler it composes) declares, if anything. */
+export function docOf(handler: unknown): RouteDoc | undefined {
   const direct = (handler as Record<symbol, RouteDoc | undefined>)[DOC];
   if (direct) return direct;
   const composed = (handler as Record<string, unknown>)[COMPOSED];
@@ -118,7 +119,7 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   const operation: Record<string, unknown> = { responses };
   if (merged.summary) operation.summary = merged.summary;
   if (merged.description) operation.description = merged.description;
-  operation.security = merged.security ? [{ [merged.security]: [] }] : [];
+  operation.security = (merged.security ?? []).map((scheme) => ({ [scheme]: [] }));
   if (input?.source === "query") {
     const schema = jsonSchemaOf(input.schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {}))
