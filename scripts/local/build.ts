@@ -1,7 +1,9 @@
 import { copyFile, mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
+import { FUNCTION_API_DOCUMENT_FILE } from "../../functions/openapi/file";
 import { type FunctionName, functionNames, hasAssets } from "../../shared/platform/registry";
+import { functionApiDocument } from "./function-api-document";
 import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
@@ -105,9 +107,17 @@ async function buildReferenceAssets(dir: string): Promise<void> {
   await copyFile(join(scalar, "style.css"), join(dir, "style.css"));
 }
 
+/** The function API's OpenAPI document, built from every function's routes (`GET /functions/v1/openapi`). */
+async function buildFunctionApiDocument(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const document = await functionApiDocument();
+  await writeFile(join(dir, FUNCTION_API_DOCUMENT_FILE), JSON.stringify(document));
+}
+
 /** How each function that serves static assets (`hasAssets`) builds them. */
 const ASSET_BUILDERS: Record<string, (dir: string) => Promise<void>> = {
   "hosted-capture": buildCaptureAssets,
+  openapi: buildFunctionApiDocument,
   "resource-api": buildReferenceAssets,
 };
 

@@ -131,6 +131,16 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   return operation;
 }
 
+/** A Hono route path as OpenAPI writes it: `:id` and `:path{.+}` are `{id}` and `{path}`, a trailing `*` is `{path}`. */
+export function openApiPath(path: string): string {
+  return (
+    path
+      .replace(/\/+$/, "")
+      .replace(/:([A-Za-z_][A-Za-z0-9_]*)(\{[^}]*\})?/g, "{$1}")
+      .replace(/\/\*$/, "/{path}") || "/"
+  );
+}
+
 /** What the document reads of an app: its routes (Hono's `app.routes`). */
 export interface RoutedApp {
   routes: readonly { method: string; path: string; handler: unknown }[];
@@ -141,7 +151,7 @@ export function openApiDocument(app: RoutedApp, options: DocumentOptions) {
   const routes = new Map<string, { method: string; path: string; docs: RouteDoc[] }>();
   for (const route of app.routes) {
     if (route.method === "ALL") continue;
-    const path = route.path.replace(/\/+$/, "").replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}") || "/";
+    const path = openApiPath(route.path);
     const key = `${route.method} ${path}`;
     const entry = routes.get(key) ?? { method: route.method.toLowerCase(), path, docs: [] };
     const doc = docOf(route.handler);

@@ -24,6 +24,7 @@ const functionRegistry = {
   "mandate-scopes": {},
   mcp: {},
   "merchant-theme-get": {},
+  openapi: { assets: true },
   "outbox-worker": { crons: ["* * * * *"] },
   "process-biovital-enrollment": {},
   "process-biovital-transaction": {},

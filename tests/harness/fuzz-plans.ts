@@ -358,6 +358,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
 
   return [
     { name: "mandate-scopes", weight: 2, routes: [{ path: "", methods: ["GET"], input: "none", key: "none" }] },
+    { name: "openapi", weight: 1, routes: [{ path: "", methods: ["GET"], input: "none", key: "none" }] },
     {
       name: "merchant-theme-get",
       routes: [

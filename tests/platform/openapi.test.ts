@@ -7,7 +7,10 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import resourceApi from "../../functions/resource-api/index";
-import { documentedAnswers } from "../harness/documented-answers";
+import { functionApps, NOT_IN_FUNCTION_API_DOCUMENT } from "../../scripts/local/function-api-document";
+import { openApiPath } from "../../shared/platform/openapi";
+import { functionNames, mountOf } from "../../shared/platform/registry";
+import { documentedAnswers, EVERY_FUNCTION } from "../harness/documented-answers";
 import { v1 } from "../harness/resource-api";
 import { serviceUnderTest } from "../harness/service";
 
@@ -24,27 +27,46 @@ async function served() {
   return res.body as { openapi: string; paths: Record<string, Record<string, Operation>> };
 }
 
-const routesOf = (app: { routes: { method: string; path: string }[] }) => [
-  ...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`)),
+const routesOf = (app: { routes: readonly { method: string; path: string }[] }) => [
+  ...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`)),
 ];
+
+/** Every `method path` of a document. */
+const operationsOf = (document: { paths: Record<string, Record<string, Operation>> }) =>
+  Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`));
+
+/** Every `method path status code` a document lists. */
+function listedAnswers(document: { paths: Record<string, Record<string, Operation>> }): string[] {
+  const listed: string[] = [];
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const codes: string[] = response.content?.["application/json"]?.schema.allOf?.[1].properties.code.enum ?? [];
+        for (const code of codes) listed.push(`${method} ${path} ${status} ${code}`);
+      }
+    }
+  }
+  return listed;
+}
+
+async function isValidOpenApi31(document: unknown) {
+  const validator = new Validator();
+  const result = await validator.validate(document as never);
+  expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)).toEqual([]);
+  expect(result.valid).toBe(true);
+  expect(validator.version).toBe("3.1");
+}
 
 describe("GET /v1/openapi.json", () => {
   it("is a valid OpenAPI 3.1 document, served without a key", async () => {
     const document = await served();
     expect(document.openapi).toBe("3.1.0");
-    const validator = new Validator();
-    const result = await validator.validate(document as never);
-    expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe("3.1");
+    await isValidOpenApi31(document);
   });
 
   it("names every route of the app, with its request body or query and its path parameters", async () => {
     const document = await served();
-    const documentedRoutes = Object.entries(document.paths).flatMap(([path, operations]) =>
-      Object.keys(operations).map((method) => `${method} ${path}`),
-    );
-    expect(documentedRoutes.sort()).toEqual(routesOf(resourceApi).sort());
+    expect(operationsOf(document).sort()).toEqual(routesOf(resourceApi).sort());
     expect(document.paths["/v1/sessions"].post.requestBody).toMatchObject({
       content: { "application/json": { schema: { type: "object", required: expect.arrayContaining(["mode", "return_url"]) } } },
     });
@@ -63,17 +85,10 @@ describe("GET /v1/openapi.json", () => {
   it("lists for each operation only codes the surface documents, each at its one status; keyed writes list the Idempotency-Key answers", async () => {
     const document = await served();
     const documented = documentedAnswers().functions.get("resource-api")!.answers;
-    const listed: string[] = [];
-    for (const [path, operations] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        for (const [status, response] of Object.entries(operation.responses)) {
-          const codes: string[] = response.content?.["application/json"]?.schema.allOf?.[1].properties.code.enum ?? [];
-          for (const code of codes) {
-            listed.push(`${method} ${path} ${status} ${code}`);
-            expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
-          }
-        }
-      }
+    const listed = listedAnswers(document);
+    for (const line of listed) {
+      const [method, path, status, code] = line.split(" ");
+      expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
     }
     expect(listed).toEqual(
       expect.arrayContaining([
@@ -124,5 +139,67 @@ describe("GET /v1/reference", () => {
       expect(res.status, path).toBe(404);
       expect(res.body.code, path).toBe("route_not_found");
     }
+  });
+});
+
+describe("GET /functions/v1/openapi", () => {
+  async function functionApiDocument() {
+    const res = await fetch(`${serviceUnderTest().baseUrl}/functions/v1/openapi`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    return (await res.json()) as { openapi: string; paths: Record<string, Record<string, Operation>> };
+  }
+
+  it("is a valid OpenAPI 3.1 document, served without a key", async () => {
+    const document = await functionApiDocument();
+    expect(document.openapi).toBe("3.1.0");
+    await isValidOpenApi31(document);
+  });
+
+  it("names every route of every function but those it says it leaves out, each under its function's mount", async () => {
+    const document = await functionApiDocument();
+    const apps = await functionApps();
+    expect([...apps.map(({ name }) => name), ...Object.keys(NOT_IN_FUNCTION_API_DOCUMENT)].sort()).toEqual([...functionNames].sort());
+    expect(operationsOf(document).sort()).toEqual(apps.flatMap(({ app }) => routesOf(app)).sort());
+    for (const { name, app } of apps)
+      expect(
+        routesOf(app).every((route) => route.includes(mountOf(name))),
+        name,
+      ).toBe(true);
+    const issue = document.paths["/functions/v1/mandate-issue"].post;
+    expect(issue.requestBody).toMatchObject({
+      content: { "application/json": { schema: { type: "object", required: expect.arrayContaining(["granted_to", "scopes"]) } } },
+    });
+    expect(issue.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(
+      expect.arrayContaining(["header x-service-timestamp", "header x-service-nonce"]),
+    );
+    expect(Object.keys(issue.responses)).toContain("201");
+    expect(document.paths["/functions/v1/merchant-theme-get/assets/{path}"].get.parameters).toContainEqual(
+      expect.objectContaining({ name: "path", in: "path" }),
+    );
+  });
+
+  it("lists for each operation only codes docs/functions.md documents for its function, each at its one status", async () => {
+    const document = await functionApiDocument();
+    const documented = documentedAnswers().functions;
+    const everyFunction = documented.get(EVERY_FUNCTION)!.answers;
+    const listed = listedAnswers(document);
+    for (const line of listed) {
+      const [method, path, status, code] = line.split(" ");
+      const name = path.split("/")[3];
+      expect(
+        [...(documented.get(name)?.answers ?? []), ...everyFunction],
+        `${method} ${path}: ${status} ${code} is not in docs/functions.md under ${name} or "Every function"`,
+      ).toContain(`${status} ${code}`);
+    }
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        "post /functions/v1/mandate-issue 401 INVALID_API_KEY",
+        "post /functions/v1/mandate-issue 409 NONCE_REUSED",
+        "post /functions/v1/mandate-issue 400 INVALID_INPUT",
+        "get /functions/v1/openapi 500 INTERNAL_ERROR",
+      ]),
+    );
+    expect(document.paths["/functions/v1/mandate-issue"].post).toMatchObject({ security: [{ secretKey: [] }] });
   });
 });
