@@ -11,9 +11,11 @@ import { type AppEnv, depsOf } from "../../shared/platform/app";
 import type { Config } from "../../shared/platform/config";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import type { Sql } from "../../shared/platform/db/client";
+import type { ErrorCode } from "../../shared/platform/errors";
 import { idempotency } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -22,23 +24,63 @@ async function recognitionKeysOf(vars: { config: Config; db(url?: string): Sql }
   return { templates: await templatesOf(vars), subjectRefSecret: requireSecret(vars.config, "SUBJECT_REF_SECRET") };
 }
 
+/** What a presence proof can be refused with, on every identity route. */
+const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
+/** A claim's enrolment failing at one of its stages (nothing written). */
+const ENROLMENT_CODES: ErrorCode[] = ["IDENTITY_CREATE_FAILED", "TEMPLATE_STORE_FAILED", "SESSION_MINT_FAILED"];
+
 export const identity = new Hono<AppEnv>();
 
-identity.post("/claims", secretKey("claims"), idempotency(idempotencyScope), input("json", claimSchema), async (c) => {
-  const { config } = c.var;
-  const keys = { ...(await recognitionKeysOf(c.var)), signing: () => signingKeysOf(config) };
-  const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse };
-  c.header("cache-control", "no-store");
-  return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
-});
+identity.post(
+  "/claims",
+  documented({
+    summary: "Claim a live person (billed once per person)",
+    success: { status: 201, description: "The claim: the person's facetoken and the act's receipt" },
+    answers: [
+      ...PROOF_CODES,
+      "CONSENT_REQUIRED",
+      "DOCUMENT_REQUIRED",
+      "ALREADY_CLAIMED",
+      "IDENTITY_UNREACHABLE",
+      "ALLOWANCE_EXHAUSTED",
+      ...ENROLMENT_CODES,
+    ],
+  }),
+  secretKey("claims"),
+  idempotency(idempotencyScope),
+  input("json", claimSchema),
+  async (c) => {
+    const { config } = c.var;
+    const keys = { ...(await recognitionKeysOf(c.var)), signing: () => signingKeysOf(config) };
+    const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse };
+    c.header("cache-control", "no-store");
+    return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
+  },
+);
 
-identity.post("/recognitions", secretKey("recognitions"), input("json", recognitionSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await recognisePerson(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input));
-});
+identity.post(
+  "/recognitions",
+  documented({ summary: "Recognise a live person (free, writes nothing)", answers: PROOF_CODES }),
+  secretKey("recognitions"),
+  input("json", recognitionSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await recognisePerson(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input));
+  },
+);
 
-identity.post("/attributes", secretKey("attributes"), idempotency(idempotencyScope), input("json", attributeSchema), async (c) => {
-  const answer = await proveAttribute(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
-  c.header("cache-control", "no-store");
-  return c.json(answer);
-});
+identity.post(
+  "/attributes",
+  documented({
+    summary: "Prove one attribute of a person (for example age_over_18)",
+    answers: [...PROOF_CODES, "DOCUMENT_REQUIRED", "IDENTITY_MISMATCH", "ACCESS_REVOKED"],
+  }),
+  secretKey("attributes"),
+  idempotency(idempotencyScope),
+  input("json", attributeSchema),
+  async (c) => {
+    const answer = await proveAttribute(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
+    c.header("cache-control", "no-store");
+    return c.json(answer);
+  },
+);
