@@ -6,11 +6,12 @@
  */
 import { createFunctionApp } from "../../shared/platform/app";
 import { documented } from "../../shared/platform/openapi";
+import { mountReference } from "../../shared/platform/reference";
+import { mountOf } from "../../shared/platform/registry";
 import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
-import { mountReference } from "./reference";
 import { sessions } from "./sessions";
 import { stampCurrentVersion } from "./version";
 
@@ -27,6 +28,10 @@ app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
   c.header("cache-control", "public, max-age=300");
   return c.json(resourceApiDocument(app));
 });
-mountReference(app);
+mountReference(app, {
+  functionName: "resource-api",
+  title: "Resource API reference",
+  documentUrl: `${mountOf("resource-api")}/openapi.json`,
+});
 
 export default app;

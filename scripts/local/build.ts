@@ -96,9 +96,10 @@ async function buildCaptureAssets(dir: string): Promise<void> {
 }
 
 /**
- * The resource API's reference page assets (`GET /v1/reference`, functions/resource-api/reference.ts):
- * Scalar's standalone browser bundle and its style sheet, copied from @scalar/api-reference, so the
- * page loads them from the service (3.5 MB: an asset, never the Worker's bundle).
+ * A reference page's assets (`GET /v1/reference`, `GET /functions/v1/openapi/reference`:
+ * shared/platform/reference.ts): Scalar's standalone browser bundle and its style sheet, copied
+ * from @scalar/api-reference, so the page loads them from the service (3.5 MB: an asset, never the
+ * Worker's bundle).
  */
 async function buildReferenceAssets(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
@@ -107,11 +108,12 @@ async function buildReferenceAssets(dir: string): Promise<void> {
   await copyFile(join(scalar, "style.css"), join(dir, "style.css"));
 }
 
-/** The function API's OpenAPI document, built from every function's routes (`GET /functions/v1/openapi`). */
+/** The function API's OpenAPI document, built from every function's routes (`GET /functions/v1/openapi`), and its reference page's assets. */
 async function buildFunctionApiDocument(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const document = await functionApiDocument();
   await writeFile(join(dir, FUNCTION_API_DOCUMENT_FILE), JSON.stringify(document));
+  await buildReferenceAssets(dir);
 }
 
 /** How each function that serves static assets (`hasAssets`) builds them. */

@@ -105,40 +105,52 @@ describe("GET /v1/openapi.json", () => {
   });
 });
 
-describe("GET /v1/reference", () => {
-  it("is the reference page under a CSP allowing only this origin, loading only assets this Worker serves", async () => {
-    const page = await v1("/reference");
-    expect(page.status, page.text).toBe(200);
+/** The reference pages: each page's path and the document it reads. */
+const REFERENCE_PAGES = [
+  { page: "/v1/reference", document: "/v1/openapi.json", notFoundCode: "route_not_found" },
+  { page: "/functions/v1/openapi/reference", document: "/functions/v1/openapi", notFoundCode: "ROUTE_NOT_FOUND" },
+];
+
+describe.each(REFERENCE_PAGES)("GET $page", ({ page: pagePath, document, notFoundCode }) => {
+  const base = () => new URL(`${serviceUnderTest().baseUrl}${pagePath}`);
+
+  it("is the reference page under a CSP allowing only this origin, loading only what this Worker serves", async () => {
+    const page = await fetch(base());
+    const text = await page.text();
+    expect(page.status, text).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     const csp = page.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("default-src 'none'");
     const sources = csp.split(";").flatMap((directive) => directive.trim().split(/\s+/).slice(1));
     expect(new Set(sources)).toEqual(new Set(["'none'", "'self'", "data:"]));
-    const base = new URL(`${serviceUnderTest().baseUrl}/v1/reference`);
-    const referenced = [...page.text.matchAll(/(?:src|href|data-url)="([^"]+)"/g)].map(([, url]) => new URL(url, base));
-    expect(referenced.map((url) => url.pathname).sort()).toEqual([
-      "/v1/openapi.json",
-      "/v1/reference/standalone.js",
-      "/v1/reference/style.css",
-    ]);
+    const configuration = JSON.parse(
+      text
+        .match(/data-configuration="([^"]+)"/)![1]
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, "&"),
+    );
+    // the configuration turns off what Scalar would fetch from its own hosts
+    expect(configuration).toMatchObject({ url: document, withDefaultFonts: false, telemetry: false, agent: { disabled: true } });
+    expect(configuration.proxyUrl).toBeUndefined();
+    const files = [...text.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url);
+    const referenced = [...files, configuration.url as string].map((url) => new URL(url, base()));
+    expect(referenced.map((url) => url.pathname).sort()).toEqual([document, `${pagePath}/standalone.js`, `${pagePath}/style.css`].sort());
     for (const url of referenced) {
-      expect(url.origin).toBe(base.origin);
+      expect(url.origin).toBe(base().origin);
       const asset = await fetch(url);
       expect(asset.status, url.pathname).toBe(200);
       expect((await asset.arrayBuffer()).byteLength, url.pathname).toBeGreaterThan(1000);
     }
-    const script = await fetch(new URL("/v1/reference/standalone.js", base));
+    const script = await fetch(new URL(`${pagePath}/standalone.js`, base()));
     expect(script.headers.get("content-type")).toMatch(/javascript/);
     expect(script.headers.get("content-security-policy")).toBe(csp);
-    // the configuration turns off what Scalar would fetch from its own hosts
-    expect(page.text).toContain("withDefaultFonts&quot;:false");
   });
 
-  it("answers 404 route_not_found for any other file under it", async () => {
-    for (const path of ["/reference/other.js", "/reference/assets/standalone.js", "/reference/standalone.js/x"]) {
-      const res = await v1(path);
+  it("answers 404 for any other file under it", async () => {
+    for (const path of ["/other.js", "/assets/standalone.js", "/standalone.js/x"]) {
+      const res = await fetch(`${base()}${path}`);
       expect(res.status, path).toBe(404);
-      expect(res.body.code, path).toBe("route_not_found");
+      expect(((await res.json()) as { code: string }).code, path).toBe(notFoundCode);
     }
   });
 });

@@ -1,14 +1,15 @@
 /**
- * The reference page of this surface's OpenAPI document, `GET /v1/reference`: Scalar's API
- * reference (@scalar/api-reference, its standalone browser bundle and style sheet copied into this
- * Worker's static assets by scripts/local/build.ts), reading `GET /v1/openapi.json`. Nothing comes
- * from any other host: the Content-Security-Policy allows only this origin, Scalar's web fonts,
- * telemetry and agent are off, and no proxy is configured (its "try it" requests go to the service).
+ * The reference page of an OpenAPI document (`GET /v1/reference`, `GET /functions/v1/openapi/reference`):
+ * Scalar's API reference (@scalar/api-reference, its standalone browser bundle and style sheet
+ * copied into the function's static assets by scripts/local/build.ts), reading the document the
+ * service serves. Nothing comes from any other host: the Content-Security-Policy allows only this
+ * origin, Scalar's web fonts, telemetry and agent are off, and no proxy is configured (its "try it"
+ * requests go to the service).
  */
 import type { Context, Hono } from "hono";
-import type { AppEnv } from "../../shared/platform/app";
-import { staticAsset } from "../../shared/platform/assets";
-import { documented } from "../../shared/platform/openapi";
+import type { AppEnv } from "./app";
+import { staticAsset } from "./assets";
+import { documented } from "./openapi";
 
 /** What the page may load and do: only this origin, no eval, no framing. */
 export const REFERENCE_CONTENT_SECURITY_POLICY = [
@@ -33,21 +34,26 @@ const SCALAR_CONFIGURATION = {
   documentDownloadType: "json",
 };
 
-/** The page; its URLs are relative to `/v1/reference`, so they follow the mount. */
-const REFERENCE_PAGE = `<!doctype html>
+/** The page: its own files relative to its path (`<path>/style.css`), the document at `documentUrl`. */
+function referencePage(title: string, documentUrl: string): string {
+  const configuration = JSON.stringify({ ...SCALAR_CONFIGURATION, url: documentUrl })
+    .replace(/&/g, "&amp;")
+    .replace(/"/g, "&quot;");
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Resource API reference</title>
+<title>${title}</title>
 <link rel="stylesheet" href="reference/style.css">
 </head>
 <body>
-<script id="api-reference" type="application/json" data-url="openapi.json" data-configuration="${JSON.stringify(SCALAR_CONFIGURATION).replace(/"/g, "&quot;")}"></script>
+<script id="api-reference" type="application/json" data-configuration="${configuration}"></script>
 <script src="reference/standalone.js"></script>
 </body>
 </html>
 `;
+}
 
 /** The files of the page, as the build names them in the Worker's assets. */
 export const REFERENCE_ASSETS = ["standalone.js", "style.css"] as const;
@@ -60,8 +66,17 @@ function secure(response: Response): Response {
   return response;
 }
 
-/** Registers the page and its two assets on the app. */
-export function mountReference(app: Hono<AppEnv>): void {
+interface ReferenceOptions {
+  /** The function whose assets hold Scalar's files. */
+  functionName: string;
+  title: string;
+  /** The document's absolute path on the service. */
+  documentUrl: string;
+}
+
+/** Registers the page at `/reference` of `app` and its two assets below it. */
+export function mountReference(app: Hono<AppEnv>, { functionName, title, documentUrl }: ReferenceOptions): void {
+  const page = referencePage(title, documentUrl);
   app.get(
     "/reference",
     documented({
@@ -69,20 +84,18 @@ export function mountReference(app: Hono<AppEnv>): void {
       success: { status: 200, description: "An HTML page", contentType: "text/html" },
     }),
     (c) => {
-      const response = secure(c.html(REFERENCE_PAGE));
+      const response = secure(c.html(page));
       response.headers.set("cache-control", "public, max-age=300");
       return response;
     },
   );
   for (const file of REFERENCE_ASSETS) {
+    const contentType = file.endsWith(".js") ? "text/javascript" : "text/css";
     app.get(
       `/reference/${file}`,
-      documented({
-        summary: `The reference page's ${file}`,
-        success: { status: 200, description: file, contentType: file.endsWith(".js") ? "text/javascript" : "text/css" },
-      }),
+      documented({ summary: `The reference page's ${file}`, success: { status: 200, description: file, contentType } }),
       async (c: Context<AppEnv>) => {
-        const response = secure(await staticAsset(c, "resource-api", `/${file}`));
+        const response = secure(await staticAsset(c, functionName, `/${file}`));
         response.headers.set("cache-control", "public, max-age=3600");
         return response;
       },
