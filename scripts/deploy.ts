@@ -5,7 +5,7 @@
  * needs neither network nor a Cloudflare account.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { cronsOf, type FunctionName, functionNames, hasAssets } from "../shared/platform/registry";
 import { assetsDirOf, buildAll, MAX_BUNDLE_BYTES } from "./local/build";
@@ -34,16 +34,19 @@ console.log(`built ${relative(ROOT, bundle.path)} (${(bundle.bytes / 1024).toFix
 if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the 1 MiB limit`, 1);
 
 /**
- * A function with static assets (the hosted screen) deploys with the shared settings plus its
- * assets folder, bound as ASSETS and reached only through the Worker (run_worker_first), as
- * `npm start` serves it.
+ * A function with static assets (the hosted screen, the resource API's reference page) deploys with
+ * the shared settings plus a folder holding only its own assets folder (the Worker fetches
+ * `/<name>/…`, as `npm start` serves it: shared/platform/assets.ts), bound as ASSETS and reached
+ * only through the Worker (run_worker_first).
  */
 function configOf(functionName: string): string {
   const shared = join(ROOT, "wrangler.toml");
   if (!hasAssets(functionName as FunctionName)) return shared;
   const config = join(DIST_DIR, "deploy", `${functionName}.wrangler.toml`);
-  mkdirSync(join(DIST_DIR, "deploy"), { recursive: true });
-  const assets = `\n[assets]\ndirectory = ${JSON.stringify(assetsDirOf(functionName))}\nbinding = "ASSETS"\nrun_worker_first = true\n`;
+  const root = join(DIST_DIR, "deploy", `${functionName}-assets`);
+  rmSync(root, { recursive: true, force: true });
+  cpSync(assetsDirOf(functionName), join(root, functionName), { recursive: true });
+  const assets = `\n[assets]\ndirectory = ${JSON.stringify(root)}\nbinding = "ASSETS"\nrun_worker_first = true\n`;
   writeFileSync(config, readFileSync(shared, "utf8") + assets);
   return config;
 }

@@ -6,7 +6,7 @@
  */
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../../shared/platform/app";
-import { ApiError } from "../../shared/platform/errors";
+import { staticAsset } from "../../shared/platform/assets";
 import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/platform/i18n";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
@@ -179,12 +179,7 @@ export function mountPages(app: Hono<AppEnv>): void {
   });
 
   app.get("/assets/*", async (c) => {
-    const assets = c.env.ASSETS as { fetch(url: URL): Promise<Response> } | undefined;
-    const path = c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length);
-    if (!assets || path.includes("..")) throw new ApiError("ROUTE_NOT_FOUND");
-    const found = await assets.fetch(new URL(path, c.req.url));
-    if (!found.ok) throw new ApiError("ROUTE_NOT_FOUND");
-    const response = new Response(found.body, found);
+    const response = await staticAsset(c, "hosted-capture", c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length));
     secure(response.headers);
     response.headers.set("cache-control", "public, max-age=3600");
     return response;

@@ -7,14 +7,21 @@ import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { createSession, createSessionSchema } from "../../shared/sessions/create";
 
 const app = createFunctionApp("hosted-session-create");
 
-app.post("/", apiKeyAuth("secret"), input("json", createSessionSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
-  return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input, baseUrl), 201);
-});
+app.post(
+  "/",
+  documented({ summary: "Open a hosted session", success: { status: 201, description: "The session, with its single-use url" } }),
+  apiKeyAuth("secret"),
+  input("json", createSessionSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
+    return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input, baseUrl), 201);
+  },
+);
 
 export default app;

@@ -6,13 +6,20 @@ import { issueMandate, issueSchema } from "../../shared/mandates/issue";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-issue");
 
-app.post("/", apiKeyAuth("secret", { replay: true }), input("json", issueSchema), async (c) => {
-  const mandate = await issueMandate(depsOf(c.var), c.var.principal, c.var.input);
-  c.header("content-language", c.var.locale);
-  return c.json(mandate, 201);
-});
+app.post(
+  "/",
+  documented({ summary: "Issue a mandate", success: { status: 201, description: "The mandate, issued" } }),
+  apiKeyAuth("secret", { replay: true }),
+  input("json", issueSchema),
+  async (c) => {
+    const mandate = await issueMandate(depsOf(c.var), c.var.principal, c.var.input);
+    c.header("content-language", c.var.locale);
+    return c.json(mandate, 201);
+  },
+);
 
 export default app;

@@ -71,7 +71,7 @@ export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
       return next();
     } as MiddlewareHandler<Env>,
     {
-      security: "secretKey",
+      security: ["secretKey"],
       answers: ["API_KEY_REQUIRED", "INVALID_API_KEY", "AUTH_REQUIRED", "UNSUPPORTED_VERSION", "RATE_LIMITED"],
       headers: [
         {

@@ -11,6 +11,7 @@ import { type AppEnv, depsOf } from "../../shared/platform/app";
 import type { Config } from "../../shared/platform/config";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import type { Sql } from "../../shared/platform/db/client";
+import type { ErrorCode } from "../../shared/platform/errors";
 import { idempotency } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
@@ -23,25 +24,26 @@ async function recognitionKeysOf(vars: { config: Config; db(url?: string): Sql }
   return { templates: await templatesOf(vars), subjectRefSecret: requireSecret(vars.config, "SUBJECT_REF_SECRET") };
 }
 
+/** What a presence proof can be refused with, on every identity route. */
+const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
+/** A claim's enrolment failing at one of its stages (nothing written). */
+const ENROLMENT_CODES: ErrorCode[] = ["IDENTITY_CREATE_FAILED", "TEMPLATE_STORE_FAILED", "SESSION_MINT_FAILED"];
+
 export const identity = new Hono<AppEnv>();
 
 identity.post(
   "/claims",
   documented({
-    summary: "Claim the live person of a proof for the merchant (enrol, receipt, bill)",
-    success: { status: 201, description: "The claim: the facetoken, the receipt and the metadata" },
+    summary: "Claim a live person (billed once per person)",
+    success: { status: 201, description: "The claim: the person's facetoken and the act's receipt" },
     answers: [
+      ...PROOF_CODES,
       "CONSENT_REQUIRED",
-      "LIVENESS_REQUIRED",
       "DOCUMENT_REQUIRED",
       "ALREADY_CLAIMED",
-      "ALLOWANCE_EXHAUSTED",
-      "CAPTURE_REPLAYED",
       "IDENTITY_UNREACHABLE",
-      "IDENTITY_CREATE_FAILED",
-      "TEMPLATE_STORE_FAILED",
-      "SESSION_MINT_FAILED",
-      "TEMPLATE_STORE_UNAVAILABLE",
+      "ALLOWANCE_EXHAUSTED",
+      ...ENROLMENT_CODES,
     ],
   }),
   secretKey("claims"),
@@ -58,10 +60,7 @@ identity.post(
 
 identity.post(
   "/recognitions",
-  documented({
-    summary: "Recognise the live person of a proof among the merchant's persons (free, writes nothing)",
-    answers: ["LIVENESS_REQUIRED", "TEMPLATE_STORE_UNAVAILABLE"],
-  }),
+  documented({ summary: "Recognise a live person (free, writes nothing)", answers: PROOF_CODES }),
   secretKey("recognitions"),
   input("json", recognitionSchema),
   async (c) => {
@@ -73,15 +72,8 @@ identity.post(
 identity.post(
   "/attributes",
   documented({
-    summary: "Answer one predicate about a person the merchant holds, proven live now",
-    answers: [
-      "LIVENESS_REQUIRED",
-      "IDENTITY_MISMATCH",
-      "ACCESS_REVOKED",
-      "DOCUMENT_REQUIRED",
-      "CAPTURE_REPLAYED",
-      "TEMPLATE_STORE_UNAVAILABLE",
-    ],
+    summary: "Prove one attribute of a person (for example age_over_18)",
+    answers: [...PROOF_CODES, "DOCUMENT_REQUIRED", "IDENTITY_MISMATCH", "ACCESS_REVOKED"],
   }),
   secretKey("attributes"),
   idempotency(idempotencyScope),

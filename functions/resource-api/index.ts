@@ -6,6 +6,8 @@
  */
 import { createFunctionApp } from "../../shared/platform/app";
 import { documented } from "../../shared/platform/openapi";
+import { mountReference } from "../../shared/platform/reference";
+import { mountOf } from "../../shared/platform/registry";
 import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
@@ -25,6 +27,11 @@ app.route("/sessions", sessions);
 app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
   c.header("cache-control", "public, max-age=300");
   return c.json(resourceApiDocument(app));
+});
+mountReference(app, {
+  functionName: "resource-api",
+  title: "Resource API reference",
+  documentUrl: `${mountOf("resource-api")}/openapi.json`,
 });
 
 export default app;

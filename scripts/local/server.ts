@@ -4,7 +4,7 @@ import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare
 import { bindingNames } from "../../shared/platform/config";
 import { connect } from "../../shared/platform/db/client";
 import { cronsOf, type FunctionName, functionNames, hasAssets, mountOf } from "../../shared/platform/registry";
-import { assetsDirOf, buildAll } from "./build";
+import { assetsRootOf, buildAll } from "./build";
 import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
@@ -154,10 +154,12 @@ export async function startServer({
         ...(b.name === "mcp" ? { kvNamespaces: ["OAUTH_KV"] } : {}),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
         // Static assets reach the function only through its ASSETS binding (run_worker_first), as deployed.
+        // Miniflare backs every Worker's assets with one storage directory, so each binding gets the
+        // root of all functions' folders, and a function fetches its files below its own (assets.ts).
         ...(hasAssets(b.name as FunctionName)
           ? {
               assets: {
-                directory: assetsDirOf(b.name, outDir),
+                directory: assetsRootOf(outDir),
                 binding: "ASSETS",
                 routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
               },

@@ -24,6 +24,7 @@ import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import { idempotencyKeyOf } from "./idempotency";
 import { signingKeysOf } from "./keys";
+import { docOf, type RouteDoc, withDoc } from "./openapi";
 import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
 import { type ReplayClaim, replayClaim } from "./replay-guard";
 
@@ -51,6 +52,28 @@ function replayOf(headers: Headers, now: Date): { claim: ReplayClaim | null; err
   }
 }
 
+/** The replay guard's headers and answers (spec 4.1), for the OpenAPI documents. */
+const REPLAY_DOC = {
+  answers: ["TIMESTAMP_REQUIRED", "TIMESTAMP_OUT_OF_WINDOW", "NONCE_REQUIRED", "NONCE_REUSED"],
+  headers: [
+    { name: "x-service-timestamp", description: "The request's time, epoch seconds, within 300 s of the server clock." },
+    { name: "x-service-nonce", description: "A value used once per key (the replay guard)." },
+  ],
+} as const satisfies RouteDoc;
+
+/** What a key policy declares to the OpenAPI documents: its credential and the codes it answers. */
+function keyPolicyDoc(policy: KeyPolicy, replay: AuthOptions["replay"] = false): RouteDoc {
+  const answers: RouteDoc["answers"] =
+    policy === "anonymous"
+      ? ["INVALID_API_KEY"]
+      : ["API_KEY_REQUIRED", "INVALID_API_KEY", ...(policy === "secret" ? (["AUTH_REQUIRED"] as const) : [])];
+  return {
+    security: policy === "anonymous" ? undefined : [policy === "secret" ? "secretKey" : "publishableKey"],
+    answers: replay ? [...answers, ...REPLAY_DOC.answers] : answers,
+    headers: replay ? REPLAY_DOC.headers : undefined,
+  };
+}
+
 /**
  * Authenticates the merchant key and sets `principal`; every later read and write is scoped by the
  * principal's merchant and environment. With `replay`, the nonce is claimed in the same call (or
@@ -63,16 +86,19 @@ export function apiKeyAuth(policy: "secret" | "publishable", options?: AuthOptio
 export function apiKeyAuth(policy: "anonymous"): MiddlewareHandler<AppEnv>;
 // biome-ignore lint/suspicious/noExplicitAny: the overloads above type each policy's principal
 export function apiKeyAuth(policy: KeyPolicy, { replay = false }: AuthOptions = {}): MiddlewareHandler<any> {
-  return async function authenticateApiKey(c, next) {
-    const credential = await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy);
-    if (!credential) return next();
-    const guard = replay ? replayOf(c.req.raw.headers, c.var.now) : { claim: null, error: null };
-    const unclaimed = nonceForResponseStore(replay, guard.claim, c.req.raw.headers);
-    c.set("principal", await authenticate(c.var.db(), credential, unclaimed ? null : guard.claim, c.var.now));
-    if (guard.error) throw guard.error;
-    c.set("unclaimedNonce", unclaimed);
-    return next();
-  };
+  return withDoc(
+    async function authenticateApiKey(c, next) {
+      const credential = await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy);
+      if (!credential) return next();
+      const guard = replay ? replayOf(c.req.raw.headers, c.var.now) : { claim: null, error: null };
+      const unclaimed = nonceForResponseStore(replay, guard.claim, c.req.raw.headers);
+      c.set("principal", await authenticate(c.var.db(), credential, unclaimed ? null : guard.claim, c.var.now));
+      if (guard.error) throw guard.error;
+      c.set("unclaimedNonce", unclaimed);
+      return next();
+    },
+    keyPolicyDoc(policy, replay),
+  );
 }
 
 /**
@@ -83,21 +109,24 @@ export function apiKeyAuth(policy: KeyPolicy, { replay = false }: AuthOptions = 
  * first, so a bad key is still answered as such before anything else.
  */
 export function apiKeyAuthInOperation(policy: "secret"): MiddlewareHandler<AppEnv & CredentialPresented> {
-  return async function presentApiKey(c, next) {
-    const credential = (await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy))!;
-    const guard = replayOf(c.req.raw.headers, c.var.now);
-    if (guard.error) {
-      await authenticate(c.var.db(), credential, null, c.var.now);
-      throw guard.error;
-    }
-    c.set("credential", credential);
-    c.set("replay", guard.claim);
-    await next();
-    // Hono has already turned a later failure into its response (c.error); the key comes first.
-    if (c.error instanceof ApiError && !AUTHENTICATION_CODES.has(c.error.code)) {
-      await authenticate(c.var.db(), credential, guard.claim, c.var.now);
-    }
-  };
+  return withDoc(
+    async function presentApiKey(c, next) {
+      const credential = (await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy))!;
+      const guard = replayOf(c.req.raw.headers, c.var.now);
+      if (guard.error) {
+        await authenticate(c.var.db(), credential, null, c.var.now);
+        throw guard.error;
+      }
+      c.set("credential", credential);
+      c.set("replay", guard.claim);
+      await next();
+      // Hono has already turned a later failure into its response (c.error); the key comes first.
+      if (c.error instanceof ApiError && !AUTHENTICATION_CODES.has(c.error.code)) {
+        await authenticate(c.var.db(), credential, guard.claim, c.var.now);
+      }
+    },
+    keyPolicyDoc(policy, true),
+  );
 }
 
 /** Errors that the authenticating call itself answers with; the others come after it. */
@@ -114,7 +143,9 @@ const AUTHENTICATION_CODES = new Set(["INVALID_API_KEY", "NONCE_REUSED", "DATABA
  */
 export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandler<AppEnv & Authenticated> {
   const keyAuth = apiKeyAuth("secret", options);
-  return async function authenticateKeyOrUser(c, next) {
+  const keyDoc = keyPolicyDoc("secret", options.replay);
+  const doc: RouteDoc = { ...keyDoc, security: ["secretKey", "userToken"], answers: [...(keyDoc.answers ?? []), "INVALID_USER_TOKEN"] };
+  return withDoc(async function authenticateKeyOrUser(c, next) {
     const bearer = bearerOf(c.req.header("authorization"));
     if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) return keyAuth(c as never, next);
     const principal = await userPrincipal(await signingKeysOf(c.var.config), bearer, c.var.now);
@@ -126,7 +157,7 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
     }
     c.set("principal", principal);
     return next();
-  };
+  }, doc);
 }
 
 /**
@@ -137,12 +168,15 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
  * @example app.post("/", userTokenAuth(), handler)
  */
 export function userTokenAuth(): MiddlewareHandler<AppEnv & UserAuthenticated> {
-  return async function authenticateUser(c, next) {
-    const bearer = bearerOf(c.req.header("authorization"));
-    if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) throw new ApiError("USER_TOKEN_REQUIRED");
-    c.set("principal", await userPrincipal(await signingKeysOf(c.var.config), bearer, c.var.now));
-    return next();
-  };
+  return withDoc(
+    async function authenticateUser(c, next) {
+      const bearer = bearerOf(c.req.header("authorization"));
+      if (!bearer || presentedKey(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER)) throw new ApiError("USER_TOKEN_REQUIRED");
+      c.set("principal", await userPrincipal(await signingKeysOf(c.var.config), bearer, c.var.now));
+      return next();
+    },
+    { security: ["userToken"], answers: ["USER_TOKEN_REQUIRED", "INVALID_USER_TOKEN"] },
+  );
 }
 
 /** Claims the replay nonce for an already authenticated tenant (`409 NONCE_REUSED` when used). */
@@ -162,15 +196,19 @@ async function claimNonce(sql: Queryable, tenant: Tenant, replay: ReplayClaim, n
 export function serviceRoleOr(
   fallback: MiddlewareHandler<AppEnv & Authenticated> | MiddlewareHandler<AppEnv & KeyAuthenticated>,
 ): MiddlewareHandler<AppEnv> {
-  return async function authenticateServiceRole(c, next) {
-    const bearer = bearerOf(c.req.header("authorization"));
-    const serviceKey = c.var.config.SERVICE_ROLE_KEY;
-    if (bearer && serviceKey && bearer.startsWith("svc_") && timingSafeEqual(bearer, serviceKey)) {
-      c.set("servicePrincipal", { kind: "service" });
-      return next();
-    }
-    return fallback(c as never, next);
-  };
+  const fallbackDoc = docOf(fallback) ?? {};
+  return withDoc(
+    async function authenticateServiceRole(c, next) {
+      const bearer = bearerOf(c.req.header("authorization"));
+      const serviceKey = c.var.config.SERVICE_ROLE_KEY;
+      if (bearer && serviceKey && bearer.startsWith("svc_") && timingSafeEqual(bearer, serviceKey)) {
+        c.set("servicePrincipal", { kind: "service" });
+        return next();
+      }
+      return fallback(c as never, next);
+    },
+    { ...fallbackDoc, security: [...(fallbackDoc.security ?? []), "serviceRole"] },
+  );
 }
 
 /** A route whose middleware authenticated a merchant key. */

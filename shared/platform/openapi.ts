@@ -18,12 +18,12 @@ export interface RouteDoc {
   summary?: string;
   description?: string;
   /** The answer of success (default 200), with the schema of its body when the route declares one. */
-  success?: { status: number; description: string; schema?: v.GenericSchema };
+  success?: { status: number; description: string; schema?: v.GenericSchema; contentType?: string };
   input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
-  /** The credential it asks for (a security scheme's name in the document). */
-  security?: string;
+  /** The credentials it accepts, any one of them (security schemes' names in the document). */
+  security?: readonly string[];
   /** The request headers it reads. */
   headers?: readonly { name: string; description: string }[];
 }
@@ -44,7 +44,8 @@ export function documented(doc: RouteDoc): MiddlewareHandler {
   }, doc);
 }
 
-function docOf(handler: unknown): RouteDoc | undefined {
+/** What `handler` (or the handler it composes) declares, if anything. */
+export function docOf(handler: unknown): RouteDoc | undefined {
   const direct = (handler as Record<symbol, RouteDoc | undefined>)[DOC];
   if (direct) return direct;
   const composed = (handler as Record<string, unknown>)[COMPOSED];
@@ -88,7 +89,9 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   const responses: Record<string, unknown> = {
     [success.status]: {
       description: success.description,
-      content: { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
+      content: success.contentType
+        ? { [success.contentType]: { schema: { type: "string" } } }
+        : { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
     },
   };
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
@@ -116,7 +119,7 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   const operation: Record<string, unknown> = { responses };
   if (merged.summary) operation.summary = merged.summary;
   if (merged.description) operation.description = merged.description;
-  operation.security = merged.security ? [{ [merged.security]: [] }] : [];
+  operation.security = (merged.security ?? []).map((scheme) => ({ [scheme]: [] }));
   if (input?.source === "query") {
     const schema = jsonSchemaOf(input.schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {}))
@@ -126,6 +129,16 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
   }
   if (parameters.length) operation.parameters = parameters;
   return operation;
+}
+
+/** A Hono route path as OpenAPI writes it: `:id` and `:path{.+}` are `{id}` and `{path}`, a trailing `*` is `{path}`. */
+export function openApiPath(path: string): string {
+  return (
+    path
+      .replace(/\/+$/, "")
+      .replace(/:([A-Za-z_][A-Za-z0-9_]*)(\{[^}]*\})?/g, "{$1}")
+      .replace(/\/\*$/, "/{path}") || "/"
+  );
 }
 
 /** What the document reads of an app: its routes (Hono's `app.routes`). */
@@ -138,7 +151,7 @@ export function openApiDocument(app: RoutedApp, options: DocumentOptions) {
   const routes = new Map<string, { method: string; path: string; docs: RouteDoc[] }>();
   for (const route of app.routes) {
     if (route.method === "ALL") continue;
-    const path = route.path.replace(/\/+$/, "").replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}") || "/";
+    const path = openApiPath(route.path);
     const key = `${route.method} ${path}`;
     const entry = routes.get(key) ?? { method: route.method.toLowerCase(), path, docs: [] };
     const doc = docOf(route.handler);

@@ -27,12 +27,13 @@ const functionRegistry = {
   "mandate-scopes": {},
   mcp: {},
   "merchant-theme-get": {},
+  openapi: { assets: true },
   "outbox-worker": { crons: ["* * * * *"] },
   "process-biovital-enrollment": {},
   "process-biovital-transaction": {},
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
-  "resource-api": { mount: "/v1" },
+  "resource-api": { mount: "/v1", assets: true },
   "revoke-consent": {},
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -393,6 +393,11 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
   return [
     { name: "mandate-scopes", weight: 2, routes: [{ path: "", methods: ["GET"], input: "none", key: "none" }] },
     {
+      name: "openapi",
+      weight: 1,
+      routes: ["", "/reference", "/reference/style.css"].map((path): RoutePlan => ({ path, methods: ["GET"], input: "none", key: "none" })),
+    },
+    {
       name: "merchant-theme-get",
       routes: [
         {

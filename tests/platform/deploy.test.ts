@@ -52,7 +52,7 @@ describe("deploy", () => {
     const { code, stdout, stderr } = await run("npx", ["tsx", "scripts/deploy.ts", "hosted-capture", "--dry-run"], { env: offline });
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toContain("env.ASSETS");
-    expect(stdout).toMatch(/Read \d+ files from the assets directory .*dist\/assets\/hosted-capture/);
+    expect(stdout).toMatch(/Read \d+ files from the assets directory .*dist\/deploy\/hosted-capture-assets/);
   });
 
   it("refuses an unknown function name with a clear message", async () => {

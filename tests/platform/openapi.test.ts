@@ -7,8 +7,12 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import resourceApi from "../../functions/resource-api/index";
-import { documentedAnswers } from "../harness/documented-answers";
+import { functionApps, NOT_IN_FUNCTION_API_DOCUMENT } from "../../scripts/local/function-api-document";
+import { openApiPath } from "../../shared/platform/openapi";
+import { functionNames, mountOf } from "../../shared/platform/registry";
+import { documentedAnswers, EVERY_FUNCTION } from "../harness/documented-answers";
 import { v1 } from "../harness/resource-api";
+import { serviceUnderTest } from "../harness/service";
 
 type Operation = {
   responses: Record<string, { content?: { "application/json": { schema: any } } }>;
@@ -23,13 +27,32 @@ async function served() {
   return res.body as { openapi: string; paths: Record<string, Record<string, Operation>> };
 }
 
-const routesOf = (app: { routes: { method: string; path: string }[] }) => [
-  ...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`)),
+const routesOf = (app: { routes: readonly { method: string; path: string }[] }) => [
+  ...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`)),
 ];
 
-describe("GET /v1/openapi.json", () => {
+/** Every `method path` of a document. */
+const operationsOf = (document: { paths: Record<string, Record<string, Operation>> }) =>
+  Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`));
+
+/** Every `method path status code` a document lists. */
+function listedAnswers(document: { paths: Record<string, Record<string, Operation>> }): string[] {
+  const listed: string[] = [];
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const codes: string[] = response.content?.["application/json"]?.schema.allOf?.[1].properties.code.enum ?? [];
+        for (const code of codes) listed.push(`${method} ${path} ${status} ${code}`);
+      }
+    }
+  }
+  return listed;
+}
+
+/** The document `load` fetches (without a key) is a valid OpenAPI 3.1 document, says an independent validator. */
+function itIsAValidDocument(load: () => Promise<{ openapi: string }>) {
   it("is a valid OpenAPI 3.1 document, served without a key", async () => {
-    const document = await served();
+    const document = await load();
     expect(document.openapi).toBe("3.1.0");
     const validator = new Validator();
     const result = await validator.validate(document as never);
@@ -37,13 +60,14 @@ describe("GET /v1/openapi.json", () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
   });
+}
+
+describe("GET /v1/openapi.json", () => {
+  itIsAValidDocument(served);
 
   it("names every route of the app, with its request body or query and its path parameters", async () => {
     const document = await served();
-    const documentedRoutes = Object.entries(document.paths).flatMap(([path, operations]) =>
-      Object.keys(operations).map((method) => `${method} ${path}`),
-    );
-    expect(documentedRoutes.sort()).toEqual(routesOf(resourceApi).sort());
+    expect(operationsOf(document).sort()).toEqual(routesOf(resourceApi).sort());
     expect(document.paths["/v1/sessions"].post.requestBody).toMatchObject({
       content: { "application/json": { schema: { type: "object", required: expect.arrayContaining(["mode", "return_url"]) } } },
     });
@@ -62,17 +86,10 @@ describe("GET /v1/openapi.json", () => {
   it("lists for each operation only codes the surface documents, each at its one status; keyed writes list the Idempotency-Key answers", async () => {
     const document = await served();
     const documented = documentedAnswers().functions.get("resource-api")!.answers;
-    const listed: string[] = [];
-    for (const [path, operations] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        for (const [status, response] of Object.entries(operation.responses)) {
-          const codes: string[] = response.content?.["application/json"].schema.allOf?.[1].properties.code.enum ?? [];
-          for (const code of codes) {
-            listed.push(`${method} ${path} ${status} ${code}`);
-            expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
-          }
-        }
-      }
+    const listed = listedAnswers(document);
+    for (const line of listed) {
+      const [method, path, status, code] = line.split(" ");
+      expect(documented, `${method} ${path}: ${status} ${code} is not in docs/resource-api.md`).toContain(`${status} ${code}`);
     }
     expect(listed).toEqual(
       expect.arrayContaining([
@@ -85,5 +102,113 @@ describe("GET /v1/openapi.json", () => {
       ]),
     );
     expect(listed.filter((line) => line.startsWith("get /v1/receipts/{id}/verify")).some((line) => line.includes("api_key"))).toBe(false);
+  });
+});
+
+/** The reference pages: each page's path and the document it reads. */
+const REFERENCE_PAGES = [
+  { page: "/v1/reference", document: "/v1/openapi.json", notFoundCode: "route_not_found" },
+  { page: "/functions/v1/openapi/reference", document: "/functions/v1/openapi", notFoundCode: "ROUTE_NOT_FOUND" },
+];
+
+describe.each(REFERENCE_PAGES)("GET $page", ({ page: pagePath, document, notFoundCode }) => {
+  const base = () => new URL(`${serviceUnderTest().baseUrl}${pagePath}`);
+
+  it("is the reference page under a CSP allowing only this origin, loading only what this Worker serves", async () => {
+    const page = await fetch(base());
+    const text = await page.text();
+    expect(page.status, text).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    const sources = csp.split(";").flatMap((directive) => directive.trim().split(/\s+/).slice(1));
+    expect(new Set(sources)).toEqual(new Set(["'none'", "'self'", "data:"]));
+    const configuration = JSON.parse(
+      text
+        .match(/data-configuration="([^"]+)"/)![1]
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, "&"),
+    );
+    // the configuration turns off what Scalar would fetch from its own hosts
+    expect(configuration).toMatchObject({ url: document, withDefaultFonts: false, telemetry: false, agent: { disabled: true } });
+    expect(configuration.proxyUrl).toBeUndefined();
+    const files = [...text.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, url]) => url);
+    const referenced = [...files, configuration.url as string].map((url) => new URL(url, base()));
+    expect(referenced.map((url) => url.pathname).sort()).toEqual([document, `${pagePath}/standalone.js`, `${pagePath}/style.css`].sort());
+    for (const url of referenced) {
+      expect(url.origin).toBe(base().origin);
+      const asset = await fetch(url);
+      expect(asset.status, url.pathname).toBe(200);
+      expect((await asset.arrayBuffer()).byteLength, url.pathname).toBeGreaterThan(1000);
+    }
+    const script = await fetch(new URL(`${pagePath}/standalone.js`, base()));
+    expect(script.headers.get("content-type")).toMatch(/javascript/);
+    expect(script.headers.get("content-security-policy")).toBe(csp);
+  });
+
+  it("answers 404 for any other file under it", async () => {
+    for (const path of ["/other.js", "/assets/standalone.js", "/standalone.js/x"]) {
+      const res = await fetch(`${base()}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { code: string }).code, path).toBe(notFoundCode);
+    }
+  });
+});
+
+describe("GET /functions/v1/openapi", () => {
+  async function functionApiDocument() {
+    const res = await fetch(`${serviceUnderTest().baseUrl}/functions/v1/openapi`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    return (await res.json()) as { openapi: string; paths: Record<string, Record<string, Operation>> };
+  }
+
+  itIsAValidDocument(functionApiDocument);
+
+  it("names every route of every function but those it says it leaves out, each under its function's mount", async () => {
+    const document = await functionApiDocument();
+    const apps = await functionApps();
+    expect([...apps.map(({ name }) => name), ...Object.keys(NOT_IN_FUNCTION_API_DOCUMENT)].sort()).toEqual([...functionNames].sort());
+    expect(operationsOf(document).sort()).toEqual(apps.flatMap(({ app }) => routesOf(app)).sort());
+    for (const { name, app } of apps)
+      expect(
+        routesOf(app).every((route) => route.includes(mountOf(name))),
+        name,
+      ).toBe(true);
+    const issue = document.paths["/functions/v1/mandate-issue"].post;
+    expect(issue.requestBody).toMatchObject({
+      content: { "application/json": { schema: { type: "object", required: expect.arrayContaining(["granted_to", "scopes"]) } } },
+    });
+    expect(issue.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(
+      expect.arrayContaining(["header x-service-timestamp", "header x-service-nonce"]),
+    );
+    expect(Object.keys(issue.responses)).toContain("201");
+    expect(document.paths["/functions/v1/merchant-theme-get/assets/{path}"].get.parameters).toContainEqual(
+      expect.objectContaining({ name: "path", in: "path" }),
+    );
+  });
+
+  it("lists for each operation only codes docs/functions.md documents for its function, each at its one status", async () => {
+    const document = await functionApiDocument();
+    const documented = documentedAnswers().functions;
+    const everyFunction = documented.get(EVERY_FUNCTION)!.answers;
+    const listed = listedAnswers(document);
+    for (const line of listed) {
+      const [method, path, status, code] = line.split(" ");
+      const name = path.split("/")[3];
+      expect(
+        [...(documented.get(name)?.answers ?? []), ...everyFunction],
+        `${method} ${path}: ${status} ${code} is not in docs/functions.md under ${name} or "Every function"`,
+      ).toContain(`${status} ${code}`);
+    }
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        "post /functions/v1/mandate-issue 401 INVALID_API_KEY",
+        "post /functions/v1/mandate-issue 409 NONCE_REUSED",
+        "post /functions/v1/mandate-issue 400 INVALID_INPUT",
+        "get /functions/v1/openapi 500 INTERNAL_ERROR",
+      ]),
+    );
+    expect(document.paths["/functions/v1/mandate-issue"].post).toMatchObject({ security: [{ secretKey: [] }] });
   });
 });
