@@ -8,15 +8,14 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { openApiDocument, type RoutedApp } from "../../shared/platform/openapi";
-import { functionNames } from "../../shared/platform/registry";
+import { cronsOf, functionNames } from "../../shared/platform/registry";
 import { FUNCTIONS_DIR } from "./functions";
 
-/** Functions the document leaves out, and why. */
+/** Functions the document leaves out, and why: two surfaces of their own, and every cron (it serves no route). */
 export const NOT_IN_FUNCTION_API_DOCUMENT: Record<string, string> = {
   mcp: "the agents' surface: OAuth 2.1 and MCP's JSON-RPC (docs/mcp.md)",
   "resource-api": "its own document, GET /v1/openapi.json",
-  "outbox-worker": "a cron; it serves no route",
-  "receipt-anchor": "a cron; it serves no route",
+  ...Object.fromEntries(functionNames.filter((name) => cronsOf(name).length > 0).map((name) => [name, "a cron; it serves no route"])),
 };
 
 /** The functions the document covers, each with its app (routes under its mount). */

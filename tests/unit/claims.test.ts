@@ -14,7 +14,7 @@ const subject = (birthDate: string | null, document = true): DisclosureSubject =
   document: document
     ? {
         document_type: "passport",
-        issuing_country: "PT",
+        issuing_country: "PRT",
         expires_on: "2031-01-01",
         verified_at: "2026-01-02T23:30:00Z",
         portrait_similarity: 0.91,
@@ -52,10 +52,10 @@ describe("claims", () => {
     const field: RequestedField = {
       key: "issuing_country_in",
       disclosure_type: "zk_proof",
-      public_input: { countries: ["PT", "BR", "PT"] },
+      public_input: { countries: ["PRT", "BRA", "PRT"] },
     };
     expect(resolveClaim(field, subject(null), "2026-11-24")).toMatchObject({
-      zk_proof: { public_input: { countries: ["BR", "PT"] }, result: true },
+      zk_proof: { public_input: { countries: ["BRA", "PRT"] }, result: true },
     });
     expect(resolveClaim(field, subject(null, false), "2026-11-24")).toMatchObject({ status: "unavailable", reason: "no_document" });
   });
@@ -88,6 +88,11 @@ describe("claims", () => {
       key: "document_valid",
     });
     expect(refusal({ key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: [] } })).toEqual({
+      code: "INVALID_CIRCUIT",
+      key: "issuing_country_in",
+    });
+    // The MRZ's ICAO codes, not ISO alpha-2: "BR" names no issuing state a verified document states.
+    expect(refusal({ key: "issuing_country_in", disclosure_type: "zk_proof", public_input: { countries: ["BR"] } })).toEqual({
       code: "INVALID_CIRCUIT",
       key: "issuing_country_in",
     });
