@@ -18,7 +18,7 @@ import { enrolStranger, newStranger } from "../harness/identity";
 import { useOwnService } from "../harness/own-service";
 import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
-import { expectSignedBy, type Receiver } from "../harness/webhook-receiver";
+import { expectSignedBy } from "../harness/webhook-receiver";
 
 const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
 
