@@ -165,39 +165,9 @@ comment on function public.agent_verification_result(jsonb) is 'agent-verificati
 -- Hosted sessions: a card's session is the service's
 -- ----------------------------------------------------------------------------
 
--- hosted_session_consume (20261124010100) again: a merchant key never exchanges a card's session
--- (its token is answered as unknown and stays unused); the screen's boot also gets the card
--- ({verification_id, purpose, agent_name, requested_by}), null for other actions.
-create or replace function public.hosted_session_consume(p jsonb) returns jsonb
-language plpgsql security definer set search_path = '' as $$
-declare
-  v_now timestamptz := (p ->> 'now')::timestamptz;
-  s private.hosted_sessions;
-  v_merchant_name text;
-  v_card jsonb;
-begin
-  -- A merchant key reaches only its own sessions, and never a card's: another's token is unknown, and stays unused.
-  if p ? 'merchant_id' and not exists (
-    select 1 from private.hosted_sessions
-    where token_hash = p ->> 'token_hash' and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
-      and action <> 'verify'
-  ) then
-    raise exception 'hosted session not found' using errcode = 'HA404';
-  end if;
-  s := private.hosted_session_lock('token', p ->> 'token_hash', v_now);
-  update private.hosted_sessions
-     set state = 'opened', opened_at = v_now, opened_by = p ->> 'opened_by',
-         capture_nonce = p ->> 'capture_nonce', screen_token_hash = p ->> 'screen_token_hash'
-   where id = s.id
-  returning * into s;
-  select name into v_merchant_name from private.merchants where id = s.merchant_id;
-  select jsonb_build_object('verification_id', private.public_id('av_', v.id), 'purpose', v.purpose, 'agent_name', v.agent_name,
-                            'requested_by', case when v.agent_client_id is null then 'owner' else 'agent' end)
-    into v_card from private.agent_verifications v where v.session_id = s.id;
-  return jsonb_build_object('session', private.hosted_session_json(s, v_now), 'environment', s.environment,
-                            'merchant_name', v_merchant_name, 'card', v_card);
-end $$;
-comment on function public.hosted_session_consume(jsonb) is 'hosted-session-consume and the screen''s boot: exchanges the single-use token for the session, its capture nonce and screen credential (and a card''s terms).';
+-- hosted_session_consume (a merchant key never exchanges a card's session; the boot gets the card's
+-- terms) and private.hosted_session_end (a card's session writes no session.completed) are
+-- redefined once, with the /v1 sessions' additions, in 20261124050100_resource_sessions.sql.
 
 -- hosted_session_get (20261121009200) again: a card's session is no merchant's to read.
 create or replace function public.hosted_session_get(p jsonb) returns jsonb
@@ -210,21 +180,6 @@ language sql stable security definer set search_path = '' as $$
     and s.action <> 'verify'
 $$;
 comment on function public.hosted_session_get(jsonb) is 'hosted-session-get: one session of this merchant and environment, with its effective state; another''s (or a card''s) is null.';
-
--- hosted_session_end (20261124010100) again: a card's session writes no session.completed.
-create or replace function private.hosted_session_end(p_id uuid, p_state text, p_result jsonb, p_at timestamptz) returns jsonb
-language plpgsql set search_path = '' as $$
-declare
-  s private.hosted_sessions;
-begin
-  update private.hosted_sessions set state = p_state, ended_at = p_at, result = p_result where id = p_id
-  returning * into s;
-  if s.action <> 'verify' then
-    perform private.outbox_emit(s.merchant_id, s.environment, 'session.completed', private.hosted_session_event(s), p_at);
-  end if;
-  return private.hosted_session_json(s, p_at);
-end $$;
-comment on function private.hosted_session_end(uuid, text, jsonb, timestamptz) is 'Records how an opened session ended and its session.completed event (none for a card''s session).';
 
 -- hosted_sessions_expire (20261124010100) again: a card's session is stored expired, with no session.expired.
 create or replace function public.hosted_sessions_expire(p jsonb) returns jsonb
