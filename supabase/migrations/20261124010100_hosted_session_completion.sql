@@ -71,6 +71,15 @@ begin
 end $$;
 comment on function private.hosted_session_lock(text, text, timestamptz) is 'Locks the session a token or screen credential names, or raises why it cannot move (HA404, HA701 to HA705).';
 
+-- Writes a session's webhook (session.completed or session.expired) in the caller's transaction:
+-- the one place that decides which sessions tell their merchant how they ended.
+create or replace function private.hosted_session_emit(s private.hosted_sessions, p_type text, p_at timestamptz) returns void
+language plpgsql set search_path = '' as $$
+begin
+  perform private.outbox_emit(s.merchant_id, s.environment, p_type, private.hosted_session_event(s), p_at);
+end $$;
+comment on function private.hosted_session_emit(private.hosted_sessions, text, timestamptz) is 'Writes a session''s session.completed or session.expired event in the caller''s transaction.';
+
 -- Ends a locked, opened session with its outcome (completed, failed or cancelled) and writes
 -- session.completed in the caller's transaction; answers the session as reads show it.
 create or replace function private.hosted_session_end(p_id uuid, p_state text, p_result jsonb, p_at timestamptz) returns jsonb
@@ -80,7 +89,7 @@ declare
 begin
   update private.hosted_sessions set state = p_state, ended_at = p_at, result = p_result where id = p_id
   returning * into s;
-  perform private.outbox_emit(s.merchant_id, s.environment, 'session.completed', private.hosted_session_event(s), p_at);
+  perform private.hosted_session_emit(s, 'session.completed', p_at);
   return private.hosted_session_json(s, p_at);
 end $$;
 comment on function private.hosted_session_end(uuid, text, jsonb, timestamptz) is 'Records how an opened session ended and its session.completed event (complete and cancel).';
@@ -183,7 +192,7 @@ begin
        for update skip locked)
     returning h.*
   loop
-    perform private.outbox_emit(s.merchant_id, s.environment, 'session.expired', private.hosted_session_event(s), s.expires_at);
+    perform private.hosted_session_emit(s, 'session.expired', s.expires_at);
     v_expired := v_expired + 1;
   end loop;
   return jsonb_build_object('expired', v_expired);

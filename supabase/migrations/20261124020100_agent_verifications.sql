@@ -166,8 +166,7 @@ comment on function public.agent_verification_result(jsonb) is 'agent-verificati
 -- ----------------------------------------------------------------------------
 
 -- hosted_session_consume (a merchant key never exchanges a card's session; the boot gets the card's
--- terms) and private.hosted_session_end (a card's session writes no session.completed) are
--- redefined once, with the /v1 sessions' additions, in 20261124050100_resource_sessions.sql.
+-- terms) is redefined once, with the /v1 sessions' additions, in 20261124050100_resource_sessions.sql.
 
 -- hosted_session_get (20261121009200) again: a card's session is no merchant's to read.
 create or replace function public.hosted_session_get(p jsonb) returns jsonb
@@ -181,34 +180,13 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.hosted_session_get(jsonb) is 'hosted-session-get: one session of this merchant and environment, with its effective state; another''s (or a card''s) is null.';
 
--- hosted_sessions_expire (20261124010100) again: a card's session is stored expired, with no session.expired.
-create or replace function public.hosted_sessions_expire(p jsonb) returns jsonb
-language plpgsql security definer set search_path = '' as $$
-declare
-  v_now timestamptz := (p ->> 'now')::timestamptz;
-  v_limit integer := least(greatest(coalesce((p ->> 'limit')::integer, 1000), 1), 10000);
-  v_expired integer := 0;
-  s private.hosted_sessions;
+-- hosted_session_emit (20261124010100) again: a card's session writes no session.completed and no
+-- session.expired (function API 6 rule 4: a card is the service's, not the merchant's).
+create or replace function private.hosted_session_emit(s private.hosted_sessions, p_type text, p_at timestamptz) returns void
+language plpgsql set search_path = '' as $$
 begin
-  if v_now is null then
-    raise exception 'now is required' using errcode = '22023';
+  if s.action <> 'verify' then
+    perform private.outbox_emit(s.merchant_id, s.environment, p_type, private.hosted_session_event(s), p_at);
   end if;
-  for s in
-    update private.hosted_sessions h
-       set state = 'expired', ended_at = h.expires_at
-     where h.id in (
-       select d.id from private.hosted_sessions d
-       where d.state in ('open', 'opened') and d.expires_at <= v_now
-       order by d.expires_at
-       limit v_limit
-       for update skip locked)
-    returning h.*
-  loop
-    if s.action <> 'verify' then
-      perform private.outbox_emit(s.merchant_id, s.environment, 'session.expired', private.hosted_session_event(s), s.expires_at);
-    end if;
-    v_expired := v_expired + 1;
-  end loop;
-  return jsonb_build_object('expired', v_expired);
 end $$;
-comment on function public.hosted_sessions_expire(jsonb) is 'Stores the expiry of unfinished sessions past expires_at and writes session.expired for each (none for a card''s session).';
+comment on function private.hosted_session_emit(private.hosted_sessions, text, timestamptz) is 'Writes a session''s session.completed or session.expired event in the caller''s transaction; none for a card''s session.';

@@ -107,16 +107,14 @@ begin
      set state = p_state, ended_at = p_at, result = p_result
    where id = p_id
   returning * into s;
-  if s.action <> 'verify' then
-    perform private.outbox_emit(s.merchant_id, s.environment, 'session.completed', private.hosted_session_event(s), p_at);
-  end if;
+  perform private.hosted_session_emit(s, 'session.completed', p_at);
   return private.hosted_session_json(s, p_at)
     || case when s.return_url is null then '{}'::jsonb
             else jsonb_build_object('return_url', s.return_url, 'cancel_url', s.cancel_url,
                                     'status', private.resource_session_status(s, p_at)) end;
 end $$;
 comment on function private.hosted_session_end(uuid, text, jsonb, timestamptz) is
-  'Records how an opened session ended and its session.completed event (complete and cancel; none for an agent verification card''s session); a /v1 session''s answer names its way back.';
+  'Records how an opened session ended and its session.completed event (complete and cancel; private.hosted_session_emit decides which sessions write it); a /v1 session''s answer names its way back.';
 
 -- What a /v1 session asks of the screen, beside the function API's fields (boot).
 create or replace function private.resource_session_terms(s private.hosted_sessions) returns jsonb
