@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RESERVED_ALIASES } from "../../shared/aliases/alias";
 import { randomHex, sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
-import { type CallOptions, call, errorOf } from "../harness/http";
+import { type CallOptions, call, errorOf, freshIp } from "../harness/http";
 
 const FN = "alias-availability";
 const CHECK_KEYS = ["alias", "available", "format_code", "format_ok", "suggestions"];
@@ -11,14 +11,6 @@ const RESERVE_KEYS = ["alias", "claim_token", "expires_at", "format_code", "form
 /** A valid alias no other test (or earlier run) uses. */
 function freshAlias(prefix = "al"): string {
   return `${prefix}_${randomHex(6)}`;
-}
-
-/**
- * A caller IP of its own (IPv6 documentation range), sent as CF-Connecting-IP: the local edge passes
- * it through, so each test has its own anonymous bucket, even across runs against a shared Redis.
- */
-function freshIp(): string {
-  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
 }
 
 function alias(body: Record<string, unknown>, options: Omit<CallOptions, "body"> & { ip?: string } = {}) {

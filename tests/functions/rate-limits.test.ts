@@ -3,7 +3,7 @@ import type { RunningServer } from "../../scripts/local/server";
 import { randomHex } from "../../shared/lib/crypto";
 import { createKey } from "../../shared/merchants/merchants";
 import { merchantFactory, testDb } from "../harness/factories";
-import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
+import { type CallResult, call, errorOf, freshIp, replayHeaders } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { boot, openSession, readSession } from "../harness/sessions";
 import { startVariantServer } from "../harness/variant-server";
@@ -14,11 +14,6 @@ import { startVariantServer } from "../harness/variant-server";
  * transaction sink has its own limit; the hosted screen's endpoints count per session secret and
  * per client IP. The figures are the documented ones: the tests spend them.
  */
-
-/** A caller IP of its own (IPv6 documentation range), sent as CF-Connecting-IP. */
-function freshIp(): string {
-  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
-}
 
 /**
  * The limiters count in minute windows of the real clock (Upstash reads its own; no test header

@@ -13,7 +13,7 @@ import {
   verifyReceipt,
 } from "../../shared/receipts/receipts";
 import { merchantFactory, testDb } from "../harness/factories";
-import { call, errorOf } from "../harness/http";
+import { call, errorOf, freshIp } from "../harness/http";
 
 const FN = "receipt-verify";
 
@@ -134,11 +134,6 @@ function anchorAt(now: Date, sink: AnchorSink = new LocalAnchorSink()) {
 /** A Postgres array literal: the test client fetches no types, so it cannot serialise JS arrays itself. */
 function uuidArray(ids: string[]): string {
   return `{${ids.join(",")}}`;
-}
-
-/** A caller IP of its own, so rate-limit buckets never mix across tests or runs. */
-function freshIp(): string {
-  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
 }
 
 function verify(query: Record<string, string>, headers: Record<string, string> = {}) {

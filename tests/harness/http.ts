@@ -1,4 +1,13 @@
+import { randomHex } from "../../shared/lib/crypto";
 import { serviceUnderTest } from "./service";
+
+/**
+ * A caller IP of its own (IPv6 documentation range), for CF-Connecting-IP: rate-limit buckets keyed
+ * by client address never mix across tests or runs.
+ */
+export function freshIp(): string {
+  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
+}
 
 export interface CallOptions {
   method?: string;

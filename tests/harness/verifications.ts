@@ -1,5 +1,4 @@
-import { randomHex } from "../../shared/lib/crypto";
-import { call } from "./http";
+import { call, freshIp } from "./http";
 import { boot, screenCall } from "./sessions";
 
 interface CardCallOptions {
@@ -41,7 +40,7 @@ export function tokenOfCard(url: string): string {
  * session, and every test file calls from the same host.
  */
 export function screenClient() {
-  const client = { "cf-connecting-ip": `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}` };
+  const client = { "cf-connecting-ip": freshIp() };
   return {
     boot: (token: unknown, options: Omit<Parameters<typeof boot>[1] & object, "headers"> = {}) =>
       boot(token, { ...options, headers: client }),
