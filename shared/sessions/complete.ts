@@ -17,7 +17,7 @@ import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { issueMandate } from "../mandates/issue";
 import { issueInputOf, type MandateTerms } from "../mandates/terms";
-import { databaseError, type Sql } from "../platform/db/client";
+import { databaseError, type Sql, type Transaction } from "../platform/db/client";
 import { rpc, type SessionToComplete } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -151,8 +151,11 @@ async function identifyAndAct(
   }
 }
 
+/** What an act runs with: the completion's transaction (the act is always inside it, under a savepoint). */
+type ActDeps = Deps & { sql: Transaction };
+
 /** The act of the session's action or /v1 mode (docs/decisions.md, "Hosted sessions"; docs/resource-api.md#sessions). */
-async function actFor(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
+async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
   const action = session.action as SessionAction | SessionMode;
   switch (action) {
     case "enroll":
@@ -179,17 +182,14 @@ async function actFor(deps: Deps, keys: CompletionKeys, session: SessionToComple
  * terms went stale while the screen was open: `until` passed, a step-up's parent was revoked, a
  * money scope needs a document) is a refusal: `document_required`, or `mandate_refused` with the rule's code.
  */
-async function grant(deps: Deps, session: SessionToComplete, acted: SessionResult): Promise<SessionResult> {
+async function grant(deps: ActDeps, session: SessionToComplete, acted: SessionResult): Promise<SessionResult> {
   if (!acted.approved || !session.facetoken || !session.mandate_terms) return acted;
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
   const terms = session.mandate_terms as MandateTerms;
   try {
     const input = issueInputOf(terms, session.facetoken, { capture_id: String(acted.transaction_id) });
     // Under its own savepoint: a rule the database refuses undoes the grant alone, and the act's capture stands.
-    const issued =
-      "savepoint" in deps.sql
-        ? await deps.sql.savepoint((sql) => issueMandate({ ...deps, sql }, tenant, input))
-        : await issueMandate(deps, tenant, input);
+    const issued = await deps.sql.savepoint((sql) => issueMandate({ ...deps, sql }, tenant, input));
     return { ...acted, mandate_id: issued.mandate_id };
   } catch (error) {
     const refusal = refusalOf(error);

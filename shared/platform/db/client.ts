@@ -2,8 +2,10 @@ import postgres from "postgres";
 import { ApiError, type ErrorCode } from "../errors";
 
 export type Sql = postgres.Sql;
+/** One transaction of a client (or a savepoint in it): statements, and savepoints of its own. */
+export type Transaction = postgres.TransactionSql;
 /** What statements run on: a client, or one of its transactions (which has no begin or end of its own). */
-export type Statements = Sql | postgres.TransactionSql;
+export type Statements = Sql | Transaction;
 
 /**
  * Custom SQLSTATEs raised by the RPCs in supabase/migrations, each mapped to exactly one API error code.
