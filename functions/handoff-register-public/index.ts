@@ -20,6 +20,7 @@ import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/ap
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 const limits = {
@@ -38,6 +39,10 @@ app.use(async function noStore(c, next) {
 
 app.post(
   "/",
+  documented({
+    summary: "Register a handoff to a phone",
+    success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+  }),
   apiKeyAuth("publishable"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: limits.register, identifier: tenantBudget(c.var.principal) })),
   input("json", registerHandoffSchema),

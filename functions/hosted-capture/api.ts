@@ -22,6 +22,7 @@ import { serviceBaseUrl } from "../../shared/platform/config";
 import { ApiError } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
 import { jsonObject } from "../../shared/platform/validation";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
@@ -133,6 +134,10 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/handoff",
+    documented({
+      summary: "Hand the session off to a phone",
+      success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+    }),
     noStore,
     perIp(screenLimits.handoffIp),
     input("json", registerHandoffSchema),

@@ -26,7 +26,7 @@ sessions.post(
   documented({
     summary: "Open a hosted session",
     success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
-    answers: issueRuleCodes,
+    answers: [...issueRuleCodes, "ALLOWANCE_EXHAUSTED"],
   }),
   secretKey("sessions"),
   idempotency(idempotencyScope),

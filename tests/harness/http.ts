@@ -1,4 +1,5 @@
 import { randomHex } from "../../shared/lib/crypto";
+import { expectDocumented } from "./contract";
 import { serviceUnderTest } from "./service";
 
 /**
@@ -39,11 +40,15 @@ export async function call<T = any>(name: string, options: CallOptions = {}): Pr
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+  const method = options.method ?? (body === undefined ? "GET" : "POST");
+  return resultOf<T>(await fetch(url, { method, headers, body }), method);
 }
 
-/** A response read whole: status, headers, the body parsed as JSON where it is JSON, and its text. */
-export async function resultOf<T = any>(response: Response): Promise<CallResult<T>> {
+/**
+ * A response read whole: status, headers, the body parsed as JSON where it is JSON, and its text;
+ * checked against its surface's OpenAPI document (./contract.ts) as the answer to `method`.
+ */
+export async function resultOf<T = any>(response: Response, method: string): Promise<CallResult<T>> {
   const text = await response.text();
   let parsed: unknown = text;
   try {
@@ -51,7 +56,9 @@ export async function resultOf<T = any>(response: Response): Promise<CallResult<
   } catch {
     // non-JSON bodies stay text
   }
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
+  const result = { status: response.status, headers: response.headers, body: parsed as T, text };
+  await expectDocumented(method, response.url, result);
+  return result;
 }
 
 /** Asserts nothing; returns the `{error, code}` pair of an error response for compact expectations. */

@@ -26,7 +26,8 @@ export async function v1<T = any>(path: string, options: ResourceCallOptions = {
   if (options.now) headers["x-test-now"] = options.now.toISOString();
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
-  return resultOf<T>(await fetch(url, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body }));
+  const method = options.method ?? (body === undefined ? "GET" : "POST");
+  return resultOf<T>(await fetch(url, { method, headers, body }), method);
 }
 
 /** The presence proof v1 of a capture, as the device SDK emits it; with the person's consent unless `consent` is null. */

@@ -1,0 +1,52 @@
+/**
+ * Every call the harness makes (http.ts) is checked against the OpenAPI document its surface serves:
+ * the status, the code and the body must be ones the document lists for that route. So every test
+ * that calls the service also tests the documents a merchant integrates from (docs/resource-api.md,
+ * "OpenAPI"), and a route that answers what its document does not say fails the test that saw it.
+ */
+import { inject } from "vitest";
+import { type DocumentedOperations, documentedOperations } from "./openapi-answers";
+
+/** The documents of each surface, by the path its routes start with and where it serves its document. */
+const SURFACES = [
+  { prefix: "/v1/", document: "/v1/openapi.json", statuses: true },
+  // The function API's document does not list its handlers' own codes yet, only its middleware's.
+  { prefix: "/functions/v1/", document: "/functions/v1/openapi", statuses: false },
+] as const;
+
+const loaded = new Map<string, Promise<DocumentedOperations>>();
+
+/** A surface's document, read from the run's service: a test's own service may serve only some functions. */
+function operationsOf(documentPath: string): Promise<DocumentedOperations> {
+  const url = `${inject("baseUrl")}${documentPath}`;
+  let operations = loaded.get(url);
+  if (!operations) {
+    operations = fetch(url).then(async (res) => {
+      if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
+      return documentedOperations(await res.json());
+    });
+    loaded.set(url, operations);
+  }
+  return operations;
+}
+
+/** Throws when the answer to `method url` is not one its surface's document lists. */
+export async function expectDocumented(
+  method: string,
+  url: string,
+  answer: { status: number; headers: Headers; body: unknown },
+): Promise<void> {
+  const { pathname } = new URL(url);
+  const surface = SURFACES.find(({ prefix }) => pathname.startsWith(prefix));
+  if (!surface) return;
+  const operations = await operationsOf(surface.document);
+  const code = typeof answer.body === "object" && answer.body !== null ? String((answer.body as { code?: unknown }).code ?? "") : "";
+  const coded = answer.status >= 400 ? code : "";
+  // An error's body names its code, so where the statuses are not checked neither are errors' bodies.
+  const checked = surface.statuses || answer.status < 400;
+  const problem = checked
+    ? (operations.problemOf(method, pathname, answer.status, coded) ??
+      operations.bodyProblemOf(method, pathname, answer.status, answer.headers.get("content-type") ?? "", answer.body))
+    : null;
+  if (problem) throw new Error(`${problem}\n${JSON.stringify(answer.body)?.slice(0, 2000)}`);
+}
