@@ -5,17 +5,27 @@
  * through the MCP tool of the same name, with their OAuth bearer.
  */
 import { requestSchema, requestVerification } from "../../shared/agents/verifications";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { userTokenAuth } from "../../shared/platform/auth";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { type UserAuthenticated, userTokenAuth } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+
+/** Each card is a hosted session and a screen someone may open: per merchant and environment (docs/decisions.md). */
+const CARD_LIMIT: RateLimitRule = { name: "agent-verification-request", limit: 60, windowSeconds: 60 };
 
 const app = createFunctionApp("agent-verification-request");
 
-app.post("/", userTokenAuth(), input("json", requestSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  const context = { serviceBaseUrl: serviceBaseUrl(c.var.config, c.req.url), agentName: null };
-  return c.json(await requestVerification(depsOf(c.var), c.var.principal, c.var.input, context));
-});
+app.post(
+  "/",
+  userTokenAuth(),
+  rateLimit<AppEnv & UserAuthenticated>((c) => ({ rule: CARD_LIMIT, identifier: tenantBudget(c.var.principal) })),
+  input("json", requestSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    const context = { serviceBaseUrl: serviceBaseUrl(c.var.config, c.req.url), agentName: null };
+    return c.json(await requestVerification(depsOf(c.var), c.var.principal, c.var.input, context));
+  },
+);
 
 export default app;

@@ -5,21 +5,30 @@
  * the token unlocks, `403` once revoked. Secret key only.
  */
 import { discloseClaims, discloseSchema, fetchDisclosure, fetchSchema } from "../../shared/consent/disclose";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
 import { signingKeysOf } from "../../shared/platform/keys";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+
+/** Per merchant and environment: issuing signs an SD-JWT; a fetch reads the ledger (docs/decisions.md). */
+const limits = {
+  disclose: { name: "disclose-claims", limit: 300, windowSeconds: 60 },
+  fetch: { name: "disclose-claims-fetch", limit: 600, windowSeconds: 60 },
+} satisfies Record<string, RateLimitRule>;
+const perMerchant = (rule: RateLimitRule) =>
+  rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule, identifier: tenantBudget(c.var.principal) }));
 
 const app = createFunctionApp("disclose-claims");
 
-app.post("/", apiKeyAuth("secret"), input("json", discloseSchema), async (c) => {
+app.post("/", apiKeyAuth("secret"), perMerchant(limits.disclose), input("json", discloseSchema), async (c) => {
   c.header("cache-control", "no-store");
   const issuer = { keys: await signingKeysOf(c.var.config), baseUrl: serviceBaseUrl(c.var.config, c.req.url) };
   return c.json(await discloseClaims(depsOf(c.var), issuer, c.var.principal, c.var.input));
 });
 
-app.post("/fetch", apiKeyAuth("secret"), input("json", fetchSchema), async (c) => {
+app.post("/fetch", apiKeyAuth("secret"), perMerchant(limits.fetch), input("json", fetchSchema), async (c) => {
   c.header("cache-control", "no-store");
   return c.json(await fetchDisclosure(depsOf(c.var), c.var.principal, c.var.input));
 });

@@ -4,14 +4,22 @@
  * Secret key only.
  */
 import { revokeConsent, revokeConsentSchema } from "../../shared/consent/revoke";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+
+/** Per merchant and environment (docs/decisions.md). */
+const REVOKE_LIMIT: RateLimitRule = { name: "revoke-consent", limit: 600, windowSeconds: 60 };
 
 const app = createFunctionApp("revoke-consent");
 
-app.post("/", apiKeyAuth("secret"), input("json", revokeConsentSchema), async (c) => {
-  return c.json(await revokeConsent(depsOf(c.var), c.var.principal, c.var.input));
-});
+app.post(
+  "/",
+  apiKeyAuth("secret"),
+  rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: REVOKE_LIMIT, identifier: tenantBudget(c.var.principal) })),
+  input("json", revokeConsentSchema),
+  async (c) => c.json(await revokeConsent(depsOf(c.var), c.var.principal, c.var.input)),
+);
 
 export default app;

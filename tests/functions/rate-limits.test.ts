@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { randomHex } from "../../shared/lib/crypto";
 import { createKey } from "../../shared/merchants/merchants";
+import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, freshIp, replayHeaders } from "../harness/http";
 import { enrolStranger } from "../harness/identity";
 import { boot, openSession, readSession } from "../harness/sessions";
 import { startVariantServer } from "../harness/variant-server";
+import { requestCard } from "../harness/verifications";
 
 /**
  * Rate limits count per merchant and environment, whichever key a request comes through
@@ -204,6 +206,33 @@ describe("rate limits", { timeout: 60_000 }, () => {
         expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
       }
     });
+  });
+
+  describe("per merchant and environment: cards, disclosures and consent", () => {
+    /** Each route's budget, spent with bodies refused after the limit is counted (400), through the credential it takes. */
+    const budgets = [
+      { name: "agent-verification-request", limit: 60, credential: "owner" },
+      { name: "disclose-claims", limit: 300, credential: "secret" },
+      { name: "disclose-claims/fetch", limit: 600, credential: "secret" },
+      { name: "revoke-consent", limit: 600, credential: "secret" },
+    ] as const;
+
+    it.each(budgets)(
+      "$name: $limit a minute, then 429 with Retry-After; the live environment is another budget",
+      async ({ name, limit, credential }) => {
+        await inOneWindow(20);
+        const { merchant, owner } = await ownedMerchant();
+        const send = (environment: "test" | "live") =>
+          credential === "owner"
+            ? requestCard(owner.session_token, { unknown_field: true })
+            : call(name, { key: environment === "test" ? merchant.keys.sk_test : merchant.keys.sk_live, body: { unknown_field: true } });
+        expect(statuses(await inWaves(Array.from({ length: limit }, () => () => send("test"))))).toEqual({ 400: limit });
+        const refused = await send("test");
+        expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+        if (credential === "secret") expect((await send("live")).status).toBe(400);
+      },
+    );
   });
 
   describe("without Upstash, one set of counters for every worker of a local run", () => {
