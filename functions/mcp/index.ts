@@ -34,12 +34,18 @@ import { type EgressPolicy, guardGlobalFetch } from "../../shared/platform/egres
 import { ApiError } from "../../shared/platform/errors";
 import { signingKeysOf } from "../../shared/platform/keys";
 import type { AgentPrincipal, UserPrincipal } from "../../shared/platform/principal";
+import { type RateLimitRule, spendBudget, tenantBudget } from "../../shared/platform/rate-limit";
 import { merchantTheme } from "../../shared/themes/merchant-theme";
 import { themeAssetsBaseUrl } from "../../shared/themes/theme";
 import { consentPage, errorPage, presencePage, signInPage } from "./pages";
 
 const MCP_PATH = "/functions/v1/mcp";
 const OAUTH_PATH = `${MCP_PATH}/oauth`;
+/**
+ * Each agent (OAuth client) acting for one merchant and environment: 300 MCP requests a minute,
+ * whatever they call (docs/mcp.md, "Rate limit"); another agent of the merchant has its own.
+ */
+const AGENT_LIMIT: RateLimitRule = { name: "mcp-agent", limit: 300, windowSeconds: 60 };
 /** Access tokens live an hour; refresh tokens (rotated on every use) 30 days. */
 const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
@@ -309,6 +315,7 @@ async function serveAgent(c: Context<AppEnv>, base: string, request: Request, ct
     ownerIdentityId: grant.identityId,
     scopes: ctx.auth.scope,
   };
+  await spendBudget(c.var.config, AGENT_LIMIT, `agent:${agent.clientId}:${tenantBudget(agent)}`);
   const context: ToolContext = {
     deps: depsOf(c.var),
     agent,

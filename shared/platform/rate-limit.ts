@@ -162,18 +162,32 @@ export function rateLimit<E extends AppEnv>(limitOf: LimitOf<E>, { headerPrefix 
     async function enforceRateLimit(c, next) {
       const limit = limitOf(c);
       if (limit) {
-        const decision = await rateLimiterFor(c.var.config).limit(limit.rule, limit.identifier);
-        const nowMs = Date.now();
-        if (headerPrefix) announce(c, headerPrefix, decision, nowMs);
-        if (!decision.success) {
-          const retryAfter = secondsUntil(decision.reset, nowMs);
-          throw new ApiError("RATE_LIMITED", { retry_after_seconds: retryAfter });
-        }
+        const announceTo = headerPrefix
+          ? (decision: RateLimitDecision, nowMs: number) => announce(c, headerPrefix, decision, nowMs)
+          : undefined;
+        await spendBudget(c.var.config, limit.rule, limit.identifier, announceTo);
       }
       return next();
     },
     { answers: ["RATE_LIMITED"] },
   );
+}
+
+/**
+ * Counts one request of `identifier` against `rule`; over the limit, throws `429 RATE_LIMITED` with
+ * `retry_after_seconds`. For a surface that is not a chain of middleware (the MCP endpoint); the
+ * middleware above is this with the budget headers.
+ */
+export async function spendBudget(
+  config: Config,
+  rule: RateLimitRule,
+  identifier: string,
+  announceTo?: (decision: RateLimitDecision, nowMs: number) => void,
+): Promise<void> {
+  const decision = await rateLimiterFor(config).limit(rule, identifier);
+  const nowMs = Date.now();
+  announceTo?.(decision, nowMs);
+  if (!decision.success) throw new ApiError("RATE_LIMITED", { retry_after_seconds: secondsUntil(decision.reset, nowMs) });
 }
 
 function secondsUntil(epochMs: number, nowMs: number): number {

@@ -396,6 +396,38 @@ describe("mcp: refused calls", () => {
   }, 120_000);
 });
 
+describe("mcp: rate limit", () => {
+  /** One JSON-RPC ping with `provider`'s access token, as raw HTTP. */
+  const ping = (provider: MemoryProvider) =>
+    fetch(mcpUrl(), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${provider.saved.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+
+  it("allows an agent 300 requests a minute for its merchant, then 429 RATE_LIMITED with Retry-After; another agent of the merchant has its own", async () => {
+    // The limiter counts in the real clock's minute windows: start with enough of this one left.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 25_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+    const { owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const { provider: other } = await authorisedAgent(owner.session_token);
+    const answers: number[] = [];
+    for (let wave = 0; wave < 300 / 15; wave++)
+      answers.push(...(await Promise.all(Array.from({ length: 15 }, () => ping(provider)))).map((r) => r.status));
+    expect(new Set(answers)).toEqual(new Set([200]));
+    const refused = await ping(provider);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ code: "RATE_LIMITED", retry_after_seconds: expect.any(Number) });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await ping(other)).status).toBe(200);
+  }, 120_000);
+});
+
 describe("mcp: tool arguments are read as the functions read their bodies", () => {
   it("refuses text no column can store, nesting past 32 levels and money written as a float, as the function does (these were 500s or accepted)", async () => {
     const { merchant, owner } = await ownedMerchant();
