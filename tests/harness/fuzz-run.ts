@@ -391,7 +391,19 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
   if (recipe.method === "GET" || recipe.method === "HEAD") body = undefined;
 
   const started = performance.now();
-  const response = await fetch(url, { method: recipe.method, headers, body, signal: AbortSignal.timeout(60_000), redirect: "manual" });
+  const response = await fetch(url, {
+    method: recipe.method,
+    headers,
+    body,
+    signal: AbortSignal.timeout(60_000),
+    redirect: "manual",
+  }).catch((error: Error) => {
+    // Which request the connection failed on, so a failure can be replayed and understood.
+    const size = typeof body === "string" ? body.length : (body?.size ?? 0);
+    throw new Error(`${recipe.method} ${url.slice(0, 200)} (${recipe.body.kind} body of ${size} bytes) failed: ${error.message}`, {
+      cause: error,
+    });
+  });
   const text = await response.text();
   let parsed: any = text;
   try {
