@@ -9,6 +9,7 @@ import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/ap
 import { type UserAuthenticated, userTokenAuth } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 /** Each card is a hosted session and a screen someone may open: per merchant and environment (docs/decisions.md). */
@@ -18,6 +19,7 @@ const app = createFunctionApp("agent-verification-request");
 
 app.post(
   "/",
+  documented({ summary: "Mint a verification card", answers: ["NOT_MERCHANT_OWNER", "ACCESS_REVOKED"] }),
   userTokenAuth(),
   rateLimit<AppEnv & UserAuthenticated>((c) => ({ rule: CARD_LIMIT, identifier: tenantBudget(c.var.principal) })),
   input("json", requestSchema),

@@ -8,12 +8,19 @@ import { resultSchema, verificationResult } from "../../shared/agents/verificati
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { userTokenAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("agent-verification-result");
 
-app.get("/", userTokenAuth(), input("query", resultSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await verificationResult(depsOf(c.var), c.var.principal, c.var.input.verification_id));
-});
+app.get(
+  "/",
+  documented({ summary: "A verification card's state", answers: ["ACCESS_REVOKED", "not_found"] }),
+  userTokenAuth(),
+  input("query", resultSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await verificationResult(depsOf(c.var), c.var.principal, c.var.input.verification_id));
+  },
+);
 
 export default app;

@@ -9,6 +9,7 @@ import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/ap
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { ApiError } from "../../shared/platform/errors";
 import { input, type WithInput } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { type AliasRequest, aliasLimits, aliasRequestSchema } from "./schema";
 
@@ -22,6 +23,7 @@ app.use(async function noStore(c, next) {
 // The limit depends on the action, so the body is validated first; a malformed body costs no query.
 app.post(
   "/",
+  documented({ summary: "Check, reserve or claim an alias", answers: ["API_KEY_REQUIRED", "ALIAS_TAKEN", "CLAIM_TOKEN_INVALID"] }),
   apiKeyAuth("anonymous"),
   input("json", aliasRequestSchema),
   rateLimit<AppEnv & WithInput<AliasRequest>>((c) => {

@@ -4,12 +4,13 @@
  * (shared/consent/disclose.ts). POST /functions/v1/disclose-claims/fetch `{consent_token}`: what
  * the token unlocks, `403` once revoked. Secret key only.
  */
-import { discloseClaims, discloseSchema, fetchDisclosure, fetchSchema } from "../../shared/consent/disclose";
+import { discloseClaims, discloseCodes, discloseSchema, fetchDisclosure, fetchSchema } from "../../shared/consent/disclose";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
 import { signingKeysOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 /** Per merchant and environment: issuing signs an SD-JWT; a fetch reads the ledger (docs/decisions.md). */
@@ -22,15 +23,29 @@ const perMerchant = (rule: RateLimitRule) =>
 
 const app = createFunctionApp("disclose-claims");
 
-app.post("/", apiKeyAuth("secret"), perMerchant(limits.disclose), input("json", discloseSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  const issuer = { keys: await signingKeysOf(c.var.config), baseUrl: serviceBaseUrl(c.var.config, c.req.url) };
-  return c.json(await discloseClaims(depsOf(c.var), issuer, c.var.principal, c.var.input));
-});
+app.post(
+  "/",
+  documented({ summary: "Disclose claims of a person who just proved presence, as an SD-JWT", answers: discloseCodes }),
+  apiKeyAuth("secret"),
+  perMerchant(limits.disclose),
+  input("json", discloseSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    const issuer = { keys: await signingKeysOf(c.var.config), baseUrl: serviceBaseUrl(c.var.config, c.req.url) };
+    return c.json(await discloseClaims(depsOf(c.var), issuer, c.var.principal, c.var.input));
+  },
+);
 
-app.post("/fetch", apiKeyAuth("secret"), perMerchant(limits.fetch), input("json", fetchSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await fetchDisclosure(depsOf(c.var), c.var.principal, c.var.input));
-});
+app.post(
+  "/fetch",
+  documented({ summary: "What a consent token unlocks", answers: ["CONSENT_MISSING", "CONSENT_REVOKED", "CONSENT_EXPIRED"] }),
+  apiKeyAuth("secret"),
+  perMerchant(limits.fetch),
+  input("json", fetchSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await fetchDisclosure(depsOf(c.var), c.var.principal, c.var.input));
+  },
+);
 
 export default app;

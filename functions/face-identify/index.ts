@@ -5,11 +5,12 @@
  * (docs/decisions.md).
  */
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
-import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
+import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
 import { requireSecret, templatesOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 /** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md). */
@@ -22,6 +23,10 @@ const app = createFunctionApp("face-identify");
 
 app.post(
   "/",
+  documented({
+    summary: "Identify the live person of a capture",
+    answers: ["LIVE_CAPTURE_REQUIRED", ...scenarioCodes, "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"],
+  }),
   apiKeyAuth("publishable", { replay: true }),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: identifyLimits.merchant, identifier: tenantBudget(c.var.principal) })),
   rateLimit<AppEnv & KeyAuthenticated>((c) => {

@@ -11,6 +11,7 @@
 import {
   claimHandoff,
   claimHandoffSchema,
+  handoffRegisterCodes,
   handoffStatus,
   handoffStatusSchema,
   registerHandoff,
@@ -42,6 +43,7 @@ app.post(
   documented({
     summary: "Register a handoff to a phone",
     success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+    answers: handoffRegisterCodes,
   }),
   apiKeyAuth("publishable"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: limits.register, identifier: tenantBudget(c.var.principal) })),
@@ -54,6 +56,7 @@ app.post(
 
 app.get(
   "/status",
+  documented({ summary: "A handoff's state", answers: ["not_found"] }),
   apiKeyAuth("publishable"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: limits.status, identifier: tenantBudget(c.var.principal) })),
   input("query", handoffStatusSchema),
@@ -62,6 +65,10 @@ app.get(
 
 app.post(
   "/claim",
+  documented({
+    summary: "Claim a handoff code on the phone",
+    answers: ["HANDOFF_CODE_INVALID", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"],
+  }),
   rateLimit<AppEnv>((c) => ({ rule: limits.claim, identifier: clientIp(c) })),
   input("json", claimHandoffSchema),
   async (c) => c.json(await claimHandoff(depsOf(c.var), c.var.input)),

@@ -13,16 +13,23 @@
  * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
-import { handoffStatus, registerHandoff, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
-import { SCENARIO_HEADER } from "../../shared/identity/scenario";
+import {
+  handoffRegisterCodes,
+  handoffStatus,
+  registerHandoff,
+  registerHandoffSchema,
+  screenHandoffStatusSchema,
+} from "../../shared/handoffs/handoff";
+import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
+import { SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/platform/app";
 import { bearerOf } from "../../shared/platform/authenticate";
 import { serviceBaseUrl } from "../../shared/platform/config";
-import { ApiError } from "../../shared/platform/errors";
+import { ApiError, type ErrorCode } from "../../shared/platform/errors";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
+import { documented, withDoc } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
 import { jsonObject } from "../../shared/platform/validation";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
@@ -78,18 +85,28 @@ const noStore: MiddlewareHandler<AppEnv> = async function noStore(c, next) {
  * read (`401 SCREEN_TOKEN_REQUIRED` without one, `401 SCREEN_TOKEN_INVALID` when malformed); the
  * operation's own RPC finds its session.
  */
-const screenCredential: MiddlewareHandler<AppEnv & ScreenAuthenticated> = async function screenCredential(c, next) {
-  const token = bearerOf(c.req.header("authorization"));
-  if (!token) throw new ApiError("SCREEN_TOKEN_REQUIRED");
-  if (!isScreenToken(token)) throw new ApiError("SCREEN_TOKEN_INVALID");
-  c.set("screenToken", token);
-  c.set("secretHash", await sha256Hex(token));
-  await next();
-};
+const screenCredential: MiddlewareHandler<AppEnv & ScreenAuthenticated> = withDoc(
+  async function screenCredential(c, next) {
+    const token = bearerOf(c.req.header("authorization"));
+    if (!token) throw new ApiError("SCREEN_TOKEN_REQUIRED");
+    if (!isScreenToken(token)) throw new ApiError("SCREEN_TOKEN_INVALID");
+    c.set("screenToken", token);
+    c.set("secretHash", await sha256Hex(token));
+    await next();
+  },
+  { answers: ["SCREEN_TOKEN_REQUIRED", "SCREEN_TOKEN_INVALID"] },
+);
+
+/** What an ended, expiring or busy session answers to the screen's calls on it. */
+const SESSION_STATE_CODES = ["SESSION_ENDED", "COMPLETION_IN_PROGRESS", "SESSION_EXPIRED"] as const satisfies readonly ErrorCode[];
 
 export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
   app.post(
     "/boot",
+    documented({
+      summary: "Boot the screen with the session token",
+      answers: ["not_found", "SESSION_ALREADY_CONSUMED", ...SESSION_STATE_CODES],
+    }),
     noStore,
     perIp(screenLimits.bootIp),
     input("json", consumeSchema),
@@ -104,6 +121,20 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/complete",
+    documented({
+      summary: "Complete the session with the capture",
+      answers: [
+        ...scenarioCodes,
+        "DOCUMENT_UNREADABLE",
+        "CONSENT_REQUIRED",
+        ...SESSION_STATE_CODES,
+        "CAPTURE_REPLAYED",
+        "ENROLLMENT_RACE",
+        "FACE_TEMPLATE_REQUIRED",
+        ...enrolmentFailureCodes,
+        "TEMPLATE_STORE_UNAVAILABLE",
+      ],
+    }),
     noStore,
     perIp(screenLimits.completeIp),
     screenCredential,
@@ -122,6 +153,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/cancel",
+    documented({ summary: "Cancel the session", answers: SESSION_STATE_CODES }),
     noStore,
     perIp(screenLimits.cancelIp),
     screenCredential,
@@ -137,6 +169,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     documented({
       summary: "Hand the session off to a phone",
       success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+      answers: handoffRegisterCodes,
     }),
     noStore,
     perIp(screenLimits.handoffIp),
@@ -151,6 +184,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/handoff/status",
+    documented({ summary: "The handoff's state", answers: ["not_found"] }),
     noStore,
     perIp(screenLimits.handoffIp),
     input("json", screenHandoffStatusSchema),

@@ -7,15 +7,22 @@
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, serviceRoleOr } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { consumeSchema, consumeSession } from "../../shared/sessions/consume";
 
 const app = createFunctionApp("hosted-session-consume");
 
-app.post("/", serviceRoleOr(apiKeyAuth("secret")), input("json", consumeSchema), async (c) => {
-  const exchanger = c.var.servicePrincipal ?? c.var.principal!;
-  const { session, capture_nonce, screen_token } = await consumeSession(depsOf(c.var), exchanger, c.var.input.session_token);
-  c.header("cache-control", "no-store");
-  return c.json({ ...session, capture_nonce, screen_token });
-});
+app.post(
+  "/",
+  documented({ summary: "Exchange a session token", answers: ["not_found", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"] }),
+  serviceRoleOr(apiKeyAuth("secret")),
+  input("json", consumeSchema),
+  async (c) => {
+    const exchanger = c.var.servicePrincipal ?? c.var.principal!;
+    const { session, capture_nonce, screen_token } = await consumeSession(depsOf(c.var), exchanger, c.var.input.session_token);
+    c.header("cache-control", "no-store");
+    return c.json({ ...session, capture_nonce, screen_token });
+  },
+);
 
 export default app;

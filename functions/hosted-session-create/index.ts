@@ -14,7 +14,11 @@ const app = createFunctionApp("hosted-session-create");
 
 app.post(
   "/",
-  documented({ summary: "Open a hosted session", success: { status: 201, description: "The session, with its single-use url" } }),
+  documented({
+    summary: "Open a hosted session",
+    success: { status: 201, description: "The session, with its single-use url" },
+    answers: ["MERCHANT_MISMATCH", "SESSION_WRITE_FAILED"],
+  }),
   apiKeyAuth("secret"),
   input("json", createSessionSchema),
   async (c) => {

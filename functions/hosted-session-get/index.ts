@@ -6,13 +6,20 @@
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { getSession, getSessionSchema } from "../../shared/sessions/read";
 
 const app = createFunctionApp("hosted-session-get");
 
-app.get("/", apiKeyAuth("secret"), input("query", getSessionSchema), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await getSession(depsOf(c.var), c.var.principal, c.var.input.session_id));
-});
+app.get(
+  "/",
+  documented({ summary: "Read a hosted session", answers: ["not_found"] }),
+  apiKeyAuth("secret"),
+  input("query", getSessionSchema),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await getSession(depsOf(c.var), c.var.principal, c.var.input.session_id));
+  },
+);
 
 export default app;

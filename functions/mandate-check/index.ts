@@ -4,10 +4,12 @@
  * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited per merchant.
  * Key, nonce and decision are one RPC.
  */
+import { decisionAnswerSchema } from "../../shared/mandates/answers";
 import { checkMandate, decisionSchema } from "../../shared/mandates/decision";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuthInOperation, type CredentialPresented } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { keyBudget, rateLimit } from "../../shared/platform/rate-limit";
 
 /**
@@ -20,6 +22,11 @@ const app = createFunctionApp("mandate-check");
 
 app.post(
   "/",
+  documented({
+    summary: "Would this act be inside the mandate now? (advisory)",
+    description: "A refusal is 200 with allowed false and a reason.",
+    success: { status: 200, description: "The decision", schema: decisionAnswerSchema },
+  }),
   apiKeyAuthInOperation("secret"),
   rateLimit<AppEnv & CredentialPresented>((c) => ({ rule: CHECK_LIMIT, identifier: keyBudget(c.var.credential.keyHash) })),
   input("json", decisionSchema),

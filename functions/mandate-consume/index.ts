@@ -4,19 +4,33 @@
  * decides, and appends the consumption with its outbox events. Consumed and refused are both
  * HTTP 200. Server key; replay guard.
  */
+
+import { decisionAnswerSchema } from "../../shared/mandates/answers";
 import { consumeMandate, decisionSchema } from "../../shared/mandates/decision";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuthInOperation } from "../../shared/platform/auth";
 import { idempotencyKeyOf } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-consume");
 
-app.post("/", apiKeyAuthInOperation("secret"), input("json", decisionSchema), async (c) => {
-  const idempotency = { key: idempotencyKeyOf(c.req.raw.headers), rawBody: c.var.rawBody ?? "{}" };
-  const decision = await consumeMandate(depsOf(c.var), c.var, c.var.input, idempotency);
-  c.header("content-language", c.var.locale);
-  return c.json(decision);
-});
+app.post(
+  "/",
+  documented({
+    summary: "Consume a mandate: the authoritative decision",
+    description: "A refusal is 200 with allowed false and a reason.",
+    success: { status: 200, description: "The decision", schema: decisionAnswerSchema },
+    answers: ["IDEMPOTENCY_KEY_REUSED"],
+  }),
+  apiKeyAuthInOperation("secret"),
+  input("json", decisionSchema),
+  async (c) => {
+    const idempotency = { key: idempotencyKeyOf(c.req.raw.headers), rawBody: c.var.rawBody ?? "{}" };
+    const decision = await consumeMandate(depsOf(c.var), c.var, c.var.input, idempotency);
+    c.header("content-language", c.var.locale);
+    return c.json(decision);
+  },
+);
 
 export default app;

@@ -7,16 +7,23 @@ import { getMandate, listMandates, mandateQuerySchema } from "../../shared/manda
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-get");
 
-app.get("/", apiKeyAuth("secret"), input("query", mandateQuerySchema), async (c) => {
-  const query = c.var.input;
-  c.header("cache-control", "no-store");
-  const deps = depsOf(c.var);
-  return c.json(
-    "status" in query ? await listMandates(deps, c.var.principal, query.status) : await getMandate(deps, c.var.principal, query.id),
-  );
-});
+app.get(
+  "/",
+  documented({ summary: "Read a mandate, or list them", answers: ["not_found", "LIST_TOO_LARGE"] }),
+  apiKeyAuth("secret"),
+  input("query", mandateQuerySchema),
+  async (c) => {
+    const query = c.var.input;
+    c.header("cache-control", "no-store");
+    const deps = depsOf(c.var);
+    return c.json(
+      "status" in query ? await listMandates(deps, c.var.principal, query.status) : await getMandate(deps, c.var.principal, query.id),
+    );
+  },
+);
 
 export default app;

@@ -2,7 +2,7 @@
  * POST /functions/v1/mandate-issue (spec 4.7): records what a verified person authorises an agent
  * to do, against a capture of that person at most five minutes old. Server key; replay guard.
  */
-import { issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { issueActCodes, issueMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
@@ -12,7 +12,11 @@ const app = createFunctionApp("mandate-issue");
 
 app.post(
   "/",
-  documented({ summary: "Issue a mandate", success: { status: 201, description: "The mandate, issued" } }),
+  documented({
+    summary: "Issue a mandate",
+    success: { status: 201, description: "The mandate, issued" },
+    answers: [...issueRuleCodes, ...issueActCodes],
+  }),
   apiKeyAuth("secret", { replay: true }),
   input("json", issueSchema),
   async (c) => {

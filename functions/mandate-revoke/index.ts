@@ -7,12 +7,19 @@ import { revokeMandate, revokeSchema } from "../../shared/mandates/revoke";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-revoke");
 
-app.post("/", serviceRoleOr(secretKeyOrUserAuth()), input("json", revokeSchema), async (c) => {
-  const revoker = c.var.servicePrincipal ?? c.var.principal!;
-  return c.json(await revokeMandate(depsOf(c.var), revoker, c.var.input));
-});
+app.post(
+  "/",
+  documented({ summary: "Revoke a mandate", answers: ["not_found"] }),
+  serviceRoleOr(secretKeyOrUserAuth()),
+  input("json", revokeSchema),
+  async (c) => {
+    const revoker = c.var.servicePrincipal ?? c.var.principal!;
+    return c.json(await revokeMandate(depsOf(c.var), revoker, c.var.input));
+  },
+);
 
 export default app;

@@ -3,36 +3,54 @@
  * capture, or recognises an already-enrolled face, and mints the device's first-party session
  * (returned once, in the x-session-token header). Publishable key allowed.
  */
-import { enrollmentSchema, enrolPerson } from "../../shared/identity/enrollment";
-import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
+import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shared/identity/enrollment";
+import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { bearerOf } from "../../shared/platform/authenticate";
 import { input } from "../../shared/platform/input";
 import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("process-biovital-enrollment");
 
-app.post("/", apiKeyAuth("publishable"), input("json", enrollmentSchema), async (c) => {
-  const { principal, config } = c.var;
-  const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
-  const keys = {
-    templates: await templatesOf(c.var),
-    subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
-    signing: () => signingKeysOf(config),
-  };
-  const presentedSessionToken = bearerOf(c.req.header("authorization"));
-  const enrolled = await enrolPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
-  c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
-  c.header("cache-control", "no-store");
-  return c.json({
-    success: true,
-    status: "enrolled",
-    subject_ref: enrolled.subject_ref,
-    session_token_hash: enrolled.session_token_hash,
-    consent: enrolled.consent,
-  });
-});
+app.post(
+  "/",
+  documented({
+    summary: "Enrol a live person",
+    answers: [
+      ...scenarioCodes,
+      "BIOMETRIC_LIVENESS_FAILED",
+      "SESSION_PRESENT",
+      "IDENTITY_UNREACHABLE",
+      "CAPTURE_REPLAYED",
+      "ENROLLMENT_RACE",
+      ...enrolmentFailureCodes,
+    ],
+  }),
+  apiKeyAuth("publishable"),
+  input("json", enrollmentSchema),
+  async (c) => {
+    const { principal, config } = c.var;
+    const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
+    const keys = {
+      templates: await templatesOf(c.var),
+      subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
+      signing: () => signingKeysOf(config),
+    };
+    const presentedSessionToken = bearerOf(c.req.header("authorization"));
+    const enrolled = await enrolPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
+    c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
+    c.header("cache-control", "no-store");
+    return c.json({
+      success: true,
+      status: "enrolled",
+      subject_ref: enrolled.subject_ref,
+      session_token_hash: enrolled.session_token_hash,
+      consent: enrolled.consent,
+    });
+  },
+);
 
 export default app;

@@ -4,13 +4,15 @@
  * Idempotency-Key (an exact retry is replayed before its nonce is claimed, and the act stores its
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
-import { forcedScenario, SCENARIO_HEADER } from "../../shared/identity/scenario";
+import { documentEvidenceCodes } from "../../shared/identity/documents";
+import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { type Authenticated, secretKeyOrUserAuth } from "../../shared/platform/auth";
 import { circuitBreaker } from "../../shared/platform/circuit-breaker";
 import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
 import { input } from "../../shared/platform/input";
 import { signingKeysOf, templatesOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
@@ -23,6 +25,22 @@ const app = createFunctionApp(NAME);
 
 app.post(
   "/",
+  documented({
+    summary: "Record an act of a live person: identify, judge and sign a receipt",
+    answers: [
+      ...scenarioCodes,
+      ...documentEvidenceCodes,
+      "IDENTITY_MISMATCH",
+      "FACE_MATCH_BELOW_THRESHOLD",
+      "BIOMETRIC_LIVENESS_FAILED",
+      "COERCION_DETECTED",
+      "DOCUMENT_REQUIRED",
+      "UNAUTHORIZED_DEVICE",
+      "ACCESS_REVOKED",
+      "MANDATE_REFUSED",
+      "CAPTURE_REPLAYED",
+    ],
+  }),
   secretKeyOrUserAuth({ replay: "idempotent" }),
   rateLimit<AppEnv & Authenticated>((c) => ({ rule: TRANSACTION_LIMIT, identifier: tenantBudget(c.var.principal) })),
   circuitBreaker(NAME),

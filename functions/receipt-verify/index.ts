@@ -6,8 +6,9 @@
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { input } from "../../shared/platform/input";
 import { signingKeysOf } from "../../shared/platform/keys";
+import { documented } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
-import { publishedKeys, receiptLookupSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
+import { publishedKeys, receiptLookupSchema, receiptVerificationSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
 
 const app = createFunctionApp("receipt-verify");
 
@@ -32,6 +33,11 @@ app.get(
 app.on(
   ["GET", "POST"],
   "/",
+  documented({
+    summary: "Verify a receipt by id or code",
+    success: { status: 200, description: "The verification", schema: receiptVerificationSchema },
+    answers: ["not_found"],
+  }),
   input("json-or-query", receiptLookupSchema),
   rateLimit((c) => ({ rule: limits.verify, identifier: clientIp(c) })),
   async (c) => {

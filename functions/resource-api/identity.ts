@@ -4,9 +4,10 @@
  * Idempotency-Key; recognitions are stateless and need none.
  */
 import { Hono } from "hono";
-import { attributeSchema, proveAttribute } from "../../shared/identity/attributes";
-import { claimPerson, claimSchema } from "../../shared/identity/claims";
-import { recognisePerson, recognitionSchema } from "../../shared/identity/recognitions";
+import { attributeAnswerSchema, attributeSchema, proveAttribute } from "../../shared/identity/attributes";
+import { claimAnswerSchema, claimPerson, claimSchema } from "../../shared/identity/claims";
+import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
+import { recognisePerson, recognitionAnswerSchema, recognitionSchema } from "../../shared/identity/recognitions";
 import { type AppEnv, depsOf } from "../../shared/platform/app";
 import type { Config } from "../../shared/platform/config";
 import { serviceBaseUrl } from "../../shared/platform/config";
@@ -26,8 +27,6 @@ async function recognitionKeysOf(vars: { config: Config; db(url?: string): Sql }
 
 /** What a presence proof can be refused with, on every identity route. */
 const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
-/** A claim's enrolment failing at one of its stages (nothing written). */
-const ENROLMENT_CODES: ErrorCode[] = ["IDENTITY_CREATE_FAILED", "TEMPLATE_STORE_FAILED", "SESSION_MINT_FAILED"];
 
 export const identity = new Hono<AppEnv>();
 
@@ -35,7 +34,7 @@ identity.post(
   "/claims",
   documented({
     summary: "Claim a live person (billed once per person)",
-    success: { status: 201, description: "The claim: the person's facetoken and the act's receipt" },
+    success: { status: 201, description: "The claim: the person's facetoken and the act's receipt", schema: claimAnswerSchema },
     answers: [
       ...PROOF_CODES,
       "CONSENT_REQUIRED",
@@ -43,7 +42,7 @@ identity.post(
       "ALREADY_CLAIMED",
       "IDENTITY_UNREACHABLE",
       "ALLOWANCE_EXHAUSTED",
-      ...ENROLMENT_CODES,
+      ...enrolmentFailureCodes,
     ],
   }),
   secretKey("claims"),
@@ -60,7 +59,11 @@ identity.post(
 
 identity.post(
   "/recognitions",
-  documented({ summary: "Recognise a live person (free, writes nothing)", answers: PROOF_CODES }),
+  documented({
+    summary: "Recognise a live person (free, writes nothing)",
+    success: { status: 200, description: "Who the live person is for this merchant, or no one", schema: recognitionAnswerSchema },
+    answers: PROOF_CODES,
+  }),
   secretKey("recognitions"),
   input("json", recognitionSchema),
   async (c) => {
@@ -73,6 +76,7 @@ identity.post(
   "/attributes",
   documented({
     summary: "Prove one attribute of a person (for example age_over_18)",
+    success: { status: 200, description: "The attribute's truth for the person", schema: attributeAnswerSchema },
     answers: [...PROOF_CODES, "DOCUMENT_REQUIRED", "IDENTITY_MISMATCH", "ACCESS_REVOKED"],
   }),
   secretKey("attributes"),

@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { currencySchema } from "../../shared/lib/money";
+import { decisionAnswerSchema, mandatePageAnswerSchema, resourceMandateSchema } from "../../shared/mandates/answers";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
 import { issueActCodes, issueResourceMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
@@ -49,7 +50,10 @@ export const mandates = new Hono<AppEnv>();
 
 mandates.get(
   "/",
-  documented({ summary: "List mandates, newest first" }),
+  documented({
+    summary: "List mandates, newest first",
+    success: { status: 200, description: "A page of mandates", schema: mandatePageAnswerSchema },
+  }),
   secretKey("reads"),
   input("query", mandatePageSchema),
   async (c) => {
@@ -62,7 +66,7 @@ mandates.post(
   "/",
   documented({
     summary: "Create a mandate",
-    success: { status: 201, description: "The mandate" },
+    success: { status: 201, description: "The mandate", schema: resourceMandateSchema },
     answers: [...issueRuleCodes, ...issueActCodes],
   }),
   secretKey("writes"),
@@ -75,14 +79,27 @@ mandates.post(
   },
 );
 
-mandates.get("/:id", documented({ summary: "Read a mandate", answers: ["not_found"] }), secretKey("reads"), async (c) => {
-  c.header("cache-control", "no-store");
-  return c.json(await readMandate(depsOf(c.var), c.var.principal, c.req.param("id")));
-});
+mandates.get(
+  "/:id",
+  documented({
+    summary: "Read a mandate",
+    success: { status: 200, description: "The mandate", schema: resourceMandateSchema },
+    answers: ["not_found"],
+  }),
+  secretKey("reads"),
+  async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await readMandate(depsOf(c.var), c.var.principal, c.req.param("id")));
+  },
+);
 
 mandates.post(
   "/:id/revoke",
-  documented({ summary: "Revoke a mandate", answers: ["not_found"] }),
+  documented({
+    summary: "Revoke a mandate",
+    success: { status: 200, description: "The mandate, revoked", schema: resourceMandateSchema },
+    answers: ["not_found"],
+  }),
   secretKey("writes"),
   input("json", revokeMandateSchema),
   async (c) => {
@@ -98,6 +115,7 @@ mandates.post(
   documented({
     summary: "Check an act against a mandate, consuming it when allowed",
     description: "A refusal is 200 with allowed false and a reason.",
+    success: { status: 200, description: "The decision", schema: decisionAnswerSchema },
   }),
   secretKey("check"),
   idempotency(idempotencyScope),

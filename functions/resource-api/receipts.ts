@@ -8,7 +8,7 @@ import { type AppEnv, depsOf } from "../../shared/platform/app";
 import { signingKeysOf } from "../../shared/platform/keys";
 import { documented } from "../../shared/platform/openapi";
 import { clientIp, rateLimit } from "../../shared/platform/rate-limit";
-import { verifyStoredReceipt } from "../../shared/receipts/verify";
+import { receiptVerificationSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
 import { RATE_LIMIT_HEADER_PREFIX, receiptVerifyRule } from "./limits";
 import { requestedVersion } from "./version";
 
@@ -16,7 +16,11 @@ export const receipts = new Hono<AppEnv>();
 
 receipts.get(
   "/:id/verify",
-  documented({ summary: "Verify a receipt (public, no key)", answers: ["UNSUPPORTED_VERSION", "INVALID_INPUT", "not_found"] }),
+  documented({
+    summary: "Verify a receipt (public, no key)",
+    success: { status: 200, description: "The verification", schema: receiptVerificationSchema },
+    answers: ["UNSUPPORTED_VERSION", "INVALID_INPUT", "not_found"],
+  }),
   rateLimit((c) => ({ rule: receiptVerifyRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX }),
   async (c) => {
     requestedVersion(c);

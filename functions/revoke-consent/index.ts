@@ -7,6 +7,7 @@ import { revokeConsent, revokeConsentSchema } from "../../shared/consent/revoke"
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
+import { documented } from "../../shared/platform/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 
 /** Per merchant and environment (docs/decisions.md). */
@@ -16,6 +17,7 @@ const app = createFunctionApp("revoke-consent");
 
 app.post(
   "/",
+  documented({ summary: "Revoke a disclosure or withdraw a consent", answers: ["not_found"] }),
   apiKeyAuth("secret"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: REVOKE_LIMIT, identifier: tenantBudget(c.var.principal) })),
   input("json", revokeConsentSchema),

@@ -13,7 +13,7 @@ import type { KeySet } from "../lib/signing";
 import { canonicalUuid } from "../lib/uuid";
 import { type LedgerClaim, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
+import { ApiError, type ErrorCode } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { jsonObject, ttlSeconds } from "../platform/validation";
 import { checkRequestedFields, disclosureTypes, type ResolvedClaim, resolveClaim } from "./claims";
@@ -37,6 +37,20 @@ const requestedField = v.strictObject({
 });
 
 /** The body (spec 4.5). `biometric_attestation.capture_id` names the capture that proved the person present. */
+/** What disclosing can be refused with, besides its input's own codes (docs/functions.md, disclose-claims). */
+export const discloseCodes = [
+  "UNKNOWN_CLAIM",
+  "DISCLOSURE_TYPE_NOT_SUPPORTED",
+  "INVALID_CIRCUIT",
+  "MERCHANT_MISMATCH",
+  "BIOMETRIC_LIVENESS_FAILED",
+  "ATTESTATION_INVALID",
+  "DOCUMENT_REQUIRED",
+  "CONSENT_MISSING",
+  "CONSENT_REVOKED",
+  "AUDIT_ID_REUSED",
+] as const satisfies readonly ErrorCode[];
+
 export const discloseSchema = v.pipe(
   jsonObject,
   v.strictObject({

@@ -15,7 +15,7 @@ import { fromBase64Url, randomBase64Url, sha256Hex, toBase64Url } from "../lib/c
 import { canonicalUuid } from "../lib/uuid";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
+import { ApiError, type ErrorCode } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { jsonObject, ttlSeconds } from "../platform/validation";
 import { isSessionToken } from "../sessions/tokens";
@@ -76,6 +76,9 @@ async function open(code: string, sealed: string): Promise<string> {
 export function handoffUrl(baseUrl: string, code: string): string {
   return `${baseUrl}/functions/v1/hosted-capture/session#handoff=${code}`;
 }
+
+/** What registering a handoff can be refused with (registerHandoff). */
+export const handoffRegisterCodes = ["not_found", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"] as const satisfies readonly ErrorCode[];
 
 /**
  * Registers a handoff of an unopened hosted session and answers its code, the phone's URL and that

@@ -15,6 +15,7 @@
  */
 import * as v from "valibot";
 import { cosineSimilarity } from "../engine";
+import { described, instant, metadataAnswer } from "../platform/answers";
 import { type PendingResponse, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -37,14 +38,16 @@ export const attributeSchema = v.strictObject({
   metadata: v.optional(metadataSchema),
 });
 
-export interface AttributeAnswer {
-  object: "attribute";
-  attribute: AttributeName;
-  value: boolean;
-  facetoken: string;
-  asserted_at: string;
-  metadata: Record<string, string>;
-}
+/** An attribute's answer: the predicate's truth only, never the document, its country or a date. */
+export const attributeAnswerSchema = v.object({
+  object: v.literal("attribute"),
+  attribute: described(v.picklist(attributeNames), "The attribute asked for."),
+  value: described(v.boolean(), "Whether the attribute holds for the person at this instant."),
+  facetoken: described(v.string(), "The person the attribute is about (the facetoken asked with)."),
+  asserted_at: instant("When the attribute was asserted."),
+  metadata: metadataAnswer,
+});
+export type AttributeAnswer = v.InferOutput<typeof attributeAnswerSchema>;
 
 /**
  * The predicate's truth for the person of `facetoken`, who must be the live person of the proof:

@@ -8,6 +8,7 @@
  */
 import * as v from "valibot";
 import { ENGINE_VERSION } from "../engine";
+import { described, instant, metadataAnswer } from "../platform/answers";
 import { type ClaimCapture, type PendingResponse, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -37,13 +38,23 @@ const proofConsentSchema = v.strictObject({
   retention_days: retentionDays,
 });
 
-export interface Claim {
-  object: "claim";
-  facetoken: string;
-  claimed_at: string;
-  receipt: { id: string; code: string; anchor: string; url: string };
-  metadata: Record<string, string>;
-}
+/** The claim's answer (resource API 2.1): `source` is absent, since a claim binds no legal identity yet. */
+export const claimAnswerSchema = v.object({
+  object: v.literal("claim"),
+  facetoken: described(v.string(), "The handle the merchant keeps in place of the person: the same for this person on every later call."),
+  claimed_at: instant("When the person was claimed."),
+  receipt: described(
+    v.object({
+      id: described(v.string(), "The receipt's id."),
+      code: described(v.string(), "The receipt's short code, for receipt-verify."),
+      anchor: described(v.string(), "The receipt's immutability seal: the leaf anchored in the Merkle tree (live receipts only)."),
+      url: described(v.pipe(v.string(), v.url()), "The receipt's public verification, GET /v1/receipts/{id}/verify."),
+    }),
+    "The signed receipt of the claim.",
+  ),
+  metadata: metadataAnswer,
+});
+export type Claim = v.InferOutput<typeof claimAnswerSchema>;
 
 /**
  * Claims the live person of the proof. In order: a `source` is `403 DOCUMENT_REQUIRED`

@@ -8,12 +8,25 @@
  * function that only validates input does not bundle them.
  */
 import * as v from "valibot";
+import type { ErrorCode } from "../platform/errors";
 
 export { documentTypes } from "./mrz";
 
 /** Base64 (RFC 4648 section 4, padded) of at most `max` characters. */
 const base64 = (max: number) =>
   v.pipe(v.string(), v.maxLength(max), v.regex(/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, "base64"));
+
+/** What document evidence can be refused with (passive authentication, then its binding to one person). */
+export const documentEvidenceCodes = [
+  "DOCUMENT_UNREADABLE",
+  "DOCUMENT_DATA_GROUP_MISMATCH",
+  "DOCUMENT_SIGNATURE_INVALID",
+  "DOCUMENT_ISSUER_UNTRUSTED",
+  "DOCUMENT_CERTIFICATE_EXPIRED",
+  "DOCUMENT_EXPIRED",
+  "DOCUMENT_PORTRAIT_MISMATCH",
+  "DOCUMENT_ALREADY_BOUND",
+] as const satisfies readonly ErrorCode[];
 
 /** EF.SOD is a few KiB with its certificate; DG1 under 100 bytes; a data group hash at most SHA-512's 64 bytes. */
 export const documentEvidenceSchema = v.strictObject({

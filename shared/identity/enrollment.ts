@@ -9,10 +9,18 @@ import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { type RpcParams, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
+import { ApiError, type ErrorCode } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { coded, jsonObject, requiredAs } from "../platform/validation";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+
+/** An enrolment failing at one of its stages (logged; nothing written). */
+export const enrolmentFailureCodes = [
+  "IDENTITY_CREATE_FAILED",
+  "TEMPLATE_STORE_FAILED",
+  "SESSION_MINT_FAILED",
+] as const satisfies readonly ErrorCode[];
+
 import type { ForcedScenario } from "./scenario";
 import { type MintedSession, mintSession } from "./sessions";
 import { subjectRef } from "./subject-ref";

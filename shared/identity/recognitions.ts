@@ -4,18 +4,24 @@
  * up (so the same proof may still make a claim or answer an attribute within its five minutes).
  */
 import * as v from "valibot";
+import { described } from "../platform/answers";
 import type { Deps } from "../platform/deps";
 import type { Tenant } from "../platform/principal";
 import { judgedLive, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
 
 export const recognitionSchema = v.strictObject({ proof: proofField });
 
-export interface Recognition {
-  object: "recognition";
-  matched: boolean;
-  facetoken: string | null;
-  confidence: number;
-}
+/** A recognition's answer: who the live person is for this merchant, or no one. */
+export const recognitionAnswerSchema = v.object({
+  object: v.literal("recognition"),
+  matched: described(v.boolean(), "Whether the live person is one the merchant has claimed."),
+  facetoken: described(v.nullable(v.string()), "The person's facetoken when matched; null otherwise."),
+  confidence: described(
+    v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    "The face match's similarity (4 decimals) when matched; 0 when not (an unmatched answer carries no similarity).",
+  ),
+});
+export type Recognition = v.InferOutput<typeof recognitionAnswerSchema>;
 
 /**
  * The facetoken the merchant holds for the live person, or `matched: false` with no facetoken and

@@ -1,4 +1,4 @@
-import { ApiError } from "../platform/errors";
+import { ApiError, type ErrorCode } from "../platform/errors";
 import type { Environment } from "../platform/principal";
 
 export const scenarios = ["success", "liveness_fail", "vrc_coerced", "subject_mismatch", "duplicate_enroll"] as const;
@@ -8,6 +8,9 @@ export type ForcedScenario = Exclude<Scenario, "success">;
 
 /** The sandbox scenario header (spec section 1). */
 export const SCENARIO_HEADER = "x-service-scenario";
+
+/** What a scenario header can be refused with (forcedScenario). */
+export const scenarioCodes = ["SCENARIO_NOT_ALLOWED", "INVALID_SCENARIO"] as const satisfies readonly ErrorCode[];
 
 /**
  * The sandbox scenario a request asks for (`x-service-scenario`, spec section 1). Sandbox keys

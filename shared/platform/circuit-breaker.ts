@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app";
 import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
+import { withDoc } from "./openapi";
 
 interface BreakerPolicy {
   /** A response slower than this (milliseconds) breaches the objective, as does a 5xx of the service's own making. */
@@ -52,29 +53,32 @@ export function isServiceFailure(status: number, error: unknown, elapsedMs: numb
  * @example app.post("/", apiKeyAuth("secret"), circuitBreaker("process-biovital-transaction"), handler)
  */
 export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEFAULT_BREAKER_POLICY): MiddlewareHandler<AppEnv> {
-  return async function guardWithCircuitBreaker(c, next) {
-    const principal = c.var.principal;
-    if (!principal) return next();
-    const scope = {
-      deployment: c.var.config.DEPLOYMENT_ID,
-      function_name: functionName,
-      merchant_id: principal.merchantId,
-      environment: principal.environment,
-      now: c.var.now.toISOString(),
-    };
-    const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
-    if (state.open) {
-      throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });
-    }
-    const started = performance.now();
-    await next();
-    if (isServiceFailure(c.res.status, c.error, performance.now() - started, policy)) {
-      await rpc(c.var.db(), "circuit_breaker_record", {
-        ...scope,
-        window_seconds: policy.windowSeconds,
-        threshold: policy.threshold,
-        open_seconds: policy.openSeconds,
-      }).catch(() => undefined);
-    }
-  };
+  return withDoc<MiddlewareHandler<AppEnv>>(
+    async function guardWithCircuitBreaker(c, next) {
+      const principal = c.var.principal;
+      if (!principal) return next();
+      const scope = {
+        deployment: c.var.config.DEPLOYMENT_ID,
+        function_name: functionName,
+        merchant_id: principal.merchantId,
+        environment: principal.environment,
+        now: c.var.now.toISOString(),
+      };
+      const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
+      if (state.open) {
+        throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });
+      }
+      const started = performance.now();
+      await next();
+      if (isServiceFailure(c.res.status, c.error, performance.now() - started, policy)) {
+        await rpc(c.var.db(), "circuit_breaker_record", {
+          ...scope,
+          window_seconds: policy.windowSeconds,
+          threshold: policy.threshold,
+          open_seconds: policy.openSeconds,
+        }).catch(() => undefined);
+      }
+    },
+    { answers: ["SLO_BREACH_PAUSED"] },
+  );
 }

@@ -74,6 +74,8 @@ interface DocumentOptions {
   /** Codes as the surface spells them (the resource API: lowercase). */
   spellCode: (code: ErrorCode) => string;
   securitySchemes: Record<string, Record<string, unknown>>;
+  /** The requests the service sends (OpenAPI 3.1 `webhooks`), by name. */
+  webhooks?: Record<string, Record<string, unknown>>;
 }
 
 /** One operation's merged documentation: what every handler of the route said. */
@@ -166,6 +168,7 @@ export function openApiDocument(app: RoutedApp, options: DocumentOptions) {
     openapi: "3.1.0",
     info: { title: options.title, version: options.version, description: options.description },
     paths,
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     components: {
       securitySchemes: options.securitySchemes,
       schemas: {

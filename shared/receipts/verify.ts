@@ -5,10 +5,62 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
+import { described } from "../platform/answers";
 import { rpc, type StoredReceipt } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
+
+const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
+
+/**
+ * What a verification answers (docs/receipts.md): whether the receipt holds, the facts it attests
+ * (null where the signature does not hold) and the evidence, nothing personal.
+ */
+export const receiptVerificationSchema = v.object({
+  valid: described(
+    v.boolean(),
+    "The signature holds over this receipt, its seal recomputes and, once anchored, its inclusion proof holds.",
+  ),
+  receipt_id: described(v.string(), "The receipt's id."),
+  code: described(v.string(), "The receipt's short code."),
+  environment: described(v.picklist(["live", "test"]), "Live or sandbox."),
+  transaction_id: orNull(v.string(), "The act the receipt is of."),
+  merchant_id: orNull(v.string(), "The merchant it was issued to."),
+  action: orNull(v.string(), "What the person did, for example ACTION_SIGNUP."),
+  issued_at: orNull(v.pipe(v.string(), v.isoTimestamp()), "When it was signed."),
+  assurance_level: orNull(v.string(), "How the person was verified (mandate: a mandate stood in for them)."),
+  service_hash: orNull(v.string(), "The hash of what the act was about, as the merchant sent it."),
+  amount: orNull(v.object({ minor: v.number(), currency: v.nullable(v.string()) }), "The act's amount in the currency's minor unit."),
+  mandate: orNull(
+    v.object({ mandate_id: v.optional(v.string()), action: v.optional(v.string()), assurance_level: v.optional(v.string()) }),
+    "When a mandate stood in for the person: which, for what, and how its granter was verified.",
+  ),
+  signature: described(
+    v.object({ alg: v.nullable(v.string()), kid: v.nullable(v.string()), valid: v.boolean() }),
+    "The JWS signature: its algorithm, key id (in the published JWKS) and whether it holds.",
+  ),
+  immutability_seal: described(v.string(), "The receipt's seal: the leaf anchored in the Merkle tree."),
+  seal_valid: described(v.boolean(), "Whether the seal recomputes from the receipt."),
+  public_seal_status: described(
+    v.picklist(["none", "pending", "anchored"]),
+    "Sandbox receipts are never anchored; live ones are pending until the next anchor.",
+  ),
+  public_seal: orNull(
+    v.object({
+      anchor_id: v.string(),
+      root: v.string(),
+      leaf_count: v.number(),
+      sink: v.string(),
+      sink_reference: v.nullable(v.string()),
+      anchored_at: v.pipe(v.string(), v.isoTimestamp()),
+      inclusion_proof: v.array(v.unknown()),
+      inclusion_valid: v.boolean(),
+    }),
+    "The anchor holding the seal, with the inclusion proof under its root.",
+  ),
+  jws: described(v.string(), "The receipt itself, a compact JWS to verify against the published keys."),
+});
 
 /** Exactly one of `id` (a uuid) and `code` (as a person might type it). */
 export const receiptLookupSchema = v.object({

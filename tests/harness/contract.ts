@@ -9,9 +9,8 @@ import { type DocumentedOperations, documentedOperations } from "./openapi-answe
 
 /** The documents of each surface, by the path its routes start with and where it serves its document. */
 const SURFACES = [
-  { prefix: "/v1/", document: "/v1/openapi.json", statuses: true },
-  // The function API's document does not list its handlers' own codes yet, only its middleware's.
-  { prefix: "/functions/v1/", document: "/functions/v1/openapi", statuses: false },
+  { prefix: "/v1/", document: "/v1/openapi.json" },
+  { prefix: "/functions/v1/", document: "/functions/v1/openapi" },
 ] as const;
 
 const loaded = new Map<string, Promise<DocumentedOperations>>();
@@ -30,6 +29,12 @@ function operationsOf(documentPath: string): Promise<DocumentedOperations> {
   return operations;
 }
 
+/** Throws when a webhook delivery's body is not the event the resource API's document declares for its type. */
+export async function expectDocumentedEvent(rawBody: string): Promise<void> {
+  const problem = (await operationsOf("/v1/openapi.json")).webhookProblemOf(JSON.parse(rawBody));
+  if (problem) throw new Error(`${problem}\n${rawBody.slice(0, 2000)}`);
+}
+
 /** Throws when the answer to `method url` is not one its surface's document lists. */
 export async function expectDocumented(
   method: string,
@@ -42,11 +47,8 @@ export async function expectDocumented(
   const operations = await operationsOf(surface.document);
   const code = typeof answer.body === "object" && answer.body !== null ? String((answer.body as { code?: unknown }).code ?? "") : "";
   const coded = answer.status >= 400 ? code : "";
-  // An error's body names its code, so where the statuses are not checked neither are errors' bodies.
-  const checked = surface.statuses || answer.status < 400;
-  const problem = checked
-    ? (operations.problemOf(method, pathname, answer.status, coded) ??
-      operations.bodyProblemOf(method, pathname, answer.status, answer.headers.get("content-type") ?? "", answer.body))
-    : null;
+  const problem =
+    operations.problemOf(method, pathname, answer.status, coded) ??
+    operations.bodyProblemOf(method, pathname, answer.status, answer.headers.get("content-type") ?? "", answer.body);
   if (problem) throw new Error(`${problem}\n${JSON.stringify(answer.body)?.slice(0, 2000)}`);
 }

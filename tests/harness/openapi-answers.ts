@@ -5,8 +5,13 @@
  * the harness makes (http.ts) asks for all three (./contract.ts).
  */
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 
-type Document = { paths: Record<string, Record<string, unknown>>; components?: Record<string, unknown> };
+type Document = {
+  paths: Record<string, Record<string, unknown>>;
+  webhooks?: Record<string, unknown>;
+  components?: Record<string, unknown>;
+};
 type Response = { content?: Record<string, { schema?: Record<string, any> }> };
 
 export interface DocumentedOperations {
@@ -14,6 +19,8 @@ export interface DocumentedOperations {
   problemOf(method: string, path: string, status: number, code: string): string | null;
   /** The problem with an answer's body (JSON parsed, or the text), or null when its response's schema accepts it. */
   bodyProblemOf(method: string, path: string, status: number, contentType: string, body: unknown): string | null;
+  /** The problem with a webhook delivery's body, or null when the document's `webhooks` entry for its type accepts it. */
+  webhookProblemOf(body: { type?: unknown }): string | null;
 }
 
 export function documentedOperations(document: Document): DocumentedOperations {
@@ -28,6 +35,7 @@ export function documentedOperations(document: Document): DocumentedOperations {
   const find = (method: string, path: string) => operations.find((o) => o.method === method && o.pattern.test(path));
   // One validator per response schema, compiled on first use; `$ref`s resolve against the document's components.
   const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
   ajv.addSchema({ $id: "document", components: document.components ?? {} });
   const validators = new Map<object, ValidateFunction>();
   const validatorOf = (schema: Record<string, unknown>) => {
@@ -62,6 +70,15 @@ export function documentedOperations(document: Document): DocumentedOperations {
       if (validate(body)) return null;
       const errors = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message}`).join("; ");
       return `${method} ${operation.template} answered ${status} with a body its documented schema refuses: ${errors}`;
+    },
+    webhookProblemOf(body) {
+      const type = String(body.type);
+      const webhook = document.webhooks?.[type] as { post: { requestBody: Response } } | undefined;
+      const schema = webhook?.post.requestBody.content?.["application/json"]?.schema;
+      if (!schema) return `a ${type} event, which the document's webhooks do not name`;
+      const validate = validatorOf(schema);
+      if (validate(body)) return null;
+      return `a ${type} event the document's schema refuses: ${(validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message}`).join("; ")}`;
     },
   };
 }

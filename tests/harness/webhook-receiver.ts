@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import type { WebhookEnvelope } from "../../shared/webhooks/events";
 import { verifyWebhook } from "../../shared/webhooks/signature";
+import { expectDocumentedEvent } from "./contract";
 
 interface Received {
   /** Path and query the request was sent to. */
@@ -129,6 +130,7 @@ function reply(res: ServerResponse, { status = 200, headers = {} }: Answer) {
  * `now` is the clock of the pass that sent it.
  */
 export async function expectSignedBy(request: Received, signers: string[], now: Date) {
+  await expectDocumentedEvent(request.rawBody);
   const header = request.headers["service-signature"] as string;
   expect(header).toMatch(/^t=\d+(,v1=[0-9a-f]{64})+$/);
   for (const secret of signers) {

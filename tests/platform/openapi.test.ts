@@ -10,6 +10,7 @@ import resourceApi from "../../functions/resource-api/index";
 import { functionApps, NOT_IN_FUNCTION_API_DOCUMENT } from "../../scripts/local/function-api-document";
 import { openApiPath } from "../../shared/platform/openapi";
 import { functionNames, mountOf } from "../../shared/platform/registry";
+import { eventTypes } from "../../shared/webhooks/events";
 import { documentedAnswers, EVERY_FUNCTION } from "../harness/documented-answers";
 import { v1 } from "../harness/resource-api";
 import { serviceUnderTest } from "../harness/service";
@@ -81,6 +82,26 @@ describe("GET /v1/openapi.json", () => {
         "application/json": { schema: { type: "object", required: expect.arrayContaining(["id", "status", "mode", "expires_at"]) } },
       },
     });
+  });
+
+  it("declares every event of the catalogue as a webhook, with its envelope and signature header, and each route's success body", async () => {
+    const document = (await served()) as unknown as {
+      webhooks: Record<string, { post: { parameters: { name: string }[]; requestBody: { content: Record<string, { schema: any }> } } }>;
+      paths: Record<string, Record<string, Operation>>;
+    };
+    expect(Object.keys(document.webhooks).sort()).toEqual([...eventTypes].sort());
+    for (const [type, webhook] of Object.entries(document.webhooks)) {
+      expect(webhook.post.parameters.map((p) => p.name)).toContain("Service-Signature");
+      expect(webhook.post.requestBody.content["application/json"].schema.properties.type).toEqual({ const: type });
+    }
+    // every keyed operation says what it answers, field by field (not a bare object)
+    for (const [path, operations] of Object.entries(document.paths)) {
+      if (path.endsWith("/openapi.json") || path.includes("/reference")) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith("2"))![1];
+        expect(success.content?.["application/json"]?.schema.properties, `${method} ${path}`).toBeDefined();
+      }
+    }
   });
 
   it("lists for each operation only codes the surface documents, each at its one status; keyed writes list the Idempotency-Key answers", async () => {
@@ -210,5 +231,21 @@ describe("GET /functions/v1/openapi", () => {
       ]),
     );
     expect(document.paths["/functions/v1/mandate-issue"].post).toMatchObject({ security: [{ secretKey: [] }] });
+  });
+
+  it("lists, over each function's routes, every code docs/functions.md documents for that function", async () => {
+    const document = await functionApiDocument();
+    const documented = documentedAnswers().functions;
+    const listedByFunction = new Map<string, Set<string>>();
+    for (const line of listedAnswers(document)) {
+      const [, path, status, code] = line.split(" ");
+      const name = path.split("/")[3];
+      listedByFunction.set(name, (listedByFunction.get(name) ?? new Set()).add(`${status} ${code}`));
+    }
+    for (const { name } of await functionApps()) {
+      const coded = [...(documented.get(name)?.answers ?? [])].filter((answer) => !answer.endsWith(" ") && !answer.startsWith("2"));
+      const unlisted = coded.filter((answer) => !listedByFunction.get(name)?.has(answer));
+      expect(unlisted, `${name}: in docs/functions.md, not in the document`).toEqual([]);
+    }
   });
 });
