@@ -4,7 +4,7 @@
  * (shared/agents/verifications.ts). A merchant key is `401 USER_TOKEN_REQUIRED`. Agents mint cards
  * through the MCP tool of the same name, with their OAuth bearer.
  */
-import { requestSchema, requestVerification } from "../../shared/agents/verifications";
+import { cardAnswerSchema, requestSchema, requestVerification } from "../../shared/agents/verifications";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { type UserAuthenticated, userTokenAuth } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
@@ -19,7 +19,11 @@ const app = createFunctionApp("agent-verification-request");
 
 app.post(
   "/",
-  documented({ summary: "Mint a verification card", answers: ["NOT_MERCHANT_OWNER", "ACCESS_REVOKED"] }),
+  documented({
+    summary: "Mint a verification card",
+    success: { status: 200, description: "The card", schema: cardAnswerSchema },
+    answers: ["NOT_MERCHANT_OWNER", "ACCESS_REVOKED"],
+  }),
   userTokenAuth(),
   rateLimit<AppEnv & UserAuthenticated>((c) => ({ rule: CARD_LIMIT, identifier: tenantBudget(c.var.principal) })),
   input("json", requestSchema),

@@ -4,7 +4,7 @@
  * (shared/agents/verifications.ts). An owner of the card's merchant, with their first-party
  * session; agents poll through the MCP tool of the same name. No webhook exists for cards.
  */
-import { resultSchema, verificationResult } from "../../shared/agents/verifications";
+import { cardResultSchema, resultSchema, verificationResult } from "../../shared/agents/verifications";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { userTokenAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
@@ -14,7 +14,11 @@ const app = createFunctionApp("agent-verification-result");
 
 app.get(
   "/",
-  documented({ summary: "A verification card's state", answers: ["ACCESS_REVOKED", "not_found"] }),
+  documented({
+    summary: "A verification card's state",
+    success: { status: 200, description: "The card's state", schema: cardResultSchema },
+    answers: ["ACCESS_REVOKED", "not_found"],
+  }),
   userTokenAuth(),
   input("query", resultSchema),
   async (c) => {

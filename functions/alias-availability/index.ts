@@ -4,7 +4,7 @@
  * the live namespace. Rate limited per action, per merchant and environment (per IP without a key). Every
  * response is `cache-control: no-store`.
  */
-import { checkAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
+import { aliasAnswerSchema, checkAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { ApiError } from "../../shared/platform/errors";
@@ -23,7 +23,11 @@ app.use(async function noStore(c, next) {
 // The limit depends on the action, so the body is validated first; a malformed body costs no query.
 app.post(
   "/",
-  documented({ summary: "Check, reserve or claim an alias", answers: ["API_KEY_REQUIRED", "ALIAS_TAKEN", "CLAIM_TOKEN_INVALID"] }),
+  documented({
+    summary: "Check, reserve or claim an alias",
+    success: { status: 200, description: "The alias's availability, hold or release", schema: aliasAnswerSchema },
+    answers: ["API_KEY_REQUIRED", "ALIAS_TAKEN", "CLAIM_TOKEN_INVALID"],
+  }),
   apiKeyAuth("anonymous"),
   input("json", aliasRequestSchema),
   rateLimit<AppEnv & WithInput<AliasRequest>>((c) => {

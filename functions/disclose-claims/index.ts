@@ -4,7 +4,15 @@
  * (shared/consent/disclose.ts). POST /functions/v1/disclose-claims/fetch `{consent_token}`: what
  * the token unlocks, `403` once revoked. Secret key only.
  */
-import { discloseClaims, discloseCodes, discloseSchema, fetchDisclosure, fetchSchema } from "../../shared/consent/disclose";
+import {
+  discloseClaims,
+  discloseCodes,
+  discloseSchema,
+  disclosureAnswerSchema,
+  disclosureFetchSchema,
+  fetchDisclosure,
+  fetchSchema,
+} from "../../shared/consent/disclose";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
@@ -25,7 +33,11 @@ const app = createFunctionApp("disclose-claims");
 
 app.post(
   "/",
-  documented({ summary: "Disclose claims of a person who just proved presence, as an SD-JWT", answers: discloseCodes }),
+  documented({
+    summary: "Disclose claims of a person who just proved presence, as an SD-JWT",
+    success: { status: 200, description: "The disclosure", schema: disclosureAnswerSchema },
+    answers: discloseCodes,
+  }),
   apiKeyAuth("secret"),
   perMerchant(limits.disclose),
   input("json", discloseSchema),
@@ -38,7 +50,11 @@ app.post(
 
 app.post(
   "/fetch",
-  documented({ summary: "What a consent token unlocks", answers: ["CONSENT_MISSING", "CONSENT_REVOKED", "CONSENT_EXPIRED"] }),
+  documented({
+    summary: "What a consent token unlocks",
+    success: { status: 200, description: "What the token unlocks", schema: disclosureFetchSchema },
+    answers: ["CONSENT_MISSING", "CONSENT_REVOKED", "CONSENT_EXPIRED"],
+  }),
   apiKeyAuth("secret"),
   perMerchant(limits.fetch),
   input("json", fetchSchema),

@@ -4,6 +4,8 @@
  * replay guard; rate limited per merchant and environment, and per client IP for publishable keys
  * (docs/decisions.md).
  */
+
+import { identifyAnswerSchema } from "../../shared/identity/answers";
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
@@ -25,6 +27,7 @@ app.post(
   "/",
   documented({
     summary: "Identify the live person of a capture",
+    success: { status: 200, description: "The person, or no one", schema: identifyAnswerSchema },
     answers: ["LIVE_CAPTURE_REQUIRED", ...scenarioCodes, "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"],
   }),
   apiKeyAuth("publishable", { replay: true }),

@@ -9,11 +9,14 @@
  */
 
 import {
+  claimedHandoffSchema,
   claimHandoff,
   claimHandoffSchema,
   handoffRegisterCodes,
+  handoffSchema,
   handoffStatus,
   handoffStatusSchema,
+  registeredHandoffSchema,
   registerHandoff,
   registerHandoffSchema,
 } from "../../shared/handoffs/handoff";
@@ -42,7 +45,7 @@ app.post(
   "/",
   documented({
     summary: "Register a handoff to a phone",
-    success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+    success: { status: 201, description: "The handoff code, the phone's URL and its QR code", schema: registeredHandoffSchema },
     answers: handoffRegisterCodes,
   }),
   apiKeyAuth("publishable"),
@@ -56,7 +59,11 @@ app.post(
 
 app.get(
   "/status",
-  documented({ summary: "A handoff's state", answers: ["not_found"] }),
+  documented({
+    summary: "A handoff's state",
+    success: { status: 200, description: "The handoff", schema: handoffSchema },
+    answers: ["not_found"],
+  }),
   apiKeyAuth("publishable"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: limits.status, identifier: tenantBudget(c.var.principal) })),
   input("query", handoffStatusSchema),
@@ -67,6 +74,7 @@ app.post(
   "/claim",
   documented({
     summary: "Claim a handoff code on the phone",
+    success: { status: 200, description: "The session token and the handoff", schema: claimedHandoffSchema },
     answers: ["HANDOFF_CODE_INVALID", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"],
   }),
   rateLimit<AppEnv>((c) => ({ rule: limits.claim, identifier: clientIp(c) })),

@@ -15,7 +15,9 @@
 import type { MiddlewareHandler } from "hono";
 import {
   handoffRegisterCodes,
+  handoffSchema,
   handoffStatus,
+  registeredHandoffSchema,
   registerHandoff,
   registerHandoffSchema,
   screenHandoffStatusSchema,
@@ -32,6 +34,7 @@ import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform
 import { documented, withDoc } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
 import { jsonObject } from "../../shared/platform/validation";
+import { bootAnswerSchema, sessionEndedSchema } from "../../shared/sessions/answers";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { bootScreen } from "../../shared/sessions/screen";
@@ -105,6 +108,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     "/boot",
     documented({
       summary: "Boot the screen with the session token",
+      success: { status: 200, description: "The session as the screen needs it", schema: bootAnswerSchema },
       answers: ["not_found", "SESSION_ALREADY_CONSUMED", ...SESSION_STATE_CODES],
     }),
     noStore,
@@ -123,6 +127,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     "/complete",
     documented({
       summary: "Complete the session with the capture",
+      success: { status: 200, description: "How the session ended", schema: sessionEndedSchema },
       answers: [
         ...scenarioCodes,
         "DOCUMENT_UNREADABLE",
@@ -153,7 +158,11 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/cancel",
-    documented({ summary: "Cancel the session", answers: SESSION_STATE_CODES }),
+    documented({
+      summary: "Cancel the session",
+      success: { status: 200, description: "How the session ended", schema: sessionEndedSchema },
+      answers: SESSION_STATE_CODES,
+    }),
     noStore,
     perIp(screenLimits.cancelIp),
     screenCredential,
@@ -168,7 +177,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     "/handoff",
     documented({
       summary: "Hand the session off to a phone",
-      success: { status: 201, description: "The handoff code, the phone's URL and its QR code" },
+      success: { status: 201, description: "The handoff code, the phone's URL and its QR code", schema: registeredHandoffSchema },
       answers: handoffRegisterCodes,
     }),
     noStore,
@@ -184,7 +193,11 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
 
   app.post(
     "/handoff/status",
-    documented({ summary: "The handoff's state", answers: ["not_found"] }),
+    documented({
+      summary: "The handoff's state",
+      success: { status: 200, description: "The handoff", schema: handoffSchema },
+      answers: ["not_found"],
+    }),
     noStore,
     perIp(screenLimits.handoffIp),
     input("json", screenHandoffStatusSchema),

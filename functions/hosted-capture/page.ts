@@ -8,6 +8,7 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "../../shared/platform/app";
 import { staticAsset } from "../../shared/platform/assets";
 import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/platform/i18n";
+import { documented } from "../../shared/platform/openapi";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
 export const CONTENT_SECURITY_POLICY = [
@@ -168,17 +169,20 @@ ${jsonBlock("messages", messagesOf(locale, "screen."))}
 `;
 }
 
+const PAGE = { status: 200, description: "The page", contentType: "text/html" };
+const ASSET = { status: 200, description: "The file, with its own content type", contentType: "*/*" };
+
 /** Registers the pages and assets on the function's app. */
 export function mountPages(app: Hono<AppEnv>): void {
-  app.get("/check", (c) => html(c, checkPage()));
-  app.get("/session", (c) => {
+  app.get("/check", documented({ summary: "The device check page", success: PAGE }), (c) => html(c, checkPage()));
+  app.get("/session", documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }), (c) => {
     const response = html(c, sessionPage(c.var.locale));
     response.headers.set("content-language", c.var.locale);
     response.headers.set("vary", "accept-language");
     return response;
   });
 
-  app.get("/assets/*", async (c) => {
+  app.get("/assets/*", documented({ summary: "The screen's scripts, styles and models", success: ASSET }), async (c) => {
     const response = await staticAsset(c, "hosted-capture", c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length));
     secure(response.headers);
     response.headers.set("cache-control", "public, max-age=3600");

@@ -8,13 +8,18 @@ import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, serviceRoleOr } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
 import { documented } from "../../shared/platform/openapi";
+import { consumedSessionSchema } from "../../shared/sessions/answers";
 import { consumeSchema, consumeSession } from "../../shared/sessions/consume";
 
 const app = createFunctionApp("hosted-session-consume");
 
 app.post(
   "/",
-  documented({ summary: "Exchange a session token", answers: ["not_found", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"] }),
+  documented({
+    summary: "Exchange a session token",
+    success: { status: 200, description: "The session, opened", schema: consumedSessionSchema },
+    answers: ["not_found", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"],
+  }),
   serviceRoleOr(apiKeyAuth("secret")),
   input("json", consumeSchema),
   async (c) => {

@@ -8,6 +8,7 @@ import { apiKeyAuth } from "../../shared/platform/auth";
 import { serviceBaseUrl } from "../../shared/platform/config";
 import { input } from "../../shared/platform/input";
 import { documented } from "../../shared/platform/openapi";
+import { createdSessionSchema } from "../../shared/sessions/answers";
 import { createSession, createSessionSchema } from "../../shared/sessions/create";
 
 const app = createFunctionApp("hosted-session-create");
@@ -16,7 +17,7 @@ app.post(
   "/",
   documented({
     summary: "Open a hosted session",
-    success: { status: 201, description: "The session, with its single-use url" },
+    success: { status: 201, description: "The session, with its single-use url", schema: createdSessionSchema },
     answers: ["MERCHANT_MISMATCH", "SESSION_WRITE_FAILED"],
   }),
   apiKeyAuth("secret"),

@@ -7,13 +7,18 @@ import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
 import { documented } from "../../shared/platform/openapi";
+import { hostedSessionSchema } from "../../shared/sessions/answers";
 import { getSession, getSessionSchema } from "../../shared/sessions/read";
 
 const app = createFunctionApp("hosted-session-get");
 
 app.get(
   "/",
-  documented({ summary: "Read a hosted session", answers: ["not_found"] }),
+  documented({
+    summary: "Read a hosted session",
+    success: { status: 200, description: "The session", schema: hostedSessionSchema },
+    answers: ["not_found"],
+  }),
   apiKeyAuth("secret"),
   input("query", getSessionSchema),
   async (c) => {

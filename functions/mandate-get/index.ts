@@ -3,6 +3,8 @@
  * and `stored_status`, or this merchant's mandates by effective `status`. Server key. A mandate
  * that is unknown and one that belongs to someone else answer the same 404, byte for byte.
  */
+
+import { mandateReadSchema } from "../../shared/mandates/answers";
 import { getMandate, listMandates, mandateQuerySchema } from "../../shared/mandates/read";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
@@ -13,7 +15,11 @@ const app = createFunctionApp("mandate-get");
 
 app.get(
   "/",
-  documented({ summary: "Read a mandate, or list them", answers: ["not_found", "LIST_TOO_LARGE"] }),
+  documented({
+    summary: "Read a mandate, or list them",
+    success: { status: 200, description: "The mandate with its consumptions, or the list", schema: mandateReadSchema },
+    answers: ["not_found", "LIST_TOO_LARGE"],
+  }),
   apiKeyAuth("secret"),
   input("query", mandateQuerySchema),
   async (c) => {

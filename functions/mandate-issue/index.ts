@@ -2,6 +2,8 @@
  * POST /functions/v1/mandate-issue (spec 4.7): records what a verified person authorises an agent
  * to do, against a capture of that person at most five minutes old. Server key; replay guard.
  */
+
+import { issuedMandateSchema } from "../../shared/mandates/answers";
 import { issueActCodes, issueMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth } from "../../shared/platform/auth";
@@ -14,7 +16,7 @@ app.post(
   "/",
   documented({
     summary: "Issue a mandate",
-    success: { status: 201, description: "The mandate, issued" },
+    success: { status: 201, description: "The mandate, issued", schema: issuedMandateSchema },
     answers: [...issueRuleCodes, ...issueActCodes],
   }),
   apiKeyAuth("secret", { replay: true }),

@@ -3,6 +3,8 @@
  * human (first-party user JWT), the issuing merchant (its secret key) or the service role; never
  * by the agent holding it (shared/mandates/revoke.ts).
  */
+
+import { revokedMandateSchema } from "../../shared/mandates/answers";
 import { revokeMandate, revokeSchema } from "../../shared/mandates/revoke";
 import { createFunctionApp, depsOf } from "../../shared/platform/app";
 import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/platform/auth";
@@ -13,7 +15,11 @@ const app = createFunctionApp("mandate-revoke");
 
 app.post(
   "/",
-  documented({ summary: "Revoke a mandate", answers: ["not_found"] }),
+  documented({
+    summary: "Revoke a mandate",
+    success: { status: 200, description: "Revoked, or already so", schema: revokedMandateSchema },
+    answers: ["not_found"],
+  }),
   serviceRoleOr(secretKeyOrUserAuth()),
   input("json", revokeSchema),
   async (c) => {

@@ -3,16 +3,21 @@
  * Only `label` and `description` follow Accept-Language; ids and field names stay English.
  */
 
-import { scopeCatalogue } from "../../shared/mandates/scopes";
+import { scopeCatalogue, scopeCatalogueSchema } from "../../shared/mandates/scopes";
 import { createFunctionApp } from "../../shared/platform/app";
+import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-scopes");
 
-app.get("/", (c) => {
-  c.header("cache-control", "public, max-age=3600");
-  c.header("vary", "accept-language");
-  c.header("content-language", c.var.locale);
-  return c.json(scopeCatalogue(c.var.locale));
-});
+app.get(
+  "/",
+  documented({ summary: "The scope vocabulary", success: { status: 200, description: "The catalogue", schema: scopeCatalogueSchema } }),
+  (c) => {
+    c.header("cache-control", "public, max-age=3600");
+    c.header("vary", "accept-language");
+    c.header("content-language", c.var.locale);
+    return c.json(scopeCatalogue(c.var.locale));
+  },
+);
 
 export default app;

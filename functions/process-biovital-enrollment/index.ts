@@ -3,6 +3,8 @@
  * capture, or recognises an already-enrolled face, and mints the device's first-party session
  * (returned once, in the x-session-token header). Publishable key allowed.
  */
+
+import { enrollmentAnswerSchema } from "../../shared/identity/answers";
 import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shared/identity/enrollment";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
@@ -19,6 +21,7 @@ app.post(
   "/",
   documented({
     summary: "Enrol a live person",
+    success: { status: 200, description: "Enrolled", schema: enrollmentAnswerSchema },
     answers: [
       ...scenarioCodes,
       "BIOMETRIC_LIVENESS_FAILED",

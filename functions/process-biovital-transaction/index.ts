@@ -4,6 +4,8 @@
  * Idempotency-Key (an exact retry is replayed before its nonce is claimed, and the act stores its
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
+
+import { transactionAnswerSchema } from "../../shared/identity/answers";
 import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
@@ -27,6 +29,7 @@ app.post(
   "/",
   documented({
     summary: "Record an act of a live person: identify, judge and sign a receipt",
+    success: { status: 200, description: "Approved, with its receipt", schema: transactionAnswerSchema },
     answers: [
       ...scenarioCodes,
       ...documentEvidenceCodes,

@@ -8,7 +8,13 @@ import { input } from "../../shared/platform/input";
 import { signingKeysOf } from "../../shared/platform/keys";
 import { documented } from "../../shared/platform/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
-import { publishedKeys, receiptLookupSchema, receiptVerificationSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
+import {
+  publishedKeys,
+  publishedKeysSchema,
+  receiptLookupSchema,
+  receiptVerificationSchema,
+  verifyStoredReceipt,
+} from "../../shared/receipts/verify";
 
 const app = createFunctionApp("receipt-verify");
 
@@ -20,6 +26,10 @@ const limits = {
 
 app.get(
   "/jwks",
+  documented({
+    summary: "The published signing keys (JWKS)",
+    success: { status: 200, description: "The JWKS", schema: publishedKeysSchema },
+  }),
   rateLimit((c) => ({ rule: limits.jwks, identifier: clientIp(c) })),
   async (c) => {
     const { jwks } = await signingKeysOf(c.var.config);

@@ -77,5 +77,13 @@ export function resourceApiDocument(app: RoutedApp) {
       secretKey: { type: "http", scheme: "bearer", description: "A secret key: sk_live_… (production) or sk_test_… (sandbox)." },
     },
     webhooks: webhooks(),
+    responseHeaders: {
+      "Service-Version": "The dated version that answered.",
+      "Service-RateLimit-Limit": "The most requests the budget holds (keyed and receipt-verification answers).",
+      "Service-RateLimit-Remaining": "What is left of it.",
+      "Service-RateLimit-Reset": "Seconds until it grows again.",
+      "Retry-After": "On 429 rate_limited and 409 idempotency_in_flight: seconds to wait before retrying.",
+      "Idempotency-Status": "replayed when this is the stored answer of an earlier request with the same Idempotency-Key.",
+    },
   });
 }

@@ -3,7 +3,7 @@
  * 403) or withdraws a person's consent with the merchant by subject_ref (shared/consent/revoke.ts).
  * Secret key only.
  */
-import { revokeConsent, revokeConsentSchema } from "../../shared/consent/revoke";
+import { revokeConsent, revokeConsentSchema, revokedConsentSchema } from "../../shared/consent/revoke";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
 import { input } from "../../shared/platform/input";
@@ -17,7 +17,11 @@ const app = createFunctionApp("revoke-consent");
 
 app.post(
   "/",
-  documented({ summary: "Revoke a disclosure or withdraw a consent", answers: ["not_found"] }),
+  documented({
+    summary: "Revoke a disclosure or withdraw a consent",
+    success: { status: 200, description: "Revoked", schema: revokedConsentSchema },
+    answers: ["not_found"],
+  }),
   apiKeyAuth("secret"),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: REVOKE_LIMIT, identifier: tenantBudget(c.var.principal) })),
   input("json", revokeConsentSchema),

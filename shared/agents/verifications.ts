@@ -9,6 +9,7 @@
 import * as v from "valibot";
 import { sha256Hex } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
+import { described } from "../platform/answers";
 import { type AgentVerificationView, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -174,3 +175,32 @@ export async function verificationResult(deps: Deps, requester: CardRequester, v
     ...(card.state === "verified" ? { assurance_level: card.assurance_level, receipt_code: card.receipt_code } : {}),
   };
 }
+
+const cardStates = ["pending", "opened", "verified", "refused", "expired"] as const;
+
+/** agent-verification-request's answer: the card, with its url (shown once). */
+export const cardAnswerSchema = v.object({
+  verification_id: described(v.pipe(v.string(), v.startsWith("av_")), "The card's id."),
+  url: described(v.pipe(v.string(), v.url()), "Opens the hosted screen once: send it to the person."),
+  merchant_id: v.string(),
+  external_ref: v.nullable(v.string()),
+  purpose: described(v.nullable(v.string()), "What the person is shown, when given."),
+  state: v.picklist(cardStates),
+  expires_at: described(v.pipe(v.string(), v.isoTimestamp()), "When the card expires."),
+  ttl_seconds: v.number(),
+});
+
+/** agent-verification-result's answer: the card's state, and once verified its receipt. */
+export const cardResultSchema = v.object({
+  verification_id: v.string(),
+  merchant_id: v.string(),
+  external_ref: v.nullable(v.string()),
+  state: described(v.picklist(cardStates), "pending, opened, verified, refused or expired."),
+  expires_at: v.pipe(v.string(), v.isoTimestamp()),
+  reason: v.optional(described(v.string(), "Why it is not verified (yet).")),
+  developer_message: v.optional(v.string()),
+  user_message: v.optional(v.string()),
+  assurance_level: v.optional(v.string()),
+  receipt_code: v.optional(v.string()),
+  verified_at: v.optional(v.pipe(v.string(), v.isoTimestamp())),
+});

@@ -3,7 +3,10 @@
  * unique per environment across merchants; a reservation is released only by the merchant that
  * made it, with its claim token.
  */
+
+import * as v from "valibot";
 import { randomBase62, sha256Hex } from "../lib/crypto";
+import { described } from "../platform/answers";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import type { Environment, Tenant } from "../platform/principal";
@@ -61,3 +64,17 @@ export async function releaseAlias(deps: Deps, tenant: Tenant, alias: string, cl
   });
   return { alias: released.alias, released: true };
 }
+
+/** alias-availability's answer, by action: check (available, suggestions), reserve (reserved, claim_token), release (released). */
+export const aliasAnswerSchema = v.object({
+  alias: described(v.string(), "The alias, normalised."),
+  format_ok: v.optional(described(v.boolean(), "Whether it is a valid alias.")),
+  format_code: v.optional(described(v.nullable(v.string()), "Why it is not, when not (docs/functions.md, format_code).")),
+  available: v.optional(described(v.boolean(), "check: whether nobody holds it.")),
+  suggestions: v.optional(described(v.array(v.string()), "check: free aliases like it, when it is taken.")),
+  reserved: v.optional(described(v.boolean(), "reserve: whether it is now held for this merchant.")),
+  claim_token: v.optional(described(v.string(), "reserve: the token that releases it, shown once.")),
+  expires_at: v.optional(described(v.pipe(v.string(), v.isoTimestamp()), "reserve: when the hold ends.")),
+  ttl_seconds: v.optional(described(v.number(), "reserve: how long the hold lasts.")),
+  released: v.optional(described(v.literal(true), "release: it is free again.")),
+});

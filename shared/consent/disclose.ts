@@ -11,6 +11,7 @@ import { randomBase64Url, sha256Hex } from "../lib/crypto";
 import { canonicalJson, contentDigest, issueSdJwt } from "../lib/sd-jwt";
 import type { KeySet } from "../lib/signing";
 import { canonicalUuid } from "../lib/uuid";
+import { described } from "../platform/answers";
 import { type LedgerClaim, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError, type ErrorCode } from "../platform/errors";
@@ -257,3 +258,30 @@ export async function fetchDisclosure(deps: Deps, tenant: Tenant, body: v.InferO
 export async function consentTokenHash(token: string): Promise<string | null> {
   return CONSENT_TOKEN.test(token) ? sha256Hex(token) : null;
 }
+
+const disclosedClaim = v.object({ key: v.string(), disclosure_type: v.string(), status: v.string() });
+
+/** disclose-claims' answer: the SD-JWT and the consent token that opens what is behind it. */
+export const disclosureAnswerSchema = v.object({
+  disclosure_id: v.string(),
+  zk_proof_audit_id: v.string(),
+  merchant_id: v.string(),
+  transaction_type: v.string(),
+  consent_token: described(v.string(), "Opens the disclosure's documents (the fetch) until revoked or expired."),
+  expires_at: v.pipe(v.string(), v.isoTimestamp()),
+  claims: described(v.array(disclosedClaim), "Each requested claim: how it is disclosed and whether it was."),
+  sd_jwt: described(v.string(), "The SD-JWT, verifiable offline against the published JWKS."),
+  consent: v.optional(v.record(v.string(), v.unknown())),
+  verification: v.optional(v.record(v.string(), v.unknown())),
+});
+
+/** disclose-claims/fetch's answer: what the consent token unlocks. */
+export const disclosureFetchSchema = v.object({
+  disclosure_id: v.string(),
+  zk_proof_audit_id: v.string(),
+  transaction_type: v.string(),
+  issued_at: v.pipe(v.string(), v.isoTimestamp()),
+  expires_at: v.pipe(v.string(), v.isoTimestamp()),
+  claims: v.array(disclosedClaim),
+  documents: described(v.array(v.record(v.string(), v.unknown())), "The documents the claims disclose, with their digests."),
+});

@@ -6,6 +6,7 @@
  * what the consent covered. Both are consent ledger entries; repeats answer `already_revoked: true`.
  */
 import * as v from "valibot";
+import { described } from "../platform/answers";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
@@ -37,3 +38,12 @@ export async function revokeConsent(deps: Deps, tenant: Tenant, body: v.InferOut
   if (!SUBJECT_REF.test(body.subject_ref!)) throw new ApiError("not_found");
   return rpc(deps.sql, "consent_revoke", { ...common, subject_ref: body.subject_ref! });
 }
+
+/** revoke-consent's answer: revoked (now or before), naming what was revoked. */
+export const revokedConsentSchema = v.object({
+  revoked: v.literal(true),
+  already_revoked: described(v.boolean(), "True when it was revoked before this request."),
+  revoked_at: described(v.pipe(v.string(), v.isoTimestamp()), "When it was revoked."),
+  consent_token: v.optional(v.string()),
+  subject_ref: v.optional(v.string()),
+});

@@ -13,6 +13,7 @@ import { renderSVG } from "uqr";
 import * as v from "valibot";
 import { fromBase64Url, randomBase64Url, sha256Hex, toBase64Url } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
+import { described } from "../platform/answers";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError, type ErrorCode } from "../platform/errors";
@@ -132,3 +133,23 @@ export async function handoffStatus(deps: Deps, reader: Tenant | { sessionToken:
   if (!handoff) throw new ApiError("not_found");
   return handoff;
 }
+
+/** A handoff's state (status, and inside the claim's answer). */
+export const handoffSchema = v.object({
+  handoff_id: v.pipe(v.string(), v.startsWith("hof_")),
+  state: described(v.string(), "pending until the phone claims the code, then claimed (or expired)."),
+  session: described(v.object({ session_id: v.string(), state: v.string() }), "The session handed off, and its state."),
+  claimed_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
+  expires_at: v.pipe(v.string(), v.isoTimestamp()),
+});
+
+/** A registered handoff: its state, the code, the phone's url and that url as a QR code (SVG). */
+export const registeredHandoffSchema = v.object({
+  ...handoffSchema.entries,
+  handoff_code: described(v.pipe(v.string(), v.startsWith("hoc_")), "The one-time code (in the url)."),
+  url: described(v.pipe(v.string(), v.url()), "What the phone opens."),
+  qr_svg: described(v.string(), "The url as a QR code, an SVG image."),
+});
+
+/** The phone's claim: the session token the screen boots with, and the handoff. */
+export const claimedHandoffSchema = v.object({ session_token: v.string(), handoff: handoffSchema });

@@ -77,3 +77,71 @@ export const decisionAnswerSchema = v.object({
   scope_used: v.optional(described(v.string(), "The scope the act was judged under.")),
   field: v.optional(described(v.string(), "With context_required: the context field to send.")),
 });
+
+const ceilingPeriod = v.picklist(["daily", "weekly", "monthly", "lifetime"]);
+
+/** A mandate on the function API (spec 4.7, 4.10): mandate_json's shape, agent fields absent when not given. */
+export const mandateSchema = v.object({
+  mandate_id: described(v.pipe(v.string(), v.startsWith("mdt_")), "The mandate's id."),
+  status: described(v.picklist(mandateStatuses), "The effective status at the request's instant."),
+  granted_by: described(v.string(), "The merchant's subject_ref of the person who granted it."),
+  granted_to: described(v.string(), "Who holds it: the agent's identifier."),
+  granted_to_kind: described(v.string(), "What kind of holder it is, for example agent."),
+  agent_display_name: v.optional(described(v.string(), "The agent's readable name, when given at issue.")),
+  agent_descriptor: v.optional(described(v.string(), "One line on what the agent does, when given at issue.")),
+  scopes: described(v.array(v.string()), "The scopes granted."),
+  constraints: described(v.record(v.string(), v.array(v.string())), "merchant_allowlist, category_allowlist, country_allowlist."),
+  ceiling: described(
+    v.object({
+      kind: v.picklist(["none", "amount", "count", "both"]),
+      amount: v.nullable(minorUnits),
+      currency: v.nullable(v.string()),
+      count: v.nullable(minorUnits),
+      period: v.nullable(ceilingPeriod),
+    }),
+    "The ceiling: its kind, the amount (minor units) and currency, the count, and the period it resets over.",
+  ),
+  assurance_level: described(v.picklist(["face", "face_voice", "face_voice_doc"]), "How the granting person was verified."),
+  expires_at: instant("When the mandate expires."),
+  step_up_of: orNull(v.string(), "The mandate this one raised (a step-up), if any."),
+  created_at: instant("When it was issued."),
+  updated_at: instant("When it last changed."),
+  revoked_at: orNull(v.pipe(v.string(), v.isoTimestamp()), "When it was revoked; null while not."),
+});
+
+/** mandate-issue's answer: the mandate, with its scopes labelled in the request's locale. */
+export const issuedMandateSchema = v.object({
+  ...mandateSchema.entries,
+  scope_labels: described(
+    v.array(v.object({ scope: v.string(), label: v.string() })),
+    "Each scope with its label in the request's locale.",
+  ),
+});
+
+/** One consumption of a mandate, newest first on mandate-get. */
+const consumptionSchema = v.object({
+  consumption_id: v.string(),
+  scope: v.string(),
+  amount: v.optional(v.nullable(minorUnits)),
+  currency: v.optional(v.nullable(v.string())),
+  created_at: v.pipe(v.string(), v.isoTimestamp()),
+});
+
+/** mandate-get's answer: one mandate with its consumptions, or a list. */
+export const mandateReadSchema = v.union([
+  v.object({
+    ...mandateSchema.entries,
+    stored_status: described(v.string(), "The status as stored (the effective one is `status`)."),
+    consumptions: described(v.array(consumptionSchema), "The mandate's consumptions, newest first."),
+  }),
+  v.object({ mandates: described(v.array(mandateSchema), "The mandates the query names.") }),
+]);
+
+/** mandate-revoke's answer. */
+export const revokedMandateSchema = v.object({
+  mandate_id: v.string(),
+  status: v.picklist(mandateStatuses),
+  revoked: described(v.literal(true), "Revoked (now or before)."),
+  already_revoked: described(v.boolean(), "True when it was revoked before this request."),
+  revoked_at: instant("When it was revoked."),
+});

@@ -1,3 +1,5 @@
+import * as v from "valibot";
+import { described } from "../platform/answers";
 import { type Locale, type MessageKey, translate } from "../platform/i18n";
 
 /** The version of the scope vocabulary; it changes only when the vocabulary does. */
@@ -49,3 +51,16 @@ export function scopeCatalogue(locale: Locale) {
     })),
   };
 }
+
+/** mandate-scopes' answer: the closed vocabulary, labelled in the request's locale. */
+export const scopeCatalogueSchema = v.object({
+  version: described(v.string(), "The catalogue's version."),
+  locale: described(v.string(), "The locale of the labels."),
+  matching: described(v.literal("exact"), "Scopes match exactly: no wildcards."),
+  money_scopes: described(v.array(v.string()), "Scopes whose mandates may carry an amount ceiling."),
+  constraint_required_scopes: described(v.array(v.string()), "Scopes whose mandates must carry constraints."),
+  scopes: described(
+    v.array(v.looseObject({ scope: v.string(), label: v.string(), description: v.string() })),
+    "Every scope with its label and description.",
+  ),
+});

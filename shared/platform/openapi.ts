@@ -74,6 +74,8 @@ interface DocumentOptions {
   /** Codes as the surface spells them (the resource API: lowercase). */
   spellCode: (code: ErrorCode) => string;
   securitySchemes: Record<string, Record<string, unknown>>;
+  /** Headers every response of the surface carries (or may carry), by name, with what they say. */
+  responseHeaders?: Record<string, string>;
   /** The requests the service sends (OpenAPI 3.1 `webhooks`), by name. */
   webhooks?: Record<string, Record<string, unknown>>;
 }
@@ -106,6 +108,10 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
       },
     };
   }
+  const headers = Object.fromEntries(
+    Object.entries(options.responseHeaders ?? {}).map(([name, description]) => [name, { description, schema: { type: "string" } }]),
+  );
+  if (Object.keys(headers).length) for (const response of Object.values(responses)) Object.assign(response as object, { headers });
   // Answered by the HTTP layer before any route: headers (or the URL) past what the runtime reads.
   responses[431] = { description: "The request's headers or URL are too large; answered before the route, without a body." };
   const parameters: Record<string, unknown>[] = [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({
@@ -175,7 +181,19 @@ export function openApiDocument(app: RoutedApp, options: DocumentOptions) {
         Error: {
           type: "object",
           required: ["error", "code"],
-          properties: { error: { type: "string", description: "What went wrong, in English." }, code: { type: "string" } },
+          description:
+            "Every error. Some codes carry more fields: fields (the invalid input's fields), retry_after_seconds (429, 409 in flight, 503), facetoken (already_claimed: the person held), allowance and resets_at (allowance_exhausted), supported_versions (unsupported_version), reason (refusals that say why).",
+          properties: {
+            error: { type: "string", description: "What went wrong, in English." },
+            code: { type: "string", description: "What went wrong, as a stable code: branch on it." },
+            fields: { type: "array", items: { type: "string" } },
+            retry_after_seconds: { type: "integer", minimum: 1 },
+            facetoken: { type: "string" },
+            allowance: { type: "integer" },
+            resets_at: { type: "string", format: "date-time" },
+            supported_versions: { type: "array", items: { type: "string" } },
+            reason: { type: "string" },
+          },
           additionalProperties: true,
         },
       },

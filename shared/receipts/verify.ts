@@ -146,3 +146,8 @@ async function anchorSection(stored: StoredReceipt, anchor: NonNullable<StoredRe
     inclusion_valid: await verifyInclusion(stored.seal, proof, anchor.root),
   };
 }
+
+/** The published signing keys (JWKS): Ed25519 public keys only. */
+export const publishedKeysSchema = v.object({
+  keys: v.array(v.object({ kty: v.string(), crv: v.string(), x: v.string(), kid: v.string(), alg: v.string(), use: v.string() })),
+});

@@ -5,6 +5,7 @@
  * whether another merchant exists or has a theme.
  */
 import * as v from "valibot";
+import { described } from "../platform/answers";
 import { rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import type { Tenant } from "../platform/principal";
@@ -30,3 +31,13 @@ export async function merchantTheme(deps: Deps, tenant: Tenant, request: v.Infer
   const { customized, tokens, theme } = resolveTheme(surface, published, assetsBaseUrl);
   return { version: THEME_API_VERSION, merchant_id: merchantId, surface, customized, tokens, theme };
 }
+
+/** merchant-theme-get's answer: the published theme of one surface, every token resolved. */
+export const themeAnswerSchema = v.object({
+  version: v.string(),
+  merchant_id: v.string(),
+  surface: v.picklist(["capture", "mandate"]),
+  customized: described(v.boolean(), "Whether the merchant published a theme (else the default)."),
+  tokens: described(v.array(v.string()), "The tokens this surface's theme has."),
+  theme: described(v.record(v.string(), v.unknown()), "Each token's value."),
+});

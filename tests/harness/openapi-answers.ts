@@ -62,7 +62,11 @@ export function documentedOperations(document: Document): DocumentedOperations {
       const response = operation?.responses[String(status)];
       if (!operation || !response?.content) return null;
       const mediaType = contentType.split(";")[0].trim().toLowerCase();
-      const declared = response.content[mediaType];
+      // A declared range (`image/*`, `*/*`) covers the types it names.
+      const range = Object.keys(response.content).find(
+        (type) => type === "*/*" || (type.endsWith("/*") && mediaType.startsWith(type.slice(0, -1))),
+      );
+      const declared = response.content[mediaType] ?? (range ? response.content[range] : undefined);
       if (!declared)
         return `${method} ${operation.template} answered ${status} as ${mediaType || "no content type"}; the document declares ${Object.keys(response.content).join(", ")}`;
       if (mediaType !== "application/json" || !declared.schema) return null;

@@ -233,6 +233,18 @@ describe("GET /functions/v1/openapi", () => {
     expect(document.paths["/functions/v1/mandate-issue"].post).toMatchObject({ security: [{ secretKey: [] }] });
   });
 
+  it("declares each JSON answer's body field by field (every route but the document itself)", async () => {
+    const document = await functionApiDocument();
+    for (const [path, operations] of Object.entries(document.paths)) {
+      if (path === "/functions/v1/openapi") continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith("2"))![1];
+        const json = success.content?.["application/json"]?.schema;
+        if (json) expect(json.properties ?? json.anyOf, `${method} ${path}`).toBeDefined();
+      }
+    }
+  });
+
   it("lists, over each function's routes, every code docs/functions.md documents for that function", async () => {
     const document = await functionApiDocument();
     const documented = documentedAnswers().functions;

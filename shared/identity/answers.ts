@@ -1,0 +1,38 @@
+/**
+ * What the identity functions answer on the function API, as schemas (the OpenAPI document's
+ * success bodies; the tests hold every answer to them): face-identify, enrolment and the
+ * transaction sink.
+ */
+import * as v from "valibot";
+import { described } from "../platform/answers";
+
+const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
+
+/** face-identify's answer: the person the merchant knows, or no one (then no similarity). */
+export const identifyAnswerSchema = v.object({
+  matched: described(v.boolean(), "Whether the live face is a person the merchant has enrolled."),
+  subject_ref: orNull(v.string(), "The merchant's pseudonym of the person, when matched."),
+  confidence: described(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), "The match's similarity when matched; 0 when not."),
+});
+
+/** process-biovital-enrollment's answer. */
+export const enrollmentAnswerSchema = v.object({
+  success: v.literal(true),
+  status: described(v.string(), "enrolled, or already_enrolled."),
+  subject_ref: described(v.string(), "The merchant's pseudonym of the person."),
+  session_token_hash: described(v.string(), "The SHA-256 of the first-party session token (the token itself is in its header)."),
+  consent: described(v.object({ version: v.string(), retention_days: v.number() }), "The consent recorded."),
+});
+
+/** process-biovital-transaction's answer: the act approved, with its signed receipt. */
+export const transactionAnswerSchema = v.object({
+  success: v.literal(true),
+  status: described(v.literal("approved"), "The act was approved (a refusal is an error)."),
+  transaction_id: described(v.string(), "The act's id."),
+  service_hash: described(v.string(), "What the act was about, as sent."),
+  immutability_seal: described(v.string(), "The receipt's seal."),
+  assurance_level: described(v.string(), "How the person was verified (mandate: a mandate stood in for them)."),
+  receipt_id: described(v.string(), "The receipt's id (receipt-verify)."),
+  receipt_code: described(v.string(), "The receipt's short code."),
+  mandate: v.optional(described(v.record(v.string(), v.unknown()), "The mandate's decision, when a mandate stood in.")),
+});
