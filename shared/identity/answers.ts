@@ -4,9 +4,7 @@
  * transaction sink.
  */
 import * as v from "valibot";
-import { described } from "../platform/answers";
-
-const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
+import { described, orNull } from "../platform/answers";
 
 /** face-identify's answer: the person the merchant knows, or no one (then no similarity). */
 export const identifyAnswerSchema = v.object({

@@ -5,11 +5,10 @@
  * `allowed: false`). The OpenAPI documents declare them; the tests hold every answer to them.
  */
 import * as v from "valibot";
-import { described, instant } from "../platform/answers";
+import { described, instant, orNull } from "../platform/answers";
 import { mandateStatuses } from "./page";
 import { refusals } from "./refusals";
 
-const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
 const minorUnits = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 /** A mandate on the resource API (2.3; docs/resource-api.md#mandates). */

@@ -11,6 +11,11 @@ export function described<S extends v.GenericSchema>(schema: S, description: str
   return v.pipe(schema, v.description(description));
 }
 
+/** `schema` or null, with its description. */
+export function orNull<S extends v.GenericSchema>(schema: S, description: string) {
+  return described(v.nullable(schema), description);
+}
+
 /** An instant, ISO 8601 with its offset. */
 export function instant(description: string) {
   return v.pipe(v.string(), v.isoTimestamp(), v.description(description));

@@ -5,13 +5,11 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
-import { described } from "../platform/answers";
+import { described, orNull } from "../platform/answers";
 import { rpc, type StoredReceipt } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
-
-const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
 
 /**
  * What a verification answers (docs/receipts.md): whether the receipt holds, the facts it attests

@@ -4,10 +4,9 @@
  * consume), the screen's boot, and a session's end (complete, cancel).
  */
 import * as v from "valibot";
-import { described, instant, metadataAnswer } from "../platform/answers";
+import { described, instant, metadataAnswer, orNull } from "../platform/answers";
 import { allSessionActions } from "./create";
 
-const orNull = <S extends v.GenericSchema>(schema: S, description: string) => described(v.nullable(schema), description);
 const sessionStates = ["open", "opened", "completed", "failed", "cancelled", "expired"] as const;
 
 /** A hosted session as hosted-session-get shows it. */
