@@ -5,6 +5,7 @@
  * birth date for instance, never leaves the service); a `document` is a record put behind the
  * consent token, of which the SD-JWT carries only the digest. Pure: no I/O.
  */
+import { ageOn } from "../identity/mrz";
 import type { DisclosureSubject } from "../platform/db/rpc";
 import { ApiError } from "../platform/errors";
 
@@ -114,13 +115,6 @@ export function checkRequestedFields(fields: readonly RequestedField[]): void {
       if (field.circuit_id !== undefined && field.circuit_id !== circuit?.circuit_id) throw circuitError(field);
     }
   }
-}
-
-/** Whole years between `birthDate` and `today` (both YYYY-MM-DD), as a person counts their age. */
-function ageOn(birthDate: string, today: string): number {
-  const [by, bm, bd] = birthDate.split("-").map(Number);
-  const [ty, tm, td] = today.split("-").map(Number);
-  return ty - by - (tm < bm || (tm === bm && td < bd) ? 1 : 0);
 }
 
 /** Resolves one checked field for `subject` on `today` (YYYY-MM-DD, UTC). */

@@ -6,21 +6,23 @@
  * | attribute                 | true when                                                                      |
  * | ------------------------- | ------------------------------------------------------------------------------ |
  * | `document_verified` | a verified identity document is on record and unexpired at this instant        |
- * | `age_over_18`, `age_over_21` | a verified document's date of birth says so: no evidence carries one yet, so refused |
+ * | `age_over_18`, `age_over_21` | the verified, unexpired document's date of birth makes the person at least that old today (UTC) |
  *
- * An attribute nothing on record can prove is refused (`403 DOCUMENT_REQUIRED`, `reason:
- * document_unverifiable`) before the proof is looked at, and no capture is used. An answered
+ * An age attribute of a person with no such document, or one whose date of birth is unknown, is
+ * refused (`403 DOCUMENT_REQUIRED`, `reason: document_unverifiable`): unknown is not false, and no
+ * capture is used. An answered
  * attribute uses its capture as an act (identity_attribute_record), with the answer stored under
  * its Idempotency-Key in the same transaction.
  */
 import * as v from "valibot";
 import { cosineSimilarity } from "../engine";
 import { described, instant, metadataAnswer } from "../platform/answers";
-import { type PendingResponse, rpc } from "../platform/db/rpc";
+import { type PendingResponse, type ResolvedIdentity, rpc } from "../platform/db/rpc";
 import type { Deps } from "../platform/deps";
 import { ApiError } from "../platform/errors";
 import type { Tenant } from "../platform/principal";
 import { metadataSchema } from "../sessions/create";
+import { ageOn } from "./mrz";
 import { FACE_MATCH_GATE } from "./presence";
 import { facetokenField, judgedLive, proofField, proofFrom, type RecognitionKeys } from "./proof";
 
@@ -28,8 +30,8 @@ import { facetokenField, judgedLive, proofField, proofFrom, type RecognitionKeys
 export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;
 type AttributeName = (typeof attributeNames)[number];
 
-/** Attributes whose evidence (a verified date of birth) no record can carry yet. */
-const UNPROVABLE: ReadonlySet<AttributeName> = new Set(["age_over_18", "age_over_21"]);
+/** The age each age attribute asks for. */
+const AGE_OVER: Partial<Record<AttributeName, number>> = { age_over_18: 18, age_over_21: 21 };
 
 export const attributeSchema = v.strictObject({
   proof: proofField,
@@ -63,12 +65,6 @@ export async function proveAttribute(
   body: v.InferOutput<typeof attributeSchema>,
   storedResponse: PendingResponse | undefined,
 ): Promise<AttributeAnswer> {
-  if (UNPROVABLE.has(body.attribute))
-    throw new ApiError("DOCUMENT_REQUIRED", {
-      reason: "document_unverifiable",
-      attribute: body.attribute,
-      required: "a verified identity document with a date of birth",
-    });
   const { descriptor } = proofFrom(body.proof);
   judgedLive(descriptor, deps.now);
   const identity = await rpc(deps.sql, "identity_resolve", {
@@ -89,7 +85,7 @@ export async function proveAttribute(
   const answer: AttributeAnswer = {
     object: "attribute",
     attribute: body.attribute,
-    value: identity.document !== null,
+    value: attributeValue(body.attribute, identity.document, deps.now),
     facetoken: body.facetoken,
     asserted_at: deps.now.toISOString(),
     metadata: body.metadata ?? {},
@@ -103,4 +99,17 @@ export async function proveAttribute(
   });
   if (storedResponse) storedResponse.stored = true;
   return answer;
+}
+
+/** The attribute's truth from the verified document on record (null: none), at `now`. */
+function attributeValue(attribute: AttributeName, document: ResolvedIdentity["document"], now: Date): boolean {
+  const age = AGE_OVER[attribute];
+  if (age === undefined) return document !== null;
+  if (!document?.date_of_birth)
+    throw new ApiError("DOCUMENT_REQUIRED", {
+      reason: "document_unverifiable",
+      attribute,
+      required: "a verified identity document with a date of birth",
+    });
+  return ageOn(document.date_of_birth, now.toISOString().slice(0, 10)) >= age;
 }

@@ -107,3 +107,10 @@ export function readTlv(bytes: Uint8Array, at: number): { tag: number; valueStar
   if (!Number.isInteger(end) || end > bytes.length) throw new MrzError("truncated data object");
   return { tag, valueStart: i, end };
 }
+
+/** Whole years between `birthDate` and `today` (both YYYY-MM-DD), as a person counts their age. */
+export function ageOn(birthDate: string, today: string): number {
+  const [by, bm, bd] = birthDate.split("-").map(Number);
+  const [ty, tm, td] = today.split("-").map(Number);
+  return ty - by - (tm < bm || (tm === bm && td < bd) ? 1 : 0);
+}

@@ -213,6 +213,29 @@ describe("POST /v1/identity/attributes", () => {
     expect(errorOf(await ask(without.facetoken, shot))).toEqual({ status: 409, code: "capture_replayed" });
   });
 
+  it("answers age_over_18 and age_over_21 from the verified document's date of birth, on the request's day", async () => {
+    const merchant = await merchantFactory();
+    const year = new Date().getUTCFullYear();
+    const ageOf = async (dateOfBirth: string) => {
+      const person = await enrolStranger(merchant.keys.pk_test);
+      await proofCapture(merchant, person, { document: true, dateOfBirth });
+      const answers: Record<string, boolean> = {};
+      for (const attribute of ["age_over_18", "age_over_21"]) {
+        const res = await v1("/identity/attributes", {
+          key: merchant.keys.sk_test,
+          body: { proof: proofOf(person.capture(), null), facetoken: person.subject_ref, attribute },
+        });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toMatchObject({ object: "attribute", attribute, facetoken: person.subject_ref });
+        answers[attribute] = res.body.value;
+      }
+      return answers;
+    };
+    expect(await ageOf("1990-04-12")).toEqual({ age_over_18: true, age_over_21: true });
+    expect(await ageOf(`${year - 19}-01-01`)).toEqual({ age_over_18: true, age_over_21: false });
+    expect(await ageOf(`${year - 16}-01-01`)).toEqual({ age_over_18: false, age_over_21: false });
+  });
+
   it("refuses an attribute nothing on record can prove, before the proof is used; and replays under an Idempotency-Key", async () => {
     const merchant = await merchantFactory();
     const { person, facetoken } = await claimed(merchant);

@@ -11,7 +11,7 @@ type Person = Awaited<ReturnType<typeof enrolStranger>>;
 export async function proofCapture(
   merchant: Merchant,
   person: Pick<Person, "capture" | "subject_ref" | "face">,
-  options: { document?: boolean; at?: Date } = {},
+  options: { document?: boolean; at?: Date; dateOfBirth?: string } = {},
 ) {
   const shot = person.capture({ at: options.at });
   const res = await transact(
@@ -22,7 +22,7 @@ export async function proofCapture(
       user_id: person.subject_ref,
       capture_nonce: shot.nonce,
       face_template: shot.descriptor,
-      ...(options.document ? { document: await passport({ at: options.at }) } : {}),
+      ...(options.document ? { document: await passport({ at: options.at, dateOfBirth: options.dateOfBirth }) } : {}),
     },
     { now: options.at },
   );

@@ -47,7 +47,7 @@ export interface ResolvedIdentity {
   erased: boolean;
   baseline: PresenceBaseline | null;
   template: { key_id: string; embedding: number[] } | null;
-  document: { document_type: string; issuing_country: string; expires_on: string } | null;
+  document: { document_type: string; issuing_country: string; expires_on: string; date_of_birth: string | null } | null;
   consent_revoked: boolean;
   session_active: boolean | null;
 }
