@@ -34,6 +34,8 @@ identity.post(
   "/claims",
   documented({
     summary: "Claim a live person (billed once per person)",
+    description:
+      "Enrols the live person of the proof with this merchant and answers their facetoken and the act's signed receipt. Billed once per person for life; a person the merchant holds already is 409 already_claimed with the facetoken held. Send an Idempotency-Key: a retry answers the original 201.",
     success: { status: 201, description: "The claim: the person's facetoken and the act's receipt", schema: claimAnswerSchema },
     answers: [
       ...PROOF_CODES,
@@ -61,6 +63,8 @@ identity.post(
   "/recognitions",
   documented({
     summary: "Recognise a live person (free, writes nothing)",
+    description:
+      "Whether the live person of the proof is one this merchant has claimed, and their facetoken. Free, stateless; the capture stays usable.",
     success: { status: 200, description: "Who the live person is for this merchant, or no one", schema: recognitionAnswerSchema },
     answers: PROOF_CODES,
   }),
@@ -76,6 +80,8 @@ identity.post(
   "/attributes",
   documented({
     summary: "Prove one attribute of a person (for example age_over_18)",
+    description:
+      "The attribute's truth for the person of facetoken, who must be the live person of the proof: document_verified, age_over_18, age_over_21 (from the verified document's date of birth). An attribute nothing on record can prove is 403 document_required, not false.",
     success: { status: 200, description: "The attribute's truth for the person", schema: attributeAnswerSchema },
     answers: [...PROOF_CODES, "DOCUMENT_REQUIRED", "IDENTITY_MISMATCH", "ACCESS_REVOKED"],
   }),

@@ -52,6 +52,8 @@ mandates.get(
   "/",
   documented({
     summary: "List mandates, newest first",
+    description:
+      "Filter by granted_by, granted_to and status; limit 1 to 100 (25). Pass next_cursor as cursor for the next page; it is null on the last.",
     success: { status: 200, description: "A page of mandates", schema: mandatePageAnswerSchema },
   }),
   secretKey("reads"),

@@ -25,6 +25,8 @@ sessions.post(
   "/",
   documented({
     summary: "Open a hosted session",
+    description:
+      "A screen hosted by the service for one person: mode claim, recognise, attribute or mandate. Send the person to url (single use, 30 minutes); they come back to return_url with session_id and status appended; then read GET /v1/sessions/{id} or wait for session.completed.",
     success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
     answers: [...issueRuleCodes, "ALLOWANCE_EXHAUSTED"],
   }),

@@ -12,7 +12,14 @@ import { subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
 
 /** The `proof` field of a body: a string; what it carries is judged by `proofFrom`. */
-export const proofField = v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_PROOF_LENGTH));
+export const proofField = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(MAX_PROOF_LENGTH),
+  v.description(
+    'The presence proof the device SDK emits: "pp1." then the unpadded base64url of the UTF-8 JSON {"descriptor": <presence descriptor of one capture (docs/presence-descriptor.md)>, "consent": {"version", "retention_days"}}. Forward it unchanged; a capture proves one act, within five minutes of captured_at.',
+  ),
+);
 
 /** The `facetoken` field of a body: a pseudonym this service gave the merchant (`sub_` and 48 hex). */
 export const facetokenField = v.pipe(v.string(), v.regex(/^sub_[0-9a-f]{48}$/, "a facetoken (sub_ and 48 hex)"));
