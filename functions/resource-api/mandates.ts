@@ -42,6 +42,7 @@ export const checkMandateSchema = v.pipe(
     v.partialCheck([["amount"], ["currency"]], (body) => body.amount === undefined || body.currency !== undefined, "currency is required"),
     ["currency"],
   ),
+  v.examples([{ operation: "purchase", amount: 2599, currency: "EUR", action_ref: "order-77", context: { merchant: "books.example" } }]),
 );
 
 export const revokeMandateSchema = v.strictObject({ reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(500))) });

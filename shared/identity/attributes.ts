@@ -24,7 +24,7 @@ import type { Tenant } from "../platform/principal";
 import { metadataSchema } from "../sessions/create";
 import { ageOn } from "./mrz";
 import { FACE_MATCH_GATE } from "./presence";
-import { facetokenField, judgedLive, proofField, proofFrom, type RecognitionKeys } from "./proof";
+import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";
 
 /** Every attribute a merchant may ask for; those without evidence are refused, not guessed. */
 export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;
@@ -33,12 +33,15 @@ type AttributeName = (typeof attributeNames)[number];
 /** The age each age attribute asks for. */
 const AGE_OVER: Partial<Record<AttributeName, number>> = { age_over_18: 18, age_over_21: 21 };
 
-export const attributeSchema = v.strictObject({
-  proof: proofField,
-  facetoken: facetokenField,
-  attribute: v.picklist(attributeNames),
-  metadata: v.optional(metadataSchema),
-});
+export const attributeSchema = v.pipe(
+  v.strictObject({
+    proof: proofField,
+    facetoken: facetokenField,
+    attribute: v.picklist(attributeNames),
+    metadata: v.optional(metadataSchema),
+  }),
+  v.examples([{ proof: PROOF_EXAMPLE, facetoken: `sub_${"4f0c".repeat(12)}`, attribute: "age_over_18" as const }]),
+);
 
 /** An attribute's answer: the predicate's truth only, never the document, its country or a date. */
 export const attributeAnswerSchema = v.object({

@@ -17,7 +17,7 @@ import { buildReceipt, newReceiptCode } from "../receipts/receipts";
 import { metadataSchema } from "../sessions/create";
 import { documentTypes } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrolLive, retentionDays } from "./enrollment";
-import { judgedLive, proofField, proofFrom, recognisedBy } from "./proof";
+import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";
 
 /**
  * How a legal identity would be attached to the claim. `document` (an identity document read on
@@ -25,11 +25,14 @@ import { judgedLive, proofField, proofFrom, recognisedBy } from "./proof";
  */
 export const claimSources = ["document"] as const;
 
-export const claimSchema = v.strictObject({
-  proof: proofField,
-  source: v.optional(v.picklist(claimSources)),
-  metadata: v.optional(metadataSchema),
-});
+export const claimSchema = v.pipe(
+  v.strictObject({
+    proof: proofField,
+    source: v.optional(v.picklist(claimSources)),
+    metadata: v.optional(metadataSchema),
+  }),
+  v.examples([{ proof: PROOF_EXAMPLE, metadata: { signup: "A-1042" } }]),
+);
 
 /** The consent the device collected: what the person agreed to (the text's version) and for how long. */
 const proofConsentSchema = v.strictObject({

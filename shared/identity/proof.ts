@@ -11,6 +11,10 @@ import { FACE_MATCH_GATE, judge } from "./presence";
 import { subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
 
+/** What a proof looks like, for the documents' examples (its descriptor is cut short: a real one is some 60 KB). */
+export const PROOF_EXAMPLE =
+  "pp1.eyJkZXNjcmlwdG9yIjp7InZlcnNpb24iOjJ9LCJjb25zZW50Ijp7InZlcnNpb24iOiIyMDI2LTExIiwicmV0ZW50aW9uX2RheXMiOjM2NX19";
+
 /** The `proof` field of a body: a string; what it carries is judged by `proofFrom`. */
 export const proofField = v.pipe(
   v.string(),

@@ -7,9 +7,9 @@ import * as v from "valibot";
 import { described } from "../platform/answers";
 import type { Deps } from "../platform/deps";
 import type { Tenant } from "../platform/principal";
-import { judgedLive, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
+import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
 
-export const recognitionSchema = v.strictObject({ proof: proofField });
+export const recognitionSchema = v.pipe(v.strictObject({ proof: proofField }), v.examples([{ proof: PROOF_EXAMPLE }]));
 
 /** A recognition's answer: who the live person is for this merchant, or no one. */
 export const recognitionAnswerSchema = v.object({

@@ -101,6 +101,16 @@ export const createResourceSessionSchema = v.pipe(
   presentFor(["recognise", "attribute", "mandate"], "facetoken"),
   presentFor(["attribute"], "attribute"),
   presentFor(["mandate"], "mandate"),
+  v.examples([
+    { mode: "claim" as const, return_url: "https://shop.example/welcome", locale: "en", metadata: { signup: "A-1042" } },
+    {
+      mode: "attribute" as const,
+      return_url: "https://shop.example/checkout",
+      facetoken: `sub_${"4f0c".repeat(12)}`,
+      attribute: "document_verified" as const,
+      metadata: {},
+    },
+  ]),
 );
 
 export type CreateResourceSession = v.InferOutput<typeof createResourceSessionSchema>;

@@ -5,6 +5,8 @@
  * catalogue answers it with, so the document, the routes and the prose cannot drift apart.
  */
 import { Validator } from "@seriousme/openapi-schema-validator";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import resourceApi from "../../functions/resource-api/index";
 import { functionApps, NOT_IN_FUNCTION_API_DOCUMENT } from "../../scripts/local/function-api-document";
@@ -65,6 +67,33 @@ function itIsAValidDocument(load: () => Promise<{ openapi: string }>) {
 
 describe("GET /v1/openapi.json", () => {
   itIsAValidDocument(served);
+
+  it("gives examples of the main request bodies, each one its schema accepts", async () => {
+    const document = await served();
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const examples: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const schema = (operation.requestBody as { content?: Record<string, { schema: any }> } | undefined)?.content?.["application/json"]
+          ?.schema;
+        for (const example of schema?.examples ?? []) {
+          const validate = ajv.compile(schema);
+          expect(validate(example), `${method} ${path}: ${JSON.stringify(validate.errors)}`).toBe(true);
+          examples.push(`${method} ${path}`);
+        }
+      }
+    }
+    expect(new Set(examples)).toEqual(
+      new Set([
+        "post /v1/identity/claims",
+        "post /v1/identity/recognitions",
+        "post /v1/identity/attributes",
+        "post /v1/sessions",
+        "post /v1/mandates/{id}/check",
+      ]),
+    );
+  });
 
   it("names every route of the app, with its request body or query and its path parameters", async () => {
     const document = await served();
