@@ -9,16 +9,18 @@
 import { presenceConfig } from "../../shared/engine/config";
 import type { LightSignals, PresenceDescriptor } from "../../shared/engine/descriptor";
 import { finishPulse, movingAverage } from "../../shared/engine/dsp";
-import { expectedLight, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
+import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
 import { fitLight } from "../../shared/engine/reflection";
 import { type FaceObservation, summariseFace } from "./face";
 import { posPulse } from "./pos";
 import { type CaptureGrid, onGrid, validMask } from "./series";
 
 export { EMBEDDING_FRAMES, type FaceObservation, summariseFace } from "./face";
+export { type LitSample, PREFLIGHT, PREFLIGHT_SECONDS, preflightDepth, type Rgb } from "./light";
 export { posPulse } from "./pos";
 export { type CaptureGrid, gridTimes, mouthOpening, onGrid, VoiceMeter, validMask } from "./series";
 export {
+  cropRgba,
   interOcularDistance,
   meanBackgroundRgb,
   meanSkinRgb,
@@ -140,7 +142,11 @@ function colourTriples(c: Rgb): number[][] {
  * light cast on the face at that lag is `c`, and a channel reflects it as a factor 1 + d c. d
  * starts at exp(gain) - 1 and is refined by least squares on the high-passed log colour (the log
  * of 1 + d c is not linear in c where a frame straddles a change of colour); each channel is then
- * divided by 1 + d c. What remains leaks into the pulse as broadband noise.
+ * divided by 1 + d c. What remains leaks into the pulse as broadband noise, most of it at the
+ * changes of colour: how much of each colour a frame saw there depends on the camera's exposure and
+ * shutter, which no model of the client knows. So the samples within one sample period of a change
+ * (at the fitted lag) are replaced by linear interpolation between the nearest samples on either
+ * side (4 samples in 15 at 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
  */
 export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, fs: number): Rgb {
   const n = rgb.r.length;
@@ -168,5 +174,27 @@ export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, 
     }
     return x.map((v, i) => v / (1 + d * (c[i] as number)));
   };
-  return { r: clean(rgb.r, 0), g: clean(rgb.g, 1), b: clean(rgb.b, 2) };
+  const atChange = Array.from({ length: n }, (_, i) => {
+    const chip = (t: number) => Math.floor((t - fit.lagS) / LIGHT_CHIP_SECONDS);
+    return chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs);
+  });
+  return { r: bridged(clean(rgb.r, 0), atChange), g: bridged(clean(rgb.g, 1), atChange), b: bridged(clean(rgb.b, 2), atChange) };
+}
+
+/** `x` with every sample where `gap` is true replaced by linear interpolation between the nearest samples outside the gap. */
+function bridged(x: Float64Array, gap: readonly boolean[]): Float64Array {
+  const out = Float64Array.from(x);
+  const n = x.length;
+  for (let i = 0; i < n; i++) {
+    if (!gap[i]) continue;
+    let before = i - 1;
+    while (before >= 0 && gap[before]) before--;
+    let after = i + 1;
+    while (after < n && gap[after]) after++;
+    if (before < 0 && after >= n) return out;
+    if (before < 0) out[i] = x[after] as number;
+    else if (after >= n) out[i] = x[before] as number;
+    else out[i] = (x[before] as number) + (((x[after] as number) - (x[before] as number)) * (i - before)) / (after - before);
+  }
+  return out;
 }

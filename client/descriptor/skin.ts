@@ -165,6 +165,16 @@ export function meanBackgroundRgb(
   return count === 0 ? null : { r: r / count, g: g / count, b: b / count, pixels: count };
 }
 
+/** The pixels of `box` out of a whole frame `frameWidth` wide, as meanSkinRgb takes them (RGBA, row by row). */
+export function cropRgba(rgba: Uint8Array, frameWidth: number, box: PixelBox): Uint8Array {
+  const out = new Uint8Array(box.width * box.height * 4);
+  for (let row = 0; row < box.height; row++) {
+    const from = ((box.y + row) * frameWidth + box.x) * 4;
+    out.set(rgba.subarray(from, from + box.width * 4), row * box.width * 4);
+  }
+  return out;
+}
+
 /** The background region is sampled every this many pixels in each direction. */
 const BACKGROUND_STRIDE = 4;
 

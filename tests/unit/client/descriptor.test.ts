@@ -8,13 +8,17 @@
 import { describe, expect, it } from "vitest";
 import {
   buildDescriptor,
+  cropRgba,
   type FaceObservation,
   gridTimes,
+  type LitSample,
   meanBackgroundRgb,
   meanSkinRgb,
   mouthOpening,
   type Point,
+  PREFLIGHT,
   posPulse,
+  preflightDepth,
   regionMask,
   skinMask,
   summariseFace,
@@ -319,9 +323,10 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
    * A capture of the reader: a camera at 30 fps with 2 ms of jitter, landmarks at 10 Hz. With
    * `light`, the screen shows lightSequence(light.nonce) and the face reflects it (`depth` of the
    * ambient at full screen light, 60 ms of display latency) while auto-exposure swings both the
-   * face and the background by 20%: a descriptor v2.
+   * face and the background by 20%: a descriptor v2. Each frame is exposed for the whole frame
+   * period, or for 1 ms with `shortShutter` (a frame sees one colour where the colour changes).
    */
-  function capture(options: { pulse: boolean; audioShiftS?: number; light?: { nonce: string; depth: number } }) {
+  function capture(options: { pulse: boolean; audioShiftS?: number; light?: { nonce: string; depth: number; shortShutter?: boolean } }) {
     const rng = createRng(3);
     const seconds = Math.floor(speech.seconds);
     const grid = { t0: 100, sampleRateHz: fs, samples: seconds * fs };
@@ -334,8 +339,9 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
       const bvp = options.pulse ? 0.004 * pulseWave(at(phase, t)) : 0;
       const noise = () => 0.03 * rng.normal();
       const exposure = options.light ? 1 + 0.2 * Math.sin(t / 3) : 1;
+      const exposed = options.light?.shortShutter ? 0.0005 : 1 / 60;
       const screen = options.light
-        ? lightOver(chips, t - 0.06 - 1 / 60, t - 0.06 + 1 / 60).map((x) => 1 + options.light!.depth * x)
+        ? lightOver(chips, t - 0.06 - exposed, t - 0.06 + exposed).map((x) => 1 + options.light!.depth * x)
         : [1, 1, 1];
       skin.push({
         t: grid.t0 + t,
@@ -402,6 +408,13 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
     expect(Math.abs(result.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
   });
 
+  it("with the light challenge and a short shutter, still keeps the pulse: the samples at the changes of colour are bridged", () => {
+    const descriptor = capture({ pulse: true, light: { nonce: "n_synthetic_reader", depth: 0.25, shortShutter: true } });
+    const result = evaluatePresence(descriptor);
+    expect(result.reason, JSON.stringify(result.liveness.checks)).toBeNull();
+    expect(Math.abs(result.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
+  });
+
   it("with the light challenge, is refused when the face reflected another nonce's sequence", () => {
     const descriptor = capture({ pulse: true, light: { nonce: "n_another_capture", depth: 0.25 } });
     const result = evaluatePresence(descriptor);
@@ -445,5 +458,59 @@ describe("the light challenge's colours, on rendered frames", () => {
     expect(mean).toMatchObject({ r: 60, g: 80, b: 120 });
     expect(mean.pixels).toBe(16 * 33 * 2);
     expect(meanBackgroundRgb(rgba, 200, 100, syntheticLandmarks(100, 40, 90))).toBeNull();
+  });
+});
+
+describe("the light challenge's preflight", () => {
+  /**
+   * Frames at 15 Hz from `start - 0.2` to the preflight's end: the skin reflects the white step at
+   * `depth` (its log ratio to the background rises by ln(1 + depth)) from `lagS` after it starts,
+   * under a camera whose exposure swings every frame (a common gain on skin and background).
+   */
+  function flash(start: number, depth: number, lagS: number): LitSample[] {
+    const frames: LitSample[] = [];
+    for (let t = start - 0.2; t < start + 1.2; t += 1 / 15) {
+      const white = t - lagS >= start && t - lagS < start + PREFLIGHT.stepSeconds;
+      const exposure = 1 + 0.3 * Math.sin(7 * t);
+      const skin = (v: number) => (1 + v) * (white ? 1 + depth : 1) * exposure - 1;
+      const wall = (v: number) => (1 + v) * exposure - 1;
+      frames.push({ t, skin: { r: skin(170), g: skin(120), b: skin(100) }, background: { r: wall(90), g: wall(95), b: wall(100) } });
+    }
+    return frames;
+  }
+
+  it("measures the reflection's depth as the engine does: the log colour ratio, exposure cancelled, the display's latency left out", () => {
+    for (const depth of [0.02, 0.1, 0.3]) {
+      expect(preflightDepth(flash(100, depth, 0.12), 100)).toBeCloseTo(Math.log1p(depth), 6);
+    }
+    expect(preflightDepth(flash(100, 0, 0.05), 100)).toBeCloseTo(0, 6);
+  });
+
+  it("passes a strong reflection and stops a weak one at PREFLIGHT.minDepth; no frames in a step, no answer", () => {
+    expect(preflightDepth(flash(5, 0.08, 0.05), 5)!).toBeGreaterThanOrEqual(PREFLIGHT.minDepth);
+    expect(preflightDepth(flash(5, 0.02, 0.05), 5)!).toBeLessThan(PREFLIGHT.minDepth);
+    expect(
+      preflightDepth(
+        flash(5, 0.3, 0.05).filter((s) => s.t < 5.5),
+        5,
+      ),
+    ).toBeNull();
+    expect(preflightDepth([], 5)).toBeNull();
+  });
+});
+
+describe("cropRgba", () => {
+  it("cuts a box out of a whole frame, row by row, as meanSkinRgb reads it", () => {
+    const [width, height] = [6, 4];
+    const frame = Uint8Array.from({ length: width * height * 4 }, (_, i) => i % 256);
+    const box = { x: 2, y: 1, width: 3, height: 2 };
+    const crop = cropRgba(frame, width, box);
+    expect(crop).toHaveLength(3 * 2 * 4);
+    for (let row = 0; row < 2; row++) {
+      for (let column = 0; column < 3; column++) {
+        const from = ((1 + row) * width + 2 + column) * 4;
+        expect([...crop.subarray((row * 3 + column) * 4, (row * 3 + column + 1) * 4)]).toEqual([...frame.subarray(from, from + 4)]);
+      }
+    }
   });
 });
