@@ -74,9 +74,9 @@ export const PRESENCE_REASONS: readonly PresenceReason[] = [
   "capture_stale",
   "low_quality",
   "no_speech",
+  "light_not_followed",
   "no_pulse",
   "av_desync",
-  "light_not_followed",
   "schedule_not_followed",
   "pulse_speech_uncoupled",
   "coercion_detected",
@@ -223,9 +223,11 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   let livenessReason: LivenessReason | null = null;
   if (!quality.passed) livenessReason = "low_quality";
   else if (!speech.passed) livenessReason = "no_speech";
+  // Before the pulse: a v2 pulse is taken with the reflection of the nonce's sequence removed, so
+  // where the skin did not follow that sequence the pulse is no evidence either way.
+  else if (light && !light.passed) livenessReason = "light_not_followed";
   else if (!pulse.passed) livenessReason = "no_pulse";
   else if (!avSync.passed) livenessReason = "av_desync";
-  else if (light && !light.passed) livenessReason = "light_not_followed";
   else if (schedule && !schedule.passed) livenessReason = "schedule_not_followed";
   else if (light) {
     // The heart rate's lock to the breath is no gate with the light challenge (docs/benchmarks.md).

@@ -219,7 +219,7 @@ describe("evaluatePresence on version 2", () => {
   it("refuses every sandbox attack, each for its reason", () => {
     const expected: Record<(typeof LIGHT_ATTACK_TYPES)[number], string[]> = {
       photo: ["no_pulse", "av_desync"],
-      replay: ["av_desync"],
+      replay: ["av_desync", "light_not_followed"],
       lipsync: ["no_pulse", "light_not_followed"],
       screen: ["light_not_followed"],
       earlier_capture: ["light_not_followed"],
