@@ -1,11 +1,13 @@
 /**
  * A presence capture in the browser: camera and microphone on one clock, the face worker for the
  * networks, the quality gates before recording, and the recording itself, which ends in a
- * descriptor v1 built on the device (client/descriptor/). Nothing but the descriptor leaves it.
+ * descriptor built on the device (client/descriptor/): version 2 when the page lights the face
+ * with the light challenge (a LightLayer), version 1 otherwise. Nothing but the descriptor leaves it.
  *
  * Per camera frame the main thread only averages the skin pixels under the latest skin region
- * (a few hundred microseconds to a millisecond); whenever the worker is free it gets the newest
- * frame for landmarks (and, about once a second, the detector; on a few frames the descriptor).
+ * (a few hundred microseconds to a millisecond; under the light, the whole frame is read for the
+ * background too); whenever the worker is free it gets the newest frame for landmarks (and, about
+ * once a second, the detector; on a few frames the descriptor).
  *
  * Frames come from the camera track itself where the browser can hand them over one by one
  * (MediaStreamTrackProcessor: every frame the camera delivered, queued while the page is busy,
@@ -16,13 +18,21 @@
  */
 
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
+import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "../../shared/engine/light";
 import {
   buildDescriptor,
+  cropRgba,
   type FaceObservation,
   interOcularDistance,
+  type LitSample,
   type MouthSample,
+  meanBackgroundRgb,
   meanSkinRgb,
+  type PixelBox,
   type Point,
+  PREFLIGHT,
+  PREFLIGHT_SECONDS,
+  preflightDepth,
   type SkinMask,
   type SkinSample,
   VoiceMeter,
@@ -85,6 +95,20 @@ export class FaceModels {
   }
 }
 
+/** Which of the light challenge's phases the screen shows: the preflight's flash, or the capture's sequence. */
+export type LightPhase = "preflight" | "sequence";
+
+/**
+ * The page's surface for the light challenge (docs/presence-descriptor.md 11.2): the capture
+ * decides which colour shows when, on its own clock, and the page paints it over the screen.
+ */
+export interface LightLayer {
+  /** Fills the screen with `hex` (sRGB) now; `phase` says which part of the challenge it belongs to. */
+  show(hex: string, phase: LightPhase): void;
+  /** Gives the screen back its own colours. */
+  clear(): void;
+}
+
 /** Where the page's assets are and how long to record. */
 export interface CaptureOptions {
   /** Absolute URL of the folder holding `face-worker.js`, `audio-worklet.js`, `models/` and `wasm/`. */
@@ -128,6 +152,10 @@ export class PresenceCapture {
   private eyeTrack: { t: number; x: number; y: number; iod: number }[] = [];
   private frameTimes: number[] = [];
   private light = 0;
+  /** While the screen lights the face: every frame's skin and background colours. */
+  private lit: LitSample[] | null = null;
+  /** Stops the light shown now, if any (close() stops it too: a cancelled capture gives the screen back at once). */
+  private stopLight: (() => void) | null = null;
   private recording: null | {
     t0: number;
     end: number;
@@ -212,16 +240,39 @@ export class PresenceCapture {
   }
 
   /**
+   * The light challenge's preflight (docs/presence-descriptor.md 11.2 step 1): the screen shows
+   * PREFLIGHT's white and black on `layer`, and the answer is the depth of the face's reflection
+   * (preflightDepth; null when no frame with a face was measured), once the last frames of the
+   * black step have arrived; the layer is cleared then.
+   */
+  async preflight(layer: LightLayer): Promise<number | null> {
+    const start = performance.now() / 1000;
+    this.lit = [];
+    const lit = this.lit;
+    this.showLight(layer, "preflight", start, (elapsed) => {
+      const step = Math.min(PREFLIGHT.steps.length - 1, Math.floor(elapsed / PREFLIGHT.stepSeconds));
+      return PREFLIGHT.steps[step]!.hex;
+    });
+    // The last frames of the black step reach the page a little after it ends.
+    await until(start + PREFLIGHT_SECONDS + 0.25);
+    this.stopLight?.();
+    this.lit = null;
+    return preflightDepth(lit, start);
+  }
+
+  /**
    * Records `seconds` on a grid of 30 samples a second (15 when the camera delivers fewer than 25
    * frames a second) and returns the descriptor; `onProgress` gets the seconds elapsed on the
    * capture clock. With `schedule` the page paced the reading by challengeSchedule(nonce)
-   * (docs/presence-descriptor.md section 10), and the descriptor says so.
+   * (docs/presence-descriptor.md section 10), and the descriptor says so. With `light` the screen
+   * shows lightSequence(nonce) on it from the capture's start, each chip at its time on the
+   * capture clock, and the descriptor is version 2 (section 11); the layer is cleared at the end.
    */
   async record(
     seconds: number,
     nonce: string,
     onProgress?: (elapsedS: number) => void,
-    options: { schedule?: "nonce-v1" } = {},
+    options: { schedule?: "nonce-v1"; light?: LightLayer } = {},
   ): Promise<PresenceDescriptor> {
     const sampleRateHz = this.fps() >= 25 ? 30 : 15;
     const t0 = performance.now() / 1000;
@@ -239,38 +290,70 @@ export class PresenceCapture {
       meter: new VoiceMeter(grid, this.microphone.sampleRate),
     };
     this.recording = recording;
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        onProgress?.(Math.min(seconds, performance.now() / 1000 - t0));
-        // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
-        if (performance.now() / 1000 >= recording.end + 0.25) resolve();
-        else setTimeout(tick, 100);
-      };
-      tick();
-    });
-    this.recording = null;
+    let lit: LitSample[] | null = null;
+    if (options.light) {
+      const chips = lightSequence(nonce, seconds + 1);
+      lit = this.lit = [];
+      this.showLight(options.light, "sequence", t0, (elapsed) => {
+        const chip = chips[Math.min(chips.length - 1, Math.floor(elapsed / LIGHT_CHIP_SECONDS))]!;
+        return LIGHT_PALETTE[chip]!.hex;
+      });
+    }
+    try {
+      // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
+      await until(recording.end + 0.25, (now) => onProgress?.(Math.min(seconds, now - t0)));
+    } finally {
+      this.stopLight?.();
+      this.lit = null;
+      this.recording = null;
+    }
+    const frames = lit?.filter((s) => this.inWindow(s.t, recording)).sort((a, b) => a.t - b.t);
     return buildDescriptor({
       nonce,
       capturedAt,
       grid,
-      skin: recording.skin.sort((a, b) => a.t - b.t),
+      skin: frames ? frames.map((s) => ({ t: s.t, ...s.skin })) : recording.skin.sort((a, b) => a.t - b.t),
       mouth: recording.mouth,
       voice: recording.meter.envelope(),
       faces: recording.faces,
       schedule: options.schedule,
+      background: frames?.map((s) => ({ t: s.t, ...s.background })),
     });
   }
 
-  /** Stops the camera, the microphone and the worker. */
+  /**
+   * Shows `colourAt(seconds since start)` on `layer` from `start` (capture clock), switched at
+   * each animation frame (no smoothing) until stopLight clears it.
+   */
+  private showLight(layer: LightLayer, phase: LightPhase, start: number, colourAt: (elapsedS: number) => string): void {
+    let shown = "";
+    let running = true;
+    const paint = () => {
+      if (!running) return;
+      const colour = colourAt(Math.max(0, performance.now() / 1000 - start));
+      if (colour !== shown) layer.show((shown = colour), phase);
+      requestAnimationFrame(paint);
+    };
+    this.stopLight = () => {
+      running = false;
+      this.stopLight = null;
+      layer.clear();
+    };
+    paint();
+  }
+
+  /** Stops the light, the camera, the microphone and the worker. */
   async close(): Promise<void> {
     this.stopped = true;
+    this.stopLight?.();
     this.worker.terminate();
     for (const track of this.stream.getTracks()) track.stop();
     await this.microphone.close();
   }
 
-  private inWindow(t: number): boolean {
-    return this.recording !== null && t >= this.recording.t0 - 0.5 && t <= this.recording.end + 0.5;
+  /** Whether a frame at `t` belongs to `recording` (half a second either side, for the interpolation at its ends). */
+  private inWindow(t: number, recording = this.recording): boolean {
+    return recording !== null && t >= recording.t0 - 0.5 && t <= recording.end + 0.5;
   }
 
   /**
@@ -331,13 +414,36 @@ export class PresenceCapture {
   }
 
   /**
-   * The mean skin colour of one frame: the pixels under the skin region, copied out of the frame as
-   * RGBA (the browser converts from the camera's format), averaged where the mask and the skin
-   * chroma agree. Its cost is the every-frame work of the capture.
+   * The mean skin colour of one frame: the pixels under the skin region, averaged where the mask
+   * and the skin chroma agree. Under the light the chroma gate is off (coloured light moves skin
+   * out of its range) and the background beside the head is averaged too (meanBackgroundRgb), from
+   * the whole frame. Its cost is the every-frame work of the capture.
    */
   private async averageSkin(frame: VideoFrame, skin: SkinMask, t: number): Promise<void> {
     const started = performance.now();
-    const { x, y, width, height } = skin.box;
+    const lit = this.lit;
+    const landmarks = this.lastFace?.landmarks;
+    if (lit && landmarks) {
+      const width = frame.displayWidth;
+      const height = frame.displayHeight;
+      const whole = await this.pixels(frame, { x: 0, y: 0, width, height });
+      const mean = meanSkinRgb(cropRgba(whole, width, skin.box), skin, { chromaGate: false });
+      const background = meanBackgroundRgb(whole, width, height, landmarks);
+      if (mean) this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
+      if (mean && background) lit.push({ t, skin: rgbOf(mean), background: rgbOf(background) });
+    } else {
+      const mean = meanSkinRgb(await this.pixels(frame, skin.box), skin);
+      if (mean) {
+        this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
+        if (this.inWindow(t)) this.recording!.skin.push({ t, ...rgbOf(mean) });
+      }
+    }
+    this.stats.frameWorkMs.push(performance.now() - started);
+  }
+
+  /** The pixels of `box` in `frame` as RGBA (the browser converts from the camera's format). */
+  private async pixels(frame: VideoFrame, box: PixelBox): Promise<Uint8Array> {
+    const { x, y, width, height } = box;
     const bytes = new Uint8Array(width * height * 4);
     try {
       await frame.copyTo(bytes, { rect: { x, y, width, height }, format: "RGBA", colorSpace: "srgb" } as VideoFrameCopyToOptions);
@@ -347,12 +453,7 @@ export class PresenceCapture {
       this.context.drawImage(frame, x, y, width, height, 0, 0, width, height);
       bytes.set(this.context.getImageData(0, 0, width, height).data);
     }
-    const mean = meanSkinRgb(bytes, skin);
-    if (mean) {
-      this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
-      if (this.inWindow(t)) this.recording!.skin.push({ t, r: mean.r, g: mean.g, b: mean.b });
-    }
-    this.stats.frameWorkMs.push(performance.now() - started);
+    return bytes;
   }
 
   private onWorker(message: WorkerMessage): void {
@@ -395,4 +496,22 @@ export class PresenceCapture {
       if (face.descriptor) this.recording!.faces.push({ score: face.score, descriptor: face.descriptor });
     }
   }
+}
+
+/** A mean colour without its pixel count. */
+function rgbOf(mean: { r: number; g: number; b: number }): { r: number; g: number; b: number } {
+  return { r: mean.r, g: mean.g, b: mean.b };
+}
+
+/** Resolves once the capture clock reaches `end` (seconds), calling `onTick` with the time every 100 ms meanwhile. */
+function until(end: number, onTick?: (nowS: number) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now() / 1000;
+      onTick?.(now);
+      if (now >= end) resolve();
+      else setTimeout(tick, 100);
+    };
+    tick();
+  });
 }

@@ -2,18 +2,21 @@
  * The hosted screen (`GET /functions/v1/hosted-capture/session#<session token>`): boots the session
  * with its token, shows what the session asks (client/screen/modes.ts, per action) in the
  * merchant's theme, explains and asks for the camera and the microphone, waits for the quality
- * gates, records the reading (free, or paced by the nonce), posts the descriptor and shows the
- * outcome in words; the person may cancel at any point before the outcome. The words come from
+ * gates, checks that the screen's light reaches the face (the light challenge's preflight), records
+ * the reading (free, or paced by the nonce) with the screen lighting the face by the nonce's colour
+ * sequence, posts the descriptor (version 2) and shows the outcome in words; the person may cancel
+ * at any point before the outcome. The words come from
  * the service's catalogues, embedded in the page in the person's locale (`#messages`).
  *
  * One view at a time; each view's heading takes the focus when it shows, so a screen reader reads
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
-import { FaceModels, type GateProblem, PresenceCapture } from "../capture/capture";
+import { FaceModels, type GateProblem, type LightLayer, PresenceCapture } from "../capture/capture";
+import { PREFLIGHT } from "../descriptor/light";
 import { type ScreenBoot, type ScreenMode, screenModes, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
-import { colours, ownAsset, type Scheme, shape } from "../screen/theme";
+import { colours, inkOn, ownAsset, type Scheme, shape } from "../screen/theme";
 
 const messages = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, string>;
 const locale = document.documentElement.lang || "en";
@@ -121,6 +124,25 @@ function applyTheme(boot: ScreenBoot): void {
   }
   $("brand-name").textContent = boot.display_name;
 }
+
+/**
+ * The light challenge's colour over the whole screen (`body[data-light]` in screen.css), every
+ * text in the ink that reads best on it. `data-light` names the phase: `preflight` or `sequence`.
+ */
+const lightLayer: LightLayer = {
+  show(hex, phase) {
+    const body = document.body;
+    body.style.setProperty("--light", hex);
+    body.style.setProperty("--light-ink", inkOn(hex));
+    body.dataset.light = phase;
+  },
+  clear() {
+    const body = document.body;
+    delete body.dataset.light;
+    body.style.removeProperty("--light");
+    body.style.removeProperty("--light-ink");
+  },
+};
 
 // ---------------------------------------------------------------------------------------------
 // The flow
@@ -301,12 +323,15 @@ class Screen {
     this.watchGates();
   }
 
-  /** The gates, every 200 ms: each item passed or not, and the first problem's guidance (spoken when it changes). */
-  private watchGates(): void {
+  /**
+   * The gates, every 200 ms: each item passed or not, and the first problem's guidance (spoken when
+   * it changes); once they pass, `notice` (a catalogue key) if given, else the invitation to start.
+   */
+  private watchGates(notice?: string): void {
     const record = $<HTMLButtonElement>("record");
     record.onclick = () => {
       clearInterval(this.gateTimer);
-      this.record().catch((error: unknown) => showError(error));
+      this.start().catch((error: unknown) => showError(error));
     };
     const items: Record<string, GateProblem[]> = { face: ["no_face", "hold_still"], light: ["more_light"], camera: ["camera_slow"] };
     this.gateTimer = setInterval(() => {
@@ -320,13 +345,31 @@ class Screen {
       }
       // Once the gates have passed the button stays enabled: a flicker should not take it away under the finger.
       if (gates.ready) record.disabled = false;
-      const guidance = gates.ready || !record.disabled ? "screen.guidance.ready" : `screen.guidance.${gates.problems[0]}`;
+      const guidance = gates.ready || !record.disabled ? (notice ?? "screen.guidance.ready") : `screen.guidance.${gates.problems[0]}`;
       const text = words(guidance);
       if ($("guidance").textContent !== text) $("guidance").textContent = text;
     }, 200);
   }
 
-  /** Records the reading with the progress shown, then completes. */
+  /**
+   * Start: the preflight's flash first (docs/presence-descriptor.md 11.2 step 1). A reflection too
+   * weak for the light check (a bright room, a dim screen, a face far from it) would fail after
+   * the whole reading, so the person is told what to change and starts again; else the reading.
+   */
+  private async start(): Promise<void> {
+    const record = $<HTMLButtonElement>("record");
+    record.disabled = true;
+    $("guidance").textContent = words("screen.guidance.preflight");
+    const depth = await this.capture!.preflight(lightLayer);
+    if (this.ended) return;
+    if (depth === null || depth < PREFLIGHT.minDepth) {
+      record.disabled = false;
+      return this.watchGates("screen.guidance.screen_light");
+    }
+    await this.record();
+  }
+
+  /** Records the reading with the progress shown and the screen lighting the face, then completes. */
   private async record(): Promise<void> {
     const seconds = this.seconds;
     const paced = this.paced;
@@ -365,7 +408,7 @@ class Screen {
         }
         if (paced) this.showCue(cueAt(cues, elapsed));
       },
-      paced ? { schedule: "nonce-v1" } : {},
+      { light: lightLayer, ...(paced ? { schedule: "nonce-v1" as const } : {}) },
     );
     if (this.ended) return;
     document.body.dataset.recording = "false";

@@ -96,3 +96,17 @@ export function ownAsset(value: string | number | undefined, origin: string): st
     return null;
   }
 }
+
+/**
+ * The ink that reads best on the sRGB colour `hex` (`#rrggbb`): black or white, whichever has the
+ * higher WCAG 2 contrast ratio with it. On the light challenge's colours black wins everywhere but
+ * on blue (contrast 5.5 or more either way).
+ */
+export function inkOn(hex: string): "#000000" | "#ffffff" {
+  const linear = [1, 3, 5].map((i) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  }) as [number, number, number];
+  const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
+  return (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05) ? "#000000" : "#ffffff";
+}

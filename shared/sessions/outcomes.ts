@@ -62,6 +62,7 @@ const reasonMessages: Record<string, MessageKey> = {
   no_speech: "session.refused.no_speech",
   no_pulse: "session.refused.no_pulse",
   av_desync: "session.refused.av_desync",
+  light_not_followed: "session.refused.light_not_followed",
   capture_stale: "session.refused.capture_stale",
   coercion_detected: "session.refused.coercion_detected",
   not_recognised: "session.refused.not_recognised",

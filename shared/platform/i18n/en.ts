@@ -38,6 +38,8 @@ export const en = {
   "session.refused.no_speech": "We could not hear you read the text aloud.",
   "session.refused.no_pulse": "We could not confirm that a living person was in front of the camera.",
   "session.refused.av_desync": "Your voice and your face were not in step.",
+  "session.refused.light_not_followed":
+    "The screen's colours did not light your face as they changed. Turn the screen's brightness up, come closer to it, and try again somewhere less bright.",
   "session.refused.capture_stale": "The recording took too long to arrive.",
   "session.refused.liveness": "We could not confirm that you were present.",
   "session.refused.coercion_detected": "We cannot go ahead with this request.",
@@ -108,7 +110,7 @@ export const en = {
   "screen.detail.purpose": "Purpose",
   "screen.why.title": "Why the camera and microphone",
   "screen.why.body":
-    "You will read a few lines aloud for about {seconds} seconds while the camera sees your face. That shows a living person is here. The video and the sound stay on this device: only measurements of them are sent.",
+    "You will read a few lines aloud for about {seconds} seconds while the camera sees your face and the screen lights it with changing colours. That shows a living person is here, now. The video and the sound stay on this device: only measurements of them are sent.",
   "screen.consent.label": "I agree that {merchant} keeps a template of my face for {days} days to recognise me.",
   "screen.consent.required": "Tick the box to agree first.",
   "screen.paced.label": "Guide my reading with cues on the screen (takes {seconds} seconds, harder to imitate)",
@@ -127,11 +129,15 @@ export const en = {
   "screen.guidance.loading": "Preparing the face check…",
   "screen.guidance.no_face": "Put your face in the middle of the frame.",
   "screen.guidance.hold_still": "Hold the phone or your head still.",
-  "screen.guidance.more_light": "Face a window or a lamp.",
+  "screen.guidance.more_light": "Turn on a light in the room.",
   "screen.guidance.camera_slow": "The camera is slow: add light or close other apps.",
   "screen.guidance.ready": "Ready. Press Start reading, then read the lines aloud.",
+  "screen.guidance.preflight": "Hold still: the screen flashes white, then black.",
+  "screen.guidance.screen_light":
+    "The screen's light hardly reaches your face. Turn the screen's brightness up, come closer, or move away from a window or bright lamp, then press Start reading again.",
   "screen.recording.title": "Read aloud",
-  "screen.recording.hint": "Read each line at your own pace and take a breath between lines.",
+  "screen.recording.hint":
+    "Read each line at your own pace and take a breath between lines. The screen changes colour as you read: keep your face close to it.",
   "screen.recording.left": "{seconds} s left",
   "screen.recording.progress": "Recording",
   "screen.reading.lines":

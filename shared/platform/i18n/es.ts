@@ -40,6 +40,8 @@ export const es: Record<keyof typeof en, string> = {
   "session.refused.no_speech": "No pudimos oírte leer el texto en voz alta.",
   "session.refused.no_pulse": "No pudimos confirmar que había una persona viva frente a la cámara.",
   "session.refused.av_desync": "Tu voz y tu rostro no estaban sincronizados.",
+  "session.refused.light_not_followed":
+    "Los colores de la pantalla no iluminaron tu cara al cambiar. Sube el brillo de la pantalla, acércate a ella y vuelve a intentarlo en un lugar con menos luz.",
   "session.refused.capture_stale": "La grabación tardó demasiado en llegar.",
   "session.refused.liveness": "No pudimos confirmar que estabas presente.",
   "session.refused.coercion_detected": "No podemos continuar con esta solicitud.",
@@ -111,7 +113,7 @@ export const es: Record<keyof typeof en, string> = {
   "screen.detail.purpose": "Finalidad",
   "screen.why.title": "Por qué la cámara y el micrófono",
   "screen.why.body":
-    "Leerás unas líneas en voz alta durante unos {seconds} segundos mientras la cámara ve tu cara. Eso muestra que hay una persona viva aquí. El vídeo y el sonido se quedan en este dispositivo: solo se envían medidas de ellos.",
+    "Leerás unas líneas en voz alta durante unos {seconds} segundos mientras la cámara ve tu cara y la pantalla la ilumina con colores que cambian. Eso muestra que hay una persona viva aquí, ahora. El vídeo y el sonido se quedan en este dispositivo: solo se envían medidas de ellos.",
   "screen.consent.label": "Acepto que {merchant} guarde una plantilla de mi cara durante {days} días para reconocerme.",
   "screen.consent.required": "Marca la casilla para aceptar primero.",
   "screen.paced.label": "Guiar mi lectura con señales en la pantalla (lleva {seconds} segundos, más difícil de imitar)",
@@ -130,11 +132,15 @@ export const es: Record<keyof typeof en, string> = {
   "screen.guidance.loading": "Preparando la comprobación de la cara…",
   "screen.guidance.no_face": "Pon la cara en el centro del encuadre.",
   "screen.guidance.hold_still": "Mantén quietos el teléfono o la cabeza.",
-  "screen.guidance.more_light": "Ponte frente a una ventana o una lámpara.",
+  "screen.guidance.more_light": "Enciende una luz en la habitación.",
   "screen.guidance.camera_slow": "La cámara va lenta: añade luz o cierra otras aplicaciones.",
   "screen.guidance.ready": "Listo. Pulsa Empezar a leer y lee las líneas en voz alta.",
+  "screen.guidance.preflight": "No te muevas: la pantalla destella en blanco y luego en negro.",
+  "screen.guidance.screen_light":
+    "La luz de la pantalla apenas llega a tu cara. Sube el brillo de la pantalla, acércate o aléjate de una ventana o una lámpara fuerte y vuelve a pulsar Empezar a leer.",
   "screen.recording.title": "Lee en voz alta",
-  "screen.recording.hint": "Lee cada línea a tu ritmo y respira entre líneas.",
+  "screen.recording.hint":
+    "Lee cada línea a tu ritmo y respira entre líneas. La pantalla cambia de color mientras lees: mantén la cara cerca de ella.",
   "screen.recording.left": "quedan {seconds} s",
   "screen.recording.progress": "Grabando",
   "screen.reading.lines":

@@ -40,6 +40,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.refused.no_speech": "Não conseguimos ouvir você ler o texto em voz alta.",
   "session.refused.no_pulse": "Não conseguimos confirmar que havia uma pessoa viva diante da câmera.",
   "session.refused.av_desync": "Sua voz e seu rosto não estavam sincronizados.",
+  "session.refused.light_not_followed":
+    "As cores da tela não iluminaram seu rosto quando mudaram. Aumente o brilho da tela, aproxime-se dela e tente de novo em um lugar menos claro.",
   "session.refused.capture_stale": "A gravação demorou demais para chegar.",
   "session.refused.liveness": "Não conseguimos confirmar que você estava presente.",
   "session.refused.coercion_detected": "Não podemos continuar com este pedido.",
@@ -111,7 +113,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "screen.detail.purpose": "Finalidade",
   "screen.why.title": "Por que a câmera e o microfone",
   "screen.why.body":
-    "Você vai ler algumas linhas em voz alta por cerca de {seconds} segundos enquanto a câmera vê o seu rosto. Isso mostra que há uma pessoa viva aqui. O vídeo e o som ficam neste aparelho: só medidas deles são enviadas.",
+    "Você vai ler algumas linhas em voz alta por cerca de {seconds} segundos enquanto a câmera vê o seu rosto e a tela o ilumina com cores que mudam. Isso mostra que há uma pessoa viva aqui, agora. O vídeo e o som ficam neste aparelho: só medidas deles são enviadas.",
   "screen.consent.label": "Concordo que {merchant} guarde um modelo do meu rosto por {days} dias para me reconhecer.",
   "screen.consent.required": "Marque a caixa para concordar primeiro.",
   "screen.paced.label": "Guiar a minha leitura com sinais na tela (leva {seconds} segundos, mais difícil de imitar)",
@@ -130,11 +132,15 @@ export const ptBR: Record<keyof typeof en, string> = {
   "screen.guidance.loading": "Preparando a verificação do rosto…",
   "screen.guidance.no_face": "Coloque o rosto no meio do quadro.",
   "screen.guidance.hold_still": "Segure o celular ou a cabeça parados.",
-  "screen.guidance.more_light": "Fique de frente para uma janela ou uma lâmpada.",
+  "screen.guidance.more_light": "Acenda uma luz no ambiente.",
   "screen.guidance.camera_slow": "A câmera está lenta: acrescente luz ou feche outros aplicativos.",
   "screen.guidance.ready": "Pronto. Toque em Começar a leitura e leia as linhas em voz alta.",
+  "screen.guidance.preflight": "Fique parado: a tela pisca em branco e depois em preto.",
+  "screen.guidance.screen_light":
+    "A luz da tela quase não chega ao seu rosto. Aumente o brilho da tela, aproxime-se ou afaste-se de uma janela ou lâmpada forte e toque de novo em Começar a leitura.",
   "screen.recording.title": "Leia em voz alta",
-  "screen.recording.hint": "Leia cada linha no seu ritmo e respire entre as linhas.",
+  "screen.recording.hint":
+    "Leia cada linha no seu ritmo e respire entre as linhas. A tela muda de cor enquanto você lê: mantenha o rosto perto dela.",
   "screen.recording.left": "faltam {seconds} s",
   "screen.recording.progress": "Gravando",
   "screen.reading.lines":

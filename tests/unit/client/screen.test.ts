@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { formatMinorUnits, type ScreenBoot, screenModes } from "../../../client/screen/modes";
 import { cueAt, pacedCues } from "../../../client/screen/paced";
-import { colours, ownAsset, shape } from "../../../client/screen/theme";
+import { colours, inkOn, ownAsset, shape } from "../../../client/screen/theme";
+import { LIGHT_PALETTE } from "../../../shared/engine/light";
 import { challengeSchedule } from "../../../shared/engine/schedule";
 import { allSessionActions } from "../../../shared/sessions/create";
 import { defaultTheme } from "../../../shared/themes/theme";
@@ -146,5 +147,30 @@ describe("paced reading cues", () => {
     expect(cueAt(cues, 0.5)).toBe(cues[0]);
     expect(cueAt(cues, 5)).toBe(cues[1]);
     expect(cueAt(cues, 99)).toBe(cues[cues.length - 1]);
+  });
+});
+
+describe("the light challenge's ink", () => {
+  it("is black on every colour of the palette but blue, and white on blue; each at a contrast of at least 4.5:1", () => {
+    const luminance = (hex: string) => {
+      const [r, g, b] = [1, 3, 5].map((i) => {
+        const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+        return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      }) as [number, number, number];
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const contrast = (a: string, b: string) => {
+      const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+      return (light + 0.05) / (dark + 0.05);
+    };
+    expect(LIGHT_PALETTE.map((c) => [c.name, inkOn(c.hex)])).toEqual([
+      ["red", "#000000"],
+      ["green", "#000000"],
+      ["blue", "#ffffff"],
+      ["yellow", "#000000"],
+      ["cyan", "#000000"],
+    ]);
+    for (const colour of LIGHT_PALETTE) expect(contrast(colour.hex, inkOn(colour.hex))).toBeGreaterThanOrEqual(4.5);
+    expect([inkOn("#ffffff"), inkOn("#000000")]).toEqual(["#000000", "#ffffff"]);
   });
 });
