@@ -2,12 +2,11 @@
  * Test media for the browser tests: a real photograph of a face as a fake camera, whose skin
  * carries a synthetic pulse locked to the breath pauses of speech synthesised by espeak-ng, and
  * whose mouth opens with that speech; and two attacks, the same photograph without a pulse and the
- * speech shifted against the video. And for the light challenge (descriptor v2), the reading twice
- * over with the face reflecting the light sequence of the fixed test nonce LIGHT_TEST_NONCE from
- * the file's first frame: a capture that starts with the file and uses that nonce sees its own
- * sequence reflected; any other nonce sees another's. Chromium plays the files in a loop (`--use-file-for-fake-video-
+ * speech shifted against the video. Chromium plays the files in a loop (`--use-file-for-fake-video-
  * capture`, `--use-file-for-fake-audio-capture`), so video and audio are one loop of equal length
- * and the pulse runs on smoothly across it.
+ * and the pulse runs on smoothly across it. For the light challenge (descriptor v2) the manifest
+ * says where the face is and how it reflects a screen: the browser tests' camera
+ * (tests/browser/lit-camera.ts) relights it at each frame's capture time.
  *
  * The photograph is scikit-image's `astronaut.png` (Eileen Collins, NASA; public domain: "no known
  * copyright restrictions"), shipped by Debian's python3-skimage. Needs espeak-ng and sox (Debian).
@@ -21,7 +20,6 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { lightOver, lightSequence } from "../../shared/engine/light";
 import { DIST_DIR } from "../local/functions";
 import { type Audio, decodePng, decodeWav, encodeWav, type RgbImage, y4mFrame, y4mHeader } from "./formats";
 import { breathPauses, heartPhase, meanBpm, mouthFromEnvelope, pulseWave, RESTING_HEART, rmsEnvelope } from "./reading";
@@ -50,11 +48,12 @@ const PULSE_DEPTH = 0.01;
 /** Blood-volume signature of skin (de Haan and van Leest 2014), relative to green. */
 const PBV = [0.33 / 0.77, 1, 0.53 / 0.77];
 
-/** The capture nonce whose light sequence the lit video reflects (docs/presence-descriptor.md 11.1). */
-export const LIGHT_TEST_NONCE = "n_light_test_0001";
-/** The reflection's strength: the screen's light at the face over the room's (11.3 asks at least 0.04 measured). */
-const LIGHT_DEPTH = 0.3;
-/** The display latency baked in: the face changes colour this long after each chip starts (the engine allows 0-150 ms). */
+/**
+ * The reflection's strength: the screen's light at the face over the room's. A phone at full
+ * brightness casts about 38 lx at 30 cm (docs/presence-descriptor.md 11.3): 0.15 in a room of 250 lx.
+ */
+const LIGHT_DEPTH = 0.15;
+/** The display latency: the face changes colour this long after the screen does (the engine allows 0-150 ms). */
 const LIGHT_LAG_S = 0.06;
 
 /** Where the face is once the photograph is cropped and scaled to 640x480 (pixels). */
@@ -81,8 +80,12 @@ export interface MediaManifest {
   reading: { video: string; audio: string };
   still: { video: string; audio: string };
   shifted: { video: string; audio: string };
-  /** The reading twice over (2 x seconds), the face reflecting lightSequence(nonce) from the first frame. */
-  lit: { video: string; audio: string; nonce: string; seconds: number };
+  /**
+   * How the face of these files reflects a screen in front of it: the face's ellipse (pixels; hair
+   * and eyes included, the room behind too far to reflect), the strength of the screen's light
+   * over the room's, and the display latency.
+   */
+  light: { face: { cx: number; cy: number; rx: number; ry: number }; depth: number; lagS: number };
 }
 
 async function generatorHash(): Promise<string> {
@@ -173,28 +176,6 @@ function skinPixels(frame: Float32Array): Uint32Array {
   return Uint32Array.from(pixels);
 }
 
-/** Every pixel of the face's ellipse, hair and eyes included: what the screen's light reaches. */
-function facePixels(): Uint32Array {
-  const pixels: number[] = [];
-  for (let y = FACE.cy - FACE.ry; y <= FACE.cy + FACE.ry; y++) {
-    for (let x = FACE.cx - FACE.rx; x <= FACE.cx + FACE.rx; x++) {
-      if (((x - FACE.cx) / FACE.rx) ** 2 + ((y - FACE.cy) / FACE.ry) ** 2 <= 1) pixels.push(y * WIDTH + x);
-    }
-  }
-  return Uint32Array.from(pixels);
-}
-
-/**
- * The light on the face at video time t, per channel, relative to the room alone: the chip of
- * lightSequence(LIGHT_TEST_NONCE) shown LIGHT_LAG_S earlier, over one frame's exposure, at
- * LIGHT_DEPTH; divided by its mean so the face keeps its brightness on average.
- */
-function testLight(seconds: number): (t: number) => readonly number[] {
-  const chips = lightSequence(LIGHT_TEST_NONCE, seconds + 1);
-  const mean = 1 + LIGHT_DEPTH * 0.45;
-  return (t) => lightOver(chips, t - LIGHT_LAG_S - 0.5 / FPS, t - LIGHT_LAG_S + 0.5 / FPS).map((c) => (1 + LIGHT_DEPTH * c) / mean);
-}
-
 /**
  * Opens the mouth by `drop` pixels: the lower lip and the chin below the split line slide down
  * (most at the mouth's centre, fading towards its corners and towards the neck), and the gap they
@@ -240,10 +221,8 @@ async function writeVideo(
   frames: number,
   pulseAt: (t: number) => number,
   mouthAt: (t: number) => number,
-  lightAt?: (t: number) => readonly number[],
 ) {
   const skin = skinPixels(photo);
-  const face = lightAt ? facePixels() : new Uint32Array(0);
   const frame = new Float32Array(photo.length);
   const tinted = new Float32Array(photo.length);
   await writeAtomically(path, async (temporary) => {
@@ -256,12 +235,6 @@ async function writeVideo(
         const wave = PULSE_DEPTH * pulseAt(t);
         for (const p of skin)
           for (let c = 0; c < 3; c++) tinted[3 * p + c] = (photo[3 * p + c] as number) * (1 + wave * (PBV[c] as number));
-        if (lightAt) {
-          // The face reflects the screen's light; the room behind it is too far to.
-          const lit = lightAt(t);
-          for (const p of face)
-            for (let c = 0; c < 3; c++) tinted[3 * p + c] = Math.min(255, (tinted[3 * p + c] as number) * (lit[c] as number));
-        }
         frame.set(tinted);
         openMouth(frame, tinted, MOUTH.maxDropPx * Math.max(0, (mouthAt(t) - 0.02) / 0.28));
         await file.write(y4mFrame({ width: WIDTH, height: HEIGHT, rgb: frame }));
@@ -285,7 +258,7 @@ export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
     const existing = JSON.parse(await readFile(manifestPath, "utf8")) as MediaManifest;
     if (
       existing.generator === generator &&
-      [existing.reading, existing.still, existing.shifted, existing.lit].every((m) => m && existsSync(m.video) && existsSync(m.audio))
+      [existing.reading, existing.still, existing.shifted].every((m) => m && existsSync(m.video) && existsSync(m.audio))
     ) {
       return existing;
     }
@@ -317,7 +290,7 @@ export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
     reading: { video: join(dir, "reading.y4m"), audio: join(dir, "reading.wav") },
     still: { video: join(dir, "still.y4m"), audio: join(dir, "reading.wav") },
     shifted: { video: join(dir, "reading.y4m"), audio: join(dir, "shifted.wav") },
-    lit: { video: join(dir, "lit.y4m"), audio: join(dir, "lit.wav"), nonce: LIGHT_TEST_NONCE, seconds: 2 * seconds },
+    light: { face: { ...FACE }, depth: LIGHT_DEPTH, lagS: LIGHT_LAG_S },
   };
   const pulse = at(phase);
   await writeVideo(manifest.reading.video, photo, frames, (t) => pulseWave(pulse(t)), at(mouth));
@@ -329,20 +302,6 @@ export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
     sampleRate: AUDIO_RATE,
     samples: Float32Array.from({ length: n }, (_, i) => audio.samples[(i - shift + n) % n] as number),
   });
-  // The lit reading: the loop twice (a whole number of beats each, so the pulse runs on), one sequence over both.
-  const twice = (t: number) => t % seconds;
-  await writeVideo(
-    manifest.lit.video,
-    photo,
-    2 * frames,
-    (t) => pulseWave(pulse(twice(t))),
-    (t) => at(mouth)(twice(t)),
-    testLight(2 * seconds),
-  );
-  const doubled = new Float32Array(2 * n);
-  doubled.set(audio.samples);
-  doubled.set(audio.samples, n);
-  await writeAudio(manifest.lit.audio, { sampleRate: AUDIO_RATE, samples: doubled });
   await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

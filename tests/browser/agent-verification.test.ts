@@ -2,7 +2,7 @@
  * Agent verification cards in a real browser, on Chromium's fake camera and microphone playing the
  * bona fide reading: an owner mints a card, the person opens its url on the hosted screen (card
  * mode: who asks, the purpose, what proving presence does), proves presence, and the owner polls
- * the card to `verified`; a reading too short to judge is `refused`; an expired card and a card
+ * the card to `verified`; a capture lit by another session's colours is `refused`; an expired card and a card
  * opened twice say so on the screen. The person in the media is enrolled with the merchant first,
  * through the same screen, since a card is verified by a person the merchant knows.
  */
@@ -16,17 +16,19 @@ import { createSession } from "../harness/sessions";
 import { cardResult, requestCard } from "../harness/verifications";
 import { type GuardedBrowser, openBrowser } from "./chromium";
 import { outcomeOf, PHONE, photograph, screenUrl, startReading, waitForView } from "./hosted-screen";
+import { litCamera } from "./lit-camera";
 
 const ACCEPTED_SECONDS = 12;
 const REFUSED_SECONDS = 5;
 const TEST_TIMEOUT = 150_000;
 
+const media = inject("media");
 let browser: GuardedBrowser;
 let merchant: Awaited<ReturnType<typeof merchantFactory>>;
 let owner: Awaited<ReturnType<typeof enrolStranger>>;
 
 beforeAll(async () => {
-  browser = await openBrowser(serviceUnderTest().baseUrl, { media: inject("media").reading, viewport: PHONE });
+  browser = await openBrowser(serviceUnderTest().baseUrl, { media: media.reading, viewport: PHONE });
   merchant = await merchantFactory("Acme Travel");
   owner = await enrolStranger(merchant.keys.pk_test);
   await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
@@ -36,9 +38,13 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Opens `url` on the screen in `locale` and waits for its introduction. */
-async function openCard(url: string, locale = "en-GB", seconds?: number) {
+/**
+ * Opens `url` on the screen in `locale`, in front of the lit camera (relighting the face with the
+ * session's own sequence, or `reflect`'s), and waits for its introduction.
+ */
+async function openCard(url: string, locale = "en-GB", seconds?: number, reflect?: string) {
   const page = await browser.newPage({ locale, viewport: PHONE });
+  await litCamera(page, media.light, { reflect });
   await page.goto(screenUrl(url, seconds));
   await waitForView(page, "intro");
   return page;
@@ -102,7 +108,7 @@ describe("agent verification cards on the hosted screen", () => {
   );
 
   it(
-    "an agent's card names the agent as unverified (pt-BR); a reading too short to judge is refused with the engine's reason",
+    "an agent's card names the agent as unverified (pt-BR); a capture lit by another session's colours is refused with the engine's reason",
     async () => {
       const agent = {
         kind: "agent" as const,
@@ -117,14 +123,14 @@ describe("agent verification cards on the hosted screen", () => {
       const deps = { sql: testDb(), now: new Date(), locale: "en" as const };
       const context = { serviceBaseUrl: serviceUnderTest().baseUrl, agentName: "Travel helper" };
       const card = await requestVerification(deps, agent, { purpose: "Confirmar a reserva", ttl_seconds: 300 }, context);
-      const page = await openCard(card.url, "pt-BR", REFUSED_SECONDS);
+      const page = await openCard(card.url, "pt-BR", REFUSED_SECONDS, "n_another_capture_0001");
       expect(await page.textContent("#intro-title")).toBe("Travel helper pede que você comprove que está aqui");
       const intro = await page.textContent("main");
       expect(intro).toContain("não verificado");
       expect(intro).toContain("Confirmar a reserva");
       await photograph(page, "pt-BR-card-intro");
       const outcome = await proveOn(page, REFUSED_SECONDS);
-      expect(outcome.kind).toBe("refused");
+      expect(outcome).toMatchObject({ kind: "refused", reason: "light_not_followed" });
       await page.context().close();
       expect(await stateOf(card)).toMatchObject({ state: "refused", reason: outcome.reason });
     },

@@ -1,16 +1,23 @@
 /**
  * The hosted screen in a real browser, from hosted-session-create to the outcome the merchant reads
  * and receives by webhook, on Chromium's fake camera and microphone playing the bona fide reading
- * (scripts/media/generate.ts). One browser for the file; each locale gets a context of its own.
+ * (scripts/media/generate.ts), the face relit by the screen's light challenge (lit-camera.ts). One
+ * browser for the file; each locale gets a context of its own.
  *
  * Captures are few and short, because each costs its length plus the page getting ready: one 12 s
  * reading per locale that must be accepted (12 s hold the beats and breath pauses the engine
- * needs), and one 5 s reading per locale for a refusal (too short for the engine to confirm
- * anything: a real refusal, not a forced one). Every other state (the theme, cancel, a token used
- * twice, an expired session) needs no recording.
+ * needs), one 12 s reading lit by another nonce's sequence (a capture made for another session:
+ * refused by the light check), one 5 s reading per other locale lit the same way, and one 5 s
+ * paced reading that the media's voice does not follow: real refusals, not forced ones. Every other
+ * state (the theme, cancel, a token used twice, an expired session, a face the screen's light does
+ * not reach) needs no recording.
  */
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { pacedCues } from "../../client/screen/paced";
+import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 import { rpc } from "../../shared/platform/db/rpc";
+import { translate } from "../../shared/platform/i18n";
 import { userMessage } from "../../shared/sessions/outcomes";
 import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -19,6 +26,7 @@ import { authorizeBody, createSession, readSession } from "../harness/sessions";
 import { expectSignedBy } from "../harness/webhook-receiver";
 import { type GuardedBrowser, openBrowser } from "./chromium";
 import { emulateScheme, outcomeOf, PHONE, photograph, screenUrl, startReading, waitForGates, waitForView } from "./hosted-screen";
+import { litCamera } from "./lit-camera";
 
 /** The screen, what the merchant calls, the outbox, and the default theme's logo and fonts (merchant-theme-get). */
 const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "merchant-theme-get", "outbox-worker"];
@@ -27,11 +35,12 @@ const REFUSED_SECONDS = 5;
 const TEST_TIMEOUT = 150_000;
 
 const service = useOwnService("hosted_screen", FUNCTIONS);
+const media = inject("media");
 let browser: GuardedBrowser;
 let merchant: Awaited<ReturnType<typeof merchantFactory>>;
 
 beforeAll(async () => {
-  browser = await openBrowser(service.own.server.url, { media: inject("media").reading, viewport: PHONE });
+  browser = await openBrowser(service.own.server.url, { media: media.reading, viewport: PHONE });
   merchant = await merchantFactory("Acme Market");
 });
 
@@ -53,19 +62,33 @@ const WORDS = {
 } as const;
 type TestLocale = keyof typeof WORDS;
 
+/** The capture the screen sends to /complete (awaited once it has). */
+function sentCapture(page: Page): Promise<{ capture_nonce: string; face_template: PresenceDescriptor }> {
+  const sent = page
+    .waitForRequest((request) => request.url().endsWith("/hosted-capture/complete"), { timeout: 120_000 })
+    .then((request) => request.postDataJSON());
+  // A test that fails before the screen sends anything closes the page: that rejection is not the failure to report.
+  sent.catch(() => {});
+  return sent;
+}
+
 /**
  * One session through the screen in `locale`: intro (the consent ticked when asked), gates, a
- * reading of `seconds`, the outcome. `shots` names the states to photograph (`<lang>-<state>`).
+ * reading of `seconds`, the outcome. `shots` names the states to photograph (`<lang>-<state>`, the
+ * outcome's state named `outcomeShot` if given); `reflect` lights the face with another nonce's
+ * sequence than the session's.
  */
 async function throughScreen(
   locale: TestLocale,
   body: Record<string, unknown>,
   seconds: number,
   shots: string[] = [],
-  options: { paced?: boolean } = {},
+  options: { paced?: boolean; reflect?: string; outcomeShot?: string } = {},
 ) {
   const session = await open(body);
   const page = await browser.newPage({ locale, viewport: PHONE });
+  const camera = await litCamera(page, media.light, { reflect: options.reflect });
+  const completion = sentCapture(page);
   const lang = WORDS[locale].lang;
   try {
     await page.goto(screenUrl(session.url, seconds));
@@ -78,11 +101,14 @@ async function throughScreen(
     await waitForView(page, "capture");
     await startReading(page);
     if (options.paced) {
-      // The cues of the nonce's schedule: an opening pause (breathe in) of 0.5 to 3 s, then the words to read.
+      // The cues of the nonce's schedule: an opening pause (breathe in) of 0.5 to 3 s, then the first words to read.
       await page.waitForFunction(() => document.querySelector<HTMLElement>("#reading .cue")?.dataset.kind === "speak", null, {
         timeout: (seconds + 5) * 1000,
       });
-      expect(await page.textContent("#reading .cue")).toMatch(/^I am here in person/);
+      const reading = translate(lang, "screen.reading.lines").replaceAll("|", " ");
+      const first = pacedCues(camera.sessionNonce()!, seconds, reading.split(/\s+/)).find((cue) => cue.kind === "speak");
+      expect(await page.textContent("#reading .cue")).toBe(first!.text);
+      expect(first!.text).toMatch(/^I am here/);
       await photograph(page, `${lang}-paced`);
     }
     if (shots.includes("recording")) {
@@ -91,8 +117,10 @@ async function throughScreen(
     }
     await waitForView(page, "outcome", (seconds + 40) * 1000);
     const outcome = await outcomeOf(page);
-    if (shots.includes("outcome")) await photograph(page, `${lang}-${outcome.kind === "approved" ? "accepted" : outcome.kind}`);
-    return { session, outcome };
+    if (shots.includes("outcome")) {
+      await photograph(page, `${lang}-${options.outcomeShot ?? (outcome.kind === "approved" ? "accepted" : outcome.kind)}`);
+    }
+    return { session, outcome, sent: await completion };
   } finally {
     await page.context().close();
   }
@@ -106,6 +134,8 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       const { secret } = await service.endpointFor(merchant.merchant_id, receiver.url);
       const session = await open({ action: "enroll", metadata: { flow: "screen" } });
       const page = await browser.newPage({ locale: "en-GB", viewport: PHONE });
+      const camera = await litCamera(page, media.light);
+      const completion = sentCapture(page);
       const started = Date.now();
       await page.goto(screenUrl(session.url, ACCEPTED_SECONDS));
       await waitForView(page, "intro");
@@ -130,7 +160,16 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       await startReading(page);
       await page.waitForTimeout(1500);
       await photograph(page, "en-recording");
+      expect(await page.getAttribute("body", "data-light"), "the screen lights the face while the person reads").toBe("sequence");
       await waitForView(page, "outcome", (ACCEPTED_SECONDS + 40) * 1000);
+      expect(await page.getAttribute("body", "data-light"), "and gives the screen back afterwards").toBeNull();
+      const sent = await completion;
+      expect(sent.face_template, "a descriptor v2 for the session's nonce").toMatchObject({
+        version: 2,
+        capture_nonce: camera.sessionNonce(),
+        signals: { light: { sequence: "light-v1" } },
+      });
+      expect(sent.face_template.signals.light?.skin).toHaveLength(ACCEPTED_SECONDS * sent.face_template.signals.sample_rate_hz);
       const outcome = await outcomeOf(page);
       expect(outcome, JSON.stringify(outcome)).toMatchObject({
         kind: "approved",
@@ -159,9 +198,10 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
   );
 
   it(
-    "en: a paced reading too short to judge (the cues shown) is refused, and the screen says why in words",
+    "en: a short paced reading (the cues shown) that the media's voice does not follow is refused, and the screen says why in words",
     async () => {
-      const { session, outcome } = await throughScreen("en-GB", authorizeBody(), REFUSED_SECONDS, ["outcome"], { paced: true });
+      const { session, outcome, sent } = await throughScreen("en-GB", authorizeBody(), REFUSED_SECONDS, ["outcome"], { paced: true });
+      expect(sent.face_template.signals.schedule).toBe("nonce-v1");
       expect(outcome.kind).toBe("refused");
       expect(outcome.title).toBe("Not confirmed");
       const read = await readSession(merchant.keys.sk_test, session.session_id);
@@ -171,20 +211,43 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
     TEST_TIMEOUT,
   );
 
+  it(
+    "en: a face lit by another nonce's sequence (a capture made for another session, replayed in time) is refused: light_not_followed",
+    async () => {
+      const { session, outcome, sent } = await throughScreen("en-GB", { action: "login" }, ACCEPTED_SECONDS, ["outcome"], {
+        reflect: "n_another_capture_0001",
+        outcomeShot: "light-refused",
+      });
+      const judged = evaluatePresence(sent.face_template);
+      expect(judged.liveness.checks.light, "the light check refuses it").toMatchObject({ passed: false });
+      // The other sequence's reflection also stays in the skin colour the pulse is taken from, and may drown it first.
+      expect(["light_not_followed", "no_pulse"]).toContain(outcome.reason);
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "refused", reason: judged.reason, title: "Not confirmed" });
+      const read = await readSession(merchant.keys.sk_test, session.session_id);
+      expect(read.body).toMatchObject({ state: "failed", result: { approved: false, reason: judged.reason } });
+      expect(outcome.message).toBe(userMessage("en", "login", read.body.result));
+    },
+    TEST_TIMEOUT,
+  );
+
   for (const [locale, refused] of [
     ["pt-BR", { action: "sign" }],
     ["es-ES", authorizeBody()],
   ] as const) {
     it(
-      `${locale}: the enrolled person signs in (accepted) and a short reading is refused, every word in ${locale}`,
+      `${locale}: the enrolled person signs in (accepted); a short capture lit by another session's colours is refused, every word in ${locale}`,
       async () => {
         const words = WORDS[locale];
         const login = await throughScreen(locale, { action: "login" }, ACCEPTED_SECONDS, ["intro", "recording", "outcome"]);
         expect(login.outcome, JSON.stringify(login.outcome)).toMatchObject({ kind: "approved", title: words.accepted });
+        expect(login.sent.face_template).toMatchObject({ version: 2, capture_nonce: login.sent.capture_nonce });
         expect(login.outcome.receipt).toMatch(/^RCPT-/);
         expect((await readSession(merchant.keys.sk_test, login.session.session_id)).body).toMatchObject({ state: "completed" });
-        const short = await throughScreen(locale, refused, REFUSED_SECONDS, ["outcome"]);
+        const short = await throughScreen(locale, refused, REFUSED_SECONDS, ["outcome"], { reflect: "n_another_capture_0002" });
         expect(short.outcome).toMatchObject({ kind: "refused", title: words.refused });
+        expect(evaluatePresence(short.sent.face_template).liveness.checks.light, "refused by the light check").toMatchObject({
+          passed: false,
+        });
         expect((await readSession(merchant.keys.sk_test, short.session.session_id)).body).toMatchObject({ state: "failed" });
       },
       TEST_TIMEOUT,
@@ -259,6 +322,29 @@ describe("the hosted screen without a capture", () => {
       state: "cancelled",
       result: { approved: false, reason: "person_cancelled" },
     });
+  });
+
+  it("a face the screen's light does not reach (video injected into the camera): the preflight asks for a dimmer room, nothing is recorded", async () => {
+    const session = await open({ action: "login" });
+    const page = await browser.newPage({ locale: "pt-BR", viewport: PHONE });
+    await page.goto(screenUrl(session.url, ACCEPTED_SECONDS));
+    await waitForView(page, "intro");
+    await page.click("#continue");
+    await waitForView(page, "capture");
+    await waitForGates(page);
+    await page.click("#record");
+    await page.waitForFunction(() => document.body.dataset.light === "preflight");
+    const guidance =
+      "A luz da tela quase não chega ao seu rosto. Aumente o brilho da tela, aproxime-se ou afaste-se de uma janela ou lâmpada forte e toque de novo em Começar a leitura.";
+    await page.waitForFunction((text) => document.getElementById("guidance")!.textContent === text, guidance);
+    expect(await page.getAttribute("body", "data-light"), "the screen has its own colours back").toBeNull();
+    expect(await page.isHidden("#recording"), "nothing was recorded").toBe(true);
+    expect(await page.isEnabled("#record"), "the person may start again").toBe(true);
+    await photograph(page, "pt-BR-screen-light");
+    await page.click('[data-view="capture"] [data-cancel]');
+    await waitForView(page, "outcome");
+    await page.context().close();
+    expect((await readSession(merchant.keys.sk_test, session.session_id)).body).toMatchObject({ state: "cancelled" });
   });
 
   it("a session token opened twice: the second screen says the link was already opened, the first goes on", async () => {
