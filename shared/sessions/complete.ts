@@ -60,10 +60,24 @@ export interface CompletionKeys {
   signing: () => Promise<KeySet>;
 }
 
-/** `400 INVALID_INPUT` unless the capture answers the nonce issued for this session. */
-function requireIssuedNonce(captureNonce: string, session: SessionToComplete): void {
-  if (captureNonce !== session.capture_nonce) {
+/**
+ * `400 INVALID_INPUT` unless the capture answers the nonce issued for this session and is a
+ * descriptor version 2. The hosted screen always lights the face (docs/presence-descriptor.md
+ * 11.5), so a version 1 capture did not come from the screen as served: accepting it would let a
+ * modified page skip the light challenge (docs/decisions.md). Any other version is the descriptor
+ * parser's to refuse.
+ */
+function requireScreenCapture(capture: { capture_nonce: string; face_template: unknown }, session: SessionToComplete): void {
+  if (capture.capture_nonce !== session.capture_nonce) {
     throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce"] }, "capture_nonce must be the nonce issued for this session.");
+  }
+  const template = capture.face_template;
+  if (typeof template === "object" && template !== null && (template as { version?: unknown }).version === 1) {
+    throw new ApiError(
+      "INVALID_INPUT",
+      { fields: ["face_template.version"] },
+      "The hosted screen's capture must be a descriptor version 2, with the light challenge.",
+    );
   }
 }
 
@@ -74,7 +88,7 @@ async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplet
   if (consent.accepted !== true || consent.version !== HOSTED_CONSENT.version || consent.retention_days !== HOSTED_CONSENT.retention_days) {
     throw new ApiError("CONSENT_REQUIRED", { consent: HOSTED_CONSENT });
   }
-  requireIssuedNonce(input.capture_nonce, session);
+  requireScreenCapture(input, session);
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
   const enrolled = await enrolPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined });
   return { approved: true, reason: null, subject_ref: enrolled.subject_ref, consent: enrolled.consent };
@@ -87,7 +101,7 @@ async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplet
  */
 async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
   const input = parseWith(captureSchema, body);
-  requireIssuedNonce(input.capture_nonce, session);
+  requireScreenCapture(input, session);
   const principal: HostedSessionPrincipal = {
     kind: "hosted_session",
     sessionId: session.session_id,

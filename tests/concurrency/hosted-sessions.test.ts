@@ -40,7 +40,7 @@ describe("hosted sessions under concurrency", () => {
     const person = newStranger();
     const session = await openSession(m.keys.sk_test, { action: "enroll" });
     const screen = (await boot(session.session_token)).body;
-    const { descriptor } = person.capture({ nonce: screen.capture_nonce });
+    const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true });
     const body = {
       capture_nonce: screen.capture_nonce,
       face_template: descriptor,
@@ -67,7 +67,7 @@ describe("hosted sessions under concurrency", () => {
     for (let round = 0; round < 4; round++) {
       const session = await openSession(m.keys.sk_test);
       const screen = (await boot(session.session_token)).body;
-      const { descriptor } = newStranger().capture({ nonce: screen.capture_nonce });
+      const { descriptor } = newStranger().capture({ nonce: screen.capture_nonce, light: true });
       const [completed, cancelled] = await Promise.all([
         screenCall("complete", screen.screen_token, { capture_nonce: screen.capture_nonce, face_template: descriptor }),
         screenCall("cancel", screen.screen_token, {}),

@@ -40,8 +40,8 @@ async function open(url: string, now?: Date) {
 }
 
 /** A fresh capture of `person` answering the screen's nonce. */
-function captureBody(person: { capture(o: { nonce: string }): { descriptor: unknown } }, nonce: string) {
-  return { capture_nonce: nonce, face_template: person.capture({ nonce }).descriptor };
+function captureBody(person: { capture(o: { nonce: string; light: boolean }): { descriptor: unknown } }, nonce: string) {
+  return { capture_nonce: nonce, face_template: person.capture({ nonce, light: true }).descriptor };
 }
 
 describe("agent-verification-result: the states", () => {
@@ -148,7 +148,7 @@ describe("agent-verification-result: the states", () => {
     const scared = await open(coerced.card.url);
     const shot = {
       capture_nonce: scared.capture_nonce,
-      face_template: coerced.owner.capture({ nonce: scared.capture_nonce, state: "coerced" }).descriptor,
+      face_template: coerced.owner.capture({ nonce: scared.capture_nonce, light: true, state: "coerced" }).descriptor,
     };
     expect((await screenCall("complete", scared.screen_token, shot)).body.outcome).toMatchObject({ reason: "coercion_detected" });
     expect((await cardResult(coerced.owner.session_token, coerced.card.verification_id)).body).toMatchObject({

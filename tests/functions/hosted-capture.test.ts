@@ -54,8 +54,11 @@ function complete(screen: { screen_token: string }, body: unknown, options: Para
 }
 
 /** The capture body of a person's fresh capture answering the screen's nonce. */
-function captureBody(person: { capture(options: { nonce: string }): { descriptor: unknown; nonce: string } }, nonce: string) {
-  const { descriptor } = person.capture({ nonce });
+function captureBody(
+  person: { capture(options: { nonce: string; light: boolean }): { descriptor: unknown; nonce: string } },
+  nonce: string,
+) {
+  const { descriptor } = person.capture({ nonce, light: true });
   return { capture_nonce: nonce, face_template: descriptor };
 }
 
@@ -312,7 +315,7 @@ describe("hosted-capture complete", () => {
       const person = await enrolStranger(m.keys.pk_test);
       for (const action of ["login", "enroll"]) {
         const { session, screen } = await booted(m.keys.sk_test, { action });
-        const { descriptor } = person.capture({ nonce: screen.capture_nonce, attack: "photo" });
+        const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true, attack: "photo" });
         const consent = action === "enroll" ? { consent: { ...HOSTED_CONSENT, accepted: true } } : {};
         const res = await complete(screen, { capture_nonce: screen.capture_nonce, face_template: descriptor, ...consent });
         expect(res.body.state, res.text).toBe("failed");
@@ -371,6 +374,26 @@ describe("hosted-capture complete", () => {
       expect(errorOf(await complete(screen, "capture"))).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect((await stateOf(m.keys.sk_test, session.session_id)).state).toBe("opened");
       expect((await complete(screen, { ...good, consent })).body.state).toBe("completed");
+    });
+
+    it("a descriptor version 1 (no light challenge: not what the screen sends) is 400 naming face_template.version, on enrol and on login", async () => {
+      const m = await merchantFactory();
+      const known = await enrolStranger(m.keys.pk_test);
+      for (const [action, person] of [
+        ["enroll", newStranger()],
+        ["login", known],
+      ] as const) {
+        const { session, screen } = await booted(m.keys.sk_test, { action });
+        const unlit = person.capture({ nonce: screen.capture_nonce });
+        expect(unlit.descriptor.version).toBe(1);
+        const consent = action === "enroll" ? { consent: { ...HOSTED_CONSENT, accepted: true } } : {};
+        const res = await complete(screen, { capture_nonce: screen.capture_nonce, face_template: unlit.descriptor, ...consent });
+        expect(res.status, res.text).toBe(400);
+        expect(res.body).toMatchObject({ code: "INVALID_INPUT", fields: ["face_template.version"] });
+        expect((await stateOf(m.keys.sk_test, session.session_id)).state).toBe("opened");
+        const lit = await complete(screen, { ...captureBody(person, screen.capture_nonce), ...consent });
+        expect(lit.body.state, lit.text).toBe("completed");
+      }
     });
 
     it("a live session refuses the sandbox scenario header (400 SCENARIO_NOT_ALLOWED) and stays opened", async () => {

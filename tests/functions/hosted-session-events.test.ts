@@ -36,12 +36,15 @@ describe("session.completed", () => {
 
     const ok = await openSession(merchant.keys.sk_test, { action: "login", metadata: { flow: "ok" } });
     const okScreen = (await boot(ok.session_token)).body;
-    const okBody = { capture_nonce: okScreen.capture_nonce, face_template: person.capture({ nonce: okScreen.capture_nonce }).descriptor };
+    const okBody = {
+      capture_nonce: okScreen.capture_nonce,
+      face_template: person.capture({ nonce: okScreen.capture_nonce, light: true }).descriptor,
+    };
     expect((await screenCall("complete", okScreen.screen_token, okBody)).body.state).toBe("completed");
 
     const unknown = await openSession(merchant.keys.sk_test, { action: "login", external_txn_ref: "visit-000001" });
     const unknownScreen = (await boot(unknown.session_token)).body;
-    const stranger = newStranger().capture({ nonce: unknownScreen.capture_nonce }).descriptor;
+    const stranger = newStranger().capture({ nonce: unknownScreen.capture_nonce, light: true }).descriptor;
     const failed = await screenCall("complete", unknownScreen.screen_token, {
       capture_nonce: unknownScreen.capture_nonce,
       face_template: stranger,

@@ -9,7 +9,7 @@ import { base, body, connect, cookiesOf, decideOn, MemoryProvider, mcpUrl, owned
 import { enrolStranger } from "../harness/identity";
 import { boot, screenCall } from "../harness/sessions";
 
-type Person = { capture(options: { nonce: string }): { descriptor: unknown; nonce: string } };
+type Person = { capture(options: { nonce: string; light: boolean }): { descriptor: unknown; nonce: string } };
 
 /** A fresh authorization request of an SDK client (DCR, PKCE, resource): its URL and the client. */
 async function authorizationRequest() {
@@ -42,7 +42,7 @@ async function startPresence(url: URL, merchantId: string, environment = "test")
 async function proveOnScreen(sessionToken: string, person: Person) {
   const booted = await boot(sessionToken);
   expect(booted.status, booted.text).toBe(200);
-  const { descriptor } = person.capture({ nonce: booted.body.capture_nonce });
+  const { descriptor } = person.capture({ nonce: booted.body.capture_nonce, light: true });
   return screenCall("complete", booted.body.screen_token, { capture_nonce: booted.body.capture_nonce, face_template: descriptor });
 }
 

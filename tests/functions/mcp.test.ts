@@ -191,7 +191,7 @@ describe("mcp: an agent asks a person to prove presence", () => {
       requested_by: "agent",
     });
     expect(await result()).toMatchObject({ state: "opened" });
-    const { descriptor } = owner.capture({ nonce: screen.capture_nonce });
+    const { descriptor } = owner.capture({ nonce: screen.capture_nonce, light: true });
     const done = await screenCall("complete", screen.screen_token, { capture_nonce: screen.capture_nonce, face_template: descriptor });
     expect(done.body.state, done.text).toBe("completed");
     expect(await result()).toMatchObject({

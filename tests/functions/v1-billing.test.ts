@@ -221,7 +221,7 @@ describe("billing of hosted sessions", () => {
       complete: (person: Stranger, body: Record<string, unknown> = {}, attack?: "photo") =>
         screenCall("complete", screen.screen_token, {
           capture_nonce: screen.capture_nonce,
-          face_template: person.capture({ nonce: screen.capture_nonce, attack }).descriptor,
+          face_template: person.capture({ nonce: screen.capture_nonce, light: true, attack }).descriptor,
           ...body,
         }),
       cancel: () => screenCall("cancel", screen.screen_token, {}),

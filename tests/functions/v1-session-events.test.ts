@@ -34,7 +34,7 @@ describe("/v1 session webhooks", () => {
     const person = newStranger();
     const done = await screenCall("complete", screen.screen_token, {
       capture_nonce: screen.capture_nonce,
-      face_template: person.capture({ nonce: screen.capture_nonce }).descriptor,
+      face_template: person.capture({ nonce: screen.capture_nonce, light: true }).descriptor,
       consent: { ...HOSTED_CONSENT, accepted: true },
     });
     expect(done.status, done.text).toBe(200);

@@ -16,8 +16,8 @@ import { boot, openSession, screenCall } from "../harness/sessions";
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
-function captureOf(person: { capture(options: { nonce: string }): { descriptor: unknown } }, nonce: string) {
-  return { capture_nonce: nonce, face_template: person.capture({ nonce }).descriptor };
+function captureOf(person: { capture(options: { nonce: string; light: boolean }): { descriptor: unknown } }, nonce: string) {
+  return { capture_nonce: nonce, face_template: person.capture({ nonce, light: true }).descriptor };
 }
 
 function mandateTerms(extra: Record<string, unknown> = {}) {

@@ -62,6 +62,8 @@ type CaptureOptions = {
   nonce?: string;
   /** Show a face at exactly this cosine similarity to theirs instead of their own. */
   similarity?: number;
+  /** A descriptor v2 under the light challenge (what the hosted screen sends). */
+  light?: boolean;
 };
 
 /**
