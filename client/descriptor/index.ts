@@ -145,8 +145,8 @@ function colourTriples(c: Rgb): number[][] {
  * divided by 1 + d c. What remains leaks into the pulse as broadband noise, most of it at the
  * changes of colour: how much of each colour a frame saw there depends on the camera's exposure and
  * shutter, which no model of the client knows. So the samples within one sample period of a change
- * (at the fitted lag) are replaced by linear interpolation between the nearest samples on either
- * side (4 samples in 15 at 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
+ * (at the fitted lag), and those before the first chip, are replaced by linear interpolation
+ * between the nearest samples on either side (or the nearest one, at the start) (4 samples in 15 at 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
  */
 export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, fs: number): Rgb {
   const n = rgb.r.length;
@@ -174,9 +174,11 @@ export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, 
     }
     return x.map((v, i) => v / (1 + d * (c[i] as number)));
   };
+  // Before the first chip (at the fitted lag) the face saw whatever the screen showed before the
+  // capture, which no model here knows: bridged like a change.
   const atChange = Array.from({ length: n }, (_, i) => {
     const chip = (t: number) => Math.floor((t - fit.lagS) / LIGHT_CHIP_SECONDS);
-    return chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs);
+    return chip(i / fs - 1 / fs) < 0 || chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs);
   });
   return { r: bridged(clean(rgb.r, 0), atChange), g: bridged(clean(rgb.g, 1), atChange), b: bridged(clean(rgb.b, 2), atChange) };
 }

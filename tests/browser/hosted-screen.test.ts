@@ -8,7 +8,7 @@
  * reading per locale that must be accepted (12 s hold the beats and breath pauses the engine
  * needs), one 12 s reading lit by another nonce's sequence (a capture made for another session:
  * refused by the light check), one 5 s reading per other locale lit the same way, and one 5 s
- * paced reading that the media's voice does not follow: real refusals, not forced ones. Every other
+ * paced reading for a payment (refused: a real refusal, not a forced one). Every other
  * state (the theme, cancel, a token used twice, an expired session, a face the screen's light does
  * not reach) needs no recording.
  */
@@ -198,7 +198,7 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
   );
 
   it(
-    "en: a short paced reading (the cues shown) that the media's voice does not follow is refused, and the screen says why in words",
+    "en: a short paced reading (the cues shown, the schedule declared in the descriptor) is refused, and the screen says why in words",
     async () => {
       const { session, outcome, sent } = await throughScreen("en-GB", authorizeBody(), REFUSED_SECONDS, ["outcome"], { paced: true });
       expect(sent.face_template.signals.schedule).toBe("nonce-v1");

@@ -94,7 +94,7 @@ function installCamera(config: CameraConfig): void {
     return sequence ? sequence[Math.min(sequence.length - 1, Math.floor(elapsed / config.chipSeconds))]! : null;
   };
 
-  type Processor = new (init: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> };
+  type Processor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> };
   type Generator = new (init: { kind: "video" }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> };
   const { MediaStreamTrackProcessor: TrackProcessor, MediaStreamTrackGenerator: TrackGenerator } = window as unknown as {
     MediaStreamTrackProcessor: Processor;
@@ -106,7 +106,8 @@ function installCamera(config: CameraConfig): void {
     const stream = await original(constraints);
     const track = stream.getVideoTracks()[0];
     if (!track) return stream;
-    const reader = new TrackProcessor({ track }).readable.getReader();
+    // Frames queue while the page is busy rather than being dropped (the page's own reader keeps 10 as well).
+    const reader = new TrackProcessor({ track, maxBufferSize: 10 }).readable.getReader();
     const generator = new TrackGenerator({ kind: "video" });
     const writer = generator.writable.getWriter();
     const stopGenerator = generator.stop.bind(generator);
@@ -116,6 +117,8 @@ function installCamera(config: CameraConfig): void {
     };
     let canvas: OffscreenCanvas | null = null;
     let context: OffscreenCanvasRenderingContext2D | null = null;
+    /** The face's bounding box, and its ellipse's pixels as indices into that box. */
+    let box = { x: 0, y: 0, width: 0, height: 0 };
     let face: Uint32Array = new Uint32Array(0);
     let offsetUs = Number.NEGATIVE_INFINITY;
     const relight = async () => {
@@ -134,22 +137,26 @@ function installCamera(config: CameraConfig): void {
           canvas = new OffscreenCanvas(width, height);
           context = canvas.getContext("2d", { willReadFrequently: true })!;
           const { cx, cy, rx, ry } = config.face;
+          const x0 = Math.max(0, cx - rx);
+          const y0 = Math.max(0, cy - ry);
+          box = { x: x0, y: y0, width: Math.min(width - 1, cx + rx) - x0 + 1, height: Math.min(height - 1, cy + ry) - y0 + 1 };
           const pixels: number[] = [];
-          for (let y = Math.max(0, cy - ry); y <= Math.min(height - 1, cy + ry); y++) {
-            for (let x = Math.max(0, cx - rx); x <= Math.min(width - 1, cx + rx); x++) {
-              if (((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 <= 1) pixels.push(y * width + x);
+          for (let y = y0; y < y0 + box.height; y++) {
+            for (let x = x0; x < x0 + box.width; x++) {
+              if (((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 <= 1) pixels.push((y - y0) * box.width + (x - x0));
             }
           }
           face = Uint32Array.from(pixels);
         }
         context!.drawImage(frame, 0, 0);
-        const image = context!.getImageData(0, 0, width, height);
+        // Only the face's box is read back and written: the rest of the frame stays as drawn.
+        const image = context!.getImageData(box.x, box.y, box.width, box.height);
         // Relative to full light, so no pixel is pushed past 255 (clipping would bend the reflection); the room is not lit.
         const gains = light.map((c) => (1 + config.depth * c) / (1 + config.depth));
         for (const p of face) {
           for (let c = 0; c < 3; c++) image.data[4 * p + c] = Math.min(255, image.data[4 * p + c]! * gains[c]!);
         }
-        context!.putImageData(image, 0, 0);
+        context!.putImageData(image, box.x, box.y);
         const relit = new VideoFrame(canvas, { timestamp: frame.timestamp });
         frame.close();
         await writer.write(relit);
