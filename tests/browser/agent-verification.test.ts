@@ -18,7 +18,7 @@ import { type GuardedBrowser, openBrowser } from "./chromium";
 import { outcomeOf, PHONE, photograph, screenUrl, startReading, waitForView } from "./hosted-screen";
 import { litCamera } from "./lit-camera";
 
-const ACCEPTED_SECONDS = 12;
+const ACCEPTED_SECONDS = 15;
 const REFUSED_SECONDS = 5;
 const TEST_TIMEOUT = 150_000;
 
@@ -80,7 +80,8 @@ describe("agent verification cards on the hosted screen", () => {
       expect(enrolment.status, enrolment.text).toBe(201);
       const enrolPage = await openCard(enrolment.body.url, "en-GB", ACCEPTED_SECONDS);
       await enrolPage.check("#consent");
-      expect(await proveOn(enrolPage, ACCEPTED_SECONDS)).toMatchObject({ kind: "approved" });
+      const enrolled = await proveOn(enrolPage, ACCEPTED_SECONDS);
+      expect(enrolled, JSON.stringify(enrolled)).toMatchObject({ kind: "approved" });
       await enrolPage.context().close();
 
       const card = await mint();
