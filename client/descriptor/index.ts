@@ -8,7 +8,7 @@
  */
 import { presenceConfig } from "../../shared/engine/config";
 import type { LightSignals, PresenceDescriptor } from "../../shared/engine/descriptor";
-import { finishPulse, movingAverage } from "../../shared/engine/dsp";
+import { finishPulse, interpolate, movingAverage } from "../../shared/engine/dsp";
 import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
 import { fitLight } from "../../shared/engine/reflection";
 import { type FaceObservation, summariseFace } from "./face";
@@ -146,7 +146,8 @@ function colourTriples(c: Rgb): number[][] {
  * changes of colour: how much of each colour a frame saw there depends on the camera's exposure and
  * shutter, which no model of the client knows. So the samples within one sample period of a change
  * (at the fitted lag), and those before the first chip, are replaced by linear interpolation
- * between the nearest samples on either side (or the nearest one, at the start) (4 samples in 15 at 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
+ * between the nearest samples on either side, or the nearest one at the start (4 samples in 15 at
+ * 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
  */
 export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, fs: number): Rgb {
   const n = rgb.r.length;
@@ -176,27 +177,22 @@ export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, 
   };
   // Before the first chip (at the fitted lag) the face saw whatever the screen showed before the
   // capture, which no model here knows: bridged like a change.
-  const atChange = Array.from({ length: n }, (_, i) => {
-    const chip = (t: number) => Math.floor((t - fit.lagS) / LIGHT_CHIP_SECONDS);
-    return chip(i / fs - 1 / fs) < 0 || chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs);
-  });
+  const chip = (t: number) => Math.floor((t - fit.lagS) / LIGHT_CHIP_SECONDS);
+  const atChange = Array.from({ length: n }, (_, i) => chip(i / fs - 1 / fs) < 0 || chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs));
   return { r: bridged(clean(rgb.r, 0), atChange), g: bridged(clean(rgb.g, 1), atChange), b: bridged(clean(rgb.b, 2), atChange) };
 }
 
-/** `x` with every sample where `gap` is true replaced by linear interpolation between the nearest samples outside the gap. */
+/**
+ * `x` with every sample where `gap` is true replaced by linear interpolation between the nearest
+ * samples outside the gap (the nearest one held beyond them); unchanged when every sample is in it.
+ */
 function bridged(x: Float64Array, gap: readonly boolean[]): Float64Array {
-  const out = Float64Array.from(x);
-  const n = x.length;
-  for (let i = 0; i < n; i++) {
-    if (!gap[i]) continue;
-    let before = i - 1;
-    while (before >= 0 && gap[before]) before--;
-    let after = i + 1;
-    while (after < n && gap[after]) after++;
-    if (before < 0 && after >= n) return out;
-    if (before < 0) out[i] = x[after] as number;
-    else if (after >= n) out[i] = x[before] as number;
-    else out[i] = (x[before] as number) + (((x[after] as number) - (x[before] as number)) * (i - before)) / (after - before);
-  }
-  return out;
+  const kept = Array.from(x.keys()).filter((i) => !gap[i]);
+  if (kept.length === 0) return Float64Array.from(x);
+  const filled = interpolate(
+    kept,
+    kept.map((i) => x[i] as number),
+    Array.from(x.keys()),
+  );
+  return x.map((v, i) => (gap[i] ? (filled[i] as number) : v));
 }
