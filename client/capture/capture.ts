@@ -247,12 +247,15 @@ export class PresenceCapture {
    */
   async preflight(layer: LightLayer): Promise<number | null> {
     const start = performance.now() / 1000;
-    this.lit = [];
-    const lit = this.lit;
-    this.showLight(layer, "preflight", start, (elapsed) => {
-      const step = Math.min(PREFLIGHT.steps.length - 1, Math.floor(elapsed / PREFLIGHT.stepSeconds));
-      return PREFLIGHT.steps[step]!.hex;
-    });
+    const lit: LitSample[] = [];
+    this.lit = lit;
+    this.showLight(
+      layer,
+      "preflight",
+      start,
+      PREFLIGHT.steps.map((step) => step.hex),
+      PREFLIGHT.stepSeconds,
+    );
     // The last frames of the black step reach the page a little after it ends.
     await until(start + PREFLIGHT_SECONDS + 0.25);
     this.stopLight?.();
@@ -292,12 +295,9 @@ export class PresenceCapture {
     this.recording = recording;
     let lit: LitSample[] | null = null;
     if (options.light) {
-      const chips = lightSequence(nonce, seconds + 1);
       lit = this.lit = [];
-      this.showLight(options.light, "sequence", t0, (elapsed) => {
-        const chip = chips[Math.min(chips.length - 1, Math.floor(elapsed / LIGHT_CHIP_SECONDS))]!;
-        return LIGHT_PALETTE[chip]!.hex;
-      });
+      const colours = lightSequence(nonce, seconds + 1).map((chip) => LIGHT_PALETTE[chip]!.hex);
+      this.showLight(options.light, "sequence", t0, colours, LIGHT_CHIP_SECONDS);
     }
     try {
       // A little past the end, so interpolation has a frame and the audio a block beyond the last sample.
@@ -322,15 +322,17 @@ export class PresenceCapture {
   }
 
   /**
-   * Shows `colourAt(seconds since start)` on `layer` from `start` (capture clock), switched at
-   * each animation frame (no smoothing) until stopLight clears it.
+   * Shows `colours` on `layer` one after another from `start` (capture clock), each for
+   * `stepSeconds` (the last held), switched at each animation frame (no smoothing) until stopLight
+   * clears it.
    */
-  private showLight(layer: LightLayer, phase: LightPhase, start: number, colourAt: (elapsedS: number) => string): void {
+  private showLight(layer: LightLayer, phase: LightPhase, start: number, colours: readonly string[], stepSeconds: number): void {
     let shown = "";
     let running = true;
     const paint = () => {
       if (!running) return;
-      const colour = colourAt(Math.max(0, performance.now() / 1000 - start));
+      const step = Math.floor(Math.max(0, performance.now() / 1000 - start) / stepSeconds);
+      const colour = colours[Math.min(colours.length - 1, step)]!;
       if (colour !== shown) layer.show((shown = colour), phase);
       requestAnimationFrame(paint);
     };
@@ -423,21 +425,19 @@ export class PresenceCapture {
     const started = performance.now();
     const lit = this.lit;
     const landmarks = this.lastFace?.landmarks;
+    let mean: ReturnType<typeof meanSkinRgb>;
     if (lit && landmarks) {
       const width = frame.displayWidth;
       const height = frame.displayHeight;
       const whole = await this.pixels(frame, { x: 0, y: 0, width, height });
-      const mean = meanSkinRgb(cropRgba(whole, width, skin.box), skin, { chromaGate: false });
+      mean = meanSkinRgb(cropRgba(whole, width, skin.box), skin, { chromaGate: false });
       const background = meanBackgroundRgb(whole, width, height, landmarks);
-      if (mean) this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
       if (mean && background) lit.push({ t, skin: rgbOf(mean), background: rgbOf(background) });
     } else {
-      const mean = meanSkinRgb(await this.pixels(frame, skin.box), skin);
-      if (mean) {
-        this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
-        if (this.inWindow(t)) this.recording!.skin.push({ t, ...rgbOf(mean) });
-      }
+      mean = meanSkinRgb(await this.pixels(frame, skin.box), skin);
+      if (mean && this.inWindow(t)) this.recording!.skin.push({ t, ...rgbOf(mean) });
     }
+    if (mean) this.light = 0.299 * mean.r + 0.587 * mean.g + 0.114 * mean.b;
     this.stats.frameWorkMs.push(performance.now() - started);
   }
 

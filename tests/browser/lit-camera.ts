@@ -85,13 +85,10 @@ function installCamera(config: CameraConfig): void {
   /** The screen's light (linear RGB) at capture time `t`, or null while it shows its own colours. */
   const lightAt = (t: number): number[] | null => {
     const current = state.phases.filter((p) => p.t <= t).at(-1);
-    if (!current?.phase) return null;
-    const elapsed = t - current.t;
-    if (current.phase === "preflight") {
-      return config.preflight[Math.min(config.preflight.length - 1, Math.floor(elapsed / config.stepSeconds))]!;
-    }
-    const sequence = state.sequence;
-    return sequence ? sequence[Math.min(sequence.length - 1, Math.floor(elapsed / config.chipSeconds))]! : null;
+    const [colours, stepSeconds] =
+      current?.phase === "preflight" ? [config.preflight, config.stepSeconds] : [state.sequence, config.chipSeconds];
+    if (!current?.phase || !colours) return null;
+    return colours[Math.min(colours.length - 1, Math.floor((t - current.t) / stepSeconds))]!;
   };
 
   type Processor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> };
