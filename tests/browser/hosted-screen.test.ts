@@ -12,10 +12,9 @@
  * state (the theme, cancel, a token used twice, an expired session, a face the screen's light does
  * not reach) needs no recording.
  */
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { pacedCues } from "../../client/screen/paced";
-import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
+import { evaluatePresence } from "../../shared/engine";
 import { rpc } from "../../shared/platform/db/rpc";
 import { translate } from "../../shared/platform/i18n";
 import { userMessage } from "../../shared/sessions/outcomes";
@@ -25,7 +24,18 @@ import { useOwnService } from "../harness/own-service";
 import { authorizeBody, createSession, readSession } from "../harness/sessions";
 import { expectSignedBy } from "../harness/webhook-receiver";
 import { type GuardedBrowser, openBrowser } from "./chromium";
-import { emulateScheme, outcomeOf, PHONE, photograph, screenUrl, startReading, waitForGates, waitForView } from "./hosted-screen";
+import {
+  emulateScheme,
+  outcomeOf,
+  PHONE,
+  photograph,
+  readingFigures,
+  screenUrl,
+  sentCapture,
+  startReading,
+  waitForGates,
+  waitForView,
+} from "./hosted-screen";
 import { litCamera } from "./lit-camera";
 
 /** The screen, what the merchant calls, the outbox, and the default theme's logo and fonts (merchant-theme-get). */
@@ -61,16 +71,6 @@ const WORDS = {
   "es-ES": { accepted: "Confirmado", refused: "No confirmado", cancelled: "Cancelado", lang: "es" },
 } as const;
 type TestLocale = keyof typeof WORDS;
-
-/** The capture the screen sends to /complete (awaited once it has). */
-function sentCapture(page: Page): Promise<{ capture_nonce: string; face_template: PresenceDescriptor }> {
-  const sent = page
-    .waitForRequest((request) => request.url().endsWith("/hosted-capture/complete"), { timeout: 120_000 })
-    .then((request) => request.postDataJSON());
-  // A test that fails before the screen sends anything closes the page: that rejection is not the failure to report.
-  sent.catch(() => {});
-  return sent;
-}
 
 /**
  * One session through the screen in `locale`: intro (the consent ticked when asked), gates, a
@@ -171,7 +171,7 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       });
       expect(sent.face_template.signals.light?.skin).toHaveLength(ACCEPTED_SECONDS * sent.face_template.signals.sample_rate_hz);
       const outcome = await outcomeOf(page);
-      expect(outcome, JSON.stringify(outcome)).toMatchObject({
+      expect(outcome, readingFigures(sent.face_template)).toMatchObject({
         kind: "approved",
         title: "Confirmed",
         message: "You are enrolled. You can close this page.",
@@ -239,7 +239,7 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       async () => {
         const words = WORDS[locale];
         const login = await throughScreen(locale, { action: "login" }, ACCEPTED_SECONDS, ["intro", "recording", "outcome"]);
-        expect(login.outcome, JSON.stringify(login.outcome)).toMatchObject({ kind: "approved", title: words.accepted });
+        expect(login.outcome, readingFigures(login.sent.face_template)).toMatchObject({ kind: "approved", title: words.accepted });
         expect(login.sent.face_template).toMatchObject({ version: 2, capture_nonce: login.sent.capture_nonce });
         expect(login.outcome.receipt).toMatch(/^RCPT-/);
         expect((await readSession(merchant.keys.sk_test, login.session.session_id)).body).toMatchObject({ state: "completed" });

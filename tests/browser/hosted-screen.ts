@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
+import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 
 /** A phone-sized viewport (the screenshots in docs/screens/ are taken at it). */
 export const PHONE = { width: 390, height: 780 };
@@ -72,4 +73,52 @@ export async function outcomeOf(page: Page) {
     message: document.getElementById("outcome-message")!.textContent,
     receipt: document.getElementById("outcome-receipt")!.hidden ? null : document.getElementById("receipt-code")!.textContent,
   }));
+}
+
+/** What the screen sent to /complete: the capture nonce and the descriptor. */
+export interface SentCapture {
+  capture_nonce: string;
+  face_template: PresenceDescriptor;
+}
+
+/** The capture the screen sends to /complete (awaited once it has). Call before the reading starts. */
+export function sentCapture(page: Page): Promise<SentCapture> {
+  const sent = page
+    .waitForRequest((request) => request.url().endsWith("/hosted-capture/complete"), { timeout: 120_000 })
+    .then((request) => request.postDataJSON() as SentCapture);
+  // A test that fails before the screen sends anything closes the page: that rejection is not the failure to report.
+  sent.catch(() => {});
+  return sent;
+}
+
+/**
+ * A reading's figures as the engine judges them, for a failure message: the reason, the quality
+ * inputs, the pulse, the voice and the light, and where the grid had no frame (`start+length`
+ * runs of samples), so a refusal the test did not expect says whether frames were missing or a
+ * signal was weak.
+ */
+export function readingFigures(descriptor: PresenceDescriptor): string {
+  const judged = evaluatePresence(descriptor);
+  const valid = descriptor.signals.valid ?? [];
+  const missing: string[] = [];
+  for (let i = 0; i < valid.length; i++) {
+    if (valid[i] !== 0) continue;
+    const start = i;
+    while (i + 1 < valid.length && valid[i + 1] === 0) i++;
+    missing.push(`${start}+${i - start + 1}`);
+  }
+  const { liveness_score, face_quality, valid_fraction, pulse_snr_db, av_correlation, light_correlation, light_lag_ms, light_depth } =
+    judged.assurance_inputs;
+  return JSON.stringify({
+    reason: judged.reason,
+    liveness_score,
+    face_quality,
+    valid_fraction,
+    missing: missing.join(" "),
+    pulse_snr_db,
+    av_correlation,
+    light_correlation,
+    light_lag_ms,
+    light_depth,
+  });
 }
