@@ -5,8 +5,8 @@
  * with the light challenge (a LightLayer), version 1 otherwise. Nothing but the descriptor leaves it.
  *
  * Per camera frame the main thread only averages the skin pixels under the latest skin region
- * (a few hundred microseconds to a millisecond; under the light, the whole frame is read for the
- * background too); whenever the worker is free it gets the newest frame for landmarks (and, about
+ * (a few hundred microseconds to a millisecond; under the light, the two background bands beside
+ * the head too); whenever the worker is free it gets the newest frame for landmarks (and, about
  * once a second, the detector; on a few frames the descriptor).
  *
  * Frames come from the camera track itself where the browser can hand them over one by one
@@ -20,8 +20,8 @@
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
 import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "../../shared/engine/light";
 import {
+  backgroundBands,
   buildDescriptor,
-  cropRgba,
   type FaceObservation,
   interOcularDistance,
   type LitSample,
@@ -418,8 +418,9 @@ export class PresenceCapture {
   /**
    * The mean skin colour of one frame: the pixels under the skin region, averaged where the mask
    * and the skin chroma agree. Under the light the chroma gate is off (coloured light moves skin
-   * out of its range) and the background beside the head is averaged too (meanBackgroundRgb), from
-   * the whole frame. Its cost is the every-frame work of the capture.
+   * out of its range) and the background beside the head is averaged too (meanBackgroundRgb): only
+   * the skin's box and the background's bands are copied out of the frame. Its cost is the
+   * every-frame work of the capture.
    */
   private async averageSkin(frame: VideoFrame, skin: SkinMask, t: number): Promise<void> {
     const started = performance.now();
@@ -427,11 +428,10 @@ export class PresenceCapture {
     const landmarks = this.lastFace?.landmarks;
     let mean: ReturnType<typeof meanSkinRgb>;
     if (lit && landmarks) {
-      const width = frame.displayWidth;
-      const height = frame.displayHeight;
-      const whole = await this.pixels(frame, { x: 0, y: 0, width, height });
-      mean = meanSkinRgb(cropRgba(whole, width, skin.box), skin, { chromaGate: false });
-      const background = meanBackgroundRgb(whole, width, height, landmarks);
+      const bands = backgroundBands(landmarks, frame.displayWidth, frame.displayHeight);
+      const [skinPixels, ...bandPixels] = await Promise.all([skin.box, ...bands].map((box) => this.pixels(frame, box)));
+      mean = meanSkinRgb(skinPixels!, skin, { chromaGate: false });
+      const background = meanBackgroundRgb(bands.map((box, i) => ({ box, rgba: bandPixels[i]! })));
       if (mean && background) lit.push({ t, skin: rgbOf(mean), background: rgbOf(background) });
     } else {
       mean = meanSkinRgb(await this.pixels(frame, skin.box), skin);

@@ -20,7 +20,7 @@ export { type LitSample, PREFLIGHT, PREFLIGHT_SECONDS, preflightDepth, type Rgb 
 export { posPulse } from "./pos";
 export { type CaptureGrid, gridTimes, mouthOpening, onGrid, VoiceMeter, validMask } from "./series";
 export {
-  cropRgba,
+  backgroundBands,
   interOcularDistance,
   meanBackgroundRgb,
   meanSkinRgb,

@@ -26,17 +26,27 @@ export function onGrid(times: readonly number[], values: readonly number[], grid
 }
 
 /**
- * `valid_i` (3.5): 1 when a frame with a tracked face has its timestamp within half a sample
- * period of `t_i`, else 0.
+ * `valid_i` (3.5): 1 when the sample stands on real frames, else 0. `frameTimes` are the capture
+ * times of the frames with a tracked face, ascending. A sample stands on real frames when a frame
+ * lies within half a sample period of `t_i`, or when `t_i` lies between two consecutive frames at
+ * most 1.5 sample periods apart (the camera's own cadence). The second rule is what makes a
+ * camera running at the grid's rate count whatever its phase against the grid: with frames half a
+ * period off the grid, a few milliseconds of timestamp jitter put two frames nearest one sample
+ * and none nearest the next, though no frame was missed.
  */
 export function validMask(frameTimes: readonly number[], grid: CaptureGrid): number[] {
+  const period = 1 / grid.sampleRateHz;
+  const times = gridTimes(grid);
   const valid = new Array<number>(grid.samples).fill(0);
-  const half = 0.5 / grid.sampleRateHz;
-  for (const t of frameTimes) {
-    const position = (t - grid.t0) * grid.sampleRateHz;
-    for (const i of [Math.floor(position), Math.ceil(position)]) {
-      if (i >= 0 && i < grid.samples && Math.abs(t - (grid.t0 + i / grid.sampleRateHz)) <= half) valid[i] = 1;
-    }
+  let after = 0; // the first frame later than the sample
+  for (let i = 0; i < grid.samples; i++) {
+    const t = times[i]!;
+    while (after < frameTimes.length && frameTimes[after]! <= t) after++;
+    const before = after > 0 ? frameTimes[after - 1] : undefined;
+    const next = frameTimes[after];
+    const near = (before !== undefined && t - before <= period / 2) || (next !== undefined && next - t <= period / 2);
+    const bridged = before !== undefined && next !== undefined && next - before <= 1.5 * period;
+    if (near || bridged) valid[i] = 1;
   }
   return valid;
 }

@@ -132,47 +132,52 @@ export function skinMask(landmarks: readonly Point[], frameWidth: number, frameH
 
 /**
  * The background region of the light challenge (docs/presence-descriptor.md 11.2): the frame's
- * pixels outside the head, from the top of the frame down to the chin, every 4th pixel in each
- * direction. The head is the outline's bounding box widened by half its width on each side. `rgba`
- * is the whole frame, row by row, four bytes a pixel. Null when no pixel qualifies (a face filling
- * the frame).
+ * pixels outside the head, from the top of the frame down to the chin, as the two bands beside the
+ * head in a `frameWidth` x `frameHeight` frame. The head is the outline's bounding box widened by
+ * half its width on each side; pixels are judged at their centres. A client copies only these
+ * boxes out of a frame. Bands with no pixel are left out (none for a face filling the frame).
  */
-export function meanBackgroundRgb(
-  rgba: ArrayLike<number>,
-  frameWidth: number,
-  frameHeight: number,
-  landmarks: readonly Point[],
-): { r: number; g: number; b: number; pixels: number } | null {
+export function backgroundBands(landmarks: readonly Point[], frameWidth: number, frameHeight: number): PixelBox[] {
   const outline = OUTLINE.map((i) => landmarks[i]!);
   const left = Math.min(...outline.map((p) => p.x));
   const right = Math.max(...outline.map((p) => p.x));
-  const chin = Math.min(frameHeight, Math.max(...outline.map((p) => p.y)));
   const half = (right - left) / 2;
+  const clampTo = (x: number, limit: number) => Math.min(limit, Math.max(0, x));
+  const height = clampTo(Math.ceil(Math.max(...outline.map((p) => p.y))), frameHeight);
+  const leftWidth = clampTo(Math.ceil(left - half - 0.5), frameWidth);
+  const rightStart = clampTo(Math.floor(right + half - 0.5) + 1, frameWidth);
+  return [
+    { x: 0, y: 0, width: leftWidth, height },
+    { x: rightStart, y: 0, width: frameWidth - rightStart, height },
+  ].filter((band) => band.width > 0 && band.height > 0);
+}
+
+/**
+ * The mean R, G and B of the background (backgroundBands), every 4th pixel of the frame in each
+ * direction (columns and rows that are multiples of 4). Each band comes with its pixels as
+ * `rgba`, row by row, four bytes a pixel, as VideoFrame.copyTo gives a box. Null when no pixel
+ * qualifies.
+ */
+export function meanBackgroundRgb(
+  bands: readonly { box: PixelBox; rgba: ArrayLike<number> }[],
+): { r: number; g: number; b: number; pixels: number } | null {
   let r = 0;
   let g = 0;
   let b = 0;
   let count = 0;
-  for (let y = 0; y < chin; y += BACKGROUND_STRIDE) {
-    for (let x = 0; x < frameWidth; x += BACKGROUND_STRIDE) {
-      if (x + 0.5 >= left - half && x + 0.5 <= right + half) continue;
-      const p = 4 * (y * frameWidth + x);
-      r += rgba[p] as number;
-      g += rgba[p + 1] as number;
-      b += rgba[p + 2] as number;
-      count++;
+  const firstFrom = (start: number) => Math.ceil(start / BACKGROUND_STRIDE) * BACKGROUND_STRIDE;
+  for (const { box, rgba } of bands) {
+    for (let y = firstFrom(box.y); y < box.y + box.height; y += BACKGROUND_STRIDE) {
+      for (let x = firstFrom(box.x); x < box.x + box.width; x += BACKGROUND_STRIDE) {
+        const p = 4 * ((y - box.y) * box.width + (x - box.x));
+        r += rgba[p] as number;
+        g += rgba[p + 1] as number;
+        b += rgba[p + 2] as number;
+        count++;
+      }
     }
   }
   return count === 0 ? null : { r: r / count, g: g / count, b: b / count, pixels: count };
-}
-
-/** The pixels of `box` out of a whole frame `frameWidth` wide, as meanSkinRgb takes them (RGBA, row by row). */
-export function cropRgba(rgba: Uint8Array, frameWidth: number, box: PixelBox): Uint8Array {
-  const out = new Uint8Array(box.width * box.height * 4);
-  for (let row = 0; row < box.height; row++) {
-    const from = ((box.y + row) * frameWidth + box.x) * 4;
-    out.set(rgba.subarray(from, from + box.width * 4), row * box.width * 4);
-  }
-  return out;
 }
 
 /** The background region is sampled every this many pixels in each direction. */

@@ -7,14 +7,15 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  backgroundBands,
   buildDescriptor,
-  cropRgba,
   type FaceObservation,
   gridTimes,
   type LitSample,
   meanBackgroundRgb,
   meanSkinRgb,
   mouthOpening,
+  type PixelBox,
   type Point,
   PREFLIGHT,
   posPulse,
@@ -280,13 +281,36 @@ describe("voice", () => {
 });
 
 describe("valid and face", () => {
-  it("marks grid samples with a frame within half a sample period", () => {
+  it("marks samples that stand on real frames: a frame within half a period, or between two frames of the camera's cadence", () => {
     const grid = { t0: 0, sampleRateHz: 10, samples: 10 };
-    // 0.26 is 0.04 from t_3 but 0.06 from t_2; 0.5 is t_5 exactly, 0.1 from t_4; 0.96 is 0.06 from t_9.
-    expect(validMask([0.02, 0.11, 0.26, 0.5, 0.54, 0.96], grid)).toEqual([1, 1, 0, 1, 0, 1, 0, 0, 0, 0]);
+    // 0.02 is near t_0, 0.14 near t_1; t_2 is 0.06 and 0.07 from the frames around it, 0.13 apart;
+    // 0.27 is near t_3; 0.27 to 0.5 is a gap (t_4 is 0.1 from 0.5); 0.54 to 0.96 another (0.96 is 0.06 from t_9).
+    expect(validMask([0.02, 0.14, 0.27, 0.5, 0.54, 0.96], grid)).toEqual([1, 1, 1, 1, 0, 1, 0, 0, 0, 0]);
     expect(gridTimes(grid)[3]).toBeCloseTo(0.3, 12);
   });
 
+  /** A camera at the grid's rate: frames `phase` periods off the grid, each with up to 5 ms of timestamp jitter. */
+  function cadence(phase: number, seconds: number, fs: number, dropped: number[] = []): number[] {
+    const rng = createRng(11);
+    const frames: number[] = [];
+    for (let k = -fs; k < (seconds + 1) * fs; k++) {
+      if (!dropped.includes(k)) frames.push((k + phase) / fs + rng.uniform(-0.005, 0.005));
+    }
+    return frames;
+  }
+
+  it("counts every sample of a camera at the grid's rate whatever its phase and jitter, and each dropped frame's sample", () => {
+    const grid = { t0: 0, sampleRateHz: 15, samples: 225 };
+    for (const phase of [0, 0.25, 0.5, 0.75]) {
+      expect(
+        validMask(cadence(phase, 15, 15), grid).every((v) => v === 1),
+        `phase ${phase}`,
+      ).toBe(true);
+    }
+    // Frames on the grid: one dropped frame leaves its sample without one, two in a row leave two.
+    const valid = validMask(cadence(0, 15, 15, [40, 100, 101]), grid);
+    expect(valid.flatMap((v, i) => (v === 0 ? [i] : []))).toEqual([40, 100, 101]);
+  });
   it("averages the descriptors of the 5 best detections, L2-normalised, with their mean score as quality", () => {
     const unit = (k: number) => Array.from({ length: 128 }, (_, i) => (i === k ? 1 : 0));
     const observations: FaceObservation[] = [0.9, 0.8, 0.95, 0.3, 0.85, 0.7, 0.2].map((score, k) => ({ score, descriptor: unit(k) }));
@@ -444,6 +468,22 @@ describe("the light challenge's colours, on rendered frames", () => {
     }
   });
 
+  /** The pixels of `box` out of a whole frame `frameWidth` wide, as VideoFrame.copyTo gives them. */
+  function cut(frame: Uint8ClampedArray, frameWidth: number, box: PixelBox): Uint8ClampedArray {
+    const out = new Uint8ClampedArray(box.width * box.height * 4);
+    for (let row = 0; row < box.height; row++) {
+      const from = ((box.y + row) * frameWidth + box.x) * 4;
+      out.set(frame.subarray(from, from + box.width * 4), row * box.width * 4);
+    }
+    return out;
+  }
+
+  /** The background's mean as the frame's own copy of the bands gives it. */
+  function background(frame: Uint8ClampedArray, width: number, height: number, landmarks: Point[]) {
+    const bands = backgroundBands(landmarks, width, height);
+    return meanBackgroundRgb(bands.map((box) => ({ box, rgba: cut(frame, width, box) })));
+  }
+
   it("the background is the frame beside and above the head, down to the chin, every 4th pixel", () => {
     const [width, height] = [320, 160];
     const landmarks = syntheticLandmarks(160, 72, 48); // head from x = 112 to 208, chin at y = 132
@@ -454,10 +494,44 @@ describe("the light challenge's colours, on rendered frames", () => {
       const colour = y >= 132 ? [20, 200, 20] : x >= 64 && x < 256 ? [190, 140, 115] : [60, 80, 120];
       rgba.set([...colour, 255], 4 * p);
     }
-    const mean = meanBackgroundRgb(rgba, width, height, landmarks)!;
+    expect(backgroundBands(landmarks, width, height), "only the bands are copied out of the frame").toEqual([
+      { x: 0, y: 0, width: 64, height: 132 },
+      { x: 256, y: 0, width: 64, height: 132 },
+    ]);
+    const mean = background(rgba, width, height, landmarks)!;
     expect(mean).toMatchObject({ r: 60, g: 80, b: 120 });
     expect(mean.pixels).toBe(16 * 33 * 2);
-    expect(meanBackgroundRgb(rgba, 200, 100, syntheticLandmarks(100, 40, 90))).toBeNull();
+    expect(backgroundBands(syntheticLandmarks(100, 40, 90), 200, 100), "a face filling the frame").toEqual([]);
+    expect(background(rgba, 200, 100, syntheticLandmarks(100, 40, 90))).toBeNull();
+  });
+
+  it("samples the same pixels of the frame wherever the bands start: the frame's every 4th column and row", () => {
+    const [width, height] = [321, 163];
+    const rng = createRng(5);
+    const rgba = Uint8ClampedArray.from({ length: width * height * 4 }, () => rng.int(0, 255));
+    for (const [cx, cy, size] of [
+      [160.3, 72.7, 48],
+      [101.9, 70.2, 37.5],
+      [230.6, 90.1, 41.25],
+    ] as const) {
+      const landmarks = syntheticLandmarks(cx, cy, size);
+      // The definition read over the whole frame: every 4th pixel outside the widened head, above the chin.
+      const outline = landmarks.slice(0, 27);
+      const [left, right] = [Math.min(...outline.map((p) => p.x)), Math.max(...outline.map((p) => p.x))];
+      const chin = Math.max(...outline.map((p) => p.y));
+      const half = (right - left) / 2;
+      let [r, count] = [0, 0];
+      for (let y = 0; y < Math.min(height, chin); y += 4) {
+        for (let x = 0; x < width; x += 4) {
+          if (x + 0.5 >= left - half && x + 0.5 <= right + half) continue;
+          r += rgba[4 * (y * width + x)]!;
+          count++;
+        }
+      }
+      const mean = background(rgba, width, height, landmarks)!;
+      expect(mean.pixels).toBe(count);
+      expect(mean.r).toBeCloseTo(r / count, 9);
+    }
   });
 });
 
@@ -496,21 +570,5 @@ describe("the light challenge's preflight", () => {
       ),
     ).toBeNull();
     expect(preflightDepth([], 5)).toBeNull();
-  });
-});
-
-describe("cropRgba", () => {
-  it("cuts a box out of a whole frame, row by row, as meanSkinRgb reads it", () => {
-    const [width, height] = [6, 4];
-    const frame = Uint8Array.from({ length: width * height * 4 }, (_, i) => i % 256);
-    const box = { x: 2, y: 1, width: 3, height: 2 };
-    const crop = cropRgba(frame, width, box);
-    expect(crop).toHaveLength(3 * 2 * 4);
-    for (let row = 0; row < 2; row++) {
-      for (let column = 0; column < 3; column++) {
-        const from = ((1 + row) * width + 2 + column) * 4;
-        expect([...crop.subarray((row * 3 + column) * 4, (row * 3 + column + 1) * 4)]).toEqual([...frame.subarray(from, from + 4)]);
-      }
-    }
   });
 });
