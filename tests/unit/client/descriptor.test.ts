@@ -311,6 +311,13 @@ describe("valid and face", () => {
     const valid = validMask(cadence(0, 15, 15, [40, 100, 101]), grid);
     expect(valid.flatMap((v, i) => (v === 0 ? [i] : []))).toEqual([40, 100, 101]);
   });
+
+  it("counts every sample of a 25 fps camera on the 30 Hz grid the capture takes from 25 fps up", () => {
+    // Within half a period of a frame, only about 5 samples in 6 would count: near the 80% the engine asks.
+    const valid = validMask(cadence(0.3, 15, 25), { t0: 0, sampleRateHz: 30, samples: 450 });
+    expect(valid.every((v) => v === 1)).toBe(true);
+  });
+
   it("averages the descriptors of the 5 best detections, L2-normalised, with their mean score as quality", () => {
     const unit = (k: number) => Array.from({ length: 128 }, (_, i) => (i === k ? 1 : 0));
     const observations: FaceObservation[] = [0.9, 0.8, 0.95, 0.3, 0.85, 0.7, 0.2].map((score, k) => ({ score, descriptor: unit(k) }));
