@@ -2,8 +2,13 @@
  * The device check page (`GET /functions/v1/hosted-capture/check`): opens the camera and the
  * microphone, shows the quality gates, records when asked and shows the descriptor this device
  * computed with what it cost. It posts nothing. `?seconds=5..30` sets the length (default 20).
+ * Like the hosted screen it first checks that the screen's light reaches the face (the preflight)
+ * and lights the face while recording, computing descriptor version 2; `?light=0` records without
+ * the light, version 1 (what a client without the light challenge computes).
  */
 import { FaceModels, PresenceCapture, percentileOf } from "../capture/capture";
+import { PREFLIGHT } from "../descriptor/light";
+import { screenLight } from "../screen/light";
 
 const status = document.getElementById("status")!;
 const start = document.getElementById("start") as HTMLButtonElement;
@@ -14,6 +19,7 @@ const video = document.getElementById("camera") as HTMLVideoElement;
 
 const requested = Number(new URL(location.href).searchParams.get("seconds") ?? 20);
 const seconds = Number.isFinite(requested) ? Math.min(30, Math.max(5, requested)) : 20;
+const lit = new URL(location.href).searchParams.get("light") !== "0";
 const guidance = {
   no_face: "Looking for a face…",
   hold_still: "Hold still.",
@@ -54,11 +60,27 @@ async function main(): Promise<void> {
 async function record(capture: PresenceCapture, readyMs: number, loaded: number): Promise<void> {
   {
     start.disabled = true;
+    let preflightDepth: number | null = null;
+    if (lit) {
+      status.textContent = "Checking that the screen's light reaches the face…";
+      preflightDepth = await capture.preflight(screenLight);
+      if (preflightDepth === null || preflightDepth < PREFLIGHT.minDepth) {
+        const measured = preflightDepth === null ? "no face seen" : `depth ${preflightDepth.toFixed(3)}`;
+        status.textContent = `The screen's light does not reach the face (${measured}; ${PREFLIGHT.minDepth} needed). Turn the screen's brightness up, come closer, or move away from a window or bright lamp, then record again.`;
+        start.disabled = false;
+        return;
+      }
+    }
     progress.hidden = false;
     status.textContent = "Recording: read aloud.";
-    const descriptor = await capture.record(seconds, randomNonce(), (elapsed) => {
-      progress.value = elapsed / seconds;
-    });
+    const descriptor = await capture.record(
+      seconds,
+      randomNonce(),
+      (elapsed) => {
+        progress.value = elapsed / seconds;
+      },
+      lit ? { light: screenLight } : {},
+    );
     const s = capture.stats;
     const landmarkSpan = s.landmarkTimes.length > 1 ? s.landmarkTimes[s.landmarkTimes.length - 1]! - s.landmarkTimes[0]! : 0;
     const stats = {
@@ -68,6 +90,7 @@ async function record(capture: PresenceCapture, readyMs: number, loaded: number)
       script_start_ms: Math.round(loaded),
       camera_fps: s.cameraFps,
       sample_rate_hz: s.sampleRateHz,
+      preflight_depth: preflightDepth,
       frame_work_ms: { p50: percentileOf(s.frameWorkMs, 0.5), p95: percentileOf(s.frameWorkMs, 0.95), frames: s.frameWorkMs.length },
       landmark_hz: landmarkSpan > 0 ? (s.landmarkTimes.length - 1) / landmarkSpan : 0,
       worker_ms: { p50: percentileOf(s.workerMs, 0.5), p95: percentileOf(s.workerMs, 0.95) },

@@ -12,11 +12,12 @@
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
-import { FaceModels, type GateProblem, type LightLayer, PresenceCapture } from "../capture/capture";
+import { FaceModels, type GateProblem, PresenceCapture } from "../capture/capture";
 import { PREFLIGHT } from "../descriptor/light";
+import { screenLight } from "../screen/light";
 import { type ScreenBoot, type ScreenMode, screenModes, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
-import { colours, inkOn, ownAsset, type Scheme, shape } from "../screen/theme";
+import { colours, ownAsset, type Scheme, shape } from "../screen/theme";
 
 const messages = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, string>;
 const locale = document.documentElement.lang || "en";
@@ -124,25 +125,6 @@ function applyTheme(boot: ScreenBoot): void {
   }
   $("brand-name").textContent = boot.display_name;
 }
-
-/**
- * The light challenge's colour over the whole screen (`body[data-light]` in screen.css), every
- * text in the ink that reads best on it. `data-light` names the phase: `preflight` or `sequence`.
- */
-const lightLayer: LightLayer = {
-  show(hex, phase) {
-    const body = document.body;
-    body.style.setProperty("--light", hex);
-    body.style.setProperty("--light-ink", inkOn(hex));
-    body.dataset.light = phase;
-  },
-  clear() {
-    const body = document.body;
-    delete body.dataset.light;
-    body.style.removeProperty("--light");
-    body.style.removeProperty("--light-ink");
-  },
-};
 
 // ---------------------------------------------------------------------------------------------
 // The flow
@@ -360,7 +342,7 @@ class Screen {
     const record = $<HTMLButtonElement>("record");
     record.disabled = true;
     $("guidance").textContent = words("screen.guidance.preflight");
-    const depth = await this.capture!.preflight(lightLayer);
+    const depth = await this.capture!.preflight(screenLight);
     if (this.ended) return;
     if (depth === null || depth < PREFLIGHT.minDepth) {
       record.disabled = false;
@@ -408,7 +390,7 @@ class Screen {
         }
         if (paced) this.showCue(cueAt(cues, elapsed));
       },
-      { light: lightLayer, ...(paced ? { schedule: "nonce-v1" as const } : {}) },
+      { light: screenLight, ...(paced ? { schedule: "nonce-v1" as const } : {}) },
     );
     if (this.ended) return;
     document.body.dataset.recording = "false";

@@ -176,18 +176,26 @@ export interface CheckPageCapture {
 }
 
 /**
- * Opens the service's device check page (`hosted-capture/check`) in `guarded`, waits until it is
- * ready to record, records `seconds` and returns the descriptor it shows.
+ * Opens the service's device check page (`hosted-capture/check`) on `options.page` (the guarded
+ * browser's first page by default), waits until it is ready to record, records `seconds` and
+ * returns the descriptor it shows. `light: false` records without the light challenge (version 1);
+ * with it (the page's default) the page's preflight must pass first, which takes the lit camera.
  */
-export async function captureOnCheckPage(guarded: GuardedBrowser, baseUrl: string, seconds: number): Promise<CheckPageCapture> {
-  const { page } = guarded;
+export async function captureOnCheckPage(
+  guarded: GuardedBrowser,
+  baseUrl: string,
+  seconds: number,
+  options: { light: boolean; page?: Page },
+): Promise<CheckPageCapture> {
+  const page = options.page ?? guarded.page;
   const started = Date.now();
-  await page.goto(`${baseUrl}/functions/v1/hosted-capture/check?seconds=${seconds}`);
+  await page.goto(`${baseUrl}/functions/v1/hosted-capture/check?seconds=${seconds}${options.light ? "" : "&light=0"}`);
   await page.waitForFunction(() => !(document.getElementById("start") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
   const readyMs = Date.now() - started;
   const readyBytes = guarded.bytes();
   await page.click("#start");
-  const done = () => !document.getElementById("descriptor")!.hidden || /failed/.test(document.getElementById("status")!.textContent ?? "");
+  const done = () =>
+    !document.getElementById("descriptor")!.hidden || /failed|does not reach/.test(document.getElementById("status")!.textContent ?? "");
   await page.waitForFunction(done, null, { timeout: (seconds + 30) * 1000 }).catch(async (error: Error) => {
     throw new Error(`${error.message}; the check page says: ${await page.textContent("#status")}`);
   });

@@ -2,13 +2,13 @@
  * The browser tests' camera for the light challenge (docs/presence-descriptor.md 11): Chromium's
  * fake camera (the reading's face, its pulse and its mouth, in step with the fake microphone) with
  * the face relit frame by frame, at each frame's capture time, the way a face in front of the
- * hosted screen reflects it: the preflight's white and black from when the screen starts its flash,
- * then the light sequence of one nonce from when the screen starts the capture's sequence, each
- * change `lagS` after the screen's (its display latency), at the media's `depth`.
+ * screen reflects it: by the colour the page shows over the whole screen (`body[data-light]`, its
+ * `--light`), `lagS` after the page changed it (the display's latency), at the media's `depth`.
+ * The preflight's flash and the light sequence alike, on the hosted screen and the device check page.
  *
- * Which nonce: by default the one the screen's boot answer carries (the screen's own sequence: a
- * person in front of it), or another one given (a capture made for another nonce, replayed in time
- * with the screen: the light check must refuse it).
+ * A replay instead (`reflect`: a capture made for another nonce, replayed in time with the screen):
+ * while the screen shows its sequence, the face reflects the sequence of `reflect`, from when the
+ * screen started its own. The light check must refuse it.
  *
  * The relighting is applied live rather than baked into the file because it must start with the
  * capture within the engine's 0 to 150 ms: Chromium plays a fake camera's file from when the camera
@@ -25,40 +25,40 @@ interface CameraConfig {
   face: MediaManifest["light"]["face"];
   depth: number;
   lagS: number;
-  /** Linear light of the preflight's steps, and their length, seconds. */
-  preflight: number[][];
-  stepSeconds: number;
-  chipSeconds: number;
+  /** The linear light of every colour the screen shows under the light challenge, by its hex. */
+  linear: Record<string, number[]>;
+  /** A replay: another nonce's sequence (linear RGB per chip) and the chip's length, seconds. */
+  replay: { sequence: number[][]; chipSeconds: number } | null;
 }
 
-/** Seconds of the sequence the camera knows (longer than any capture). */
+/** Seconds of a replayed sequence (longer than any capture). */
 const SEQUENCE_SECONDS = 60;
 
 /**
- * Gives `page` the lit camera (before it opens the screen): the reflected sequence is that of the
- * boot answer's capture nonce, or of `reflect` when given. Returns the nonce the screen was given.
+ * Gives `page` the lit camera (before it opens the screen): the face reflects what the screen
+ * shows, or `reflect`'s sequence while the screen shows its own. Returns the capture nonce the
+ * hosted screen's boot answer gave it (none on the device check page, whose nonce is its own).
  */
 export async function litCamera(page: Page, light: MediaManifest["light"], options: { reflect?: string } = {}) {
   const config: CameraConfig = {
     ...light,
-    preflight: PREFLIGHT.steps.map((step) => [step.linear, step.linear, step.linear]),
-    stepSeconds: PREFLIGHT.stepSeconds,
-    chipSeconds: LIGHT_CHIP_SECONDS,
+    linear: Object.fromEntries([
+      ...LIGHT_PALETTE.map((colour) => [colour.hex, [...colour.linear]]),
+      ...PREFLIGHT.steps.map((step) => [step.hex, [step.linear, step.linear, step.linear]]),
+    ]),
+    replay: options.reflect
+      ? {
+          sequence: lightSequence(options.reflect, SEQUENCE_SECONDS).map((chip) => [...LIGHT_PALETTE[chip]!.linear]),
+          chipSeconds: LIGHT_CHIP_SECONDS,
+        }
+      : null,
   };
   await page.addInitScript(installCamera, config);
   let sessionNonce: string | null = null;
   await page.route("**/hosted-capture/boot", async (route) => {
     const response = await route.fetch();
     const booted = (await response.json().catch(() => ({}))) as { capture_nonce?: string };
-    if (booted.capture_nonce) {
-      sessionNonce = booted.capture_nonce;
-      const colours = lightSequence(options.reflect ?? booted.capture_nonce, SEQUENCE_SECONDS).map((chip) => [
-        ...LIGHT_PALETTE[chip]!.linear,
-      ]);
-      await page.evaluate((sequence) => {
-        (window as unknown as { litCamera: { sequence: number[][] } }).litCamera.sequence = sequence;
-      }, colours);
-    }
+    sessionNonce = booted.capture_nonce ?? null;
     await route.fulfill({ response });
   });
   return { sessionNonce: () => sessionNonce };
@@ -67,28 +67,34 @@ export async function litCamera(page: Page, light: MediaManifest["light"], optio
 /**
  * The page's half, run before the page's own scripts: getUserMedia answers the fake camera's
  * frames relit (MediaStreamTrackProcessor in, MediaStreamTrackGenerator out, every frame keeping
- * its capture timestamp) and the fake microphone as it is. The phases come from the screen's
- * `body[data-light]`, timed when the screen changes it.
+ * its capture timestamp) and the fake microphone as it is. What the screen shows is read from
+ * `body[data-light]` and its `--light`, timed when the page changes them.
  */
 function installCamera(config: CameraConfig): void {
-  const state = { sequence: null as number[][] | null, phases: [] as { t: number; phase: string | null }[] };
-  (window as unknown as { litCamera: typeof state }).litCamera = state;
+  /** Each change of what the screen shows: when, the phase and colour, and when that phase began. */
+  const shown: { t: number; phase: string | null; hex: string; phaseStart: number }[] = [];
   const watch = () => {
     new MutationObserver(() => {
+      const t = performance.now() / 1000;
       const phase = document.body.dataset.light ?? null;
-      if (phase !== (state.phases.at(-1)?.phase ?? null)) state.phases.push({ t: performance.now() / 1000, phase });
-    }).observe(document.body, { attributes: true, attributeFilter: ["data-light"] });
+      const hex = document.body.style.getPropertyValue("--light").trim();
+      const last = shown.at(-1);
+      if (last && last.phase === phase && last.hex === hex) return;
+      shown.push({ t, phase, hex, phaseStart: last && last.phase === phase ? last.phaseStart : t });
+    }).observe(document.body, { attributes: true, attributeFilter: ["data-light", "style"] });
   };
   if (document.body) watch();
   else document.addEventListener("DOMContentLoaded", watch);
 
-  /** The screen's light (linear RGB) at capture time `t`, or null while it shows its own colours. */
+  /** The light on the face (linear RGB) at capture time `t`, or null while the screen shows its own colours. */
   const lightAt = (t: number): number[] | null => {
-    const current = state.phases.filter((p) => p.t <= t).at(-1);
-    const [colours, stepSeconds] =
-      current?.phase === "preflight" ? [config.preflight, config.stepSeconds] : [state.sequence, config.chipSeconds];
-    if (!current?.phase || !colours) return null;
-    return colours[Math.min(colours.length - 1, Math.floor((t - current.t) / stepSeconds))]!;
+    const current = shown.filter((s) => s.t <= t).at(-1);
+    if (!current?.phase) return null;
+    const { replay } = config;
+    if (replay && current.phase === "sequence") {
+      return replay.sequence[Math.min(replay.sequence.length - 1, Math.floor((t - current.phaseStart) / replay.chipSeconds))]!;
+    }
+    return config.linear[current.hex] ?? null;
   };
 
   type Processor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => { readable: ReadableStream<VideoFrame> };

@@ -17,7 +17,7 @@ export function refusesAttack(media: { video: string; audio: string }, reason: s
 
   beforeAll(async () => {
     browser = await openBrowser(serviceUnderTest().baseUrl, { media });
-    capture = await captureOnCheckPage(browser, serviceUnderTest().baseUrl, seconds);
+    capture = await captureOnCheckPage(browser, serviceUnderTest().baseUrl, seconds, { light: false });
   });
 
   afterAll(async () => {
