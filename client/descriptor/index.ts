@@ -178,7 +178,10 @@ export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, 
   // Before the first chip (at the fitted lag) the face saw whatever the screen showed before the
   // capture, which no model here knows: bridged like a change.
   const chip = (t: number) => Math.floor((t - fit.lagS) / LIGHT_CHIP_SECONDS);
-  const atChange = Array.from({ length: n }, (_, i) => chip(i / fs - 1 / fs) < 0 || chip(i / fs - 1 / fs) !== chip(i / fs + 1 / fs));
+  const atChange = Array.from({ length: n }, (_, i) => {
+    const before = chip(i / fs - 1 / fs);
+    return before < 0 || before !== chip(i / fs + 1 / fs);
+  });
   return { r: bridged(clean(rgb.r, 0), atChange), g: bridged(clean(rgb.g, 1), atChange), b: bridged(clean(rgb.b, 2), atChange) };
 }
 

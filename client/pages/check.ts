@@ -17,9 +17,10 @@ const output = document.getElementById("descriptor")!;
 const statsOutput = document.getElementById("stats")!;
 const video = document.getElementById("camera") as HTMLVideoElement;
 
-const requested = Number(new URL(location.href).searchParams.get("seconds") ?? 20);
+const query = new URL(location.href).searchParams;
+const requested = Number(query.get("seconds") ?? 20);
 const seconds = Number.isFinite(requested) ? Math.min(30, Math.max(5, requested)) : 20;
-const lit = new URL(location.href).searchParams.get("light") !== "0";
+const lit = query.get("light") !== "0";
 const guidance = {
   no_face: "Looking for a face…",
   hold_still: "Hold still.",
