@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { cronsOf, type FunctionName, functionNames, hasAssets } from "../shared/platform/registry";
+import { cronsOf, type FunctionName, functionNames, hasAssets } from "../shared/kernel/registry";
 import { assetsDirOf, buildAll, MAX_BUNDLE_BYTES } from "./local/build";
 import { DIST_DIR, ROOT } from "./local/functions";
 
@@ -36,7 +36,7 @@ if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the 1 MiB limit`, 1);
 /**
  * A function with static assets (the hosted screen, the resource API's reference page) deploys with
  * the shared settings plus a folder holding only its own assets folder (the Worker fetches
- * `/<name>/…`, as `npm start` serves it: shared/platform/assets.ts), bound as ASSETS and reached
+ * `/<name>/…`, as `npm start` serves it: shared/edge/assets.ts), bound as ASSETS and reached
  * only through the Worker (run_worker_first).
  */
 function configOf(functionName: string): string {

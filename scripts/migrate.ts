@@ -4,7 +4,7 @@
  * duration of the migration on its data directory (PGLITE_DATA_DIR, default .data/pglite) and stopped.
  */
 import { connect as netConnect } from "node:net";
-import { connect } from "../shared/platform/db/client";
+import { connect } from "../shared/kernel/db/client";
 import {
   configuredDatabaseUrl,
   DEFAULT_EMBEDDED_PORT,

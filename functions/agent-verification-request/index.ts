@@ -5,12 +5,12 @@
  * through the MCP tool of the same name, with their OAuth bearer.
  */
 import { cardAnswerSchema, requestSchema, requestVerification } from "../../shared/agents/verifications";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { type UserAuthenticated, userTokenAuth } from "../../shared/platform/auth";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { type UserAuthenticated, userTokenAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 
 /** Each card is a hosted session and a screen someone may open: per merchant and environment (docs/decisions.md). */
 const CARD_LIMIT: RateLimitRule = { name: "agent-verification-request", limit: 60, windowSeconds: 60 };

@@ -5,10 +5,10 @@
  * session; agents poll through the MCP tool of the same name. No webhook exists for cards.
  */
 import { cardResultSchema, resultSchema, verificationResult } from "../../shared/agents/verifications";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { userTokenAuth } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { userTokenAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 
 const app = createFunctionApp("agent-verification-result");
 

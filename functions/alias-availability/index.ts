@@ -5,12 +5,12 @@
  * response is `cache-control: no-store`.
  */
 import { aliasAnswerSchema, checkAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { ApiError } from "../../shared/platform/errors";
-import { input, type WithInput } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input, type WithInput } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
+import { ApiError } from "../../shared/kernel/errors";
 import { type AliasRequest, aliasLimits, aliasRequestSchema } from "./schema";
 
 const app = createFunctionApp("alias-availability");

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { jsonObject } from "../../shared/platform/validation";
+import { jsonObject } from "../../shared/kernel/validation";
 
 const DEFAULT_TTL_SECONDS = 300;
 const MAX_TTL_SECONDS = 900;

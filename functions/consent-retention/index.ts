@@ -4,6 +4,6 @@
  * It serves no HTTP.
  */
 import { sweepConsentRetention } from "../../shared/consent/ledger";
-import { cronWorker } from "../../shared/platform/cron";
+import { cronWorker } from "../../shared/edge/cron";
 
 export default cronWorker("consent-retention", (sql, _config, at) => sweepConsentRetention(sql, at));

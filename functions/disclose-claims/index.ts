@@ -13,13 +13,13 @@ import {
   fetchDisclosure,
   fetchSchema,
 } from "../../shared/consent/disclose";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { input } from "../../shared/platform/input";
-import { signingKeysOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
-import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
+import { serviceBaseUrl } from "../../shared/kernel/config";
+import { signingKeysOf } from "../../shared/kernel/keys";
 
 /** Per merchant and environment: issuing signs an SD-JWT; a fetch reads the ledger (docs/decisions.md). */
 const limits = {

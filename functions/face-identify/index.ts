@@ -5,15 +5,15 @@
  * (docs/decisions.md).
  */
 
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { identifyAnswerSchema } from "../../shared/identity/answers";
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { requireSecret, templatesOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
-import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { requireSecret, templatesOf } from "../../shared/kernel/keys";
 
 /** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md). */
 const identifyLimits = {

@@ -8,6 +8,11 @@
  * Every answer is `cache-control: no-store`.
  */
 
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import {
   claimedHandoffSchema,
   claimHandoff,
@@ -20,12 +25,7 @@ import {
   registerHandoff,
   registerHandoffSchema,
 } from "../../shared/handoffs/handoff";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { clientIp, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 
 const limits = {
   register: { name: "handoff-register", limit: 60, windowSeconds: 60 },

@@ -13,6 +13,10 @@
  * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
+import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/edge/app";
+import { input } from "../../shared/edge/input";
+import { documented, withDoc } from "../../shared/edge/openapi";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import {
   handoffRegisterCodes,
   handoffSchema,
@@ -24,16 +28,12 @@ import {
 } from "../../shared/handoffs/handoff";
 import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
 import { SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
+import { bearerOf } from "../../shared/kernel/authenticate";
+import { serviceBaseUrl } from "../../shared/kernel/config";
+import { ApiError, type ErrorCode } from "../../shared/kernel/errors";
+import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
+import { jsonObject } from "../../shared/kernel/validation";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/platform/app";
-import { bearerOf } from "../../shared/platform/authenticate";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { ApiError, type ErrorCode } from "../../shared/platform/errors";
-import { input } from "../../shared/platform/input";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { documented, withDoc } from "../../shared/platform/openapi";
-import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
-import { jsonObject } from "../../shared/platform/validation";
 import { bootAnswerSchema, sessionEndedSchema } from "../../shared/sessions/answers";
 import { cancelSchema, cancelSession, completeSession } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";

@@ -3,7 +3,7 @@
  * proves presence in their own browser. Its JSON endpoints (boot, complete, cancel) are api.ts; its
  * pages and static assets (the device check page, the browser client, models, .wasm) are page.ts.
  */
-import { createFunctionApp } from "../../shared/platform/app";
+import { createFunctionApp } from "../../shared/edge/app";
 import { mountScreenApi } from "./api";
 import { mountPages } from "./page";
 

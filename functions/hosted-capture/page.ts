@@ -5,10 +5,10 @@
  * response carries a strict Content-Security-Policy: the page loads nothing from any other host.
  */
 import type { Context, Hono } from "hono";
-import type { AppEnv } from "../../shared/platform/app";
-import { staticAsset } from "../../shared/platform/assets";
-import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/platform/i18n";
-import { documented } from "../../shared/platform/openapi";
+import type { AppEnv } from "../../shared/edge/app";
+import { staticAsset } from "../../shared/edge/assets";
+import { documented } from "../../shared/edge/openapi";
+import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
 export const CONTENT_SECURITY_POLICY = [

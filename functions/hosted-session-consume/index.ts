@@ -4,10 +4,10 @@
  * service role (`Authorization: Bearer <SERVICE_ROLE_KEY>`) or the merchant's own secret key;
  * a publishable key is `401 AUTH_REQUIRED`. The hosted screen's boot runs the same operation.
  */
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, serviceRoleOr } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth, serviceRoleOr } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { consumedSessionSchema } from "../../shared/sessions/answers";
 import { consumeSchema, consumeSession } from "../../shared/sessions/consume";
 

@@ -3,11 +3,11 @@
  * its single-use token, once (shared/sessions/create.ts). Secret key only: a publishable key is
  * `401 AUTH_REQUIRED`.
  */
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { createdSessionSchema } from "../../shared/sessions/answers";
 import { createSession, createSessionSchema } from "../../shared/sessions/create";
 

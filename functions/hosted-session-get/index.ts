@@ -3,10 +3,10 @@
  * session, its effective state and outcome (shared/sessions/read.ts). Secret key; unknown and
  * another tenant's sessions answer the same 404.
  */
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { hostedSessionSchema } from "../../shared/sessions/answers";
 import { getSession, getSessionSchema } from "../../shared/sessions/read";
 

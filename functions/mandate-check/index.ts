@@ -4,13 +4,14 @@
  * concurrency — only mandate-consume authorises. Server key; replay guard; rate limited per merchant.
  * Key, nonce and decision are one RPC.
  */
+
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuthInOperation, type CredentialPresented } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { keyBudget, rateLimit } from "../../shared/edge/rate-limit";
 import { decisionAnswerSchema } from "../../shared/mandates/answers";
 import { checkMandate, decisionSchema } from "../../shared/mandates/decision";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuthInOperation, type CredentialPresented } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { keyBudget, rateLimit } from "../../shared/platform/rate-limit";
 
 /**
  * Per merchant and environment (the key's merchant, as this isolate learnt it; the key itself on a

@@ -5,13 +5,13 @@
  * HTTP 200. Server key; replay guard.
  */
 
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuthInOperation } from "../../shared/edge/auth";
+import { idempotencyKeyOf } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { decisionAnswerSchema } from "../../shared/mandates/answers";
 import { consumeMandate, decisionSchema } from "../../shared/mandates/decision";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuthInOperation } from "../../shared/platform/auth";
-import { idempotencyKeyOf } from "../../shared/platform/idempotency";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-consume");
 

@@ -4,12 +4,12 @@
  * that is unknown and one that belongs to someone else answer the same 404, byte for byte.
  */
 
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { mandateReadSchema } from "../../shared/mandates/answers";
 import { getMandate, listMandates, mandateQuerySchema } from "../../shared/mandates/read";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-get");
 

@@ -3,12 +3,12 @@
  * to do, against a capture of that person at most five minutes old. Server key; replay guard.
  */
 
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { issuedMandateSchema } from "../../shared/mandates/answers";
 import { issueActCodes, issueMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-issue");
 

@@ -4,12 +4,12 @@
  * by the agent holding it (shared/mandates/revoke.ts).
  */
 
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { revokedMandateSchema } from "../../shared/mandates/answers";
 import { revokeMandate, revokeSchema } from "../../shared/mandates/revoke";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { secretKeyOrUserAuth, serviceRoleOr } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-revoke");
 

@@ -3,9 +3,9 @@
  * Only `label` and `description` follow Accept-Language; ids and field names stay English.
  */
 
+import { createFunctionApp } from "../../shared/edge/app";
+import { documented } from "../../shared/edge/openapi";
 import { scopeCatalogue, scopeCatalogueSchema } from "../../shared/mandates/scopes";
-import { createFunctionApp } from "../../shared/platform/app";
-import { documented } from "../../shared/platform/openapi";
 
 const app = createFunctionApp("mandate-scopes");
 

@@ -24,17 +24,17 @@ import type { Context, ExecutionContext } from "hono";
 import { getCookie } from "hono/cookie";
 import { finishPresenceSignIn, newBrowserSecret, type SignInBinding, startPresenceSignIn } from "../../shared/agents/sign-in";
 import { type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, toolJsonSchema } from "../../shared/agents/tools";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { type RateLimitRule, spendBudget, tenantBudget } from "../../shared/edge/rate-limit";
+import { bearerOf, mintUserJwt, userPrincipal } from "../../shared/kernel/authenticate";
+import { type Bindings, type Config, readConfig, serviceBaseUrl } from "../../shared/kernel/config";
+import { rpc } from "../../shared/kernel/db/rpc";
+import { type EgressPolicy, guardGlobalFetch } from "../../shared/kernel/egress";
+import { ApiError } from "../../shared/kernel/errors";
+import { signingKeysOf } from "../../shared/kernel/keys";
+import type { AgentPrincipal, UserPrincipal } from "../../shared/kernel/principal";
 import { writtenNumbers } from "../../shared/lib/json";
 import { canonicalUuid } from "../../shared/lib/uuid";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { bearerOf, mintUserJwt, userPrincipal } from "../../shared/platform/authenticate";
-import { type Bindings, type Config, readConfig, serviceBaseUrl } from "../../shared/platform/config";
-import { rpc } from "../../shared/platform/db/rpc";
-import { type EgressPolicy, guardGlobalFetch } from "../../shared/platform/egress";
-import { ApiError } from "../../shared/platform/errors";
-import { signingKeysOf } from "../../shared/platform/keys";
-import type { AgentPrincipal, UserPrincipal } from "../../shared/platform/principal";
-import { type RateLimitRule, spendBudget, tenantBudget } from "../../shared/platform/rate-limit";
 import { merchantTheme } from "../../shared/themes/merchant-theme";
 import { themeAssetsBaseUrl } from "../../shared/themes/theme";
 import { consentPage, errorPage, presencePage, signInPage } from "./pages";
@@ -418,7 +418,7 @@ function argumentsSchema(definition: AgentTool) {
 
 /**
  * The provider fetches what clients name (metadata documents, their `jwks_uri`): only from the
- * public Internet, besides the backends the deployment configured (shared/platform/egress.ts).
+ * public Internet, besides the backends the deployment configured (shared/kernel/egress.ts).
  */
 let egressPolicy: EgressPolicy = { configuredOrigins: new Set(), allowLoopback: false };
 guardGlobalFetch(() => egressPolicy);

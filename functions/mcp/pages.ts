@@ -4,8 +4,9 @@
  * value that came from a client (its name, the redirect host) is escaped; the CSP allows nothing
  * but the page's own nonce-bound style and posting the form to this endpoint.
  */
+
+import { type Locale, type MessageKey, translate } from "../../shared/kernel/i18n";
 import { randomHex } from "../../shared/lib/crypto";
-import { type Locale, type MessageKey, translate } from "../../shared/platform/i18n";
 
 const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 

@@ -5,13 +5,13 @@
  * the default theme's logos and font stylesheet, with no key: pages load them as images and
  * stylesheets (shared/themes/default-assets.ts).
  */
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { API_KEY_HEADER } from "../../shared/platform/authenticate";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { ApiError } from "../../shared/platform/errors";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { API_KEY_HEADER } from "../../shared/kernel/authenticate";
+import { serviceBaseUrl } from "../../shared/kernel/config";
+import { ApiError } from "../../shared/kernel/errors";
 import { defaultAsset } from "../../shared/themes/default-assets";
 import { merchantTheme, themeAnswerSchema, themeRequestSchema } from "../../shared/themes/merchant-theme";
 import { themeAssetsBaseUrl } from "../../shared/themes/theme";

@@ -6,7 +6,7 @@
  * 404 FUNCTION_NOT_FOUND. Tests drive its ticks through Miniflare's scheduled-event API at a time
  * they choose (tests/harness/own-service.ts).
  */
-import { cronWorker } from "../../shared/platform/cron";
+import { cronWorker } from "../../shared/edge/cron";
 import { expireSessions } from "../../shared/sessions/expire";
 import { passClock, passOptions, runOutbox } from "../../shared/webhooks/run";
 

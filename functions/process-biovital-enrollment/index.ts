@@ -4,16 +4,16 @@
  * (returned once, in the x-session-token header). Publishable key allowed.
  */
 
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { enrollmentAnswerSchema } from "../../shared/identity/answers";
 import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shared/identity/enrollment";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import { bearerOf } from "../../shared/platform/authenticate";
-import { input } from "../../shared/platform/input";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
+import { bearerOf } from "../../shared/kernel/authenticate";
+import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
 
 const app = createFunctionApp("process-biovital-enrollment");
 

@@ -5,17 +5,17 @@
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
 
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { type Authenticated, secretKeyOrUserAuth } from "../../shared/edge/auth";
+import { circuitBreaker } from "../../shared/edge/circuit-breaker";
+import { idempotency, idempotencyKeyOf } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { transactionAnswerSchema } from "../../shared/identity/answers";
 import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { type Authenticated, secretKeyOrUserAuth } from "../../shared/platform/auth";
-import { circuitBreaker } from "../../shared/platform/circuit-breaker";
-import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
-import { input } from "../../shared/platform/input";
-import { signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
-import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { signingKeysOf, templatesOf } from "../../shared/kernel/keys";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
 

@@ -2,7 +2,7 @@
  * The receipt anchoring worker (cron, every minute): each tick anchors the live receipts issued so
  * far under a Merkle root (anchor.ts). It serves no HTTP, so the public surface stays the spec's.
  */
-import { cronWorker } from "../../shared/platform/cron";
+import { cronWorker } from "../../shared/edge/cron";
 import { anchorPendingReceipts, LocalAnchorSink } from "../../shared/receipts/anchor";
 
 export default cronWorker("receipt-anchor", async (sql, _config, at) => {

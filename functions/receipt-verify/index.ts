@@ -3,11 +3,11 @@
  * receipt by `id` or `code` (shared/receipts/verify.ts). GET /functions/v1/receipt-verify/jwks
  * serves the public keys, so anyone can do the same offline. Fair use per IP.
  */
-import { createFunctionApp, depsOf } from "../../shared/platform/app";
-import { input } from "../../shared/platform/input";
-import { signingKeysOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
-import { clientIp, type RateLimitRule, rateLimit } from "../../shared/platform/rate-limit";
+import { createFunctionApp, depsOf } from "../../shared/edge/app";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
+import { signingKeysOf } from "../../shared/kernel/keys";
 import {
   publishedKeys,
   publishedKeysSchema,

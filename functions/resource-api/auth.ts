@@ -5,15 +5,15 @@
  * database with the merchant's pinned version (one round trip), the workspace's token bucket.
  */
 import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../shared/edge/app";
+import type { CredentialPresented, KeyAuthenticated } from "../../shared/edge/auth";
+import { withDoc } from "../../shared/edge/openapi";
+import { rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
+import { parseApiKey } from "../../shared/kernel/api-keys";
+import { bearerOf, credentialParam, learnKeyTenant } from "../../shared/kernel/authenticate";
+import { rpc } from "../../shared/kernel/db/rpc";
+import { ApiError } from "../../shared/kernel/errors";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { parseApiKey } from "../../shared/platform/api-keys";
-import type { AppEnv } from "../../shared/platform/app";
-import type { CredentialPresented, KeyAuthenticated } from "../../shared/platform/auth";
-import { bearerOf, credentialParam, learnKeyTenant } from "../../shared/platform/authenticate";
-import { rpc } from "../../shared/platform/db/rpc";
-import { ApiError } from "../../shared/platform/errors";
-import { withDoc } from "../../shared/platform/openapi";
-import { rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
 import { type LimitGroup, RATE_LIMIT_HEADER_PREFIX, ruleOf } from "./limits";
 import { answerWithPinned, requestedVersion, supportedVersions } from "./version";
 

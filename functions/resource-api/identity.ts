@@ -4,19 +4,19 @@
  * Idempotency-Key; recognitions are stateless and need none.
  */
 import { Hono } from "hono";
+import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { idempotency } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
 import { attributeAnswerSchema, attributeSchema, proveAttribute } from "../../shared/identity/attributes";
 import { claimAnswerSchema, claimPerson, claimSchema } from "../../shared/identity/claims";
 import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
 import { recognisePerson, recognitionAnswerSchema, recognitionSchema } from "../../shared/identity/recognitions";
-import { type AppEnv, depsOf } from "../../shared/platform/app";
-import type { Config } from "../../shared/platform/config";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import type { Sql } from "../../shared/platform/db/client";
-import type { ErrorCode } from "../../shared/platform/errors";
-import { idempotency } from "../../shared/platform/idempotency";
-import { input } from "../../shared/platform/input";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
+import type { Config } from "../../shared/kernel/config";
+import { serviceBaseUrl } from "../../shared/kernel/config";
+import type { Sql } from "../../shared/kernel/db/client";
+import type { ErrorCode } from "../../shared/kernel/errors";
+import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 

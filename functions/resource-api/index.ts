@@ -4,10 +4,10 @@
  * versions (version.ts), bearer secret keys with token-bucket limits (auth.ts, limits.ts) and the
  * Idempotency-Key store on the writes.
  */
-import { createFunctionApp } from "../../shared/platform/app";
-import { documented } from "../../shared/platform/openapi";
-import { mountReference } from "../../shared/platform/reference";
-import { mountOf } from "../../shared/platform/registry";
+import { createFunctionApp } from "../../shared/edge/app";
+import { documented } from "../../shared/edge/openapi";
+import { mountReference } from "../../shared/edge/reference";
+import { mountOf } from "../../shared/kernel/registry";
 import { identity } from "./identity";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";

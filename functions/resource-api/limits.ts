@@ -4,8 +4,9 @@
  * budgets are a tenth of production's (docs/resource-api.md). `Service-RateLimit-*` announce the
  * tighter of the two on every response that presented a well-formed key.
  */
-import type { Environment } from "../../shared/platform/principal";
-import type { RateLimitRule } from "../../shared/platform/rate-limit";
+
+import type { RateLimitRule } from "../../shared/edge/rate-limit";
+import type { Environment } from "../../shared/kernel/principal";
 
 /** Per second, with the burst the bucket holds: production's figures from the spec's table. */
 const production = {

@@ -5,6 +5,11 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { idempotency, idempotencyKeyOf } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { minorUnitAmount } from "../../shared/kernel/validation";
 import { currencySchema } from "../../shared/lib/money";
 import { decisionAnswerSchema, mandatePageAnswerSchema, resourceMandateSchema } from "../../shared/mandates/answers";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
@@ -12,11 +17,6 @@ import { issueActCodes, issueResourceMandate, issueRuleCodes, issueSchema } from
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
-import { type AppEnv, depsOf } from "../../shared/platform/app";
-import { idempotency, idempotencyKeyOf } from "../../shared/platform/idempotency";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { minorUnitAmount } from "../../shared/platform/validation";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 

@@ -1,8 +1,8 @@
 /**
  * The resource API's OpenAPI 3.1 document, `GET /v1/openapi.json`: built from the routes of the
- * app (shared/platform/openapi.ts), with this surface's lowercase codes and bearer secret keys.
+ * app (shared/edge/openapi.ts), with this surface's lowercase codes and bearer secret keys.
  */
-import { openApiDocument, type RoutedApp } from "../../shared/platform/openapi";
+import { openApiDocument, type RoutedApp } from "../../shared/edge/openapi";
 import { eventCatalogue } from "../../shared/webhooks/events";
 import { currentVersion } from "./version";
 

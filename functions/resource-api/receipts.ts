@@ -3,11 +3,11 @@
  * IP. `{id}` is a receipt's id or its code as a person might type it; the answer is receipt-verify's.
  */
 import { Hono } from "hono";
+import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp, rateLimit } from "../../shared/edge/rate-limit";
+import { signingKeysOf } from "../../shared/kernel/keys";
 import { canonicalUuid } from "../../shared/lib/uuid";
-import { type AppEnv, depsOf } from "../../shared/platform/app";
-import { signingKeysOf } from "../../shared/platform/keys";
-import { documented } from "../../shared/platform/openapi";
-import { clientIp, rateLimit } from "../../shared/platform/rate-limit";
 import { receiptVerificationSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
 import { RATE_LIMIT_HEADER_PREFIX, receiptVerifyRule } from "./limits";
 import { requestedVersion } from "./version";

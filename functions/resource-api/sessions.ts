@@ -4,12 +4,12 @@
  * capture screen; its boot, complete and cancel are the function API's.
  */
 import { Hono } from "hono";
+import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { idempotency } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { issueRuleCodes } from "../../shared/mandates/issue";
-import { type AppEnv, depsOf } from "../../shared/platform/app";
-import { serviceBaseUrl } from "../../shared/platform/config";
-import { idempotency } from "../../shared/platform/idempotency";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
 import {
   createResourceSession,
   createResourceSessionSchema,

@@ -5,7 +5,7 @@
  * response names the version that answered in its own `Service-Version` header.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError } from "../../shared/platform/errors";
+import { ApiError } from "../../shared/kernel/errors";
 
 /** Every version this deployment answers, oldest first; the last is the current one. */
 export const supportedVersions = ["2026-09-14"] as const;

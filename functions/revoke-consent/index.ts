@@ -4,11 +4,11 @@
  * Secret key only.
  */
 import { revokeConsent, revokeConsentSchema, revokedConsentSchema } from "../../shared/consent/revoke";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/platform/app";
-import { apiKeyAuth, type KeyAuthenticated } from "../../shared/platform/auth";
-import { input } from "../../shared/platform/input";
-import { documented } from "../../shared/platform/openapi";
-import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/platform/rate-limit";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
+import { input } from "../../shared/edge/input";
+import { documented } from "../../shared/edge/openapi";
+import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 
 /** Per merchant and environment (docs/decisions.md). */
 const REVOKE_LIMIT: RateLimitRule = { name: "revoke-consent", limit: 600, windowSeconds: 60 };

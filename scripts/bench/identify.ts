@@ -27,11 +27,11 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { PresenceDescriptor } from "../../shared/engine";
+import { connect, type Sql } from "../../shared/kernel/db/client";
+import type { TemplateMatch } from "../../shared/kernel/db/rpc";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { connect, type Sql } from "../../shared/platform/db/client";
-import type { TemplateMatch } from "../../shared/platform/db/rpc";
-import { rpc } from "../../shared/platform/db/rpc";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
 import { startEmbeddedDatabase } from "../local/embedded-db";
 import { applyMigrations } from "../local/migrations";

@@ -14,8 +14,8 @@
  */
 import { createServer } from "node:http";
 import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import { connect } from "../../shared/kernel/db/client";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { connect } from "../../shared/platform/db/client";
 import { createEndpoint } from "../../shared/webhooks/endpoints";
 import { startServer } from "../local/server";
 

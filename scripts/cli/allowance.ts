@@ -1,5 +1,5 @@
+import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
-import { rpc } from "../../shared/platform/db/rpc";
 import { type CommandGroup, choiceFlag, requireFlag, usage, withDatabase } from "./args";
 import { unknownMerchant } from "./usage";
 

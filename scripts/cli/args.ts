@@ -1,4 +1,4 @@
-import { connect, type Sql } from "../../shared/platform/db/client";
+import { connect, type Sql } from "../../shared/kernel/db/client";
 import { configuredDatabaseUrl, DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv } from "../local/embedded-db";
 import { parsePostgresUrl } from "../local/postgres-url";
 

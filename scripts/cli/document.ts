@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { masterListCertificates, trustAnchorOf } from "../../shared/identity/trust-list";
-import { rpc } from "../../shared/platform/db/rpc";
+import { rpc } from "../../shared/kernel/db/rpc";
 import {
   bytesOf,
   createTestCsca,

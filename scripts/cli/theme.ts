@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
-import { rpc } from "../../shared/platform/db/rpc";
 import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/themes/theme";
 import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
 

@@ -1,5 +1,5 @@
+import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
-import { rpc } from "../../shared/platform/db/rpc";
 import { type CommandGroup, requireFlag, usage as usageError, withDatabase } from "./args";
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;

@@ -13,9 +13,9 @@
  */
 import { createServer } from "node:http";
 import { join } from "node:path";
+import { rpc } from "../../shared/kernel/db/rpc";
+import type { ErrorCode } from "../../shared/kernel/errors";
 import { UUID } from "../../shared/lib/uuid";
-import { rpc } from "../../shared/platform/db/rpc";
-import type { ErrorCode } from "../../shared/platform/errors";
 import {
   createEndpoint,
   disableEndpoint,

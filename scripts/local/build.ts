@@ -2,7 +2,7 @@ import { copyFile, mkdir, readdir, rename, stat, writeFile } from "node:fs/promi
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { FUNCTION_API_DOCUMENT_FILE } from "../../functions/openapi/file";
-import { type FunctionName, functionNames, hasAssets } from "../../shared/platform/registry";
+import { type FunctionName, functionNames, hasAssets } from "../../shared/kernel/registry";
 import { functionApiDocument } from "./function-api-document";
 import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
 
@@ -97,7 +97,7 @@ async function buildCaptureAssets(dir: string): Promise<void> {
 
 /**
  * A reference page's assets (`GET /v1/reference`, `GET /functions/v1/openapi/reference`:
- * shared/platform/reference.ts): Scalar's standalone browser bundle and its style sheet, copied
+ * shared/edge/reference.ts): Scalar's standalone browser bundle and its style sheet, copied
  * from @scalar/api-reference, so the page loads them from the service (3.5 MB: an asset, never the
  * Worker's bundle).
  */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { connect } from "../../shared/platform/db/client";
+import { connect } from "../../shared/kernel/db/client";
 
 export const DEFAULT_EMBEDDED_PORT = 54322;
 

@@ -1,14 +1,14 @@
 /**
  * The function API's OpenAPI 3.1 document (docs/functions.md, "openapi"), built from the routes of
- * every function's app, as the resource API's is from its own (shared/platform/openapi.ts). Each
+ * every function's app, as the resource API's is from its own (shared/edge/openapi.ts). Each
  * function is its own Worker and no Worker may import another's app, so the document is built here,
  * at build time, and served as a static asset of the `openapi` function (scripts/local/build.ts).
  */
 
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { openApiDocument, type RoutedApp } from "../../shared/platform/openapi";
-import { cronsOf, functionNames } from "../../shared/platform/registry";
+import { openApiDocument, type RoutedApp } from "../../shared/edge/openapi";
+import { cronsOf, functionNames } from "../../shared/kernel/registry";
 import { FUNCTIONS_DIR } from "./functions";
 
 /** Functions the document leaves out, and why: two surfaces of their own, and every cron (it serves no route). */

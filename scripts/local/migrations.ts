@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Sql } from "../../shared/platform/db/client";
+import type { Sql } from "../../shared/kernel/db/client";
 
 export const MIGRATIONS_DIR = join(import.meta.dirname, "../../supabase/migrations");
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { InProcessRateLimiter, type RateLimitRule } from "../../shared/platform/rate-limit";
+import { InProcessRateLimiter, type RateLimitRule } from "../../shared/edge/rate-limit";
 
 export interface RunningRateLimitServer {
   /** The URL the workers post to (LOCAL_RATE_LIMIT_URL); its path is a random secret. */

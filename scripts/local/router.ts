@@ -4,7 +4,7 @@
  * a Worker with its own mount (the resource API at `/v1`) takes that path; every other path reaches
  * this worker and is answered `404 FUNCTION_NOT_FOUND`.
  */
-import { errorResponse } from "../../shared/platform/errors";
+import { errorResponse } from "../../shared/kernel/errors";
 
 export default {
   fetch(): Response {

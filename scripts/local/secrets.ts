@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { type ServiceSecret, serviceSecrets } from "../../shared/platform/config";
+import { type ServiceSecret, serviceSecrets } from "../../shared/kernel/config";
 
 function generate(name: ServiceSecret): string {
   switch (name) {

@@ -1,9 +1,9 @@
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare";
-import { bindingNames } from "../../shared/platform/config";
-import { connect } from "../../shared/platform/db/client";
-import { cronsOf, type FunctionName, functionNames, hasAssets, mountOf } from "../../shared/platform/registry";
+import { bindingNames } from "../../shared/kernel/config";
+import { connect } from "../../shared/kernel/db/client";
+import { cronsOf, type FunctionName, functionNames, hasAssets, mountOf } from "../../shared/kernel/registry";
 import { assetsRootOf, buildAll } from "./build";
 import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";

@@ -5,10 +5,11 @@
  * the browser that asked; once the screen identified an owner, that browser on that request signs
  * in with it, once.
  */
+
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
 import { randomBase64Url, sha256Hex } from "../lib/crypto";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import type { Tenant } from "../platform/principal";
 import { newSessionRecord, screenUrl } from "../sessions/create";
 import { sessionUuid } from "../sessions/tokens";
 

@@ -5,16 +5,16 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import { jsonSchemaOf } from "../kernel/json-schema";
+import type { AgentPrincipal } from "../kernel/principal";
+import { idempotencyKey, parseInput } from "../kernel/validation";
 import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../mandates/decision";
 import { issueMandate, issueSchema } from "../mandates/issue";
 import { getMandate, listMandates, mandateQuerySchema } from "../mandates/read";
 import { revokeMandate, revokeSchema } from "../mandates/revoke";
 import { scopeCatalogue } from "../mandates/scopes";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import { jsonSchemaOf } from "../platform/json-schema";
-import type { AgentPrincipal } from "../platform/principal";
-import { idempotencyKey, parseInput } from "../platform/validation";
 import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
 import { requestVerification, resultSchema, toolRequestSchema, verificationResult } from "./verifications";
 

@@ -7,15 +7,15 @@
  * read from that session, so it is only ever what the capture recorded: no call declares it.
  */
 import * as v from "valibot";
+import { described } from "../kernel/answers";
+import { type AgentVerificationView, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import { type MessageKey, translate } from "../kernel/i18n";
+import type { AgentPrincipal, UserPrincipal } from "../kernel/principal";
+import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
-import { described } from "../platform/answers";
-import { type AgentVerificationView, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import { type MessageKey, translate } from "../platform/i18n";
-import type { AgentPrincipal, UserPrincipal } from "../platform/principal";
-import { coded, jsonObject, requiredAs } from "../platform/validation";
 import { screenUrl, ttlSecondsSchema } from "../sessions/create";
 import { userMessage } from "../sessions/outcomes";
 import { newSessionToken } from "../sessions/tokens";

@@ -5,11 +5,11 @@
  */
 
 import * as v from "valibot";
+import { described } from "../kernel/answers";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Environment, Tenant } from "../kernel/principal";
 import { randomBase62, sha256Hex } from "../lib/crypto";
-import { described } from "../platform/answers";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import type { Environment, Tenant } from "../platform/principal";
 import { type AliasVerdict, aliasVerdict, pickSuggestions, suggestionCandidates } from "./alias";
 
 /** `{alias, format_ok, format_code}`: the normalised alias echoed with its verdict. */

@@ -7,16 +7,16 @@
  */
 import { calculateJwkThumbprint, exportJWK, importSPKI, type JWK } from "jose";
 import * as v from "valibot";
+import { described } from "../kernel/answers";
+import { type LedgerClaim, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { jsonObject, ttlSeconds } from "../kernel/validation";
 import { randomBase64Url, sha256Hex } from "../lib/crypto";
 import { canonicalJson, contentDigest, issueSdJwt } from "../lib/sd-jwt";
 import type { KeySet } from "../lib/signing";
 import { canonicalUuid } from "../lib/uuid";
-import { described } from "../platform/answers";
-import { type LedgerClaim, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError, type ErrorCode } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { jsonObject, ttlSeconds } from "../platform/validation";
 import { checkRequestedFields, disclosureTypes, type ResolvedClaim, resolveClaim } from "./claims";
 
 export const DISCLOSURE_TTL_SECONDS = { default: 3600, min: 60, max: 86_400 } as const;

@@ -3,8 +3,8 @@
  * the retention pass of the consent-retention cron (supabase/migrations/…_consent_ledger.sql and
  * …_consent_retention.sql hold the rules).
  */
-import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
+import type { Sql } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
 
 /** Recomputes the chain of every person's entries (or one person's) and lists where it breaks. */
 export function verifyConsentLedger(sql: Sql, identityId?: string) {

@@ -6,12 +6,12 @@
  * what the consent covered. Both are consent ledger entries; repeats answer `already_revoked: true`.
  */
 import * as v from "valibot";
-import { described } from "../platform/answers";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { jsonObject } from "../platform/validation";
+import { described } from "../kernel/answers";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { jsonObject } from "../kernel/validation";
 import { consentTokenHash, disclosureId } from "./disclose";
 
 const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;

@@ -11,14 +11,14 @@
  */
 import { renderSVG } from "uqr";
 import * as v from "valibot";
+import { described } from "../kernel/answers";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { jsonObject, ttlSeconds } from "../kernel/validation";
 import { fromBase64Url, randomBase64Url, sha256Hex, toBase64Url } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
-import { described } from "../platform/answers";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError, type ErrorCode } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { jsonObject, ttlSeconds } from "../platform/validation";
 import { isSessionToken } from "../sessions/tokens";
 
 export const HANDOFF_TTL_SECONDS = { default: 120, min: 30, max: 600 } as const;

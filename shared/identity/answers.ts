@@ -4,7 +4,7 @@
  * transaction sink.
  */
 import * as v from "valibot";
-import { described, orNull } from "../platform/answers";
+import { described, orNull } from "../kernel/answers";
 
 /** face-identify's answer: the person the merchant knows, or no one (then no similarity). */
 export const identifyAnswerSchema = v.object({

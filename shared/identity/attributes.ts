@@ -16,12 +16,12 @@
  */
 import * as v from "valibot";
 import { cosineSimilarity } from "../engine";
-import { described, instant, metadataAnswer } from "../platform/answers";
-import { type PendingResponse, type ResolvedIdentity, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { metadataSchema } from "../sessions/create";
+import { described, instant, metadataAnswer } from "../kernel/answers";
+import { type PendingResponse, type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { metadataSchema } from "../kernel/validation";
 import { ageOn } from "./mrz";
 import { FACE_MATCH_GATE } from "./presence";
 import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";

@@ -8,13 +8,13 @@
  */
 import * as v from "valibot";
 import { ENGINE_VERSION } from "../engine";
-import { described, instant, metadataAnswer } from "../platform/answers";
-import { type ClaimCapture, type PendingResponse, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
+import { described, instant, metadataAnswer } from "../kernel/answers";
+import { type ClaimCapture, type PendingResponse, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { metadataSchema } from "../kernel/validation";
 import { buildReceipt, newReceiptCode } from "../receipts/receipts";
-import { metadataSchema } from "../sessions/create";
 import { documentTypes } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrolLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";

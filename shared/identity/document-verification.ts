@@ -1,8 +1,8 @@
 /** Verification of document evidence (documents.ts) by passive authentication against a trust list. */
 import type * as v from "valibot";
-import type { Statements } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
-import type { Environment } from "../platform/principal";
+import type { Statements } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
+import type { Environment } from "../kernel/principal";
 import type { documentEvidenceSchema } from "./documents";
 import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
 import { FACE_MATCH_GATE } from "./presence";

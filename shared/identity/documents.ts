@@ -8,7 +8,7 @@
  * function that only validates input does not bundle them.
  */
 import * as v from "valibot";
-import type { ErrorCode } from "../platform/errors";
+import type { ErrorCode } from "../kernel/errors";
 
 export { documentTypes } from "./mrz";
 

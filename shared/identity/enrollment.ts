@@ -5,13 +5,13 @@
  */
 import * as v from "valibot";
 import { baselineFromResult, type PresenceDescriptor, type PresenceResult } from "../engine";
+import { type RpcParams, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { type RpcParams, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError, type ErrorCode } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { coded, jsonObject, requiredAs } from "../platform/validation";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
 
 /** An enrolment failing at one of its stages (logged; nothing written). */

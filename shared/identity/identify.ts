@@ -6,10 +6,10 @@
  * private.capture_nonces).
  */
 import * as v from "valibot";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
 import type { ForcedScenario } from "./scenario";
 import { subjectRef } from "./subject-ref";

@@ -11,8 +11,8 @@ import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
+import { ApiError } from "../kernel/errors";
 import { toHex } from "../lib/crypto";
-import { ApiError } from "../platform/errors";
 import { type MachineReadableZone, MrzError, mrzOfDg1, parseMrz, readTlv } from "./mrz";
 
 /** id-icao-mrtd-security-ldsSecurityObject: the eContentType of every EF.SOD. */

@@ -1,5 +1,5 @@
 import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor, type PresenceResult, parseDescriptor } from "../engine";
-import { ApiError } from "../platform/errors";
+import { ApiError } from "../kernel/errors";
 import type { ForcedScenario } from "./scenario";
 
 /** The match gate of spec 8: cosine similarity of protected templates at or above this is the same face. */

@@ -5,8 +5,8 @@
  */
 import * as v from "valibot";
 import { MAX_PROOF_LENGTH, type PresenceDescriptor, type PresenceProof, parseProof } from "../engine";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { FACE_MATCH_GATE, judge } from "./presence";
 import { subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";

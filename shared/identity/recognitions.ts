@@ -4,9 +4,9 @@
  * up (so the same proof may still make a claim or answer an attribute within its five minutes).
  */
 import * as v from "valibot";
-import { described } from "../platform/answers";
-import type { Deps } from "../platform/deps";
-import type { Tenant } from "../platform/principal";
+import { described } from "../kernel/answers";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
 
 export const recognitionSchema = v.pipe(v.strictObject({ proof: proofField }), v.examples([{ proof: PROOF_EXAMPLE }]));

@@ -1,5 +1,5 @@
-import { ApiError, type ErrorCode } from "../platform/errors";
-import type { Environment } from "../platform/principal";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import type { Environment } from "../kernel/principal";
 
 export const scenarios = ["success", "liveness_fail", "vrc_coerced", "subject_mismatch", "duplicate_enroll"] as const;
 type Scenario = (typeof scenarios)[number];

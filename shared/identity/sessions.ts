@@ -1,8 +1,8 @@
+import { mintUserJwt } from "../kernel/authenticate";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { mintUserJwt } from "../platform/authenticate";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
 
 /** First-party sessions last 30 days. */
 const SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;

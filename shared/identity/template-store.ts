@@ -1,7 +1,7 @@
+import type { Statements } from "../kernel/db/client";
+import { rpc, type TemplateMatch } from "../kernel/db/rpc";
+import type { Environment } from "../kernel/principal";
 import type { TemplateProtector } from "../lib/template-protection";
-import type { Statements } from "../platform/db/client";
-import { rpc, type TemplateMatch } from "../platform/db/rpc";
-import type { Environment } from "../platform/principal";
 
 /**
  * Where protected templates live and the key that protects them: the template store's connection

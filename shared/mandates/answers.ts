@@ -5,7 +5,7 @@
  * `allowed: false`). The OpenAPI documents declare them; the tests hold every answer to them.
  */
 import * as v from "valibot";
-import { described, instant, orNull } from "../platform/answers";
+import { described, instant, orNull } from "../kernel/answers";
 import { mandateStatuses } from "./page";
 import { refusals } from "./refusals";
 

@@ -4,15 +4,15 @@
  * and decides (consume under the mandate's row lock, debiting once per Idempotency-Key).
  */
 import * as v from "valibot";
+import { authenticate, type Credential, credentialParam, learnKeyTenant, replayParam } from "../kernel/authenticate";
+import type { DecisionInput } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
+import type { ReplayClaim } from "../kernel/replay-guard";
+import { minorUnitAmount } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { currencySchema } from "../lib/money";
-import { authenticate, type Credential, credentialParam, learnKeyTenant, replayParam } from "../platform/authenticate";
-import type { DecisionInput } from "../platform/db/rpc";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import type { Tenant } from "../platform/principal";
-import type { ReplayClaim } from "../platform/replay-guard";
-import { minorUnitAmount } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { answer, refusal } from "./refusals";
 import { isScope } from "./scopes";

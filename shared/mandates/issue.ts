@@ -1,10 +1,10 @@
 import * as v from "valibot";
+import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { money } from "../kernel/validation";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
-import { type PendingResponse, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError, type ErrorCode } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { money } from "../platform/validation";
 import { mandateUuid } from "./ids";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 

@@ -4,11 +4,11 @@
  * Unknown ids and another tenant's mandates are the same `404 not_found`.
  */
 import * as v from "valibot";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { canonicalUuid } from "../lib/uuid";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
 import { mandateUuid } from "./ids";
 
 export const PAGE_SIZE = { min: 1, max: 100, default: 25 } as const;

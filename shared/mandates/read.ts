@@ -4,10 +4,10 @@
  * another tenant answer the same `404 not_found`, byte for byte.
  */
 import * as v from "valibot";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { mandateUuid } from "./ids";
 
 /**

@@ -6,10 +6,10 @@
  * unknown mandate, is the same `404 not_found`.
  */
 import * as v from "valibot";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { AgentPrincipal, Principal, ServicePrincipal } from "../platform/principal";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { AgentPrincipal, Principal, ServicePrincipal } from "../kernel/principal";
 import { mandateUuid } from "./ids";
 
 export const revokeSchema = v.strictObject({

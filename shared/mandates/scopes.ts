@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import { described } from "../platform/answers";
-import { type Locale, type MessageKey, translate } from "../platform/i18n";
+import { described } from "../kernel/answers";
+import { type Locale, type MessageKey, translate } from "../kernel/i18n";
 
 /** The version of the scope vocabulary; it changes only when the vocabulary does. */
 const SCOPE_CATALOGUE_VERSION = "1.0.0-beta";

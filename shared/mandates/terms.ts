@@ -5,8 +5,8 @@
  * adds those two; a `mandate` session carries the terms and the screen supplies both.
  */
 import * as v from "valibot";
+import { money } from "../kernel/validation";
 import { currencySchema } from "../lib/money";
-import { money } from "../platform/validation";
 import { ceilingCount, type IssueInput, issueSchema } from "./issue";
 
 const periods = { day: "daily", week: "weekly", month: "monthly", lifetime: "lifetime" } as const;

@@ -1,8 +1,8 @@
-import { mintApiKey } from "../platform/api-keys";
-import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
-import { ApiError } from "../platform/errors";
-import type { Environment, KeyKind } from "../platform/principal";
+import { mintApiKey } from "../kernel/api-keys";
+import type { Sql } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
+import { ApiError } from "../kernel/errors";
+import type { Environment, KeyKind } from "../kernel/principal";
 
 export interface CreatedMerchant {
   merchant_id: string;

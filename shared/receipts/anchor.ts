@@ -3,8 +3,8 @@
  * leaves of a Merkle tree, the sink publishes its root, and one RPC writes the anchor together with
  * every receipt's inclusion proof. The cron worker runs it every minute; tests call it directly.
  */
-import type { Sql } from "../platform/db/client";
-import { type RpcResult, rpc } from "../platform/db/rpc";
+import type { Sql } from "../kernel/db/client";
+import { type RpcResult, rpc } from "../kernel/db/rpc";
 import { merkleTree } from "./receipts";
 
 /** Where a Merkle root is made public. A blockchain transport implements this; locally nothing leaves the database. */

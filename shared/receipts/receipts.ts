@@ -13,10 +13,10 @@
  *   The same construction is checked in SQL by private.merkle_fold (migration ..._0700).
  */
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
+import type { Environment } from "../kernel/principal";
 import { toHex } from "../lib/crypto";
 import { type KeySet, signJson } from "../lib/signing";
 import { UUID } from "../lib/uuid";
-import type { Environment } from "../platform/principal";
 
 const RECEIPT_TYPE = "receipt+jws";
 const RECEIPT_PAYLOAD_VERSION = 1;

@@ -5,10 +5,10 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
-import { described, orNull } from "../platform/answers";
-import { rpc, type StoredReceipt } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
+import { described, orNull } from "../kernel/answers";
+import { rpc, type StoredReceipt } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
 import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
 
 /**

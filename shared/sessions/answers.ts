@@ -4,7 +4,7 @@
  * consume), the screen's boot, and a session's end (complete, cancel).
  */
 import * as v from "valibot";
-import { described, instant, metadataAnswer, orNull } from "../platform/answers";
+import { described, instant, metadataAnswer, orNull } from "../kernel/answers";
 import { allSessionActions } from "./create";
 
 const sessionStates = ["open", "opened", "completed", "failed", "cancelled", "expired"] as const;

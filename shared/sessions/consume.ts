@@ -6,12 +6,12 @@
  * exchanges exactly one wins.
  */
 import * as v from "valibot";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Principal, ServicePrincipal } from "../kernel/principal";
+import { jsonObject } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Principal, ServicePrincipal } from "../platform/principal";
-import { jsonObject } from "../platform/validation";
 import { isSessionToken, newCaptureNonce, newScreenToken } from "./tokens";
 
 /** `{session_token}`: a string; one without the token's form names no session (`404 not_found`). */

@@ -4,14 +4,14 @@
  * asks (the action), the reference and the amount.
  */
 import * as v from "valibot";
+import { type HostedSessionRecord, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
+import { mountOf } from "../kernel/registry";
+import { coded, jsonObject, metadataSchema, money, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { isCurrency, isMinorUnitAmount } from "../lib/money";
-import { type HostedSessionRecord, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
-import { mountOf } from "../platform/registry";
-import { coded, jsonObject, money, requiredAs } from "../platform/validation";
 import { isBrandName } from "../themes/theme";
 import { SERVICE_HASH } from "../transactions/input";
 import { newSessionToken } from "./tokens";
@@ -32,28 +32,6 @@ export const allSessionActions = [...sessionActions, "verify"] as const;
 export type SessionAction = (typeof allSessionActions)[number];
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
-export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
-
-/** An object whose values are all strings (the merchant's own strings, returned unchanged). */
-function isStringRecord(value: unknown): value is Record<string, string> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  return Object.entries(value).every(([key, item]) => key.length > 0 && typeof item === "string");
-}
-
-function withinMetadataLimits(metadata: Record<string, string>): boolean {
-  const entries = Object.entries(metadata);
-  return (
-    entries.length <= METADATA_LIMITS.keys &&
-    entries.every(([key, item]) => [...key].length <= METADATA_LIMITS.keyLength && [...item].length <= METADATA_LIMITS.valueLength)
-  );
-}
-
-/** The merchant's own strings, returned unchanged on reads and webhooks (`INVALID_METADATA`, `METADATA_TOO_LARGE`). */
-export const metadataSchema = v.pipe(
-  v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
-  v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
-);
-
 const ttlCode = coded("INVALID_TTL");
 
 /** `ttl_seconds` of a hosted session (and of an agent verification card): 60 to 900, default 300; otherwise `400 INVALID_TTL`. */

@@ -1,5 +1,5 @@
-import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
+import type { Sql } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
 
 /**
  * The outbox worker's share of hosted sessions: at each tick, sessions that expired unfinished are

@@ -3,9 +3,9 @@
  * either the act's approval or a refusal with a stable machine `reason`; the screen also gets the
  * reason in the person's words (`user_message`, en / pt-BR / es).
  */
-import type { HostedSessionView } from "../platform/db/rpc";
-import { ApiError, type ErrorCode } from "../platform/errors";
-import { type Locale, type MessageKey, translate } from "../platform/i18n";
+import type { HostedSessionView } from "../kernel/db/rpc";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import { type Locale, type MessageKey, translate } from "../kernel/i18n";
 import type { SessionAction } from "./create";
 import { returnTo, type SessionMode } from "./resource";
 

@@ -4,10 +4,10 @@
  * same `404 not_found`.
  */
 import * as v from "valibot";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { sessionUuid } from "./tokens";
 
 export const getSessionSchema = v.strictObject({ session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });

@@ -5,14 +5,13 @@
  * The screen, its boot, completion and cancel are the function API's (screen.ts, complete.ts).
  */
 import * as v from "valibot";
+import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
+import { coded, metadataSchema, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { issueRules } from "../mandates/issue";
 import { issueInputOf, mandateTermsSchema } from "../mandates/terms";
-import { type PendingResponse, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import type { Tenant } from "../platform/principal";
-import { coded, requiredAs } from "../platform/validation";
-import { metadataSchema } from "./create";
 import { readSession } from "./read";
 import { newSessionToken } from "./tokens";
 

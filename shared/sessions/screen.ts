@@ -5,8 +5,8 @@
  * one capture, and its credential for complete and cancel. For an agent verification card, also
  * the card's terms: who asks and for what purpose.
  */
-import type { Deps } from "../platform/deps";
-import { locales, negotiateLocale } from "../platform/i18n";
+import type { Deps } from "../kernel/deps";
+import { locales, negotiateLocale } from "../kernel/i18n";
 import { merchantTheme } from "../themes/merchant-theme";
 import { HOSTED_CONSENT } from "./complete";
 import { consumeSession } from "./consume";

@@ -5,11 +5,11 @@
  * whether another merchant exists or has a theme.
  */
 import * as v from "valibot";
-import { described } from "../platform/answers";
-import { rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import type { Tenant } from "../platform/principal";
-import { coded, jsonObject, requiredAs } from "../platform/validation";
+import { described } from "../kernel/answers";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
+import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { resolveTheme, surfaces, THEME_API_VERSION } from "./theme";
 
 /** `merchant_id` (required, non-blank: `400 MERCHANT_ID_REQUIRED`) and `surface` (default `capture`, else `400 INVALID_SURFACE`). */

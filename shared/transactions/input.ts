@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import { documentEvidenceSchema } from "../identity/documents";
+import { coded, minorUnitAmount } from "../kernel/validation";
 import { currencySchema } from "../lib/money";
 import { contextSchema } from "../mandates/decision";
-import { coded, minorUnitAmount } from "../platform/validation";
 
 const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
 export type TransactionAction = (typeof transactionActions)[number];

@@ -2,11 +2,11 @@ import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from ".
 import { verifyDocument } from "../identity/document-verification";
 import { FACE_MATCH_GATE, judge } from "../identity/presence";
 import { bestMatch, type Templates } from "../identity/template-store";
+import { type Approval, type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
-import { type Approval, type ResolvedIdentity, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
 import type { AssuranceLevel } from "../receipts/receipts";
 import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
 import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";

@@ -2,10 +2,10 @@
 import { ENGINE_VERSION } from "../engine";
 import { documentTypes } from "../identity/documents";
 import type { ForcedScenario } from "../identity/scenario";
+import type { CaptureRow, PendingResponse, ReceiptRow } from "../kernel/db/rpc";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
-import type { CaptureRow, PendingResponse, ReceiptRow } from "../platform/db/rpc";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
 import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/receipts";
 import type { TransactionAction, TransactionBody } from "./input";
 

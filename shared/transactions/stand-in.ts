@@ -1,12 +1,12 @@
+import { type Decision, rpc, type StandInApproval } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { mandateUuid } from "../mandates/ids";
 import { answer } from "../mandates/refusals";
 import type { Scope } from "../mandates/scopes";
-import { type Decision, rpc, type StandInApproval } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { Tenant } from "../platform/principal";
 import { DOCUMENT_ACTIONS, type TransactionAction, type TransactionBody } from "./input";
 import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
 

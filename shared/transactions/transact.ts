@@ -7,11 +7,11 @@
  */
 import { descriptorFrom } from "../identity/presence";
 import type { Templates } from "../identity/template-store";
+import { type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { HostedSessionPrincipal, Principal } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
-import { type ResolvedIdentity, rpc } from "../platform/db/rpc";
-import type { Deps } from "../platform/deps";
-import { ApiError } from "../platform/errors";
-import type { HostedSessionPrincipal, Principal } from "../platform/principal";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
 import type { ActOptions } from "./record";

@@ -3,8 +3,8 @@
  * replay. The CLI is a thin shell over these; secrets are minted and sealed here, so the database
  * only ever receives them encrypted, and each is returned to the caller exactly once.
  */
-import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
+import type { Sql } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
 import { eventTypes, isEventType } from "./events";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 

@@ -10,8 +10,8 @@
  * it then sends the same event id again as the next attempt, and any late result of the dead pass
  * is refused for its stale token.
  */
-import type { Sql } from "../platform/db/client";
-import { rpc } from "../platform/db/rpc";
+import type { Sql } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
 import { sendWebhook } from "./deliver";
 import { checkEndpointUrl } from "./endpoints";
 import type { WebhookEnvelope } from "./events";

@@ -15,8 +15,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { pacedCues } from "../../client/screen/paced";
 import { evaluatePresence } from "../../shared/engine";
-import { rpc } from "../../shared/platform/db/rpc";
-import { translate } from "../../shared/platform/i18n";
+import { rpc } from "../../shared/kernel/db/rpc";
+import { translate } from "../../shared/kernel/i18n";
 import { userMessage } from "../../shared/sessions/outcomes";
 import { defaultTheme } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";

@@ -6,9 +6,9 @@
  * developer_message and a localised user_message; no webhook; nobody declares a card verified.
  */
 import { describe, expect, it } from "vitest";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner } from "../../shared/merchants/merchants";
-import { rpc } from "../../shared/platform/db/rpc";
 import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PRESENCE_REASONS } from "../../shared/engine";
-import { rpc } from "../../shared/platform/db/rpc";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { defaultTheme } from "../../shared/themes/theme";
 import { capture } from "../harness/captures";
 import { passport } from "../harness/documents";

@@ -10,8 +10,8 @@
  * with no sessions, no events and no deliveries there: counts are exact.
  */
 import { beforeEach, describe, expect, it } from "vitest";
+import { rawRpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { rawRpc } from "../../shared/platform/db/rpc";
 import { merchantFactory } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";

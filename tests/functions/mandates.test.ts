@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";

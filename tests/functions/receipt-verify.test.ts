@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { randomHex } from "../../shared/lib/crypto";
 import { importSigningKeys } from "../../shared/lib/signing";
-import { rpc } from "../../shared/platform/db/rpc";
 import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../shared/receipts/anchor";
 import {
   type AssuranceLevel,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rpc } from "../../shared/platform/db/rpc";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";

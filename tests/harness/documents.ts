@@ -1,6 +1,6 @@
 import { trustAnchorOf } from "../../shared/identity/trust-list";
-import { rpc } from "../../shared/platform/db/rpc";
-import type { Environment } from "../../shared/platform/principal";
+import { rpc } from "../../shared/kernel/db/rpc";
+import type { Environment } from "../../shared/kernel/principal";
 import { bytesOf, createTestCsca, createTestPassport, type PassportOptions, type TestCsca } from "../../shared/simulator/passports";
 import { testDb } from "./factories";
 

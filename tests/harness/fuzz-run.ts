@@ -4,14 +4,14 @@
  * ledger: every row a request can write is attributed to an answer that says it was written.
  */
 import { encodeProof } from "../../shared/engine";
+import type { Sql } from "../../shared/kernel/db/client";
+import { rpc } from "../../shared/kernel/db/rpc";
+import { cronsOf, type FunctionName, mountOf } from "../../shared/kernel/registry";
 import { randomBase62 } from "../../shared/lib/crypto";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { mandateUuid } from "../../shared/mandates/ids";
 import type { CreatedMerchant } from "../../shared/merchants/merchants";
 import { addOwner, createKey } from "../../shared/merchants/merchants";
-import type { Sql } from "../../shared/platform/db/client";
-import { rpc } from "../../shared/platform/db/rpc";
-import { cronsOf, type FunctionName, mountOf } from "../../shared/platform/registry";
 import { sessionUuid } from "../../shared/sessions/tokens";
 import { type PassportCase, passportCases } from "../../shared/simulator/passports";
 import { type DocumentedAnswers, EVERY_FUNCTION } from "./documented-answers";

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { freePort } from "../../scripts/local/ports";
 import { type CronTrace, type RunningServer, startServer } from "../../scripts/local/server";
+import { connect, type Sql } from "../../shared/kernel/db/client";
 import { randomHex } from "../../shared/lib/crypto";
 import type { CreatedMerchant } from "../../shared/merchants/merchants";
-import { connect, type Sql } from "../../shared/platform/db/client";
 import { createEndpoint, type Environment } from "../../shared/webhooks/endpoints";
 import { merchantFactory, testDb } from "./factories";
 import { serviceUnderTest, useService } from "./service";

@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import type { Sql } from "../../shared/platform/db/client";
+import type { Sql } from "../../shared/kernel/db/client";
 import { DEFAULT_ASSETS_PATH } from "../../shared/themes/default-assets";
 
 /** The instance of the service a test file talks to. */

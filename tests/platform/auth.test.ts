@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { createFunctionApp } from "../../shared/edge/app";
+import { apiKeyAuth } from "../../shared/edge/auth";
+import type { Bindings } from "../../shared/kernel/config";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { randomBase62, sha256Hex } from "../../shared/lib/crypto";
 import type { CreatedMerchant } from "../../shared/merchants/merchants";
-import { createFunctionApp } from "../../shared/platform/app";
-import { apiKeyAuth } from "../../shared/platform/auth";
-import type { Bindings } from "../../shared/platform/config";
-import { rpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 
 /** No function uses every key policy yet, so a probe app exercises the middleware in this process. */

@@ -1,11 +1,11 @@
 /**
- * Configuration as every function reads it (shared/platform/config.ts), on running instances of the
+ * Configuration as every function reads it (shared/kernel/config.ts), on running instances of the
  * service with changed bindings: the configured legacy key header reaches CORS, and a service-role
  * key that is not `svc_…` is a configuration error, not a key that silently never matches.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
-import { readConfig } from "../../shared/platform/config";
+import { readConfig } from "../../shared/kernel/config";
 import { call } from "../harness/http";
 import { serviceUnderTest } from "../harness/service";
 import { startVariantServer } from "../harness/variant-server";

@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_BUNDLE_BYTES } from "../../scripts/local/build";
-import { functionNames } from "../../shared/platform/registry";
+import { functionNames } from "../../shared/kernel/registry";
 import { childEnv, ROOT, run } from "../harness/spawn";
 
 /** No account, no token, no telemetry: a dry run must not need the network. */

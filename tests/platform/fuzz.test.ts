@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import resourceApi from "../../functions/resource-api/index";
 import { resourceApiDocument } from "../../functions/resource-api/openapi";
-import { functionNames } from "../../shared/platform/registry";
+import { functionNames } from "../../shared/kernel/registry";
 import { capture } from "../harness/captures";
 import { documentedAnswers } from "../harness/documented-answers";
 import { testDb } from "../harness/factories";

@@ -3,8 +3,8 @@
  * input is read, on every function, and money is judged as it was written in the body.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { MAX_INPUT_DEPTH } from "../../shared/kernel/validation";
 import { mandateUuid } from "../../shared/mandates/ids";
-import { MAX_INPUT_DEPTH } from "../../shared/platform/validation";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";

@@ -1,8 +1,8 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningBridge, startRedisRestBridge } from "../../scripts/local/redis-rest-bridge";
+import { InProcessRateLimiter, type RateLimitRule, UpstashRateLimiter } from "../../shared/edge/rate-limit";
 import { randomHex } from "../../shared/lib/crypto";
-import { InProcessRateLimiter, type RateLimitRule, UpstashRateLimiter } from "../../shared/platform/rate-limit";
 
 const redisUrl = process.env.REDIS_URL;
 

@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type EmbeddedDatabase, startEmbeddedDatabase } from "../../scripts/local/embedded-db";
 import { applyMigrations } from "../../scripts/local/migrations";
 import { freePort } from "../../scripts/local/ports";
+import { connect, type Sql } from "../../shared/kernel/db/client";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { randomHex } from "../../shared/lib/crypto";
 import { type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { connect, type Sql } from "../../shared/platform/db/client";
-import { rpc } from "../../shared/platform/db/rpc";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
 import { randomFace } from "../harness/identity";
 

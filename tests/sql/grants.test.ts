@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
 import { MIGRATIONS_DIR } from "../../scripts/local/migrations";
-import { connect, type Sql } from "../../shared/platform/db/client";
+import { connect, type Sql } from "../../shared/kernel/db/client";
 import { testDb } from "../harness/factories";
 import { grantReport } from "./grant-rules";
 

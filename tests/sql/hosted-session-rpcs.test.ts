@@ -7,9 +7,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import type { Queryable } from "../../shared/kernel/db/client";
+import { rawRpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
-import type { Queryable } from "../../shared/platform/db/client";
-import { rawRpc } from "../../shared/platform/db/rpc";
 import { merchantFactory, testDb } from "../harness/factories";
 
 const realPostgres = Boolean(process.env.DATABASE_URL);

@@ -5,8 +5,8 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Queryable } from "../../shared/platform/db/client";
-import { rawRpc } from "../../shared/platform/db/rpc";
+import type { Queryable } from "../../shared/kernel/db/client";
+import { rawRpc } from "../../shared/kernel/db/rpc";
 import { type Ceiling, type Grantor, issueMandate, type MandateOptions, seedGrantor } from "../fixtures/mandate-seed";
 import { ROLLBACK, rolledBack, testDb } from "../harness/factories";
 

@@ -1,13 +1,13 @@
 /**
  * The layering of docs/architecture.md, checked on the import graph of the source (type imports
- * included): imports run one way (lib and engine ← platform ← domains ← surfaces; the browser
+ * included): imports run one way (lib and engine ← kernel ← domains ← edge ← surfaces; the browser
  * client on lib and engine alone), no domain module reaches Hono even through another module,
  * there is no import cycle, and the function folders are exactly the registry's.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { functionNames } from "../../shared/platform/registry";
+import { functionNames } from "../../shared/kernel/registry";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const IMPORT =
@@ -48,26 +48,67 @@ function importGraph(files: string[]): Map<string, { files: string[]; packages: 
 const files = ["shared", "functions", "scripts", "client"].flatMap(sourceFiles);
 const graph = importGraph(files);
 
-/** The layer of a file: lib, engine, platform, domain, surface (functions), client (the browser's) or tooling (scripts). */
-function layerOf(file: string): "lib" | "engine" | "platform" | "domain" | "surface" | "client" | "tooling" {
+type Layer = "lib" | "engine" | "kernel" | "domain" | "edge" | "surface" | "client" | "tooling";
+
+/** The layer of a file: lib, engine, kernel, domain, edge (Hono), surface (functions), client (the browser's) or tooling (scripts). */
+function layerOf(file: string): Layer {
   if (file.startsWith("functions/")) return "surface";
   if (file.startsWith("client/")) return "client";
   if (file.startsWith("scripts/")) return "tooling";
   if (file.startsWith("shared/lib/")) return "lib";
   if (file.startsWith("shared/engine/")) return "engine";
-  if (file.startsWith("shared/platform/")) return "platform";
+  if (file.startsWith("shared/kernel/")) return "kernel";
+  if (file.startsWith("shared/edge/")) return "edge";
   return "domain";
 }
 
-const allowed: Record<ReturnType<typeof layerOf>, ReadonlySet<ReturnType<typeof layerOf>>> = {
+const allowed: Record<Layer, ReadonlySet<Layer>> = {
   lib: new Set(["lib"]),
   engine: new Set(["engine", "lib"]),
-  platform: new Set(["platform", "lib", "engine"]),
-  domain: new Set(["domain", "platform", "lib", "engine"]),
-  surface: new Set(["surface", "domain", "platform", "lib", "engine"]),
+  kernel: new Set(["kernel", "lib", "engine"]),
+  domain: new Set(["domain", "kernel", "lib", "engine"]),
+  edge: new Set(["edge", "kernel", "lib", "engine"]),
+  surface: new Set(["surface", "edge", "domain", "kernel", "lib", "engine"]),
   client: new Set(["client", "lib", "engine"]),
-  tooling: new Set(["tooling", "surface", "domain", "platform", "lib", "engine", "client"]),
+  tooling: new Set(["tooling", "surface", "edge", "domain", "kernel", "lib", "engine", "client"]),
 };
+
+/** The folder a domain file belongs to (shared/<domain>/), or null for any other layer. */
+function domainOf(file: string): string | null {
+  return layerOf(file) === "domain" ? file.split("/")[1] : null;
+}
+
+/** Domain folder → the other domain folders its files import. */
+function domainGraph(): Map<string, Set<string>> {
+  const edges = new Map<string, Set<string>>();
+  for (const [file, { files: targets }] of graph) {
+    const from = domainOf(file);
+    if (!from) continue;
+    const set = edges.get(from) ?? new Set<string>();
+    for (const target of targets) {
+      const to = domainOf(target);
+      if (to && to !== from) set.add(to);
+    }
+    edges.set(from, set);
+  }
+  return edges;
+}
+
+/** The cycles among domain folders, each as a path that returns to its start. */
+function domainCycles(edges: Map<string, Set<string>>): string[] {
+  const cycles: string[] = [];
+  const walk = (start: string, at: string, path: string[], seen: Set<string>) => {
+    for (const next of edges.get(at) ?? []) {
+      if (next === start) cycles.push([...path, next].join(" -> "));
+      else if (!seen.has(next) && next > start) {
+        seen.add(next);
+        walk(start, next, [...path, next], seen);
+      }
+    }
+  };
+  for (const start of [...edges.keys()].sort()) walk(start, start, [start], new Set([start]));
+  return cycles;
+}
 
 /** Every file `file` reaches through its imports, itself excluded. */
 function reach(file: string, seen = new Set<string>()): Set<string> {
@@ -80,7 +121,7 @@ function reach(file: string, seen = new Set<string>()): Set<string> {
 }
 
 describe("architecture", () => {
-  it("imports run one way: lib and engine, then platform, then domains, then surfaces", () => {
+  it("imports run one way: lib and engine, then the kernel, then domains, then the edge, then surfaces", () => {
     const wrong = files.flatMap((file) =>
       graph
         .get(file)!
@@ -101,6 +142,30 @@ describe("architecture", () => {
     expect(cycles).toEqual([]);
   });
 
+  it("has no cycle between domain folders (a domain either uses another or is used by it)", () => {
+    expect(domainCycles(domainGraph())).toEqual([]);
+  });
+
+  it("finds a cycle between domain folders (the check itself)", () => {
+    const edges = new Map([
+      ["a", new Set(["b"])],
+      ["b", new Set(["c"])],
+      ["c", new Set(["a"])],
+      ["d", new Set(["a"])],
+    ]);
+    expect(domainCycles(edges)).toEqual(["a -> b -> c -> a"]);
+  });
+
+  it("only surfaces and the edge itself import the edge (shared/edge/)", () => {
+    const wrong = files.flatMap((file) =>
+      graph
+        .get(file)!
+        .files.filter((target) => layerOf(target) === "edge" && !["edge", "surface", "tooling"].includes(layerOf(file)))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
   it("serves exactly the registry's functions, each from functions/<name>/index.ts", () => {
     const folders = readdirSync(join(ROOT, "functions"), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
@@ -111,7 +176,7 @@ describe("architecture", () => {
   });
 
   it("fails on a domain module that reaches Hono (the check itself)", () => {
-    graph.set("shared/example-domain/op.ts", { files: ["shared/platform/app.ts"], packages: [] });
+    graph.set("shared/example-domain/op.ts", { files: ["shared/edge/app.ts"], packages: [] });
     try {
       expect(
         ["shared/example-domain/op.ts", ...reach("shared/example-domain/op.ts")].some((f) => graph.get(f)?.packages.includes("hono")),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { egressRefusal, isNonPublicHost } from "../../shared/platform/egress";
+import { egressRefusal, isNonPublicHost } from "../../shared/kernel/egress";
 
 const hostOf = (url: string) => new URL(url).hostname;
 

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { checkDigit, mrzOfDg1, parseMrz } from "../../shared/identity/mrz";
 import { type DocumentEvidence, passiveAuthentication, type TrustAnchorLookup } from "../../shared/identity/passive-authentication";
 import { masterListCertificates, trustAnchorOf } from "../../shared/identity/trust-list";
-import { ApiError } from "../../shared/platform/errors";
+import { ApiError } from "../../shared/kernel/errors";
 import {
   base64,
   bytesOf,

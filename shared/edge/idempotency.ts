@@ -1,12 +1,12 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
+import { replayParam } from "../kernel/authenticate";
+import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import { ApiError } from "../kernel/errors";
+import type { Principal } from "../kernel/principal";
+import { idempotencyKey } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { AppEnv } from "./app";
-import { replayParam } from "./authenticate";
-import { type PendingResponse, rpc } from "./db/rpc";
-import { ApiError } from "./errors";
 import { withDoc } from "./openapi";
-import type { Principal } from "./principal";
-import { idempotencyKey } from "./validation";
 
 const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 /** An in-flight record older than this belongs to a request that died; a retry may take it over. */

@@ -5,11 +5,11 @@
  */
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as v from "valibot";
+import { ApiError, type ErrorCode } from "../kernel/errors";
+import { parseInput } from "../kernel/validation";
 import { writtenNumbers } from "../lib/json";
 import type { AppEnv } from "./app";
-import { ApiError, type ErrorCode } from "./errors";
 import { codesOf, withDoc } from "./openapi";
-import { parseInput } from "./validation";
 
 const MAX_BODY_BYTES = 256 * 1024;
 

@@ -1,4 +1,4 @@
-import type { Config } from "./config";
+import type { Config } from "../kernel/config";
 
 /** Header through which tests set the server clock; honoured only when the TEST_CLOCK binding is "1". */
 const TEST_CLOCK_HEADER = "x-test-now";

@@ -7,8 +7,6 @@
  * the next request: nothing about a key is cached.
  */
 import type { MiddlewareHandler } from "hono";
-import { timingSafeEqual } from "../lib/crypto";
-import type { AppEnv } from "./app";
 import {
   authenticate,
   bearerOf,
@@ -18,15 +16,17 @@ import {
   presentedKey,
   replayParam,
   userPrincipal,
-} from "./authenticate";
-import type { Queryable } from "./db/client";
-import { rpc } from "./db/rpc";
-import { ApiError } from "./errors";
+} from "../kernel/authenticate";
+import type { Queryable } from "../kernel/db/client";
+import { rpc } from "../kernel/db/rpc";
+import { ApiError } from "../kernel/errors";
+import { signingKeysOf } from "../kernel/keys";
+import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "../kernel/principal";
+import { type ReplayClaim, replayClaim } from "../kernel/replay-guard";
+import { timingSafeEqual } from "../lib/crypto";
+import type { AppEnv } from "./app";
 import { idempotencyKeyOf } from "./idempotency";
-import { signingKeysOf } from "./keys";
 import { docOf, type RouteDoc, withDoc } from "./openapi";
-import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "./principal";
-import { type ReplayClaim, replayClaim } from "./replay-guard";
 
 interface AuthOptions {
   /**

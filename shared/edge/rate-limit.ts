@@ -1,12 +1,12 @@
 import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
 import type { Context, MiddlewareHandler } from "hono";
+import { knownTenantOfKey } from "../kernel/authenticate";
+import type { Config } from "../kernel/config";
+import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import type { AppEnv } from "./app";
-import { knownTenantOfKey } from "./authenticate";
-import type { Config } from "./config";
-import { ApiError } from "./errors";
 import { withDoc } from "./openapi";
-import type { Tenant } from "./principal";
 
 /**
  * A named limit: at most `limit` requests per `windowSeconds` for one identifier, counted in a

@@ -1,6 +1,6 @@
-import { type Bindings, type Config, readConfig } from "./config";
-import { connect, type Sql } from "./db/client";
-import { errorResponse } from "./errors";
+import { type Bindings, type Config, readConfig } from "../kernel/config";
+import { connect, type Sql } from "../kernel/db/client";
+import { errorResponse } from "../kernel/errors";
 
 /** One pass of a cron worker at the tick's time; a summary to log, or null when there was nothing to do. */
 export type CronPass = (sql: Sql, config: Config, at: Date) => Promise<Record<string, unknown> | null>;

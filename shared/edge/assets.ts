@@ -6,8 +6,8 @@
  * backs every Worker's assets with one storage directory, so all of them share dist/assets.
  */
 import type { Context } from "hono";
+import { ApiError } from "../kernel/errors";
 import type { AppEnv } from "./app";
-import { ApiError } from "./errors";
 
 interface AssetsBinding {
   fetch(url: URL): Promise<Response>;

@@ -1,15 +1,15 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { type Bindings, type Config, readConfig } from "../kernel/config";
+import { connect, type Sql } from "../kernel/db/client";
+import type { Deps } from "../kernel/deps";
+import { ApiError, errorCatalogue } from "../kernel/errors";
+import { type Locale, negotiateLocale } from "../kernel/i18n";
+import type { Principal, ServicePrincipal } from "../kernel/principal";
+import { mountOf } from "../kernel/registry";
+import type { ReplayClaim } from "../kernel/replay-guard";
 import { requestClock } from "./clock";
-import { type Bindings, type Config, readConfig } from "./config";
-import { connect, type Sql } from "./db/client";
-import type { Deps } from "./deps";
-import { ApiError, errorCatalogue } from "./errors";
-import { type Locale, negotiateLocale } from "./i18n";
-import type { Principal, ServicePrincipal } from "./principal";
-import { mountOf } from "./registry";
-import type { ReplayClaim } from "./replay-guard";
 
 export type AppEnv = {
   Bindings: Bindings;

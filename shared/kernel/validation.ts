@@ -235,3 +235,26 @@ export function idempotencyKey(value: string | undefined): string | null | undef
   if (value === undefined) return undefined;
   return IDEMPOTENCY_KEY_FORMAT.test(value) ? value : null;
 }
+
+/** The limits of a merchant's metadata (sessions, claims, attributes). */
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+
+/** An object whose values are all strings (the merchant's own strings, returned unchanged). */
+function isStringRecord(value: unknown): value is Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([key, item]) => key.length > 0 && typeof item === "string");
+}
+
+function withinMetadataLimits(metadata: Record<string, string>): boolean {
+  const entries = Object.entries(metadata);
+  return (
+    entries.length <= METADATA_LIMITS.keys &&
+    entries.every(([key, item]) => [...key].length <= METADATA_LIMITS.keyLength && [...item].length <= METADATA_LIMITS.valueLength)
+  );
+}
+
+/** The merchant's own strings, returned unchanged on reads and webhooks (`INVALID_METADATA`, `METADATA_TOO_LARGE`). */
+export const metadataSchema = v.pipe(
+  v.custom<Record<string, string>>(isStringRecord, coded("INVALID_METADATA")),
+  v.check(withinMetadataLimits, coded("METADATA_TOO_LARGE")),
+);

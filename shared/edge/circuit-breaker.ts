@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
+import { rpc } from "../kernel/db/rpc";
+import { ApiError } from "../kernel/errors";
 import type { AppEnv } from "./app";
-import { rpc } from "./db/rpc";
-import { ApiError } from "./errors";
 import { withDoc } from "./openapi";
 
 interface BreakerPolicy {

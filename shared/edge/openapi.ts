@@ -9,9 +9,9 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type * as v from "valibot";
-import { type ErrorCode, errorCatalogue } from "./errors";
-import { jsonSchemaOf } from "./json-schema";
-import { CODE_PREFIX } from "./validation";
+import { type ErrorCode, errorCatalogue } from "../kernel/errors";
+import { jsonSchemaOf } from "../kernel/json-schema";
+import { CODE_PREFIX } from "../kernel/validation";
 
 /** What one piece of a route (a middleware, or the route's own marker) tells the document. */
 export interface RouteDoc {
