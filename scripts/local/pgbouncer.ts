@@ -97,7 +97,7 @@ function config(upstream: PostgresTarget, dir: string, port: number, host: strin
     `listen_port = ${port}`,
     // no Unix socket: nothing of this instance outside its own directory
     "unix_socket_dir =",
-    // the loopback stand-in answers clients itself, as the builtin pooler does; upstream logins use
+    // the loopback stand-in answers clients itself, as Hyperdrive does; upstream logins use
     // the auth file's password (any method the server asks for, SCRAM included)
     "auth_type = trust",
     `auth_file = ${join(dir, "userlist.txt")}`,
@@ -175,11 +175,11 @@ export async function startPgBouncer({
   binary = pgbouncerBinary() ?? undefined,
   log = () => {},
 }: PgBouncerOptions): Promise<RunningPgBouncer> {
-  if (!binary) throw new Error("pgbouncer is not installed (apt-get install -y pgbouncer), or use DB_POOLER=builtin");
+  if (!binary) throw new Error("pgbouncer is not installed (apt-get install -y pgbouncer), or use DB_POOLER=0");
   const upstream = parsePostgresUrl(upstreamUrl);
   // PgBouncer's ini format (up to 1.18 at least) takes no quoted [databases] keys
   if (!/^[A-Za-z0-9_.-]+$/.test(upstream.database))
-    throw new Error(`database name ${JSON.stringify(upstream.database)} is not one PgBouncer's config can hold; use DB_POOLER=builtin`);
+    throw new Error(`database name ${JSON.stringify(upstream.database)} is not one PgBouncer's config can hold; use DB_POOLER=0`);
   // PgBouncer warns once per client it turns away and never says when logins work again: one line
   // per outage instead, and a query through PgBouncer once a second to say when it ends (when it
   // logs in again; a refusal it wrote before that belongs to the outage that ended).

@@ -1,8 +1,7 @@
-import { startPgPooler } from "./pg-pooler";
 import { pgbouncerBinary, startPgBouncer } from "./pgbouncer";
 
 /** Which transaction pooler stands between the workers and DATABASE_URL. */
-type PoolerKind = "pgbouncer" | "builtin" | "direct";
+type PoolerKind = "pgbouncer" | "direct";
 
 interface RunningLocalPooler {
   kind: Exclude<PoolerKind, "direct">;
@@ -12,18 +11,19 @@ interface RunningLocalPooler {
 }
 
 /**
- * The pooler `DB_POOLER` asks for: `pgbouncer` (a private PgBouncer, scripts/local/pgbouncer.ts),
- * `builtin` (the Node pooler, scripts/local/pg-pooler.ts), `0` (none: each request connects
- * directly); unset (or `1`): PgBouncer when the binary is installed, else the built-in one.
+ * The pooler `DB_POOLER` asks for: `pgbouncer` (a private PgBouncer, scripts/local/pgbouncer.ts)
+ * or `0` (none: each request connects directly); unset (or `1`): PgBouncer when the binary is
+ * installed, else direct connections (production pools through Hyperdrive or Supavisor; a machine
+ * without PgBouncer still runs, without the pooler's semantics).
  *
- * @example choosePooler({ DB_POOLER: "builtin" }) // "builtin"
+ * @example choosePooler({ DB_POOLER: "0" }) // "direct"
  */
 export function choosePooler(env: Record<string, string | undefined>): PoolerKind {
   const asked = env.DB_POOLER ?? "";
   if (asked === "0") return "direct";
-  if (asked === "pgbouncer" || asked === "builtin") return asked;
-  if (asked === "" || asked === "1") return pgbouncerBinary(env) ? "pgbouncer" : "builtin";
-  throw new Error(`DB_POOLER=${asked}: expected pgbouncer, builtin or 0`);
+  if (asked === "pgbouncer") return asked;
+  if (asked === "" || asked === "1") return pgbouncerBinary(env) ? "pgbouncer" : "direct";
+  throw new Error(`DB_POOLER=${asked}: expected pgbouncer or 0`);
 }
 
 /**
@@ -37,11 +37,11 @@ export async function startPooler(
 ): Promise<RunningLocalPooler | null> {
   const kind = choosePooler(env);
   const size = env.DB_POOLER_SIZE ? Number(env.DB_POOLER_SIZE) : undefined;
-  if (kind === "direct") return null;
-  const pooler =
-    kind === "pgbouncer"
-      ? await startPgBouncer({ upstreamUrl, size, binary: pgbouncerBinary(env) ?? undefined, log })
-      : await startPgPooler({ upstreamUrl, size, log });
-  log(`workers reach the database through ${kind === "pgbouncer" ? "PgBouncer" : "the built-in pooler"} (${pooler.url})`);
+  if (kind === "direct") {
+    if (env.DB_POOLER !== "0") log("PgBouncer is not installed: workers connect to the database directly (apt-get install -y pgbouncer)");
+    return null;
+  }
+  const pooler = await startPgBouncer({ upstreamUrl, size, binary: pgbouncerBinary(env) ?? undefined, log });
+  log(`workers reach the database through PgBouncer (${pooler.url})`);
   return { kind, url: pooler.url, stop: () => pooler.stop() };
 }

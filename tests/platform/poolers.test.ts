@@ -1,16 +1,14 @@
 import { connect as netConnect, type Socket } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startPgPooler } from "../../scripts/local/pg-pooler";
 import { pgbouncerBinary, startPgBouncer } from "../../scripts/local/pgbouncer";
 import { choosePooler } from "../../scripts/local/pooler";
 import { startDatabaseProxy } from "../harness/database-proxy";
 
 /**
- * The two local transaction poolers that stand in for Hyperdrive and Supavisor (a private
- * PgBouncer, and the built-in Node pooler for machines with nothing installed), held to one
- * contract against the real Postgres of DATABASE_URL. Skipped when DATABASE_URL is unset (the
- * embedded PGlite multiplexes in-process and gets no pooler); the PgBouncer half is skipped when
+ * The local transaction pooler that stands in for Hyperdrive and Supavisor (a private PgBouncer),
+ * held to the contract the workers rely on against the real Postgres of DATABASE_URL. Skipped when
+ * DATABASE_URL is unset (the embedded PGlite multiplexes in-process and gets no pooler) or when
  * pgbouncer is not installed (`apt-get install -y pgbouncer`; `.ci/run` does).
  */
 const realPostgres = Boolean(process.env.DATABASE_URL);
@@ -89,11 +87,6 @@ const poolers: { name: string; available: boolean; start: (size: number, options
     available: installed,
     start: (size, { upstreamUrl = inject("databaseUrl"), log } = {}) => startPgBouncer({ upstreamUrl, size, log }),
   },
-  {
-    name: "built-in pooler",
-    available: true,
-    start: (size, { upstreamUrl = inject("databaseUrl"), log } = {}) => startPgPooler({ upstreamUrl, size, log }),
-  },
 ];
 
 /** Whether one query through `url` is answered within `ms` (a pooler may hold a client while its server is away). */
@@ -109,12 +102,12 @@ async function answered(url: string, ms: number): Promise<boolean> {
 }
 
 describe("DB_POOLER", () => {
-  it("picks PgBouncer, the built-in pooler or none, and PgBouncer by default where installed", () => {
+  it("picks PgBouncer or none, and PgBouncer by default where installed", () => {
     expect(choosePooler({ DB_POOLER: "pgbouncer" })).toBe("pgbouncer");
-    expect(choosePooler({ DB_POOLER: "builtin" })).toBe("builtin");
     expect(choosePooler({ DB_POOLER: "0" })).toBe("direct");
-    expect(choosePooler({})).toBe(installed ? "pgbouncer" : "builtin");
-    expect(choosePooler({ DB_POOLER: "1" })).toBe(installed ? "pgbouncer" : "builtin");
+    expect(choosePooler({})).toBe(installed ? "pgbouncer" : "direct");
+    expect(choosePooler({ DB_POOLER: "1" })).toBe(installed ? "pgbouncer" : "direct");
+    expect(() => choosePooler({ DB_POOLER: "builtin" })).toThrow(/DB_POOLER=builtin/);
     expect(() => choosePooler({ DB_POOLER: "supavisor" })).toThrow(/DB_POOLER=supavisor/);
   });
 });
