@@ -21,6 +21,7 @@ import {
   marginScore,
   type PulseCheck,
   type QualityCheck,
+  round,
   type SpeechCheck,
 } from "./checks.js";
 import { type PresenceConfig, presenceConfig } from "./config.js";
@@ -174,11 +175,6 @@ export interface PresenceResult {
     light_lag_ms?: number;
     light_depth?: number;
   };
-}
-
-function round(x: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Number.isFinite(x) ? Math.round(x * f) / f : 0;
 }
 
 function toMillis(t: Date | number | string): number {

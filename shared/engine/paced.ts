@@ -9,15 +9,10 @@
  * Each statistic is calibrated against the same statistic for the schedules of other
  * nonces (surrogates), which no genuine capture of this request can follow.
  */
-import { type BeatSeries, heartRateOnGrid, lockToDrive, marginScore, type SpeechAnalysis } from "./checks.js";
+import { type BeatSeries, heartRateOnGrid, lockToDrive, marginScore, round, type SpeechAnalysis } from "./checks.js";
 import type { PresenceConfig } from "./config.js";
 import { mean, movingAverage } from "./dsp.js";
 import { challengeSchedule } from "./schedule.js";
-
-function round(x: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Number.isFinite(x) ? Math.round(x * f) / f : 0;
-}
 
 /** Means of a per-sample series over the cells of a grid at `gridHz`. */
 function toGrid(x: ArrayLike<number>, fs: number, gridHz: number): Float64Array {
