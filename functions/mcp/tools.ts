@@ -5,18 +5,18 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
-import type { Deps } from "../kernel/deps";
-import { ApiError } from "../kernel/errors";
-import { jsonSchemaOf } from "../kernel/json-schema";
-import type { AgentPrincipal } from "../kernel/principal";
-import { idempotencyKey, parseInput } from "../kernel/validation";
-import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../mandates/decision";
-import { issueMandate, issueSchema } from "../mandates/issue";
-import { getMandate, listMandates, mandateQuerySchema } from "../mandates/read";
-import { revokeMandate, revokeSchema } from "../mandates/revoke";
-import { scopeCatalogue } from "../mandates/scopes";
-import { receiptLookupSchema, verifyStoredReceipt } from "../receipts/verify";
-import { requestVerification, resultSchema, toolRequestSchema, verificationResult } from "./verifications";
+import { requestVerification, resultSchema, toolRequestSchema, verificationResult } from "../../shared/agents/verifications";
+import type { Deps } from "../../shared/kernel/deps";
+import { ApiError } from "../../shared/kernel/errors";
+import { jsonSchemaOf } from "../../shared/kernel/json-schema";
+import type { AgentPrincipal } from "../../shared/kernel/principal";
+import { idempotencyKey, parseInput } from "../../shared/kernel/validation";
+import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../../shared/mandates/decision";
+import { issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { getMandate, listMandates, mandateQuerySchema } from "../../shared/mandates/read";
+import { revokeMandate, revokeSchema } from "../../shared/mandates/revoke";
+import { scopeCatalogue } from "../../shared/mandates/scopes";
+import { receiptLookupSchema, verifyStoredReceipt } from "../../shared/receipts/verify";
 
 /** OAuth scopes an owner grants an agent: reading and deciding, or also acting on mandates. */
 export const agentScopes = ["mandates:read", "mandates:write"] as const;

@@ -2,7 +2,7 @@
  * mandate-revoke (spec 4.11): ends a mandate at once — the next consume fails, nothing is cached.
  * Callable by the granting human (first-party user), the issuing merchant or the service role;
  * never by the agent holding it (an MCP agent revokes as its merchant, and the tool refuses a mandate
- * granted to itself: shared/agents/tools.ts). Repeats answer `already_revoked: true`. Anything else, and an
+ * granted to itself: functions/mcp/tools.ts). Repeats answer `already_revoked: true`. Anything else, and an
  * unknown mandate, is the same `404 not_found`.
  */
 import * as v from "valibot";
@@ -11,6 +11,7 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { AgentPrincipal, Principal, ServicePrincipal } from "../kernel/principal";
 import { mandateUuid } from "./ids";
+import type {} from "./rpc";
 
 export const revokeSchema = v.strictObject({
   mandate_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),

@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { aliasRequestSchema } from "../../functions/alias-availability/schema";
+import { agentTools } from "../../functions/mcp/tools";
 import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "../../functions/resource-api/mandates";
-import { agentTools } from "../../shared/agents/tools";
 import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/agents/verifications";
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
