@@ -24,7 +24,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { connect } from "../shared/kernel/db/client";
 import { addOwner, createMerchant } from "../shared/merchants/merchants";
-import { simulateCapture } from "../shared/simulator/simulate";
+import { simulateCapture } from "../shared/simulator";
 import { freePort } from "./local/ports";
 import { startServer } from "./local/server";
 

@@ -18,7 +18,7 @@
  *
  * With --paced, every session uses the nonce-paced reading challenge (the reader follows
  * challengeSchedule(nonce) with the compliance of readers in the wild; the attacks are those
- * against that protocol, shared/simulator/simulate.ts) and the paced checks are swept.
+ * against that protocol, shared/simulator/session.ts) and the paced checks are swept.
  */
 import { performance } from "node:perf_hooks";
 import { evaluatePresence, type PresenceDescriptor, presenceConfig } from "../../shared/engine/index.js";
@@ -32,7 +32,7 @@ import {
   SANDBOX_PERSONS,
   simulateSession,
   wildNuisance,
-} from "../../shared/simulator/simulate.js";
+} from "../../shared/simulator/index.js";
 import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
 import { oracleBound } from "./presence-oracle.js";
 

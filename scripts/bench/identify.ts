@@ -32,7 +32,7 @@ import type { TemplateMatch } from "../../shared/kernel/db/rpc";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
+import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator";
 import { startEmbeddedDatabase } from "../local/embedded-db";
 import { applyMigrations } from "../local/migrations";
 import { freePort } from "../local/ports";

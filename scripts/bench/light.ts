@@ -2,7 +2,7 @@
  * Benchmark of descriptor v2 and its light challenge: `npm run bench:engine -- --light
  * [--seed N --n N --seconds S]`.
  *
- * Bona fide sessions and every attack type (shared/simulator/simulate.ts, LIGHT_ATTACK_TYPES) in
+ * Bona fide sessions and every attack type (shared/simulator/session.ts, LIGHT_ATTACK_TYPES) in
  * two populations, each session's physiology, room and camera drawn from the seed, and its light
  * conditions (shared/simulator/light.ts): `wild` (any screen, distance, room and camera) and
  * `controlled` (what the client enforces before it records: full brightness, the face close, and
@@ -14,7 +14,6 @@
 import { performance } from "node:perf_hooks";
 import { evaluatePresence, type PresenceDescriptor, presenceConfig } from "../../shared/engine/index.js";
 import { createRng, hashSeed } from "../../shared/engine/rng.js";
-import { controlledLight, type LightConditions, measuredDepth, PREFLIGHT_MIN_DEPTH, wildLight } from "../../shared/simulator/light.js";
 import {
   type AttackType,
   controlledNuisance,
@@ -23,7 +22,8 @@ import {
   SANDBOX_PERSONS,
   simulateSession,
   wildNuisance,
-} from "../../shared/simulator/simulate.js";
+} from "../../shared/simulator/index.js";
+import { controlledLight, type LightConditions, measuredDepth, PREFLIGHT_MIN_DEPTH, wildLight } from "../../shared/simulator/light.js";
 import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
 
 const seed = flag("seed", HELD_OUT_SEED);

@@ -11,7 +11,7 @@
 import { beatNoiseOf, breathLock } from "../../shared/engine/checks.js";
 import { presenceConfig } from "../../shared/engine/config.js";
 import { createRng, hashSeed } from "../../shared/engine/rng.js";
-import { type Nuisance, simulatePhysiology, wildNuisance } from "../../shared/simulator/simulate.js";
+import { type Nuisance, simulatePhysiology, wildNuisance } from "../../shared/simulator/index.js";
 
 /** Which heart-rate variation the readers have. */
 type OraclePhysiology =

@@ -14,7 +14,7 @@ import {
   SANDBOX_PERSONS,
   type SubjectState,
   simulateCapture,
-} from "../../shared/simulator/simulate";
+} from "../../shared/simulator";
 
 type Flags = Record<string, string | boolean>;
 

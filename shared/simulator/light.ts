@@ -1,7 +1,7 @@
 /**
  * The physics of the light challenge for the simulator: what a camera reports of the skin and of
  * the background while the screen lights the face with lightSequence(nonce), and what it reports
- * for each way of presenting a face that is not there (shared/simulator/simulate.ts).
+ * for each way of presenting a face that is not there (shared/simulator/session.ts).
  *
  * The model (every number is an assumption; docs/benchmarks.md says which ones drive the result):
  * - The screen is a small Lambertian source: its illuminance at the face is luminance x area /

@@ -1,5 +1,5 @@
 import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor } from "../../shared/engine";
-import { type AttackType, simulateCapture } from "../../shared/simulator/simulate";
+import { type AttackType, simulateCapture } from "../../shared/simulator";
 
 let counter = 0;
 

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { baselineFromResult, evaluatePresence, type PresenceBaseline, type PresenceDescriptor } from "../../shared/engine";
-import { faceEmbeddingOfPerson } from "../../shared/simulator/simulate";
+import { faceEmbeddingOfPerson } from "../../shared/simulator";
 import { capture } from "./captures";
 import { call, replayHeaders } from "./http";
 

@@ -14,7 +14,7 @@ import { rpc } from "../../shared/kernel/db/rpc";
 import { randomHex } from "../../shared/lib/crypto";
 import { type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";
-import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator/simulate";
+import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator";
 import { randomFace } from "../harness/identity";
 
 type Environment = "test" | "live";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { TEMPLATE_DIMENSIONS, templateProtector } from "../../shared/lib/template-protection";
-import { faceEmbeddingOfPerson } from "../../shared/simulator/simulate";
+import { faceEmbeddingOfPerson } from "../../shared/simulator";
 
 const KEY = "unit-test-template-key-0123456789abcdef";
 const OTHER_KEY = "unit-test-template-key-fedcba9876543210";

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { DESCRIPTOR_LIMITS, type PresenceDescriptor, parseDescriptor, presenceDescriptorSchema } from "../../../shared/engine";
-import { simulateCapture } from "../../../shared/simulator/simulate";
+import { simulateCapture } from "../../../shared/simulator";
 
 const valid = (): PresenceDescriptor => simulateCapture({ person: 3, nonce: "nonce-desc-1", seconds: 10 });
 

@@ -17,8 +17,8 @@ import {
 import { sha256 } from "../../../shared/engine/light";
 import { checkLight } from "../../../shared/engine/reflection";
 import { createRng } from "../../../shared/engine/rng";
+import { LIGHT_ATTACK_TYPES, simulateCapture } from "../../../shared/simulator";
 import { controlledLight, lightSeries, reflectionDepth, wildLight } from "../../../shared/simulator/light";
-import { LIGHT_ATTACK_TYPES, simulateCapture } from "../../../shared/simulator/simulate";
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { challengeSchedule, evaluatePresence, parseDescriptor, SCHEDULE_LIMITS } from "../../../shared/engine";
-import { simulateCapture } from "../../../shared/simulator/simulate";
+import { simulateCapture } from "../../../shared/simulator";
 
 describe("challengeSchedule (nonce-v1)", () => {
   it("matches the reference vector of docs/presence-descriptor.md", () => {

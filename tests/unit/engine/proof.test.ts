@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, parseProof } from "../../../shared/engine";
-import { simulateCapture } from "../../../shared/simulator/simulate";
+import { simulateCapture } from "../../../shared/simulator";
 
 const descriptor = simulateCapture({
   person: 3,

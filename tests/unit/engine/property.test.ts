@@ -8,7 +8,7 @@ import {
   type PresenceResult,
   parseDescriptor,
 } from "../../../shared/engine";
-import { simulateCapture } from "../../../shared/simulator/simulate";
+import { simulateCapture } from "../../../shared/simulator";
 
 /** A series of length n in [lo, hi]: random values or an extreme pattern. */
 function series(n: number, lo: number, hi: number): fc.Arbitrary<number[]> {

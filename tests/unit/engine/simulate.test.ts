@@ -12,7 +12,7 @@ import {
   simulatePhysiology,
   simulateSession,
   wildNuisance,
-} from "../../../shared/simulator/simulate";
+} from "../../../shared/simulator";
 
 describe("determinism", () => {
   it("gives the same descriptor for the same options", () => {
