@@ -12,7 +12,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
-import { MIGRATIONS_DIR } from "../../scripts/local/migrations";
+import { applySchema, DOMAINS_DIR, MIGRATIONS_DIR } from "../../scripts/local/migrations";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { testDb } from "../harness/factories";
 import { grantReport } from "./grant-rules";
@@ -20,7 +20,7 @@ import { grantReport } from "./grant-rules";
 type Tx = postgres.TransactionSql;
 
 const ROLLBACK = new Error("rollback");
-const PLATFORM_MIGRATION = "20261121000100_platform.sql";
+const PLATFORM_MIGRATION = "20261127000100_platform.sql";
 
 /** Runs `body` in a transaction on `db` that is always rolled back. */
 async function rolledBack(db: Sql, body: (tx: Tx) => Promise<void>): Promise<void> {
@@ -158,12 +158,16 @@ describe("grants", () => {
     });
   });
 
-  it("is written once: no migration but the platform one grants, revokes or sets default privileges", async () => {
-    const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort();
-    expect(files[0]).toBe(PLATFORM_MIGRATION);
+  it("is written once: no migration but the platform one, and no domain file, grants, revokes or sets default privileges", async () => {
+    const migrations = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort();
+    expect(migrations[0]).toBe(PLATFORM_MIGRATION);
+    const domainFiles = (await readdir(DOMAINS_DIR, { recursive: true })).filter((f) => f.endsWith(".sql"));
+    expect(domainFiles.length).toBeGreaterThan(10);
+    const files = [...migrations.map((f) => join(MIGRATIONS_DIR, f)), ...domainFiles.map((f) => join(DOMAINS_DIR, f))];
     const writers: string[] = [];
-    for (const file of files) {
-      const code = (await readFile(join(MIGRATIONS_DIR, file), "utf8")).replace(/--[^\n]*/g, "");
+    for (const path of files) {
+      const file = path.slice(path.indexOf("supabase/") + "supabase/".length).replace(/^migrations\//, "");
+      const code = (await readFile(path, "utf8")).replace(/--[^\n]*/g, "");
       if (
         /\b(grant|revoke)\s+(all|execute|select|insert|update|delete|truncate|references|trigger|usage|create|connect|temporary)\b/i.test(
           code,
@@ -203,8 +207,7 @@ describe.skipIf(!realPostgres)("grants on a database shaped like Supabase's", ()
           alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
           alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
         `);
-        const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort();
-        for (const file of files) await tx.unsafe(await readFile(join(MIGRATIONS_DIR, file), "utf8"));
+        await applySchema(tx);
 
         const report = await grantReport(tx);
         expect(report.roles).toEqual(expect.arrayContaining(["anon", "authenticated", "service_role"]));

@@ -1,0 +1,131 @@
+-- ============================================================================
+-- Transactions: recording a capture with its receipt, and a mandate standing in for one.
+-- Functions and triggers only, each defined once (create or replace); the
+-- tables they use are in supabase/migrations. Applied after the migrations by
+-- scripts/local/migrations.ts, which drops any function no domain file defines.
+-- ============================================================================
+
+-- mandate_transaction({consume: {...mandate_consume params}, identity_id, capture: {...}, receipt: {...},
+--   stored_response?: {record: {merchant_id, environment, function_name, key}}})
+--   -> {decision, approval: the sink's answer | null when refused}
+-- The approval is built here, from the rows, so that under an Idempotency-Key the same transaction stores it
+-- as the answer a retry replays (private.idempotency_store_act): the act and its stored answer commit
+-- together. A replayed consumption answers the act recorded the first time, with idempotent_replay and the
+-- mandate's status now (mandate_status).
+create or replace function public.mandate_transaction(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_mandate_id uuid := (p -> 'consume' ->> 'mandate_id')::uuid;
+  m private.mandates;
+  v_decision jsonb;
+  v_consumption uuid;
+  c jsonb := p -> 'capture';
+  v_act jsonb;
+  v_approval jsonb;
+begin
+  if not exists (select 1 from private.mandates where id = v_mandate_id and granted_by = (p ->> 'identity_id')::uuid) then
+    return jsonb_build_object('decision', jsonb_build_object('allowed', false, 'reason', 'mandate_not_found'), 'approval', null);
+  end if;
+  v_decision := public.mandate_consume(p -> 'consume');
+  if not (v_decision ->> 'allowed')::boolean then
+    return jsonb_build_object('decision', v_decision, 'approval', null);
+  end if;
+  v_consumption := substr(v_decision ->> 'consumption_id', 5)::uuid;
+
+  if (v_decision ->> 'idempotent_replay')::boolean then
+    select jsonb_build_object('transaction_id', cap.id, 'service_hash', cap.service_hash, 'immutability_seal', r.seal,
+                              'receipt_id', r.id, 'receipt_code', r.code)
+    into v_act
+    from private.captures cap join private.receipts r on r.capture_id = cap.id
+    where cap.consumption_id = v_consumption;
+  else
+    insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
+      capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
+      scenario, created_at, mandate_id, consumption_id)
+    values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
+      c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
+      false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
+      v_consumption);
+    insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
+    values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
+      c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
+    v_act := jsonb_build_object('transaction_id', c ->> 'id', 'service_hash', c ->> 'service_hash',
+      'immutability_seal', p -> 'receipt' ->> 'seal', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code');
+  end if;
+
+  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block.
+  select * into m from private.mandates where id = v_mandate_id;
+  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate') || v_act
+    || jsonb_build_object('mandate', jsonb_build_object(
+         'mandate_id', private.public_id('mdt_', m.id),
+         'consumption_id', v_decision -> 'consumption_id',
+         'scope_used', v_decision -> 'scope_used',
+         'granted_to', m.granted_to,
+         'assurance_level', m.assurance_level,
+         'idempotent_replay', v_decision -> 'idempotent_replay',
+         'remaining', v_decision -> 'remaining',
+         'at_limit', v_decision -> 'at_limit')
+       || jsonb_strip_nulls(jsonb_build_object(
+         'agent_display_name', m.agent_display_name,
+         'agent_descriptor', m.agent_descriptor,
+         'mandate_status', v_decision -> 'mandate_status')));
+  perform private.idempotency_store_act(p -> 'stored_response', 200, v_approval, m.id);
+  return jsonb_build_object('decision', v_decision, 'approval', v_approval);
+end $$;
+comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent), record the act with its receipt and store its answer under the Idempotency-Key, atomically.';
+
+-- capture_record({capture: {...}, receipt: {...} | null, document: {...} | null, baseline: {...} | null,
+--   stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
+-- As before, except that a document is one the server verified (passive authentication), in either environment,
+-- recorded with the capture that carried it. A document (its signed LDSSecurityObject, which a copy of the chip shares) belongs to one
+-- identity: another identity presenting it raises HA438, and nothing is written.
+create or replace function public.capture_record(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  c jsonb := p -> 'capture';
+  d jsonb := p -> 'document';
+begin
+  -- The capture's act (see private.capture_nonces): after at most an identification by the same merchant.
+  perform private.capture_nonce_claim(c ->> 'environment', c ->> 'capture_nonce', (c ->> 'merchant_id')::uuid, 'act',
+    (c ->> 'created_at')::timestamptz);
+  begin
+    insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
+      capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
+      scenario, created_at)
+    values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (c ->> 'identity_id')::uuid, c ->> 'action',
+      c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce',
+      (c ->> 'liveness_passed')::boolean, c ->> 'liveness_reason', (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level',
+      (c ->> 'face_similarity')::real, c ->> 'engine_version', c ->> 'scenario', (c ->> 'created_at')::timestamptz);
+  exception when unique_violation then
+    raise exception 'capture nonce already used' using errcode = 'HA411';
+  end;
+
+  if jsonb_typeof(d) = 'object' then
+    -- Serialises the presentations of one document, so two identities cannot both take it at once.
+    perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
+    if exists (select 1 from private.identity_documents
+               where lds_sha256 = d ->> 'lds_sha256' and identity_id <> (c ->> 'identity_id')::uuid) then
+      raise exception 'this document is on record for another identity' using errcode = 'HA438';
+    end if;
+    insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
+      date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)
+    values ((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d ->> 'document_type', d ->> 'issuing_country',
+      (d ->> 'expires_on')::date, (d ->> 'date_of_birth')::date, (d ->> 'portrait_similarity')::real,
+      d ->> 'signer_fingerprint', d ->> 'csca_fingerprint', d ->> 'lds_sha256', (c ->> 'created_at')::timestamptz);
+  end if;
+
+  if jsonb_typeof(p -> 'baseline') = 'object' then
+    update private.identities set baseline = p -> 'baseline' where id = (c ->> 'identity_id')::uuid;
+  end if;
+
+  if jsonb_typeof(p -> 'receipt') = 'object' then
+    insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
+    values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
+      c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
+  end if;
+
+  perform private.idempotency_store_act(p -> 'stored_response', (p -> 'stored_response' ->> 'status')::int,
+    p -> 'stored_response' -> 'body', null);
+  return jsonb_build_object('capture_id', c ->> 'id');
+end $$;
+comment on function public.capture_record(jsonb) is 'Claims the capture''s act and writes the capture with its receipt (and any document it carried that passed passive authentication) and the answer stored under its Idempotency-Key atomically; a reused capture raises HA411, a document on record for another identity HA438.';
