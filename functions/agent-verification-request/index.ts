@@ -12,7 +12,7 @@ import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 
-/** Each card is a hosted session and a screen someone may open: per merchant and environment (docs/decisions.md). */
+/** Each card is a hosted session and a screen someone may open: per merchant and environment (docs/decisions.md, D-267). */
 const CARD_LIMIT: RateLimitRule = { name: "agent-verification-request", limit: 60, windowSeconds: 60 };
 
 const app = createFunctionApp("agent-verification-request");

@@ -21,7 +21,7 @@ import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/r
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { signingKeysOf } from "../../shared/kernel/keys";
 
-/** Per merchant and environment: issuing signs an SD-JWT; a fetch reads the ledger (docs/decisions.md). */
+/** Per merchant and environment: issuing signs an SD-JWT; a fetch reads the ledger (docs/decisions.md, D-267). */
 const limits = {
   disclose: { name: "disclose-claims", limit: 300, windowSeconds: 60 },
   fetch: { name: "disclose-claims-fetch", limit: 600, windowSeconds: 60 },

@@ -2,7 +2,7 @@
  * POST /functions/v1/face-identify (spec 4.2): is this live face already known? Answers the
  * caller merchant's pseudonym (`subject_ref`), never the identity id. Publishable key allowed;
  * replay guard; rate limited per merchant and environment, and per client IP for publishable keys
- * (docs/decisions.md).
+ * (docs/decisions.md, D-074).
  */
 
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
@@ -15,7 +15,7 @@ import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { requireSecret, templatesOf } from "../../shared/kernel/keys";
 
-/** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md). */
+/** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md, D-074). */
 const identifyLimits = {
   merchant: { name: "face-identify", limit: 600, windowSeconds: 60 },
   publishableIp: { name: "face-identify-ip", limit: 60, windowSeconds: 60 },

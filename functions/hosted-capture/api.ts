@@ -45,8 +45,8 @@ type ScreenAuthenticated = { Variables: { screenToken: string; secretHash: strin
 type Booting = { Variables: { secretHash: string } };
 
 /**
- * The screen's limits (per minute, sliding window; docs/decisions.md, "The hosted screen's rate
- * limits"): per session secret (the token at boot, the screen credential after), so one session
+ * The screen's limits (per minute, sliding window; docs/decisions.md, D-263):
+ * per session secret (the token at boot, the screen credential after), so one session
  * cannot be hammered, and per client IP, so one client cannot flood the endpoints. A person's
  * screen boots once, completes once (a few times after errors) and cancels once; an IP may be a
  * mobile carrier's NAT with thousands of phones behind it, hence its generous figures.

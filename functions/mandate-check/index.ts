@@ -15,7 +15,7 @@ import { checkMandate, decisionSchema } from "../../shared/mandates/decision";
 
 /**
  * Per merchant and environment (the key's merchant, as this isolate learnt it; the key itself on a
- * cold isolate); the spec leaves the figure open (docs/decisions.md).
+ * cold isolate); the spec leaves the figure open (docs/decisions.md, D-105).
  */
 const CHECK_LIMIT = { name: "mandate-check", limit: 600, windowSeconds: 60 };
 

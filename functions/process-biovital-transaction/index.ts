@@ -20,7 +20,7 @@ import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
 
 const NAME = "process-biovital-transaction";
-/** Per merchant and environment, counted before the breaker and the body (docs/decisions.md). */
+/** Per merchant and environment, counted before the breaker and the body (docs/decisions.md, D-074). */
 const TRANSACTION_LIMIT: RateLimitRule = { name: NAME, limit: 1200, windowSeconds: 60 };
 
 const app = createFunctionApp(NAME);

@@ -10,7 +10,7 @@ import { input } from "../../shared/edge/input";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 
-/** Per merchant and environment (docs/decisions.md). */
+/** Per merchant and environment (docs/decisions.md, D-267). */
 const REVOKE_LIMIT: RateLimitRule = { name: "revoke-consent", limit: 600, windowSeconds: 60 };
 
 const app = createFunctionApp("revoke-consent");

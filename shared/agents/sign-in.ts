@@ -1,6 +1,6 @@
 /**
  * An owner signs in at the MCP authorization endpoint by proving presence on the hosted capture
- * screen (docs/decisions.md, "Agents: owner sign-in by proving presence"): a hosted `login`
+ * screen (docs/decisions.md, D-242): a hosted `login`
  * session of the business the person names, bound to the pending authorization request and to
  * the browser that asked; once the screen identified an owner, that browser on that request signs
  * in with it, once.

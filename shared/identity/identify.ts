@@ -43,7 +43,7 @@ export async function identifyFace(
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
   const similarity = match.similarity ?? 0;
-  // An unmatched answer carries no similarity at all (docs/decisions.md): the nearest neighbour's
+  // An unmatched answer carries no similarity at all (docs/decisions.md, D-073): the nearest neighbour's
   // score below the gate would let a caller climb towards someone else's face, query by query.
   if (!match.identity_id || similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
     return { matched: false, subject_ref: null, confidence: 0 };

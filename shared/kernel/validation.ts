@@ -42,7 +42,7 @@ export function parseWith<S extends v.GenericSchema>(schema: S, data: unknown): 
 /**
  * How deeply input may nest objects and arrays (the input itself is level 1). The deepest input the
  * API reads is 4 levels (`face_template.signals.pulse`); past this, nothing is read further
- * (docs/decisions.md).
+ * (docs/decisions.md, D-013).
  */
 export const MAX_INPUT_DEPTH = 32;
 

@@ -7,7 +7,7 @@ const SCOPE_CATALOGUE_VERSION = "1.0.0-beta";
 
 /**
  * The closed scope vocabulary (spec 2.3). `login`, `purchase`, `payment` and `task` come from the
- * specification; `sign`, `read`, `message` and `booking` are ours (docs/decisions.md).
+ * specification; `sign`, `read`, `message` and `booking` are ours (docs/decisions.md, D-029).
  * Only `purchase` and `payment` accept an amount ceiling; only `task` requires constraints.
  */
 export const scopes = [

@@ -55,7 +55,7 @@ const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
 
 /**
  * Makes a person an owner of a merchant: someone who may authorise an AI agent to act for it
- * (docs/decisions.md, "Agents: MCP and OAuth"). The person is named by the merchant's pseudonym for
+ * (docs/decisions.md, D-180). The person is named by the merchant's pseudonym for
  * them, so they must have enrolled with the merchant; `404 not_found` otherwise, `409
  * IDENTITY_UNREACHABLE` for an erased identity.
  */

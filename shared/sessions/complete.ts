@@ -64,7 +64,7 @@ export interface CompletionKeys {
  * `400 INVALID_INPUT` unless the capture answers the nonce issued for this session and is a
  * descriptor version 2. The hosted screen always lights the face (docs/presence-descriptor.md
  * 11.5), so a version 1 capture did not come from the screen as served: accepting it would let a
- * modified page skip the light challenge (docs/decisions.md). Any other version is the descriptor
+ * modified page skip the light challenge (docs/decisions.md, D-232). Any other version is the descriptor
  * parser's to refuse.
  */
 function requireScreenCapture(capture: { capture_nonce: string; face_template: unknown }, session: SessionToComplete): void {
@@ -168,7 +168,7 @@ async function identifyAndAct(
 /** What an act runs with: the completion's transaction (the act is always inside it, under a savepoint). */
 type ActDeps = Deps & { sql: Transaction };
 
-/** The act of the session's action or /v1 mode (docs/decisions.md, "Hosted sessions"; docs/resource-api.md#sessions). */
+/** The act of the session's action or /v1 mode (docs/decisions.md, D-125 and D-146; docs/resource-api.md#sessions). */
 async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
   const action = session.action as SessionAction | SessionMode;
   switch (action) {
