@@ -188,7 +188,7 @@ const DEFAULT_FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helv
 /**
  * Where the default theme's assets are: the `THEME_ASSETS_BASE_URL` binding when it is set (a
  * deployment's own assets host: an https URL, anything else is a misconfiguration and throws),
- * otherwise the service itself, which serves them under `serviceBaseUrl` (docs/decisions.md, Theme).
+ * otherwise the service itself, which serves them under `serviceBaseUrl` (docs/decisions.md, D-031).
  *
  * @example themeAssetsBaseUrl(undefined, "https://auth.example.com")
  * // "https://auth.example.com/functions/v1/merchant-theme-get/assets"

@@ -13,7 +13,7 @@
  * The relighting is applied live rather than baked into the file because it must start with the
  * capture within the engine's 0 to 150 ms: Chromium plays a fake camera's file from when the camera
  * opens and falls behind under load, so a baked sequence cannot be aligned with a capture's start
- * (docs/decisions.md, "The browser tests' lit camera").
+ * (docs/decisions.md, D-234).
  */
 import type { Page } from "playwright-core";
 import { PREFLIGHT } from "../../client/descriptor/light";

@@ -12,7 +12,7 @@ import { requestCard } from "../harness/verifications";
 
 /**
  * Rate limits count per merchant and environment, whichever key a request comes through
- * (docs/decisions.md, "Rate limits"); face-identify also per client IP for publishable keys; the
+ * (docs/decisions.md, D-022); face-identify also per client IP for publishable keys; the
  * transaction sink has its own limit; the hosted screen's endpoints count per session secret and
  * per client IP. The figures are the documented ones: the tests spend them.
  */
