@@ -11,11 +11,20 @@
  * One view at a time; each view's heading takes the focus when it shows, so a screen reader reads
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
+import {
+  type CancelReason,
+  HANDOFF_FRAGMENT,
+  type HandoffStatus,
+  type ScreenBoot,
+  type ScreenHandoff,
+  type SessionEnded,
+  TOKEN_FRAGMENT,
+} from "../../shared/contracts/hosted-screen";
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
 import { FaceModels, type GateProblem, PresenceCapture } from "../capture/capture";
 import { PREFLIGHT } from "../descriptor/light";
 import { screenLight } from "../screen/light";
-import { type ScreenBoot, type ScreenMode, screenModes, type Words } from "../screen/modes";
+import { modeOf, type ScreenMode, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
 import { colours, ownAsset, type Scheme, shape } from "../screen/theme";
 
@@ -137,8 +146,10 @@ function applyTheme(boot: ScreenBoot): void {
 function takeFragment(): { token: string } | { handoff: string } | null {
   const fragment = decodeURIComponent(location.hash.slice(1));
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
-  if (fragment.startsWith("handoff=")) return fragment.length > "handoff=".length ? { handoff: fragment.slice("handoff=".length) } : null;
-  const token = fragment.startsWith("token=") ? fragment.slice("token=".length) : fragment;
+  if (fragment.startsWith(HANDOFF_FRAGMENT)) {
+    return fragment.length > HANDOFF_FRAGMENT.length ? { handoff: fragment.slice(HANDOFF_FRAGMENT.length) } : null;
+  }
+  const token = fragment.startsWith(TOKEN_FRAGMENT) ? fragment.slice(TOKEN_FRAGMENT.length) : fragment;
   return token.length > 0 ? { token } : null;
 }
 
@@ -152,14 +163,6 @@ async function hasCamera(): Promise<boolean> {
   }
 }
 
-/** A handoff as /handoff answers it (docs/functions.md#hosted-capture). */
-interface Handoff {
-  handoff_id: string;
-  state: "pending" | "claimed" | "expired" | "replaced";
-  url: string;
-  qr_svg: string;
-}
-
 const HANDOFF_POLL_MS = 2000;
 
 /**
@@ -168,9 +171,9 @@ const HANDOFF_POLL_MS = 2000;
  * and the choice to go on here after all.
  */
 async function handOff(token: string): Promise<void> {
-  let handoff: Handoff;
+  let handoff: ScreenHandoff;
   try {
-    handoff = await post<Handoff>("handoff", { session_token: token });
+    handoff = await post<ScreenHandoff>("handoff", { session_token: token });
   } catch (error) {
     return showError(error, () => handOff(token).catch((failure: unknown) => showError(failure)));
   }
@@ -190,7 +193,7 @@ async function handOff(token: string): Promise<void> {
   while (polling) {
     await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
     if (!polling) return;
-    const now = await post<Handoff>("handoff/status", { session_token: token, handoff_id: handoff.handoff_id }).catch(() => null);
+    const now = await post<HandoffStatus>("handoff/status", { session_token: token, handoff_id: handoff.handoff_id }).catch(() => null);
     if (!now || now.state === "pending") continue;
     polling = false;
     if (now.state === "claimed") {
@@ -420,7 +423,7 @@ class Screen {
   }
 
   /** Ends the session without a capture (the cancel button, or devices that could not be used). */
-  private async cancel(reason: "person_cancelled" | "camera_unavailable" | "permission_denied"): Promise<void> {
+  private async cancel(reason: CancelReason): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.gateTimer);
@@ -457,13 +460,6 @@ class Screen {
   }
 }
 
-/** What complete and cancel answer (docs/functions.md#hosted-capture). */
-interface SessionEnded {
-  session_id: string;
-  state: string;
-  outcome: { approved: boolean; reason: string | null; user_message: string; receipt_code: string | null };
-}
-
 async function main(): Promise<void> {
   show("loading");
   const taken = takeFragment();
@@ -484,7 +480,7 @@ async function start(token: string): Promise<void> {
       start(token).catch((failure: unknown) => showError(failure));
     });
   }
-  const mode = screenModes[boot.action];
+  const mode = modeOf(boot.action);
   applyTheme(boot);
   if (!mode) return showError(new ScreenError("screen.error.unsupported", false));
   document.title = mode.title(boot, words);

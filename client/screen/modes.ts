@@ -7,25 +7,8 @@
  * `screenModes` (and its words to the catalogues); a boot whose action has no mode is shown as an
  * error rather than guessed at.
  */
+import type { ScreenAction, ScreenBoot } from "../../shared/contracts/hosted-screen";
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
-
-/** What `POST /boot` answers (docs/functions.md#hosted-capture), as the screen reads it. */
-export interface ScreenBoot {
-  session_id: string;
-  action: string;
-  display_name: string;
-  external_txn_ref: string | null;
-  amount_cents: number | null;
-  currency: string | null;
-  expires_at: string;
-  locale: string;
-  consent: { version: string; retention_days: number } | null;
-  /** An agent verification card's terms (action `verify`), else null. */
-  card: { verification_id: string; purpose: string | null; agent_name: string | null; requested_by: "owner" | "agent" } | null;
-  capture_nonce: string;
-  screen_token: string;
-  theme: { customized: boolean; theme: Record<string, string | number> };
-}
 
 /** The page's words: a catalogue key (`screen.…`) with its `{placeholders}` filled. */
 export type Words = (key: string, params?: Record<string, string | number>) => string;
@@ -77,7 +60,12 @@ function identifyMode(name: "login" | "authorize" | "sign", terms: ScreenMode["t
   };
 }
 
-export const screenModes: Record<string, ScreenMode> = {
+/**
+ * The screen of each action the page can complete. Every action the server can create a session
+ * with is the contract's `screenActions`; tests/unit/client/screen.test.ts holds this table to it,
+ * with the actions that have no screen yet named there.
+ */
+const modes = {
   enroll: {
     title: (boot, words) => words("screen.mode.enroll.title", { merchant: boot.display_name }),
     lead: (boot, words) => words("screen.mode.enroll.lead", { merchant: boot.display_name }),
@@ -115,4 +103,10 @@ export const screenModes: Record<string, ScreenMode> = {
     consent: () => null,
     completion: capture,
   },
-};
+} satisfies Partial<Record<ScreenAction, ScreenMode>>;
+export const screenModes: Record<keyof typeof modes, ScreenMode> = modes;
+
+/** The mode of a booted session's action, or undefined when the page has none (the screen shows an error rather than guess). */
+export function modeOf(action: string): ScreenMode | undefined {
+  return (screenModes as Partial<Record<string, ScreenMode>>)[action];
+}

@@ -5,6 +5,7 @@
  * response carries a strict Content-Security-Policy: the page loads nothing from any other host.
  */
 import type { Context, Hono } from "hono";
+import { SCREEN_PAGE_PATH } from "../../shared/contracts/hosted-screen";
 import type { AppEnv } from "../../shared/edge/app";
 import { staticAsset } from "../../shared/edge/assets";
 import { documented } from "../../shared/edge/openapi";
@@ -175,7 +176,7 @@ const ASSET = { status: 200, description: "The file, with its own content type",
 /** Registers the pages and assets on the function's app. */
 export function mountPages(app: Hono<AppEnv>): void {
   app.get("/check", documented({ summary: "The device check page", success: PAGE }), (c) => html(c, checkPage()));
-  app.get("/session", documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }), (c) => {
+  app.get(SCREEN_PAGE_PATH, documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }), (c) => {
     const response = html(c, sessionPage(c.var.locale));
     response.headers.set("content-language", c.var.locale);
     response.headers.set("vary", "accept-language");

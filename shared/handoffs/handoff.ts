@@ -11,6 +11,7 @@
  */
 import { renderSVG } from "uqr";
 import * as v from "valibot";
+import { HANDOFF_FRAGMENT } from "../contracts/hosted-screen";
 import { described } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -19,6 +20,7 @@ import type { Tenant } from "../kernel/principal";
 import { jsonObject, ttlSeconds } from "../kernel/validation";
 import { fromBase64Url, randomBase64Url, sha256Hex, toBase64Url } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
+import { screenUrl } from "../sessions/create";
 import { isSessionToken } from "../sessions/tokens";
 
 export const HANDOFF_TTL_SECONDS = { default: 120, min: 30, max: 600 } as const;
@@ -75,7 +77,7 @@ async function open(code: string, sealed: string): Promise<string> {
 
 /** Where the phone lands: the hosted screen, with the code in the fragment (never sent to a server by the browser). */
 export function handoffUrl(baseUrl: string, code: string): string {
-  return `${baseUrl}/functions/v1/hosted-capture/session#handoff=${code}`;
+  return screenUrl(baseUrl, `${HANDOFF_FRAGMENT}${code}`);
 }
 
 /** What registering a handoff can be refused with (registerHandoff). */

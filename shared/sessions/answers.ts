@@ -4,10 +4,8 @@
  * consume), the screen's boot, and a session's end (complete, cancel).
  */
 import * as v from "valibot";
+import { allSessionActions, sessionStates } from "../contracts/hosted-screen";
 import { described, instant, metadataAnswer, orNull } from "../kernel/answers";
-import { allSessionActions } from "./create";
-
-const sessionStates = ["open", "opened", "completed", "failed", "cancelled", "expired"] as const;
 
 /** A hosted session as hosted-session-get shows it. */
 export const hostedSessionSchema = v.object({

@@ -8,6 +8,7 @@
  * a conflict, a 5xx) rolls it all back, and the session is still opened.
  */
 import * as v from "valibot";
+import { cancelReasons, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
 import { documentEvidenceSchema } from "../identity/documents";
 import { enrollmentSchema, enrolPerson } from "../identity/enrollment";
 import { identifyFace } from "../identity/identify";
@@ -25,9 +26,8 @@ import { issueMandate } from "../mandates/issue";
 import { issueInputOf, type MandateTerms } from "../mandates/terms";
 import type { TransactionAction } from "../transactions/input";
 import { transact } from "../transactions/transact";
-import type { SessionAction } from "./create";
-import { cancelReasons, refusalOf, type SessionResult, screenOutcome } from "./outcomes";
-import { isSessionMode, type SessionMode } from "./resource";
+import { refusalOf, type SessionResult, screenOutcome } from "./outcomes";
+import { isSessionMode } from "./resource";
 
 /**
  * The consent the hosted screen shows before an enrolment (its text is the screen's, in each
@@ -170,7 +170,7 @@ type ActDeps = Deps & { sql: Transaction };
 
 /** The act of the session's action or /v1 mode (docs/decisions.md, D-125 and D-146; docs/resource-api.md#sessions). */
 async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
-  const action = session.action as SessionAction | SessionMode;
+  const action = session.action as ScreenAction;
   switch (action) {
     case "enroll":
     case "claim":

@@ -4,6 +4,7 @@
  * asks (the action), the reference and the amount.
  */
 import * as v from "valibot";
+import { SCREEN_PAGE_PATH, sessionActions } from "../contracts/hosted-screen";
 import { type HostedSessionRecord, rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -15,21 +16,6 @@ import { isCurrency, isMinorUnitAmount } from "../lib/money";
 import { isBrandName } from "../themes/theme";
 import { SERVICE_HASH } from "../transactions/input";
 import { newSessionToken } from "./tokens";
-
-/**
- * What a session asks of the person (docs/decisions.md, "Hosted sessions"): `enroll` (consent,
- * then enrolment), `login` (identify the person, then the sink's ACTION_LOGIN), `authorize` (a
- * payment: identify, then ACTION_PAYMENT for amount_cents in currency) and `sign` (identify, then
- * ACTION_SIGN).
- */
-export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
-/**
- * A session's action: a merchant's, or `verify`, the session of an agent verification card
- * (shared/agents/verifications.ts: identify the person, then the sink's ACTION_LOGIN), which only
- * the service opens.
- */
-export const allSessionActions = [...sessionActions, "verify"] as const;
-export type SessionAction = (typeof allSessionActions)[number];
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;
 const ttlCode = coded("INVALID_TTL");
@@ -69,14 +55,16 @@ export const createSessionSchema = v.pipe(
 );
 
 /**
- * The hosted screen's address for a session: the page of `hosted-capture`, with the token in the
- * fragment, which browsers never send to a server nor put in a Referer. The merchant may open it
- * (a redirect, a link, a QR code) or serve the token to the screen another way.
+ * The hosted screen's address: the page of `hosted-capture` on `origin` (the service's base URL, or
+ * a /v1 session's CNAME), with `fragment` (a session token, or a handoff's `handoff=` code) after
+ * `#`, which browsers never send to a server nor put in a Referer. Every kind of session opens the
+ * screen at this one address: the function API's, an agent verification card's, the owner's
+ * sign-in, a /v1 session, and a handoff to a phone.
  *
  * @example screenUrl("https://auth.example.com", "hst_…") // "https://auth.example.com/functions/v1/hosted-capture/session#hst_…"
  */
-export function screenUrl(serviceBaseUrl: string, sessionToken: string): string {
-  return `${serviceBaseUrl.replace(/\/+$/, "")}${mountOf("hosted-capture")}/session#${sessionToken}`;
+export function screenUrl(origin: string, fragment: string): string {
+  return `${origin.replace(/\/+$/, "")}${mountOf("hosted-capture")}${SCREEN_PAGE_PATH}#${fragment}`;
 }
 
 /** A new session of `tenant` as stored (under its token's SHA-256), and its token. */

@@ -3,11 +3,11 @@
  * either the act's approval or a refusal with a stable machine `reason`; the screen also gets the
  * reason in the person's words (`user_message`, en / pt-BR / es).
  */
+import type { ScreenAction, SessionEnded, SessionState } from "../contracts/hosted-screen";
 import type { HostedSessionView } from "../kernel/db/rpc";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import { type Locale, type MessageKey, translate } from "../kernel/i18n";
-import type { SessionAction } from "./create";
-import { returnTo, type SessionMode } from "./resource";
+import { returnTo } from "./resource";
 
 /** The stored outcome of a session that ended (`result`). */
 export interface SessionResult {
@@ -20,9 +20,6 @@ export interface SessionResult {
   subject_ref?: string | null;
   [field: string]: unknown;
 }
-
-/** Why the person ended the screen without a capture (hosted-capture/cancel). */
-export const cancelReasons = ["person_cancelled", "camera_unavailable", "permission_denied"] as const;
 
 /**
  * The errors that are a judged capture's refusal, each with its reason when the error names none:
@@ -87,7 +84,7 @@ const reasonMessages: Record<string, MessageKey> = {
 };
 
 /** The outcome in the person's words (the screen's `user_message`). */
-export function userMessage(locale: Locale, action: SessionAction | SessionMode, result: SessionResult): string {
+export function userMessage(locale: Locale, action: ScreenAction, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
   return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
 }
@@ -99,17 +96,17 @@ export function userMessage(locale: Locale, action: SessionAction | SessionMode,
  * sends the person (`return_to`: the return_url, or the cancel_url after a cancel, with session_id
  * and status).
  */
-export function screenOutcome(session: HostedSessionView, locale: Locale) {
+export function screenOutcome(session: HostedSessionView, locale: Locale): SessionEnded {
   const result = session.result as SessionResult;
   return {
     session_id: session.session_id,
-    state: session.state,
+    state: session.state as SessionState,
     action: session.action,
     ended_at: session.ended_at,
     outcome: {
       approved: result.approved,
       reason: result.reason,
-      user_message: userMessage(locale, session.action as SessionAction | SessionMode, result),
+      user_message: userMessage(locale, session.action as ScreenAction, result),
       receipt_code: typeof result.receipt_code === "string" ? result.receipt_code : null,
     },
     ...(session.return_url !== undefined && session.cancel_url !== undefined && session.status !== undefined

@@ -5,6 +5,7 @@
  * The screen, its boot, completion and cancel are the function API's (screen.ts, complete.ts).
  */
 import * as v from "valibot";
+import { type SessionMode, sessionModes } from "../contracts/hosted-screen";
 import { type PendingResponse, rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
@@ -12,12 +13,12 @@ import { coded, metadataSchema, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { issueRules } from "../mandates/issue";
 import { issueInputOf, mandateTermsSchema } from "../mandates/terms";
+import { screenUrl } from "./create";
 import { readSession } from "./read";
 import { newSessionToken } from "./tokens";
 
-/** The modes of 4.4; each is the session's action (docs/resource-api.md#sessions says what the screen does for each). */
-export const sessionModes = ["claim", "recognise", "attribute", "mandate"] as const;
-export type SessionMode = (typeof sessionModes)[number];
+/** The modes of 4.4 are the contract's (docs/resource-api.md#sessions says what the screen does for each). */
+export { sessionModes };
 
 export function isSessionMode(action: string): action is SessionMode {
   return (sessionModes as readonly string[]).includes(action);
@@ -29,9 +30,6 @@ export function isSessionMode(action: string): action is SessionMode {
  * Age predicates need a date of birth that no document evidence carries yet.
  */
 export const sessionAttributes = ["document_verified"] as const;
-
-/** Where the screen is served: the url is this path on the service (or the merchant's CNAME), the token in its fragment. */
-export const SCREEN_PATH = "/functions/v1/hosted-capture/";
 
 const MAX_URL_LENGTH = 2048;
 
@@ -147,12 +145,6 @@ export const resourceSessionSchema = v.strictObject({
   ),
 });
 
-/** The url that opens the screen: the token travels in the fragment, so no server, log or Referer sees it. */
-function screenUrl(base: string, domain: string | undefined, sessionToken: string): string {
-  const origin = domain ? `https://${domain}` : base.replace(/\/+$/, "");
-  return `${origin}${SCREEN_PATH}#${sessionToken}`;
-}
-
 /**
  * Opens a /v1 session and answers it with its url, the only time the url is shown. A mandate's
  * terms are judged now by mandate-issue's rules (the same codes), so a session never asks a person
@@ -185,7 +177,8 @@ export async function createResourceSession(
     locale: body.locale,
     metadata: body.metadata,
     now: deps.now.toISOString(),
-    url: screenUrl(serviceBase, body.branding?.domain, sessionToken),
+    // The screen on the merchant's CNAME when branding names one, else on the service.
+    url: screenUrl(body.branding?.domain ? `https://${body.branding.domain}` : serviceBase, sessionToken),
     ...(storedResponse && { stored_response: { record: storedResponse.record } }),
   });
   if (storedResponse) storedResponse.stored = true;

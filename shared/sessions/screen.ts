@@ -5,6 +5,7 @@
  * one capture, and its credential for complete and cancel. For an agent verification card, also
  * the card's terms: who asks and for what purpose.
  */
+import type { ScreenAction, ScreenBoot } from "../contracts/hosted-screen";
 import type { Deps } from "../kernel/deps";
 import { locales, negotiateLocale } from "../kernel/i18n";
 import { merchantTheme } from "../themes/merchant-theme";
@@ -18,7 +19,7 @@ import { consumeSession } from "./consume";
  * A /v1 session adds `mode` (docs/resource-api.md#sessions): its name, the attribute or mandate
  * terms to show, the merchant's branding, and the way back; its `locale`, when set, wins.
  */
-export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string) {
+export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string): Promise<ScreenBoot> {
   const exchanged = await consumeSession(deps, { kind: "service" }, sessionToken);
   const { session, environment } = exchanged;
   const tenant = { merchantId: session.merchant_id, environment };
@@ -27,7 +28,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     session_id: session.session_id,
     merchant_id: session.merchant_id,
     environment,
-    action: session.action,
+    action: session.action as ScreenAction,
     external_txn_ref: session.external_txn_ref,
     amount_cents: session.amount_cents,
     currency: session.currency,

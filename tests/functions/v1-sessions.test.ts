@@ -7,10 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
-import { errorOf } from "../harness/http";
+import { errorOf, resultOf } from "../harness/http";
 import { enrolStranger, newStranger } from "../harness/identity";
 import { v1, whileInFlight } from "../harness/resource-api";
 import { asSession, bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
+import { serviceUnderTest } from "../harness/service";
 import { boot, openSession, screenCall } from "../harness/sessions";
 
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
@@ -35,6 +36,14 @@ async function merchantAndPerson() {
   const merchant = await merchantFactory();
   const person = await enrolStranger(merchant.keys.pk_test);
   return { merchant, person, key: merchant.keys.sk_test };
+}
+
+/** The hosted screen's page answers a GET of the url's path on the service (the fragment stays in the browser). */
+async function expectScreenPage(url: URL) {
+  const page = await resultOf(await fetch(new URL(url.pathname, serviceUnderTest().baseUrl)), "GET");
+  expect(page.status, page.text).toBe(200);
+  expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+  expect(page.text).toContain('<script type="module" src="assets/session.js">');
 }
 
 async function readV1(key: string, id: string, now?: Date) {
@@ -74,7 +83,8 @@ describe("POST /v1/sessions", () => {
         result: null,
       });
       const url = new URL(res.body.url);
-      expect(url.pathname).toBe("/functions/v1/hosted-capture/");
+      expect(url.origin).toBe(new URL(serviceUnderTest().baseUrl).origin);
+      await expectScreenPage(url);
       expect(url.search).toBe("");
       expect(url.hash).toMatch(/^#hst_[A-Za-z0-9_-]{43}$/);
       // The url is never shown again: reads carry no token.
@@ -104,6 +114,7 @@ describe("POST /v1/sessions", () => {
       }),
     );
     expect(new URL(session.url).origin).toBe("https://verify.shop.example");
+    await expectScreenPage(new URL(session.url));
     expect(session).toMatchObject({
       branding: { ...branding, domain: "verify.shop.example" },
       locale: "pt-BR",

@@ -1,7 +1,8 @@
 /**
  * The layering of docs/architecture.md, checked on the import graph of the source (type imports
  * included): imports run one way (lib and engine ← kernel ← domains ← edge ← surfaces; the browser
- * client on lib and engine alone), no domain module reaches Hono even through another module,
+ * client on lib, engine and the contracts alone; the contracts, the wire shapes the server and the
+ * page share, on lib alone), no domain module reaches Hono even through another module,
  * there is no import cycle, and the function folders are exactly the registry's.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -48,15 +49,19 @@ function importGraph(files: string[]): Map<string, { files: string[]; packages: 
 const files = ["shared", "functions", "scripts", "client"].flatMap(sourceFiles);
 const graph = importGraph(files);
 
-type Layer = "lib" | "engine" | "kernel" | "domain" | "edge" | "surface" | "client" | "tooling";
+type Layer = "lib" | "engine" | "contracts" | "kernel" | "domain" | "edge" | "surface" | "client" | "tooling";
 
-/** The layer of a file: lib, engine, kernel, domain, edge (Hono), surface (functions), client (the browser's) or tooling (scripts). */
+/**
+ * The layer of a file: lib, engine, contracts (the wire shapes server and page share), kernel,
+ * domain, edge (Hono), surface (functions), client (the browser's) or tooling (scripts).
+ */
 function layerOf(file: string): Layer {
   if (file.startsWith("functions/")) return "surface";
   if (file.startsWith("client/")) return "client";
   if (file.startsWith("scripts/")) return "tooling";
   if (file.startsWith("shared/lib/")) return "lib";
   if (file.startsWith("shared/engine/")) return "engine";
+  if (file.startsWith("shared/contracts/")) return "contracts";
   if (file.startsWith("shared/kernel/")) return "kernel";
   if (file.startsWith("shared/edge/")) return "edge";
   return "domain";
@@ -65,12 +70,13 @@ function layerOf(file: string): Layer {
 const allowed: Record<Layer, ReadonlySet<Layer>> = {
   lib: new Set(["lib"]),
   engine: new Set(["engine", "lib"]),
-  kernel: new Set(["kernel", "lib", "engine"]),
-  domain: new Set(["domain", "kernel", "lib", "engine"]),
-  edge: new Set(["edge", "kernel", "lib", "engine"]),
-  surface: new Set(["surface", "edge", "domain", "kernel", "lib", "engine"]),
-  client: new Set(["client", "lib", "engine"]),
-  tooling: new Set(["tooling", "surface", "edge", "domain", "kernel", "lib", "engine", "client"]),
+  contracts: new Set(["contracts", "lib"]),
+  kernel: new Set(["kernel", "lib", "engine", "contracts"]),
+  domain: new Set(["domain", "kernel", "lib", "engine", "contracts"]),
+  edge: new Set(["edge", "kernel", "lib", "engine", "contracts"]),
+  surface: new Set(["surface", "edge", "domain", "kernel", "lib", "engine", "contracts"]),
+  client: new Set(["client", "lib", "engine", "contracts"]),
+  tooling: new Set(["tooling", "surface", "edge", "domain", "kernel", "lib", "engine", "contracts", "client"]),
 };
 
 /** The folder a domain file belongs to (shared/<domain>/), or null for any other layer. */
@@ -131,10 +137,22 @@ describe("architecture", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("no domain, lib, engine or client module imports Hono, directly or through another module", () => {
-    const pure = files.filter((file) => ["domain", "lib", "engine", "client"].includes(layerOf(file)));
+  it("no domain, lib, engine, contracts or client module imports Hono, directly or through another module", () => {
+    const pure = files.filter((file) => ["domain", "lib", "engine", "contracts", "client"].includes(layerOf(file)));
     const offenders = pure.filter((file) => [file, ...reach(file)].some((reached) => graph.get(reached)?.packages.includes("hono")));
     expect(offenders).toEqual([]);
+  });
+
+  it("contracts import nothing but lib, and no package: the browser bundles them whole", () => {
+    const contracts = files.filter((file) => layerOf(file) === "contracts");
+    expect(contracts.length).toBeGreaterThan(0);
+    const wrong = contracts.flatMap((file) => {
+      const { files: targets, packages } = graph.get(file)!;
+      return [...targets.filter((target) => !["contracts", "lib"].includes(layerOf(target))), ...packages].map(
+        (target) => `${file} -> ${target}`,
+      );
+    });
+    expect(wrong).toEqual([]);
   });
 
   it("has no import cycle", () => {

@@ -3,17 +3,19 @@
  * theme's colours for each scheme, and the paced reading's cues.
  */
 import { describe, expect, it } from "vitest";
-import { formatMinorUnits, type ScreenBoot, screenModes } from "../../../client/screen/modes";
+import { formatMinorUnits, modeOf, type ScreenMode, screenModes } from "../../../client/screen/modes";
 import { cueAt, pacedCues } from "../../../client/screen/paced";
 import { colours, inkOn, ownAsset, shape } from "../../../client/screen/theme";
+import { type ScreenAction, type ScreenBoot, screenActions } from "../../../shared/contracts/hosted-screen";
 import { LIGHT_PALETTE } from "../../../shared/engine/light";
 import { challengeSchedule } from "../../../shared/engine/schedule";
-import { allSessionActions } from "../../../shared/sessions/create";
 import { defaultTheme } from "../../../shared/themes/theme";
 
 const words = (key: string, params: Record<string, string | number> = {}) => `${key}${JSON.stringify(params)}`;
 const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   session_id: "hs_1",
+  merchant_id: "00000000-0000-4000-8000-000000000001",
+  environment: "test",
   action: "login",
   display_name: "Acme",
   external_txn_ref: null,
@@ -21,6 +23,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   currency: null,
   expires_at: "2026-11-24T10:00:00.000Z",
   locale: "en",
+  locales: ["en"],
   consent: null,
   card: null,
   capture_nonce: "hcn_abcdefgh",
@@ -30,9 +33,24 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
 });
 const descriptor = { version: 1 } as never;
 
+/**
+ * The actions the server can create a session with that the page has no screen for yet: the /v1
+ * modes (resource API 4.4; their screens come with their own issue). A boot of one shows the
+ * screen's `unsupported` error. Named here so that a new action cannot go unnoticed: it needs a
+ * mode in client/screen/modes.ts or a place on this list.
+ */
+const withoutScreen = ["claim", "recognise", "attribute", "mandate"] as const satisfies readonly ScreenAction[];
+
+// Compile time: every action of the contract but those above has a mode.
+screenModes satisfies Record<Exclude<ScreenAction, (typeof withoutScreen)[number]>, ScreenMode>;
+
 describe("screen modes", () => {
-  it("has a mode for every session action the service creates (the merchant's, and an agent verification card's)", () => {
-    expect(Object.keys(screenModes).sort()).toEqual([...allSessionActions].sort());
+  it("has a mode for every action the server creates sessions with (function API, agent verification cards, the owner's sign-in, /v1), but the named gap", () => {
+    const withScreen = Object.keys(screenModes).sort();
+    expect(withScreen.filter((action) => (withoutScreen as readonly string[]).includes(action))).toEqual([]);
+    expect([...withScreen, ...withoutScreen].sort()).toEqual([...screenActions].sort());
+    for (const action of screenActions)
+      expect(modeOf(action) !== undefined, action).toBe(!(withoutScreen as readonly string[]).includes(action));
   });
 
   it("enroll: asks the consent and sends it back accepted, as offered", () => {
@@ -57,7 +75,7 @@ describe("screen modes", () => {
       { label: "screen.detail.reference{}", value: "order-1044" },
     ]);
     expect(terms[0]!.value.replace(/\s/g, " ")).toBe("R$ 1.299,90");
-    for (const action of ["login", "authorize", "sign"]) {
+    for (const action of ["login", "authorize", "sign"] as const) {
       expect(screenModes[action]!.consent(boot({ action }), words)).toBeNull();
       expect(screenModes[action]!.completion(boot({ action }), descriptor)).toEqual({
         capture_nonce: "hcn_abcdefgh",

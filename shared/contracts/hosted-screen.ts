@@ -1,0 +1,118 @@
+/**
+ * The hosted screen's wire contract: what its JSON endpoints (functions/hosted-capture/api.ts) answer
+ * and take, as both sides read it. The server builds its answers to these types
+ * (shared/sessions/screen.ts, outcomes.ts, complete.ts) and the page (client/pages/session.ts,
+ * client/screen/modes.ts) reads them, so a field renamed on one side fails the other's compile.
+ * It imports nothing: the browser bundle takes it whole.
+ */
+
+/**
+ * What a merchant's hosted session asks of the person (hosted-session-create's `action`;
+ * docs/decisions.md, "Hosted sessions"): `enroll` (consent, then enrolment), `login` (identify the
+ * person, then the sink's ACTION_LOGIN; also the owner's sign-in at the MCP authorization endpoint,
+ * shared/agents/sign-in.ts), `authorize` (a payment: identify, then ACTION_PAYMENT for amount_cents
+ * in currency) and `sign` (identify, then ACTION_SIGN).
+ */
+export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
+
+/**
+ * The function API's session actions: a merchant's, or `verify`, the session of an agent
+ * verification card (shared/agents/verifications.ts: identify the person, then the sink's
+ * ACTION_LOGIN), which only the service opens.
+ */
+export const allSessionActions = [...sessionActions, "verify"] as const;
+export type SessionAction = (typeof allSessionActions)[number];
+
+/** The modes of a /v1 session (resource API 4.4; docs/resource-api.md#sessions); each is the session's action. */
+export const sessionModes = ["claim", "recognise", "attribute", "mandate"] as const;
+export type SessionMode = (typeof sessionModes)[number];
+
+/** Every action a hosted session can have, so every one the screen may be booted with. */
+export const screenActions = [...allSessionActions, ...sessionModes] as const;
+export type ScreenAction = (typeof screenActions)[number];
+
+/** A hosted session's states: open, opened (its token exchanged), then completed, failed, cancelled or expired. */
+export const sessionStates = ["open", "opened", "completed", "failed", "cancelled", "expired"] as const;
+export type SessionState = (typeof sessionStates)[number];
+
+/** Why the person ended the screen without a capture (`POST /cancel`'s `reason`). */
+export const cancelReasons = ["person_cancelled", "camera_unavailable", "permission_denied"] as const;
+export type CancelReason = (typeof cancelReasons)[number];
+
+/** The screen's page, below the hosted-capture function's mount; what follows `#` is the fragment below. */
+export const SCREEN_PAGE_PATH = "/session";
+
+/**
+ * The screen URL's fragment, which browsers never send to a server nor put in a Referer: a session
+ * token as it is (or after `token=`), or a handoff's code after `handoff=`.
+ */
+export const HANDOFF_FRAGMENT = "handoff=";
+export const TOKEN_FRAGMENT = "token=";
+
+/** An agent verification card's terms (action `verify`): who asks and why. */
+export interface ScreenCard {
+  verification_id: string;
+  purpose: string | null;
+  agent_name: string | null;
+  requested_by: "owner" | "agent";
+}
+
+/** A /v1 session's mode and its terms: what the screen asks, and where it sends the person after. */
+export interface ScreenModeTerms {
+  name: string;
+  attribute: string | null;
+  mandate: Record<string, unknown> | null;
+  branding: Record<string, string> | null;
+  locale: string | null;
+  return_url: string;
+  cancel_url: string;
+}
+
+/** What `POST /boot` answers (docs/functions.md#hosted-capture). */
+export interface ScreenBoot {
+  session_id: string;
+  merchant_id: string;
+  environment: "test" | "live";
+  action: ScreenAction;
+  external_txn_ref: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  /** The name shown: the session's brand, else the published capture theme's, else the merchant's. */
+  display_name: string;
+  expires_at: string;
+  /** The screen's locale (a /v1 session's own, when set); `locales` those the service speaks. */
+  locale: string;
+  locales: readonly string[];
+  /** The consent an enrolment asks (`enroll`, `claim`), else null. */
+  consent: { version: string; retention_days: number } | null;
+  card: ScreenCard | null;
+  capture_nonce: string;
+  screen_token: string;
+  /** The merchant's capture theme (merchant-theme-get's answer). */
+  theme: { customized: boolean; theme: Record<string, string | number> };
+  /** Only for a /v1 session. */
+  mode?: ScreenModeTerms;
+}
+
+/** What `POST /complete` and `POST /cancel` answer: how the session ended, with what to tell the person. */
+export interface SessionEnded {
+  session_id: string;
+  state: SessionState;
+  action: string;
+  ended_at: string | null;
+  outcome: { approved: boolean; reason: string | null; user_message: string; receipt_code: string | null };
+  /** A /v1 session's way back: return_url (cancel_url after a cancel) with session_id and status. */
+  return_to?: string;
+}
+
+/** A handoff's state as `POST /handoff/status` answers it, as the screen reads it. */
+export interface HandoffStatus {
+  handoff_id: string;
+  state: "pending" | "claimed" | "expired" | "replaced";
+}
+
+/** A handoff as `POST /handoff` answers it: also the phone's URL and that URL as a QR code (SVG). */
+export interface ScreenHandoff extends HandoffStatus {
+  url: string;
+  qr_svg: string;
+}
