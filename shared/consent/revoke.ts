@@ -13,6 +13,7 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { jsonObject } from "../kernel/validation";
 import { consentTokenHash, disclosureId } from "./disclose";
+import type {} from "./rpc";
 
 const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
 

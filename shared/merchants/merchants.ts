@@ -3,6 +3,7 @@ import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
 import type { Environment, KeyKind } from "../kernel/principal";
+import type {} from "./rpc";
 
 export interface CreatedMerchant {
   merchant_id: string;

@@ -1,5 +1,6 @@
 import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
+import type {} from "./rpc";
 
 /**
  * The outbox worker's share of hosted sessions: at each tick, sessions that expired unfinished are

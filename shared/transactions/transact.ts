@@ -6,8 +6,9 @@
  * the RPC that records the act also stores its answer (`storedResponse`), in the same transaction.
  */
 import { descriptorFrom } from "../identity/presence";
+import type { ResolvedIdentity } from "../identity/rpc";
 import type { Templates } from "../identity/template-store";
-import { type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { HostedSessionPrincipal, Principal } from "../kernel/principal";
