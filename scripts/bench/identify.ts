@@ -27,8 +27,8 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { PresenceDescriptor } from "../../shared/engine";
+import type { TemplateMatch } from "../../shared/identity/rpc";
 import { connect, type Sql } from "../../shared/kernel/db/client";
-import type { TemplateMatch } from "../../shared/kernel/db/rpc";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
 import { createMerchant } from "../../shared/merchants/merchants";

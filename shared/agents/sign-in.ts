@@ -12,6 +12,7 @@ import type { Tenant } from "../kernel/principal";
 import { randomBase64Url, sha256Hex } from "../lib/crypto";
 import { newSessionRecord, screenUrl } from "../sessions/create";
 import { sessionUuid } from "../sessions/tokens";
+import type {} from "./rpc";
 
 /** The screen has five minutes, as a hosted session by default. */
 const SIGN_IN_SESSION_TTL_SECONDS = 300;

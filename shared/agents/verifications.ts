@@ -8,7 +8,7 @@
  */
 import * as v from "valibot";
 import { described } from "../kernel/answers";
-import { type AgentVerificationView, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import { type MessageKey, translate } from "../kernel/i18n";
@@ -19,6 +19,7 @@ import { canonicalUuid } from "../lib/uuid";
 import { screenUrl, ttlSecondsSchema } from "../sessions/create";
 import { userMessage } from "../sessions/outcomes";
 import { newSessionToken } from "../sessions/tokens";
+import type { AgentVerificationView } from "./rpc";
 
 /** Who may ask for a card: an owner with their first-party session, or an agent an owner authorised. */
 export type CardRequester = UserPrincipal | AgentPrincipal;

@@ -11,6 +11,7 @@ import type { Deps } from "../kernel/deps";
 import type { Environment, Tenant } from "../kernel/principal";
 import { randomBase62, sha256Hex } from "../lib/crypto";
 import { type AliasVerdict, aliasVerdict, pickSuggestions, suggestionCandidates } from "./alias";
+import type {} from "./rpc";
 
 /** `{alias, format_ok, format_code}`: the normalised alias echoed with its verdict. */
 function formatFields(verdict: AliasVerdict) {

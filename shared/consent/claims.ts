@@ -6,8 +6,8 @@
  * consent token, of which the SD-JWT carries only the digest. Pure: no I/O.
  */
 import { ageOn } from "../identity/mrz";
-import type { DisclosureSubject } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
+import type { DisclosureSubject } from "./rpc";
 
 export const disclosureTypes = ["value", "zk_proof", "document"] as const;
 export type DisclosureType = (typeof disclosureTypes)[number];

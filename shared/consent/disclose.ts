@@ -8,7 +8,7 @@
 import { calculateJwkThumbprint, exportJWK, importSPKI, type JWK } from "jose";
 import * as v from "valibot";
 import { described } from "../kernel/answers";
-import { type LedgerClaim, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -18,6 +18,7 @@ import { canonicalJson, contentDigest, issueSdJwt } from "../lib/sd-jwt";
 import type { KeySet } from "../lib/signing";
 import { canonicalUuid } from "../lib/uuid";
 import { checkRequestedFields, disclosureTypes, type ResolvedClaim, resolveClaim } from "./claims";
+import type { LedgerClaim } from "./rpc";
 
 export const DISCLOSURE_TTL_SECONDS = { default: 3600, min: 60, max: 86_400 } as const;
 export const MAX_REQUESTED_FIELDS = 32;

@@ -5,6 +5,7 @@
  */
 import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
+import type {} from "./rpc";
 
 /** Recomputes the chain of every person's entries (or one person's) and lists where it breaks. */
 export function verifyConsentLedger(sql: Sql, identityId?: string) {

@@ -23,6 +23,7 @@ import { ApiError } from "../kernel/errors";
 import { signingKeysOf } from "../kernel/keys";
 import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "../kernel/principal";
 import { type ReplayClaim, replayClaim } from "../kernel/replay-guard";
+import type {} from "../kernel/rpc";
 import { timingSafeEqual } from "../lib/crypto";
 import type { AppEnv } from "./app";
 import { idempotencyKeyOf } from "./idempotency";

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { rpc } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
+import type {} from "../kernel/rpc";
 import type { AppEnv } from "./app";
 import { withDoc } from "./openapi";
 

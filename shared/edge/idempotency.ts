@@ -1,8 +1,9 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { replayParam } from "../kernel/authenticate";
-import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
 import type { Principal } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import { idempotencyKey } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { AppEnv } from "./app";

@@ -22,6 +22,7 @@ import { fromBase64Url, randomBase64Url, sha256Hex, toBase64Url } from "../lib/c
 import { canonicalUuid } from "../lib/uuid";
 import { screenUrl } from "../sessions/create";
 import { isSessionToken } from "../sessions/tokens";
+import type {} from "./rpc";
 
 export const HANDOFF_TTL_SECONDS = { default: 120, min: 30, max: 600 } as const;
 const HANDOFF_CODE = /^hoc_[A-Za-z0-9_-]{43}$/;

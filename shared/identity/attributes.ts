@@ -17,14 +17,16 @@
 import * as v from "valibot";
 import { cosineSimilarity } from "../engine";
 import { described, instant, metadataAnswer } from "../kernel/answers";
-import { type PendingResponse, type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
 import { ageOn } from "./mrz";
 import { FACE_MATCH_GATE } from "./presence";
 import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";
+import type { ResolvedIdentity } from "./rpc";
 
 /** Every attribute a merchant may ask for; those without evidence are refused, not guessed. */
 export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;

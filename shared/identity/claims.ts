@@ -9,15 +9,17 @@
 import * as v from "valibot";
 import { ENGINE_VERSION } from "../engine";
 import { described, instant, metadataAnswer } from "../kernel/answers";
-import { type ClaimCapture, type PendingResponse, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
 import { buildReceipt, newReceiptCode } from "../receipts/receipts";
 import { documentTypes } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrolLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";
+import type { ClaimCapture } from "./rpc";
 
 /**
  * How a legal identity would be attached to the claim. `document` (an identity document read on

@@ -6,6 +6,7 @@ import type { Environment } from "../kernel/principal";
 import type { documentEvidenceSchema } from "./documents";
 import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
 import { FACE_MATCH_GATE } from "./presence";
+import type {} from "./rpc";
 
 /**
  * The evidence as a document record, verified against `environment`'s trust list at `at` (the

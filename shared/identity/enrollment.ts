@@ -13,6 +13,7 @@ import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import type {} from "./rpc";
 
 /** An enrolment failing at one of its stages (logged; nothing written). */
 export const enrolmentFailureCodes = [

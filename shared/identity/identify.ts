@@ -11,6 +11,7 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import type {} from "./rpc";
 import type { ForcedScenario } from "./scenario";
 import { subjectRef } from "./subject-ref";
 import type { Templates } from "./template-store";

@@ -1,7 +1,8 @@
 import type { Statements } from "../kernel/db/client";
-import { rpc, type TemplateMatch } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Environment } from "../kernel/principal";
 import type { TemplateProtector } from "../lib/template-protection";
+import type { TemplateMatch } from "./rpc";
 
 /**
  * Where protected templates live and the key that protects them: the template store's connection

@@ -7,8 +7,8 @@ import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
-import type { TrustAnchorRow } from "../kernel/db/rpc";
 import { toHex } from "../lib/crypto";
+import type { TrustAnchorRow } from "./rpc";
 
 /** id-icao-cscaMasterList. */
 export const CSCA_MASTER_LIST = "2.23.136.1.1.2";

@@ -11,6 +11,7 @@ import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import type { Environment, KeyKind, MerchantKeyPrincipal, Tenant, UserPrincipal } from "./principal";
 import type { ReplayClaim } from "./replay-guard";
+import type {} from "./rpc";
 
 export const API_KEY_HEADER = "x-service-api-key";
 

@@ -5,7 +5,6 @@
  */
 import * as v from "valibot";
 import { authenticate, type Credential, credentialParam, learnKeyTenant, replayParam } from "../kernel/authenticate";
-import type { DecisionInput } from "../kernel/db/rpc";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
@@ -15,6 +14,7 @@ import { sha256Hex } from "../lib/crypto";
 import { currencySchema } from "../lib/money";
 import { mandateUuid } from "./ids";
 import { answer, refusal } from "./refusals";
+import type { DecisionInput } from "./rpc";
 import { isScope } from "./scopes";
 
 const contextField = v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100)));

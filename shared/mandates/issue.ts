@@ -1,11 +1,13 @@
 import * as v from "valibot";
-import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import { money } from "../kernel/validation";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { mandateUuid } from "./ids";
+import type {} from "./rpc";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
 /**

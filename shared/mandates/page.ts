@@ -10,6 +10,7 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { canonicalUuid } from "../lib/uuid";
 import { mandateUuid } from "./ids";
+import type {} from "./rpc";
 
 export const PAGE_SIZE = { min: 1, max: 100, default: 25 } as const;
 

@@ -9,6 +9,7 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { mandateUuid } from "./ids";
+import type {} from "./rpc";
 
 /**
  * How many mandates a status listing may hold. The surface has no cursor, so a listing answers every

@@ -1,5 +1,5 @@
-import type { Decision } from "../kernel/db/rpc";
 import { type Locale, type MessageKey, translate } from "../kernel/i18n";
+import type { Decision } from "./rpc";
 
 /**
  * Every refusal `reason` of mandate-check, mandate-consume and the transaction stand-in, with its

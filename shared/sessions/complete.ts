@@ -15,7 +15,7 @@ import { identifyFace } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
 import { databaseError, type Sql, type Transaction } from "../kernel/db/client";
-import { rpc, type SessionToComplete } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { HostedSessionPrincipal } from "../kernel/principal";
@@ -28,6 +28,7 @@ import type { TransactionAction } from "../transactions/input";
 import { transact } from "../transactions/transact";
 import { refusalOf, type SessionResult, screenOutcome } from "./outcomes";
 import { isSessionMode } from "./resource";
+import type { SessionToComplete } from "./rpc";
 
 /**
  * The consent the hosted screen shows before an enrolment (its text is the screen's, in each

@@ -12,6 +12,7 @@ import { ApiError } from "../kernel/errors";
 import type { Principal, ServicePrincipal } from "../kernel/principal";
 import { jsonObject } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
+import type {} from "./rpc";
 import { isSessionToken, newCaptureNonce, newScreenToken } from "./tokens";
 
 /** `{session_token}`: a string; one without the token's form names no session (`404 not_found`). */

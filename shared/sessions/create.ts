@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { SCREEN_PAGE_PATH, sessionActions } from "../contracts/hosted-screen";
-import { type HostedSessionRecord, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -15,6 +15,7 @@ import { sha256Hex } from "../lib/crypto";
 import { isCurrency, isMinorUnitAmount } from "../lib/money";
 import { isBrandName } from "../themes/theme";
 import { SERVICE_HASH } from "../transactions/input";
+import type { HostedSessionRecord } from "./rpc";
 import { newSessionToken } from "./tokens";
 
 export const TTL_SECONDS = { default: 300, min: 60, max: 900 } as const;

@@ -4,10 +4,10 @@
  * reason in the person's words (`user_message`, en / pt-BR / es).
  */
 import type { ScreenAction, SessionEnded, SessionState } from "../contracts/hosted-screen";
-import type { HostedSessionView } from "../kernel/db/rpc";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import { type Locale, type MessageKey, translate } from "../kernel/i18n";
 import { returnTo } from "./resource";
+import type { HostedSessionView } from "./rpc";
 
 /** The stored outcome of a session that ended (`result`). */
 export interface SessionResult {

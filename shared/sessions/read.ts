@@ -8,6 +8,7 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
+import type {} from "./rpc";
 import { sessionUuid } from "./tokens";
 
 export const getSessionSchema = v.strictObject({ session_id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });

@@ -6,15 +6,17 @@
  */
 import * as v from "valibot";
 import { type SessionMode, sessionModes } from "../contracts/hosted-screen";
-import { type PendingResponse, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import { coded, metadataSchema, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { issueRules } from "../mandates/issue";
 import { issueInputOf, mandateTermsSchema } from "../mandates/terms";
 import { screenUrl } from "./create";
 import { readSession } from "./read";
+import type {} from "./rpc";
 import { newSessionToken } from "./tokens";
 
 /** The modes of 4.4 are the contract's (docs/resource-api.md#sessions says what the screen does for each). */

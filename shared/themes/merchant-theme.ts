@@ -10,6 +10,7 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { coded, jsonObject, requiredAs } from "../kernel/validation";
+import type {} from "./rpc";
 import { resolveTheme, surfaces, THEME_API_VERSION } from "./theme";
 
 /** `merchant_id` (required, non-blank: `400 MERCHANT_ID_REQUIRED`) and `surface` (default `capture`, else `400 INVALID_SURFACE`). */

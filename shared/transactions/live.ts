@@ -1,8 +1,9 @@
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
 import { FACE_MATCH_GATE, judge } from "../identity/presence";
+import type { ResolvedIdentity } from "../identity/rpc";
 import { bestMatch, type Templates } from "../identity/template-store";
-import { type Approval, type ResolvedIdentity, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -10,6 +11,7 @@ import type { KeySet } from "../lib/signing";
 import type { AssuranceLevel } from "../receipts/receipts";
 import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
 import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
+import type { Approval } from "./rpc";
 
 /**
  * Judges a live capture for one identity at the instant of the act and records it: the face must

@@ -2,12 +2,14 @@
 import { ENGINE_VERSION } from "../engine";
 import { documentTypes } from "../identity/documents";
 import type { ForcedScenario } from "../identity/scenario";
-import type { CaptureRow, PendingResponse, ReceiptRow } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
+import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
 import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/receipts";
+import type { ReceiptRow } from "../receipts/rpc";
 import type { TransactionAction, TransactionBody } from "./input";
+import type { CaptureRow } from "./rpc";
 
 /**
  * The capture row of an act: who, what, how much and when, plus `judged` (what the engine and the

@@ -1,4 +1,4 @@
-import { type Decision, rpc, type StandInApproval } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -6,9 +6,11 @@ import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { mandateUuid } from "../mandates/ids";
 import { answer } from "../mandates/refusals";
+import type { Decision } from "../mandates/rpc";
 import type { Scope } from "../mandates/scopes";
 import { DOCUMENT_ACTIONS, type TransactionAction, type TransactionBody } from "./input";
 import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
+import type { StandInApproval } from "./rpc";
 
 /** The scope an act consumes when the request names none. */
 const ACTION_SCOPES: Record<TransactionAction, Scope> = {

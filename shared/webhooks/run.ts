@@ -17,6 +17,7 @@ import { checkEndpointUrl } from "./endpoints";
 import type { WebhookEnvelope } from "./events";
 import { runPooled } from "./pool";
 import { nextAttemptAt } from "./retry";
+import type {} from "./rpc";
 import { openEndpointSecret } from "./secret-box";
 
 /** Sends in flight at once: Workers queue a seventh outgoing connection, and the queueing would count against the timeout. */

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkRequestedFields, type RequestedField, resolveClaim } from "../../shared/consent/claims";
-import type { DisclosureSubject } from "../../shared/kernel/db/rpc";
+import type { DisclosureSubject } from "../../shared/consent/rpc";
 
 const subject = (birthDate: string | null, document = true): DisclosureSubject => ({
   identity_id: "00000000-0000-4000-8000-000000000001",

@@ -1,0 +1,92 @@
+/**
+ * The identity slice of the RPC catalogue (shared/kernel/db/rpc.ts): enrolment and claims, the face
+ * templates, the identity a transaction names, attributes and the document trust list.
+ */
+import type { PresenceBaseline } from "../engine";
+import type { Environment } from "../kernel/principal";
+import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
+import type { AssuranceLevel } from "../receipts/receipts";
+import type { ReceiptRow } from "../receipts/rpc";
+
+/** The identity a transaction names, with what the sink needs to judge the act. */
+export interface ResolvedIdentity {
+  identity_id: Uuid;
+  erased: boolean;
+  baseline: PresenceBaseline | null;
+  template: { key_id: string; embedding: number[] } | null;
+  document: { document_type: string; issuing_country: string; expires_on: string; date_of_birth: string | null } | null;
+  consent_revoked: boolean;
+  session_active: boolean | null;
+}
+
+export interface TemplateMatch {
+  identity_id: Uuid;
+  similarity: number;
+  /** False when the identity was erased: found, but never to be attached to anything. */
+  reachable: boolean;
+}
+
+/** A Country Signing CA of a trust list as the CLI adds it (certificate: base64 DER). */
+export interface TrustAnchorRow {
+  fingerprint: string;
+  subject: string;
+  key_identifier: string | null;
+  country: string | null;
+  certificate: string;
+  not_before: Iso;
+  not_after: Iso;
+}
+
+/** The capture of a claim (identity_claim): the act is ACTION_SIGNUP, the person and the instant are the enrolment's. */
+export interface ClaimCapture {
+  id: Uuid;
+  service_hash: string;
+  coercion_signal: boolean;
+  assurance_level: AssuranceLevel;
+  engine_version: string;
+}
+
+declare module "../kernel/db/rpc" {
+  interface RpcCatalogue {
+    identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
+    identity_claim: [
+      Record<string, unknown> & TenantAt & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      { identity_id: Uuid; billed: boolean },
+    ];
+    identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];
+    identity_resolve: [
+      TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }),
+      ResolvedIdentity | null,
+    ];
+    face_identify: [
+      { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
+      { identity_id?: Uuid; similarity?: number },
+    ];
+    face_template_search: [
+      {
+        environment: Environment;
+        key_id: string;
+        embedding: number[];
+        limit: number;
+        exact?: boolean;
+        ef_search?: number;
+        /** Only persons with an active consent for this merchant (an exact scan). */
+        merchant_id?: Uuid;
+      },
+      TemplateMatch[],
+    ];
+    document_trust_anchors_add: [
+      { environment: Environment; source: "sandbox" | "master_list"; now: Iso; anchors: TrustAnchorRow[] },
+      { added: number; already_listed: number },
+    ];
+    document_trust_anchors_remove: [{ environment: Environment; fingerprint: string }, { removed: number }];
+    document_trust_anchors_list: [
+      { environment: Environment },
+      { anchors: (Omit<TrustAnchorRow, "certificate"> & { source: string; added_at: Iso })[] },
+    ];
+    document_trust_anchor_candidates: [
+      { environment: Environment; subject: string; key_identifier: string | null },
+      { certificates: string[] },
+    ];
+  }
+}

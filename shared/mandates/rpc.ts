@@ -1,0 +1,90 @@
+/** The mandates' slice of the RPC catalogue (shared/kernel/db/rpc.ts): issue, read, decide, consume, revoke. */
+import type { Environment } from "../kernel/principal";
+import type { AuthenticatedRequest, IdempotencyRecord, Iso, TenantAt, Uuid } from "../kernel/rpc";
+import type { AssuranceLevel } from "../receipts/receipts";
+
+/** A mandate decision as the database takes it (spec 4.8); messages are added at the edge. */
+export interface Decision {
+  allowed: boolean;
+  reason?: string;
+  remaining?: { amount: number | null; currency: string | null; count: number | null };
+  period_resets_at?: string | null;
+  consumption_id?: string;
+  idempotent_replay?: boolean;
+  /** On a replay: the mandate's effective status now. */
+  mandate_status?: string;
+  at_limit?: boolean;
+  scope_used?: string;
+  [field: string]: unknown;
+}
+
+/** A mandate as every mandate RPC shows it (spec 4.7, 4.10). */
+interface MandateView {
+  mandate_id: string;
+  scopes: string[];
+  assurance_level: AssuranceLevel;
+  granted_to: string;
+  agent_display_name?: string;
+  agent_descriptor?: string;
+  [field: string]: unknown;
+}
+
+/** The shared inputs of mandate_check and mandate_consume (spec 4.8), the tenant included. */
+interface DecisionParams extends TenantAt {
+  mandate_id: Uuid;
+  scope: string;
+  amount?: number;
+  currency?: string;
+  action_ref?: string;
+  context?: { merchant?: string; category?: string; country?: string };
+}
+
+export interface ConsumeParams extends DecisionParams {
+  idempotency_key: string;
+  request_hash: string;
+}
+
+/** The decision inputs of a request before they are scoped to the authenticated merchant. */
+export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now">;
+
+declare module "../kernel/db/rpc" {
+  interface RpcCatalogue {
+    mandate_check: [DecisionParams, Decision];
+    mandate_consume: [ConsumeParams, Decision];
+    mandate_check_request: [
+      AuthenticatedRequest & { decision: DecisionInput },
+      Decision & { caller: { merchant_id: Uuid; environment: Environment } },
+    ];
+    mandate_consume_request: [
+      AuthenticatedRequest & { decision: DecisionInput & { idempotency_key: string; request_hash: string } },
+      Decision,
+    ];
+    mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
+    mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
+    resource_mandate_create: [
+      TenantAt & Record<string, unknown> & { id: Uuid; stored_response?: { record: IdempotencyRecord } },
+      Record<string, unknown>,
+    ];
+    mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
+    mandate_page: [
+      TenantAt & {
+        limit: number;
+        mandate_id?: Uuid;
+        granted_by?: string;
+        granted_to?: string;
+        status?: string;
+        after?: { created_at: Iso; id: Uuid };
+      },
+      { data: Record<string, unknown>[]; more: boolean; last: { created_at: Iso; id: Uuid } | null },
+    ];
+    mandate_revoke: [
+      { mandate_id: Uuid; reason?: string; now: Iso } & (
+        | { by: "service_role" }
+        | { by: "granting_human"; identity_id: Uuid; environment: Environment }
+        | { by: "issuing_merchant"; merchant_id: Uuid; environment: Environment }
+      ),
+      Record<string, unknown> | null,
+    ];
+    merchant_at_limit_threshold: [{ merchant_id: Uuid; percent?: number }, { merchant_id: Uuid; percent: number }];
+  }
+}

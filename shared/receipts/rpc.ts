@@ -1,0 +1,36 @@
+/** The receipts' slice of the RPC catalogue (shared/kernel/db/rpc.ts): a receipt as stored and read, and its anchoring. */
+
+import type { Environment } from "../kernel/principal";
+import type { Iso, Uuid } from "../kernel/rpc";
+
+/** A signed receipt ready to be stored beside its capture. */
+export interface ReceiptRow {
+  id: Uuid;
+  code: string;
+  jws: string;
+  seal: string;
+}
+
+export interface StoredReceipt {
+  id: Uuid;
+  code: string;
+  environment: Environment;
+  jws: string;
+  seal: string;
+  issued_at: Iso;
+  inclusion_proof: { side: "left" | "right"; hash: string }[] | null;
+  anchor: { id: Uuid; root: string; leaf_count: number; sink: string; sink_reference: string | null; anchored_at: Iso } | null;
+}
+
+type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
+
+declare module "../kernel/db/rpc" {
+  interface RpcCatalogue {
+    receipt_get: [{ id: Uuid } | { code: string }, StoredReceipt | null];
+    receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
+    receipt_anchor_record: [
+      { root: string; sink: string; sink_reference: string | null; now: Iso; receipts: { id: Uuid; proof: unknown }[] },
+      AnchorRecorded,
+    ];
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The transactions' slice of the RPC catalogue (shared/kernel/db/rpc.ts): the sink's two acts, a
+ * capture recorded with its receipt, and a capture a mandate stood in for.
+ */
+import type { PresenceBaseline } from "../engine";
+import type { Environment } from "../kernel/principal";
+import type { IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
+import type { ConsumeParams, Decision } from "../mandates/rpc";
+import type { AssuranceLevel } from "../receipts/receipts";
+import type { ReceiptRow } from "../receipts/rpc";
+
+/** The approval every approved act of the transaction sink answers with (spec 4.4). */
+export interface Approval {
+  success: true;
+  status: "approved";
+  transaction_id: Uuid;
+  service_hash: string;
+  immutability_seal: string;
+  /** As on the receipt: the level proven at the act, or `mandate` when a mandate stood in. */
+  assurance_level: AssuranceLevel | "mandate";
+  receipt_id: Uuid;
+  receipt_code: string;
+}
+
+/** The approval of an act a mandate stood in for, with its mandate block, as mandate_transaction builds and stores it. */
+export interface StandInApproval extends Approval {
+  assurance_level: "mandate";
+  mandate: Record<string, unknown> & { mandate_id: string; consumption_id: string; idempotent_replay: boolean };
+}
+
+/** The capture row the transaction sink writes (refusals too, for audit). */
+export interface CaptureRow {
+  id: Uuid;
+  merchant_id: Uuid;
+  environment: Environment;
+  identity_id?: Uuid;
+  action: string;
+  service_hash: string;
+  amount_minor: number | null;
+  currency: string | null;
+  capture_nonce: string;
+  liveness_passed?: boolean;
+  liveness_reason?: string | null;
+  coercion_signal?: boolean;
+  assurance_level: AssuranceLevel | null;
+  face_similarity?: number;
+  engine_version: string;
+  scenario?: string | null;
+  created_at: Iso;
+}
+
+/** An identity document that passed passive authentication on a capture, as it is kept on record. */
+interface DocumentRow {
+  document_type: string;
+  issuing_country: string;
+  expires_on: string;
+  date_of_birth: string | null;
+  portrait_similarity: number;
+  signer_fingerprint: string;
+  csca_fingerprint: string;
+  lds_sha256: string;
+}
+
+declare module "../kernel/db/rpc" {
+  interface RpcCatalogue {
+    capture_record: [
+      {
+        capture: CaptureRow;
+        receipt: ReceiptRow | null;
+        document?: DocumentRow | null;
+        baseline?: PresenceBaseline | null;
+        stored_response?: StoredResponse;
+      },
+      unknown,
+    ];
+    mandate_transaction: [
+      {
+        identity_id: Uuid;
+        consume: ConsumeParams;
+        capture: CaptureRow;
+        receipt: ReceiptRow;
+        stored_response?: { record: IdempotencyRecord };
+      },
+      { decision: Decision; approval: StandInApproval | null },
+    ];
+  }
+}
