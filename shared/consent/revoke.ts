@@ -6,6 +6,7 @@
  * what the consent covered. Both are consent ledger entries; repeats answer `already_revoked: true`.
  */
 import * as v from "valibot";
+import { isSubjectRef } from "../identity/subject-ref";
 import { described } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -14,8 +15,6 @@ import type { Tenant } from "../kernel/principal";
 import { jsonObject } from "../kernel/validation";
 import { consentTokenHash, disclosureId } from "./disclose";
 import type {} from "./rpc";
-
-const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
 
 export const revokeConsentSchema = v.pipe(
   jsonObject,
@@ -36,7 +35,7 @@ export async function revokeConsent(deps: Deps, tenant: Tenant, body: v.InferOut
     const revoked = await rpc(deps.sql, "consent_revoke", { ...common, consent_token_hash: hash });
     return { ...revoked, disclosure_id: disclosureId(revoked.disclosure_id!) };
   }
-  if (!SUBJECT_REF.test(body.subject_ref!)) throw new ApiError("not_found");
+  if (!isSubjectRef(body.subject_ref!)) throw new ApiError("not_found");
   return rpc(deps.sql, "consent_revoke", { ...common, subject_ref: body.subject_ref! });
 }
 

@@ -8,7 +8,7 @@ import { MAX_PROOF_LENGTH, type PresenceDescriptor, type PresenceProof, parsePro
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { FACE_MATCH_GATE, judge } from "./presence";
-import { subjectRef } from "./subject-ref";
+import { SUBJECT_REF, subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
 
 /** What a proof looks like, for the documents' examples (its descriptor is cut short: a real one is some 60 KB). */
@@ -26,7 +26,7 @@ export const proofField = v.pipe(
 );
 
 /** The `facetoken` field of a body: a pseudonym this service gave the merchant (`sub_` and 48 hex). */
-export const facetokenField = v.pipe(v.string(), v.regex(/^sub_[0-9a-f]{48}$/, "a facetoken (sub_ and 48 hex)"));
+export const facetokenField = v.pipe(v.string(), v.regex(SUBJECT_REF, "a facetoken (sub_ and 48 hex)"));
 
 /** The proof a string carries, or `400 INVALID_INPUT` naming `proof` or the descriptor's fields at fault. */
 export function proofFrom(proof: string): PresenceProof {

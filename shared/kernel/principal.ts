@@ -1,5 +1,6 @@
 /** Sandbox (`test`) or production (`live`): fixed by the key's prefix, and part of every tenant scope. */
-export type Environment = "test" | "live";
+export const environments = ["test", "live"] as const;
+export type Environment = (typeof environments)[number];
 
 /** A merchant key's kind: `publishable` for browsers, `secret` for servers (spec section 5). */
 export type KeyKind = "publishable" | "secret";

@@ -1,3 +1,4 @@
+import { isSubjectRef } from "../identity/subject-ref";
 import { mintApiKey } from "../kernel/api-keys";
 import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
@@ -51,9 +52,6 @@ export async function createKey(sql: Sql, merchantId: string, kind: KeyKind, env
   return { key_id, merchant_id: merchantId, kind, environment, key };
 }
 
-/** A subject_ref as the identity domain mints it (`sub_` + 48 hex). */
-const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
-
 /**
  * Makes a person an owner of a merchant: someone who may authorise an AI agent to act for it
  * (docs/decisions.md, D-180). The person is named by the merchant's pseudonym for
@@ -61,7 +59,7 @@ const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
  * IDENTITY_UNREACHABLE` for an erased identity.
  */
 export function addOwner(sql: Sql, merchantId: string, subjectRef: string, now: Date) {
-  if (!SUBJECT_REF.test(subjectRef)) throw new ApiError("not_found");
+  if (!isSubjectRef(subjectRef)) throw new ApiError("not_found");
   return rpc(sql, "merchant_owner_add", { merchant_id: merchantId, subject_ref: subjectRef, now: now.toISOString() });
 }
 

@@ -9,6 +9,7 @@ import { described, orNull } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
+import { environments } from "../kernel/principal";
 import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
 import type { StoredReceipt } from "./rpc";
 
@@ -23,7 +24,7 @@ export const receiptVerificationSchema = v.object({
   ),
   receipt_id: described(v.string(), "The receipt's id."),
   code: described(v.string(), "The receipt's short code."),
-  environment: described(v.picklist(["live", "test"]), "Live or sandbox."),
+  environment: described(v.picklist(environments), "Live or sandbox."),
   transaction_id: orNull(v.string(), "The act the receipt is of."),
   merchant_id: orNull(v.string(), "The merchant it was issued to."),
   action: orNull(v.string(), "What the person did, for example ACTION_SIGNUP."),

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { allSessionActions, sessionStates } from "../contracts/hosted-screen";
 import { described, instant, metadataAnswer, orNull } from "../kernel/answers";
+import { environments } from "../kernel/principal";
 
 /** A hosted session as hosted-session-get shows it. */
 export const hostedSessionSchema = v.object({
@@ -45,7 +46,7 @@ export const consumedSessionSchema = v.object({
 export const bootAnswerSchema = v.object({
   session_id: v.string(),
   merchant_id: v.string(),
-  environment: v.picklist(["live", "test"]),
+  environment: v.picklist(environments),
   action: described(v.string(), "What the person is asked to do (a /v1 session's act, for one with a mode)."),
   mode: v.optional(
     described(

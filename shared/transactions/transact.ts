@@ -7,6 +7,7 @@
  */
 import { descriptorFrom } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
+import { isSubjectRef } from "../identity/subject-ref";
 import type { Templates } from "../identity/template-store";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -17,8 +18,6 @@ import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
 import type { ActOptions } from "./record";
 import { transactWithMandate } from "./stand-in";
-
-const SUBJECT_REF = /^sub_[0-9a-f]{48}$/;
 
 /**
  * The identity named by `user_id`, as this principal may name it: a first-party session names
@@ -36,7 +35,7 @@ async function resolveIdentity(deps: Deps, principal: Principal | HostedSessionP
     now: deps.now.toISOString(),
     ...(principal.kind === "user"
       ? { user_id: principal.identityId, session_token_hash: principal.sessionTokenHash }
-      : { subject_ref: SUBJECT_REF.test(userId) ? userId : null }),
+      : { subject_ref: isSubjectRef(userId) ? userId : null }),
   });
   if (!identity) throw new ApiError("IDENTITY_MISMATCH", { reason: "unknown_user" });
   if (identity.session_active === false) throw new ApiError("ACCESS_REVOKED", { reason: "session_revoked" });

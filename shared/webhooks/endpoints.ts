@@ -5,11 +5,13 @@
  */
 import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
+import type { Environment } from "../kernel/principal";
 import { eventTypes, isEventType } from "./events";
 import type {} from "./rpc";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 
-export type Environment = "test" | "live";
+/** The kernel's, for the callers that import it from here. */
+export type { Environment };
 
 /** Rotation overlap (resource API 8): the previous secret keeps signing this long. */
 export const ROTATION_OVERLAP_SECONDS = 86_400;
