@@ -46,6 +46,20 @@ const FOLDED_AT_7AD62DB = [
 /** The last migration the history above was folded into; later ones run on such a database as on any. */
 const FOLDED_INTO = "20261127002400_handoffs.sql";
 
+/** The migrations' bookkeeping table, as every runner since the first has made it. */
+export const SCHEMA_MIGRATIONS_TABLE = `
+    create schema if not exists private;
+    create table if not exists private.schema_migrations (
+      name text primary key,
+      checksum text not null,
+      applied_at timestamptz not null default now()
+    );
+    comment on table private.schema_migrations is 'Migrations already applied, by file name.';
+    comment on column private.schema_migrations.name is 'File name in supabase/migrations.';
+    comment on column private.schema_migrations.checksum is 'SHA-256 of the file as applied; a later edit of an applied migration is refused.';
+    comment on column private.schema_migrations.applied_at is 'When it was applied.';
+`;
+
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 async function sqlFiles(dir: string): Promise<string[]> {
@@ -64,17 +78,8 @@ async function sqlFiles(dir: string): Promise<string[]> {
  */
 export async function applySchema(tx: postgres.TransactionSql): Promise<string[]> {
   await tx`select pg_advisory_xact_lock(hashtext('schema_migrations'))`;
+  await tx.unsafe(SCHEMA_MIGRATIONS_TABLE);
   await tx.unsafe(`
-    create schema if not exists private;
-    create table if not exists private.schema_migrations (
-      name text primary key,
-      checksum text not null,
-      applied_at timestamptz not null default now()
-    );
-    comment on table private.schema_migrations is 'Migrations already applied, by file name.';
-    comment on column private.schema_migrations.name is 'File name in supabase/migrations.';
-    comment on column private.schema_migrations.checksum is 'SHA-256 of the file as applied; a later edit of an applied migration is refused.';
-    comment on column private.schema_migrations.applied_at is 'When it was applied.';
     create table if not exists private.schema_domain_files (
       name text primary key,
       checksum text not null,
