@@ -1,5 +1,5 @@
 /**
- * The consent ledger's chain (supabase/migrations/20261124070100_consent_ledger.sql): every way of
+ * The consent ledger's chain (supabase/domains/consent.sql; its tables in supabase/migrations/20261127002100_consent_ledger.sql): every way of
  * breaking it is found by consent_ledger_verify and by the CLI's `consent verify`; the enrolment
  * consents read through private.consents are the ledger's; writes through that view are chained.
  * Tampering needs the triggers off (session_replication_role = replica, a superuser's power), as an

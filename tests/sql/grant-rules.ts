@@ -1,5 +1,5 @@
 /**
- * The grant rule of supabase/migrations/20261121000100_platform.sql, checked against the catalog.
+ * The grant rule of supabase/migrations/20261127000100_platform.sql, checked against the catalog.
  *
  * Everything is enumerated from the catalog, so an object a later migration adds is checked without
  * anyone listing it here. The service's schemas are every schema but the system ones and those an
