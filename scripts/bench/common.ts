@@ -1,6 +1,12 @@
+import { cpus, loadavg } from "node:os";
+import { performance } from "node:perf_hooks";
 import { evaluatePresence, type PresenceDescriptor, parseDescriptor } from "../../shared/engine/index.js";
 
-/** Command-line flags, the held-out seed and the table helpers shared by the presence benchmarks (scripts/bench/engine.ts, light.ts). */
+/**
+ * What the benchmarks share: their command-line flags, order statistics, the line that says how a
+ * run went (its time, the machine and its load), and the presence benchmarks' held-out seed and
+ * tables (scripts/bench/engine.ts, light.ts).
+ */
 
 /** The seed the thresholds were never tuned on. */
 export const HELD_OUT_SEED = 20260517;
@@ -14,8 +20,48 @@ export function flag(name: string, fallback: number): number {
   return v;
 }
 
+/** The word after `--name` on the command line, if the flag is there. */
+export function textFlag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+/** Whether `--name` is on the command line. */
+export function hasFlag(name: string): boolean {
+  return process.argv.includes(`--${name}`);
+}
+
 /** A rate as a percentage with one decimal. */
 export const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/**
+ * The p-quantile (0..1) of `xs`: the value at 0-based rank floor(p x n) of the sorted values (the
+ * upper middle for a median of an even count; 0 when there are none). The figures of
+ * docs/benchmarks.md rest on this definition.
+ */
+export function quantile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
+}
+
+/** {@link quantile} at one half. */
+export const median = (xs: readonly number[]): number => quantile(xs, 0.5);
+
+/** The load average over the last minute. */
+export const loadNow = (): number => loadavg()[0] ?? 0;
+
+/**
+ * How a run went, for the report: `2.1 min on 2 cores (model), Node v20.20.2; load average 0.4
+ * at the start, 1.9 at the end`. `started` is performance.now() and `loadAtStart`
+ * loadNow() when the run began.
+ */
+export function runConditions(started: number, loadAtStart: number): string {
+  const minutes = (performance.now() - started) / 60_000;
+  return (
+    `${minutes.toFixed(1)} min on ${cpus().length} cores (${cpus()[0]?.model.trim() ?? "?"}), Node ${process.version}; ` +
+    `load average ${loadAtStart.toFixed(1)} at the start, ${loadNow().toFixed(1)} at the end`
+  );
+}
 
 /** The reasons of evaluated sessions, most frequent first: `passed 852, no_pulse 147`. */
 export function reasons(rows: readonly { reason: string }[]): string {
@@ -25,12 +71,6 @@ export function reasons(rows: readonly { reason: string }[]): string {
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v}`)
     .join(", ");
-}
-
-/** The p-quantile (0..1) of `xs`, the nearest rank below. */
-export function quantile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
 }
 
 /** Prints the median and 95th percentile CPU time of evaluating and of parsing `descriptors` (after a warm-up), three rounds. */

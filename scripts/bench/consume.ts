@@ -1,6 +1,6 @@
 /**
  * Mandate consumption benchmark: `npm run bench:consume [-- --clients 1,8,32,128 --repeat 3 --work 600
- * --poolers pgbouncer,builtin --no-profile --keep]` (`-- --help` lists the options).
+ * --poolers pgbouncer,direct --no-profile --keep]` (`-- --help` lists the options).
  *
  * Drives the one call that moves a ceiling, `public.mandate_consume`, at the same concurrency, on
  * one hot mandate and spread over 1,000 mandates, through each HTTP path asked for and raw:
@@ -8,9 +8,8 @@
  *   workerd, one Postgres connection per request through a local transaction pooler that stands in
  *   for Hyperdrive; key authentication, the replay guard and the consume in one RPC), each request with a fresh
  *   nonce and Idempotency-Key. One server per pooler, all started before the first cell: `pgbouncer`
- *   (a private PgBouncer in transaction mode, the default where it is installed), `builtin` (the
- *   Node pooler, scripts/local/pg-pooler.ts), `direct` (no pooler); every pooler gets
- *   DB_POOLER_SIZE backends (default 20);
+ *   (a private PgBouncer in transaction mode, the default where it is installed), `direct` (no
+ *   pooler, the default where it is not); the pooler gets DB_POOLER_SIZE backends (default 20);
  * - raw: pgbench with a custom script calling `select public.mandate_consume(...)` on persistent
  *   connections, each call with a fresh idempotency key (`:client_id` and a per-client sequence).
  * Every run does the same fixed amount of work on fresh mandates (so both paths start from the same
@@ -42,24 +41,20 @@ import { applyMigrations } from "../local/migrations";
 import { pgbouncerBinary } from "../local/pgbouncer";
 import { freePort } from "../local/ports";
 import { type RunningServer, startServer } from "../local/server";
+import { hasFlag, loadNow, median, quantile, runConditions, textFlag } from "./common";
 
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-}
-const has = (name: string) => process.argv.includes(`--${name}`);
-if (has("help")) {
+if (hasFlag("help")) {
   process.stdout.write(`npm run bench:consume [-- options]
 
   --clients 1,8,32,128        concurrency of the cells (each on the hot mandate and spread)
   --repeat 3                  runs per cell and path (interleaved; the tables show medians)
   --work 600                  consumes a run (half with one client, at least 8 per client)
   --mandates 1000             mandates of the spread scenario
-  --poolers pgbouncer,builtin HTTP paths: pgbouncer, builtin, direct (default: pgbouncer,builtin where
-                              pgbouncer is installed, else builtin)
+  --poolers pgbouncer,direct  HTTP paths: pgbouncer, direct (default: pgbouncer where it is
+                              installed, else direct)
   --no-profile                skip the profile of the 32-client hot cell
   --keep                      keep the scratch database hauth_bench_consume
 
@@ -69,13 +64,13 @@ pooler, default 20), PGBENCH (default /usr/bin/pgbench).
 `);
   process.exit(0);
 }
-const CLIENTS = (flag("clients") ?? "1,8,32,128").split(",").map(Number);
-const REPEAT = Number(flag("repeat") ?? 3);
+const CLIENTS = (textFlag("clients") ?? "1,8,32,128").split(",").map(Number);
+const REPEAT = Number(textFlag("repeat") ?? 3);
 /** Consumes per run (per cell, per path): a single client does half, 128 clients 8 each. */
-const WORK = Number(flag("work") ?? 600);
-const SPREAD = Number(flag("mandates") ?? 1000);
-const PROFILE = !has("no-profile");
-const KEEP = has("keep");
+const WORK = Number(textFlag("work") ?? 600);
+const SPREAD = Number(textFlag("mandates") ?? 1000);
+const PROFILE = !hasFlag("no-profile");
+const KEEP = hasFlag("keep");
 const AMOUNT = 7;
 const CEILING = 1_000_000_000_000;
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -83,9 +78,9 @@ const DB_NAME = "hauth_bench_consume";
 const PGBENCH = process.env.PGBENCH ?? "/usr/bin/pgbench";
 const HTTP_DATABASE_URL = process.env.BENCH_HTTP_DATABASE_URL;
 /** The HTTP paths: one server each, its workers through that pooler (or none). */
-const POOLERS = (flag("poolers") ?? (pgbouncerBinary() ? "pgbouncer,builtin" : "builtin")).split(",").filter(Boolean);
+const POOLERS = (textFlag("poolers") ?? (pgbouncerBinary() ? "pgbouncer" : "direct")).split(",").filter(Boolean);
 for (const pooler of POOLERS)
-  if (!["pgbouncer", "builtin", "direct"].includes(pooler)) throw new Error(`--poolers: unknown ${pooler} (pgbouncer, builtin, direct)`);
+  if (!["pgbouncer", "direct"].includes(pooler)) throw new Error(`--poolers: unknown ${pooler} (pgbouncer, direct)`);
 const PATHS = [...POOLERS, ...(HTTP_DATABASE_URL ? ["external"] : [])];
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -106,16 +101,6 @@ interface RunResult {
   /** pgbench ran fewer clients than asked (connection slots). */
   clientsRun: number;
 }
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: one merchant and person (plain SQL), fresh mandates per run
@@ -244,11 +229,10 @@ async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], c
   await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
-  latencies.sort((a, b) => a - b);
   return {
     throughput: latencies.length / elapsed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
     allowed,
     other,
     clientsRun: clients,
@@ -363,13 +347,12 @@ async function pgbenchRun(databaseUrl: string, sql: Sql, options: PgbenchOptions
         if (fields.length >= 6) latencies.push(Number(fields[2]) / 1000);
       }
     }
-    latencies.sort((a, b) => a - b);
     // pgbench's own figure: transactions per second over the run, without the initial connection time
     // (with -C every transaction's connection is inside it, as with the HTTP path)
     const tps = Number(/tps = ([\d.]+) \((without initial connection time|including reconnection times)\)/.exec(result.stdout)?.[1]);
     const processed = Number(/number of transactions actually processed: (\d+)/.exec(result.stdout)?.[1]);
     if (processed !== latencies.length) throw new Error(`pgbench logged ${latencies.length} transactions of ${processed}`);
-    return { throughput: tps, p50: percentile(latencies, 50), p99: percentile(latencies, 99), allowed: processed, other: {}, clientsRun };
+    return { throughput: tps, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), allowed: processed, other: {}, clientsRun };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -454,7 +437,7 @@ function cpuReport(a: CpuSample, b: CpuSample, done: number): string {
     ["postgres", b.postgres - a.postgres],
     ["workerd", b.workerd - a.workerd],
     ["pgbouncer", b.pgbouncer - a.pgbouncer],
-    ["node (load generator, built-in pooler)", b.self - a.self],
+    ["node (load generator)", b.self - a.self],
     ["pgbench", b.pgbench - a.pgbench],
   ];
   const used = parts.filter(([, x]) => x > 0);
@@ -515,227 +498,268 @@ async function coldWarmProbe(databaseUrl: string, fixture: Fixture, iterations: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Main
+// Main: seed, run each cell, profile, report
 // ---------------------------------------------------------------------------------------------
 const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "-");
 const fmtMs = (x: number) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(2) : x.toFixed(1)) : "-");
 
+/** One scenario at one concurrency: every run of each HTTP path and of pgbench. */
+interface Cell {
+  scenario: "hot" | "spread";
+  mandates: number;
+  clients: number;
+  http: Record<string, RunResult[]>;
+  raw: RunResult[];
+}
+
+/** One mandate-consume server per HTTP path, each through its pooler (or none). */
+async function startServers(benchUrl: string): Promise<Record<string, RunningServer>> {
+  const servers: Record<string, RunningServer> = {};
+  for (const path of PATHS) {
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      DATABASE_URL: path === "external" ? HTTP_DATABASE_URL : benchUrl,
+      DB_POOLER: path === "external" || path === "direct" ? "0" : path,
+      TEST_CLOCK: "0",
+      CRON_TIMER: "0",
+    };
+    delete env.UPSTASH_REDIS_REST_URL;
+    delete env.UPSTASH_REDIS_REST_TOKEN;
+    servers[path] = await startServer({ port: await freePort(), env, functions: ["mandate-consume"] });
+  }
+  return servers;
+}
+
+/** The bench schema (the mandates of each run, the key's hash for pgbench), one grantor and their secret key. */
+async function seed(sql: Sql): Promise<Fixture> {
+  await sql.unsafe(`create schema bench`);
+  await sql.unsafe(
+    `create table bench.mandates (run int not null, i int not null, id uuid not null, merchant_id uuid not null, primary key (run, i))`,
+  );
+  await sql.unsafe(`create table bench.keys (merchant_id uuid not null, key_hash text not null)`);
+  const grantor = await seedGrantor(sql, { at: new Date() });
+  const key = await createKey(sql, grantor.merchantId, "secret", "test");
+  const [keyRow] = await sql.unsafe(`select key_hash from private.api_keys where id = $1`, [key.key_id]);
+  await sql.unsafe(`insert into bench.keys values ($1, $2)`, [grantor.merchantId, keyRow.key_hash]);
+  return { sql, grantor, apiKey: key.key };
+}
+
+/** Warms each path's isolates and connection path once, on a mandate of its own. */
+async function warmUp(servers: Record<string, RunningServer>, fixture: Fixture): Promise<void> {
+  for (const path of PATHS) {
+    const warm = await freshMandates(fixture, 1);
+    const warmed = await httpRun(servers[path], fixture, warm.ids, 16, 400);
+    await checkLedger(fixture.sql, warm.run, warmed.allowed);
+    log(`warm-up ${path}: ${fmt(warmed.throughput)} req/s`);
+  }
+}
+
+/** Every cell (each scenario at each concurrency), REPEAT times, each HTTP path and raw in a rotating order. */
+async function runCells(servers: Record<string, RunningServer>, fixture: Fixture, benchUrl: string): Promise<Cell[]> {
+  const cells: Cell[] = [];
+  const steps = [...PATHS, "raw"];
+  for (const [scenario, mandates] of [
+    ["hot", 1],
+    ["spread", SPREAD],
+  ] as const) {
+    for (const clients of CLIENTS) {
+      const cell: Cell = { scenario, mandates, clients, http: Object.fromEntries(PATHS.map((p) => [p, []])), raw: [] };
+      cells.push(cell);
+      const work = workFor(clients);
+      for (let r = 0; r < REPEAT; r++) {
+        const parts: string[] = [];
+        // the order rotates every repeat, so no path always runs first (or right after pgbench)
+        for (const step of [...steps.slice(r % steps.length), ...steps.slice(0, r % steps.length)]) {
+          const fresh = await freshMandates(fixture, mandates);
+          if (step === "raw") {
+            const raw = await pgbenchRun(benchUrl, fixture.sql, { script: "consume", run: fresh.run, mandates, clients, work });
+            await checkLedger(fixture.sql, fresh.run, raw.allowed);
+            cell.raw.push(raw);
+            parts.push(
+              `pgbench ${fmt(raw.throughput)} tps p50 ${fmtMs(raw.p50)} p99 ${fmtMs(raw.p99)}` +
+                `${raw.clientsRun < clients ? ` (${raw.clientsRun} clients: connection slots)` : ""}`,
+            );
+          } else {
+            const http = await httpRun(servers[step], fixture, fresh.ids, clients, work);
+            await checkLedger(fixture.sql, fresh.run, http.allowed);
+            cell.http[step].push(http);
+            const others = Object.entries(http.other)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(", ");
+            parts.push(
+              `HTTP ${step} ${fmt(http.throughput)} req/s p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}${others ? ` (not allowed: ${others})` : ""}`,
+            );
+          }
+        }
+        log(`${scenario} ${clients} clients #${r + 1}: ${parts.join("; ")}; ledger checked`);
+      }
+    }
+  }
+  return cells;
+}
+
+/** The cells' table: medians per HTTP path against pgbench. */
+function cellTable(cells: Cell[]): string[] {
+  const lines: string[] = [];
+  lines.push(
+    `| mandates | clients | HTTP path | HTTP req/s | HTTP p50 ms | HTTP p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | HTTP/raw |`,
+  );
+  lines.push(`|---|---|---|---|---|---|---|---|---|---|`);
+  for (const cell of cells) {
+    const r = median(cell.raw.map((x) => x.throughput));
+    const rawClients = Math.min(...cell.raw.map((x) => x.clientsRun));
+    for (const path of PATHS) {
+      const runs = cell.http[path];
+      const h = median(runs.map((x) => x.throughput));
+      const errors = runs.reduce(
+        (n, x) =>
+          n +
+          Object.entries(x.other)
+            .filter(([k]) => k.startsWith("HTTP"))
+            .reduce((m, [, v]) => m + v, 0),
+        0,
+      );
+      lines.push(
+        `| ${cell.scenario === "hot" ? "1 (hot)" : `${cell.mandates} (spread)`} | ${cell.clients}${rawClients < cell.clients ? ` (pgbench ${rawClients})` : ""} ` +
+          `| ${path} | ${fmt(h)}${errors ? ` (${errors} errors)` : ""} | ${fmtMs(median(runs.map((x) => x.p50)))} | ${fmtMs(median(runs.map((x) => x.p99)))} ` +
+          `| ${fmt(r)} | ${fmtMs(median(cell.raw.map((x) => x.p50)))} | ${fmtMs(median(cell.raw.map((x) => x.p99)))} | ${fmt(h / r, 2)} |`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** The issue's goal cells, per HTTP path (medians of the run; "-" where the cell was not measured). */
+function goalTable(cells: Cell[]): string[] {
+  const cellOf = (scenario: string, clients: number) => cells.find((c) => c.scenario === scenario && c.clients === clients);
+  const latencyGoal = (path: string) => {
+    const cell = cellOf("hot", 1);
+    if (!cell) return "-";
+    const h = median(cell.http[path].map((x) => x.p50));
+    const r = median(cell.raw.map((x) => x.p50));
+    return `${fmtMs(h)} / ${fmtMs(r)} ms = ${fmt(h / r, 1)}x (${h / r <= 3 ? "met" : "NOT met"})`;
+  };
+  const throughputGoal = (scenario: string, goal: number) => (path: string) => {
+    const cell = cellOf(scenario, 32);
+    if (!cell) return "-";
+    const h = median(cell.http[path].map((x) => x.throughput));
+    const r = median(cell.raw.map((x) => x.throughput));
+    return `${fmt(h)} / ${fmt(r)} = ${fmt(h / r, 2)} (${h / r >= goal ? "met" : "NOT met"})`;
+  };
+  const goals: [string, string, (path: string) => string][] = [
+    ["1 client, hot mandate, HTTP p50 / raw p50", "at most 3x", latencyGoal],
+    ["32 clients, hot mandate, HTTP / raw throughput", "at least 0.7", throughputGoal("hot", 0.7)],
+    [`32 clients, ${SPREAD.toLocaleString("en")} mandates, HTTP / raw throughput`, "at least 0.6", throughputGoal("spread", 0.6)],
+  ];
+  const lines = [`| cell | goal | ${PATHS.join(" | ")} |`, `|---|---|${PATHS.map(() => "---|").join("")}`];
+  for (const [label, goal, value] of goals) lines.push(`| ${label} | ${goal} | ${PATHS.map(value).join(" | ")} |`);
+  return lines;
+}
+
+/** The 32-client hot cell decomposed: pgbench variants against each HTTP path, where the CPU goes, one consume's database steps. */
+async function profileHotCell(servers: Record<string, RunningServer>, fixture: Fixture, benchUrl: string): Promise<string[]> {
+  log("profiling the 32-client hot cell");
+  const { sql } = fixture;
+  const profile: string[] = [];
+  const work = workFor(32);
+  const variants: [string, ScriptName, boolean][] = [
+    ["pgbench: consume RPC, persistent connections (the table's raw column)", "consume", false],
+    ["pgbench: consume RPC, a new connection per call (-C)", "consume", true],
+    ["pgbench: the HTTP path's one RPC (key auth, nonce claim, consume), persistent connections", "http-rpc", false],
+    ["pgbench: the HTTP path's one RPC, a new connection per request (-C)", "http-rpc", true],
+    ["pgbench: connect + select 1 (-C)", "select1", true],
+  ];
+  const figures: Record<string, number[]> = {};
+  for (let r = 0; r < REPEAT; r++) {
+    for (const [label, script, reconnect] of variants) {
+      const fresh = await freshMandates(fixture, 1);
+      const result = await pgbenchRun(benchUrl, sql, { script, run: fresh.run, mandates: 1, clients: 32, work, reconnect });
+      if (script !== "select1") await checkLedger(sql, fresh.run, result.allowed);
+      (figures[label] ??= []).push(result.throughput);
+    }
+    for (const path of PATHS) {
+      const fresh = await freshMandates(fixture, 1);
+      const http = await httpRun(servers[path], fixture, fresh.ids, 32, work);
+      await checkLedger(sql, fresh.run, http.allowed);
+      (figures[`HTTP through ${path}: POST mandate-consume`] ??= []).push(http.throughput);
+    }
+  }
+  profile.push(
+    `32 clients on one hot mandate, ${work} calls a run, per second (median of ${REPEAT}):`,
+    "",
+    `| path | per second |`,
+    `|---|---|`,
+  );
+  for (const [label, xs] of Object.entries(figures)) profile.push(`| ${label} | ${fmt(median(xs))} |`);
+
+  // where the CPU goes, one run of each path
+  profile.push("");
+  for (const path of [...PATHS, "pgbench"]) {
+    const fresh = await freshMandates(fixture, 1);
+    const a = await cpuSample();
+    const result =
+      path === "pgbench"
+        ? await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates: 1, clients: 32, work })
+        : await httpRun(servers[path], fixture, fresh.ids, 32, work);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const b = await cpuSample();
+    await checkLedger(sql, fresh.run, result.allowed);
+    const name = path === "pgbench" ? "pgbench" : `HTTP (${path})`;
+    profile.push(`CPU during a ${name} run at 32 clients (${fmt(result.throughput)}/s): ${cpuReport(a, b, work)}.`, "");
+  }
+
+  const probe = await coldWarmProbe(benchUrl, fixture, 40);
+  profile.push(
+    `One HTTP consume's database work, step by step from Node with the worker's client settings (medians of 40, ms):`,
+    "",
+    `| step | ms |`,
+    `|---|---|`,
+  );
+  for (const [label, ms] of probe) profile.push(`| ${label} | ${fmtMs(ms)} |`);
+  return profile;
+}
+
+/** The Markdown report for docs/benchmarks.md. */
+function report(cells: Cell[], profile: string[], conditions: string): string {
+  const poolSize = process.env.DB_POOLER_SIZE ?? "20";
+  return [
+    `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}\` ` +
+      `(HTTP paths ${PATHS.join(", ")}; ${poolSize} backends per pooler; ${REPEAT} repeats per cell, interleaved; ${WORK} consumes a run, ${workFor(1)} for one client, ${workFor(128)} for 128; ` +
+      `fresh mandates every run, amount ${AMOUNT} against a lifetime ceiling never reached; medians). Run: ${conditions}.`,
+    "",
+    ...cellTable(cells),
+    "",
+    "The issue's goal cells (HTTP against raw pgbench in the same run, medians):",
+    "",
+    ...goalTable(cells),
+    "",
+    "Every run was followed by the ledger check (no mandate past its ceiling; stored consumptions = allowed answers, stored sum = allowed x amount): all passed.",
+    ...(profile.length ? ["", ...profile] : []),
+  ].join("\n");
+}
+
 async function main() {
   const started = performance.now();
+  const loadAtStart = loadNow();
   const admin = connect(ADMIN_URL, { pooled: true });
   const benchUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
   await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
   await admin.unsafe(`create database ${DB_NAME}`);
-  const servers: Record<string, RunningServer> = {};
+  let servers: Record<string, RunningServer> = {};
   let sql: Sql | undefined;
   try {
     log(`scratch database ${DB_NAME}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}`);
     const migrating = connect(benchUrl);
     await applyMigrations(migrating);
     await migrating.end();
-    for (const path of PATHS) {
-      const env: Record<string, string | undefined> = {
-        ...process.env,
-        DATABASE_URL: path === "external" ? HTTP_DATABASE_URL : benchUrl,
-        DB_POOLER: path === "external" || path === "direct" ? "0" : path,
-        TEST_CLOCK: "0",
-        CRON_TIMER: "0",
-      };
-      delete env.UPSTASH_REDIS_REST_URL;
-      delete env.UPSTASH_REDIS_REST_TOKEN;
-      servers[path] = await startServer({ port: await freePort(), env, functions: ["mandate-consume"] });
-    }
+    servers = await startServers(benchUrl);
     sql = connect(benchUrl, { pooled: true });
-    await sql.unsafe(`create schema bench`);
-    await sql.unsafe(
-      `create table bench.mandates (run int not null, i int not null, id uuid not null, merchant_id uuid not null, primary key (run, i))`,
-    );
-    await sql.unsafe(`create table bench.keys (merchant_id uuid not null, key_hash text not null)`);
-    const grantor = await seedGrantor(sql, { at: new Date() });
-    const key = await createKey(sql, grantor.merchantId, "secret", "test");
-    const [keyRow] = await sql.unsafe(`select key_hash from private.api_keys where id = $1`, [key.key_id]);
-    await sql.unsafe(`insert into bench.keys values ($1, $2)`, [grantor.merchantId, keyRow.key_hash]);
-    const fixture: Fixture = { sql, grantor, apiKey: key.key };
+    const fixture = await seed(sql);
     await findPostmaster(sql);
-
-    // warm each path's isolates and connection path once, on a mandate of its own
-    for (const path of PATHS) {
-      const warm = await freshMandates(fixture, 1);
-      const warmed = await httpRun(servers[path], fixture, warm.ids, 16, 400);
-      await checkLedger(sql, warm.run, warmed.allowed);
-      log(`warm-up ${path}: ${fmt(warmed.throughput)} req/s`);
-    }
-
-    type Cell = { scenario: string; mandates: number; clients: number; http: Record<string, RunResult[]>; raw: RunResult[] };
-    const cells: Cell[] = [];
-    const steps = [...PATHS, "raw"];
-    for (const [scenario, mandates] of [
-      ["hot", 1],
-      ["spread", SPREAD],
-    ] as const) {
-      for (const clients of CLIENTS) {
-        const cell: Cell = { scenario, mandates, clients, http: Object.fromEntries(PATHS.map((p) => [p, []])), raw: [] };
-        cells.push(cell);
-        const work = workFor(clients);
-        for (let r = 0; r < REPEAT; r++) {
-          const parts: string[] = [];
-          // the order rotates every repeat, so no path always runs first (or right after pgbench)
-          for (const step of [...steps.slice(r % steps.length), ...steps.slice(0, r % steps.length)]) {
-            const fresh = await freshMandates(fixture, mandates);
-            if (step === "raw") {
-              const raw = await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates, clients, work });
-              await checkLedger(sql, fresh.run, raw.allowed);
-              cell.raw.push(raw);
-              parts.push(
-                `pgbench ${fmt(raw.throughput)} tps p50 ${fmtMs(raw.p50)} p99 ${fmtMs(raw.p99)}` +
-                  `${raw.clientsRun < clients ? ` (${raw.clientsRun} clients: connection slots)` : ""}`,
-              );
-            } else {
-              const http = await httpRun(servers[step], fixture, fresh.ids, clients, work);
-              await checkLedger(sql, fresh.run, http.allowed);
-              cell.http[step].push(http);
-              const others = Object.entries(http.other)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(", ");
-              parts.push(
-                `HTTP ${step} ${fmt(http.throughput)} req/s p50 ${fmtMs(http.p50)} p99 ${fmtMs(http.p99)}${others ? ` (not allowed: ${others})` : ""}`,
-              );
-            }
-          }
-          log(`${scenario} ${clients} clients #${r + 1}: ${parts.join("; ")}; ledger checked`);
-        }
-      }
-    }
-
-    const lines: string[] = [];
-    lines.push(
-      `| mandates | clients | HTTP path | HTTP req/s | HTTP p50 ms | HTTP p99 ms | pgbench tps | pgbench p50 ms | pgbench p99 ms | HTTP/raw |`,
-    );
-    lines.push(`|---|---|---|---|---|---|---|---|---|---|`);
-    for (const cell of cells) {
-      const r = median(cell.raw.map((x) => x.throughput));
-      const rawClients = Math.min(...cell.raw.map((x) => x.clientsRun));
-      for (const path of PATHS) {
-        const runs = cell.http[path];
-        const h = median(runs.map((x) => x.throughput));
-        const errors = runs.reduce(
-          (n, x) =>
-            n +
-            Object.entries(x.other)
-              .filter(([k]) => k.startsWith("HTTP"))
-              .reduce((m, [, v]) => m + v, 0),
-          0,
-        );
-        lines.push(
-          `| ${cell.scenario === "hot" ? "1 (hot)" : `${cell.mandates} (spread)`} | ${cell.clients}${rawClients < cell.clients ? ` (pgbench ${rawClients})` : ""} ` +
-            `| ${path} | ${fmt(h)}${errors ? ` (${errors} errors)` : ""} | ${fmtMs(median(runs.map((x) => x.p50)))} | ${fmtMs(median(runs.map((x) => x.p99)))} ` +
-            `| ${fmt(r)} | ${fmtMs(median(cell.raw.map((x) => x.p50)))} | ${fmtMs(median(cell.raw.map((x) => x.p99)))} | ${fmt(h / r, 2)} |`,
-        );
-      }
-    }
-
-    // the issue's goal cells, per HTTP path (medians of the run; "-" where the cell was not measured)
-    const cellOf = (scenario: string, clients: number) => cells.find((c) => c.scenario === scenario && c.clients === clients);
-    const latencyGoal = (path: string) => {
-      const cell = cellOf("hot", 1);
-      if (!cell) return "-";
-      const h = median(cell.http[path].map((x) => x.p50));
-      const r = median(cell.raw.map((x) => x.p50));
-      return `${fmtMs(h)} / ${fmtMs(r)} ms = ${fmt(h / r, 1)}x (${h / r <= 3 ? "met" : "NOT met"})`;
-    };
-    const throughputGoal = (scenario: string, goal: number) => (path: string) => {
-      const cell = cellOf(scenario, 32);
-      if (!cell) return "-";
-      const h = median(cell.http[path].map((x) => x.throughput));
-      const r = median(cell.raw.map((x) => x.throughput));
-      return `${fmt(h)} / ${fmt(r)} = ${fmt(h / r, 2)} (${h / r >= goal ? "met" : "NOT met"})`;
-    };
-    const goals: [string, string, (path: string) => string][] = [
-      ["1 client, hot mandate, HTTP p50 / raw p50", "at most 3x", latencyGoal],
-      ["32 clients, hot mandate, HTTP / raw throughput", "at least 0.7", throughputGoal("hot", 0.7)],
-      [`32 clients, ${SPREAD.toLocaleString("en")} mandates, HTTP / raw throughput`, "at least 0.6", throughputGoal("spread", 0.6)],
-    ];
-    const goalLines = [`| cell | goal | ${PATHS.join(" | ")} |`, `|---|---|${PATHS.map(() => "---|").join("")}`];
-    for (const [label, goal, value] of goals) goalLines.push(`| ${label} | ${goal} | ${PATHS.map(value).join(" | ")} |`);
-
-    const profile: string[] = [];
-    if (PROFILE && CLIENTS.includes(32)) {
-      log("profiling the 32-client hot cell");
-      const work = workFor(32);
-      const variants: [string, ScriptName, boolean][] = [
-        ["pgbench: consume RPC, persistent connections (the table's raw column)", "consume", false],
-        ["pgbench: consume RPC, a new connection per call (-C)", "consume", true],
-        ["pgbench: the HTTP path's one RPC (key auth, nonce claim, consume), persistent connections", "http-rpc", false],
-        ["pgbench: the HTTP path's one RPC, a new connection per request (-C)", "http-rpc", true],
-        ["pgbench: connect + select 1 (-C)", "select1", true],
-      ];
-      const figures: Record<string, number[]> = {};
-      for (let r = 0; r < REPEAT; r++) {
-        for (const [label, script, reconnect] of variants) {
-          const fresh = await freshMandates(fixture, 1);
-          const result = await pgbenchRun(benchUrl, sql, { script, run: fresh.run, mandates: 1, clients: 32, work, reconnect });
-          if (script !== "select1") await checkLedger(sql, fresh.run, result.allowed);
-          (figures[label] ??= []).push(result.throughput);
-        }
-        for (const path of PATHS) {
-          const fresh = await freshMandates(fixture, 1);
-          const http = await httpRun(servers[path], fixture, fresh.ids, 32, work);
-          await checkLedger(sql, fresh.run, http.allowed);
-          (figures[`HTTP through ${path}: POST mandate-consume`] ??= []).push(http.throughput);
-        }
-      }
-      profile.push(
-        `32 clients on one hot mandate, ${work} calls a run, per second (median of ${REPEAT}):`,
-        "",
-        `| path | per second |`,
-        `|---|---|`,
-      );
-      for (const [label, xs] of Object.entries(figures)) profile.push(`| ${label} | ${fmt(median(xs))} |`);
-
-      // where the CPU goes, one run of each path
-      profile.push("");
-      for (const path of [...PATHS, "pgbench"]) {
-        const fresh = await freshMandates(fixture, 1);
-        const a = await cpuSample();
-        const result =
-          path === "pgbench"
-            ? await pgbenchRun(benchUrl, sql, { script: "consume", run: fresh.run, mandates: 1, clients: 32, work })
-            : await httpRun(servers[path], fixture, fresh.ids, 32, work);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const b = await cpuSample();
-        await checkLedger(sql, fresh.run, result.allowed);
-        const name = path === "pgbench" ? "pgbench" : `HTTP (${path})`;
-        profile.push(`CPU during a ${name} run at 32 clients (${fmt(result.throughput)}/s): ${cpuReport(a, b, work)}.`, "");
-      }
-
-      const probe = await coldWarmProbe(benchUrl, fixture, 40);
-      profile.push(
-        `One HTTP consume's database work, step by step from Node with the worker's client settings (medians of 40, ms):`,
-        "",
-        `| step | ms |`,
-        `|---|---|`,
-      );
-      for (const [label, ms] of probe) profile.push(`| ${label} | ${fmtMs(ms)} |`);
-    }
-
-    const minutes = (performance.now() - started) / 60_000;
-    const [load] = (await readFile("/proc/loadavg", "utf8")).split(" ");
-    const poolSize = process.env.DB_POOLER_SIZE ?? "20";
-    const out = [
-      `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}\` ` +
-        `(HTTP paths ${PATHS.join(", ")}; ${poolSize} backends per pooler; ${REPEAT} repeats per cell, interleaved; ${WORK} consumes a run, ${workFor(1)} for one client, ${workFor(128)} for 128; ` +
-        `fresh mandates every run, amount ${AMOUNT} against a lifetime ceiling never reached; medians). ${minutes.toFixed(1)} minutes, load average at the end ${load}.`,
-      "",
-      ...lines,
-      "",
-      "The issue's goal cells (HTTP against raw pgbench in the same run, medians):",
-      "",
-      ...goalLines,
-      "",
-      "Every run was followed by the ledger check (no mandate past its ceiling; stored consumptions = allowed answers, stored sum = allowed x amount): all passed.",
-      ...(profile.length ? ["", ...profile] : []),
-    ];
-    process.stdout.write(`${out.join("\n")}\n`);
+    await warmUp(servers, fixture);
+    const cells = await runCells(servers, fixture, benchUrl);
+    const profile = PROFILE && CLIENTS.includes(32) ? await profileHotCell(servers, fixture, benchUrl) : [];
+    process.stdout.write(`${report(cells, profile, runConditions(started, loadAtStart))}\n`);
   } finally {
     await sql?.end();
     for (const server of Object.values(servers)) await server.stop();

@@ -33,10 +33,10 @@ import {
   simulateSession,
   wildNuisance,
 } from "../../shared/simulator/index.js";
-import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
+import { flag, HELD_OUT_SEED, hasFlag, loadNow, pct, printCpuTimes, quantile, reasons, runConditions } from "./common.js";
 import { oracleBound } from "./presence-oracle.js";
 
-if (process.argv.includes("--light")) {
+if (hasFlag("light")) {
   // Descriptor v2 and its light challenge have a benchmark of their own.
   await import("./light.js");
   process.exit(0);
@@ -45,7 +45,7 @@ if (process.argv.includes("--light")) {
 const seed = flag("seed", HELD_OUT_SEED);
 const n = Math.max(10, Math.round(flag("n", 1000)));
 const seconds = flag("seconds", 20);
-const paced = process.argv.includes("--paced");
+const paced = hasFlag("paced");
 
 type Population = "wild" | "controlled";
 const POPULATIONS: Population[] = ["wild", "controlled"];
@@ -200,6 +200,7 @@ function pacedSweeps(bona: Row[], attacks: Map<AttackType, Row[]>): void {
 }
 
 const started = performance.now();
+const loadAtStart = loadNow();
 const cfg = presenceConfig.coupling;
 console.log(`# Presence engine benchmark`);
 console.log(
@@ -307,4 +308,4 @@ for (let i = 0; i < 400; i++) {
   );
 }
 printCpuTimes("CPU time per 20-second descriptor", timing);
-console.log(`\nbenchmark wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(`\nRun: ${runConditions(started, loadAtStart)}.`);

@@ -24,7 +24,6 @@
  * to the raw and the HTTP paths. At 100,000 templates fewer queries run (--queries-large), because
  * the exact scan takes seconds there on PGlite.
  */
-import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { PresenceDescriptor } from "../../shared/engine";
 import type { TemplateMatch } from "../../shared/identity/rpc";
@@ -38,19 +37,15 @@ import { applyMigrations } from "../local/migrations";
 import { freePort } from "../local/ports";
 import { localSecrets } from "../local/secrets";
 import { startServer } from "../local/server";
+import { loadNow, median, quantile, runConditions, textFlag } from "./common";
 
 const SCRATCH_DATABASE = "hauth_bench_identify";
 const ENROLLED_PERSONS = 200;
 const WARMUP = 3;
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
-}
-
-const sizes = flag("sizes", "1000,10000,100000").split(",").map(Number);
-const queries = Number(flag("queries", "40"));
-const queriesLarge = Number(flag("queries-large", "20"));
+const sizes = (textFlag("sizes") ?? "1000,10000,100000").split(",").map(Number);
+const queries = Number(textFlag("queries") ?? "40");
+const queriesLarge = Number(textFlag("queries-large") ?? "20");
 if (sizes.some((n) => !Number.isInteger(n) || n < ENROLLED_PERSONS) || !(queries >= 2) || !(queriesLarge >= 2)) {
   throw new Error(`--sizes must be integers >= ${ENROLLED_PERSONS}; --queries and --queries-large at least 2`);
 }
@@ -69,10 +64,7 @@ interface Measure {
 }
 
 function measure(samples: number[]): Measure {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const n = sorted.length;
-  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  return { n, median, p95: sorted[Math.max(0, Math.ceil(0.95 * n) - 1)] };
+  return { n: samples.length, median: median(samples), p95: quantile(samples, 0.95) };
 }
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -369,17 +361,14 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
 // Report
 // ---------------------------------------------------------------------------------------------
 
-function report(runs: DatabaseRun[], seconds: number, load: [number[], number[]]): string {
+function report(runs: DatabaseRun[], conditions: string): string {
   const lines: string[] = [];
   const command = `npm run bench:identify -- --sizes ${sizes.join(",")} --queries ${queries} --queries-large ${queriesLarge}`;
   lines.push(`Command: \`${command}\`${process.env.DATABASE_URL ? " with `DATABASE_URL` set" : ""}.`);
-  lines.push(
-    `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? "?"}), Node ${process.version}, load average ${load[0].map((x) => x.toFixed(1)).join(" ")} at start, ` +
-      `${load[1].map((x) => x.toFixed(1)).join(" ")} at the end; whole run ${(seconds / 60).toFixed(1)} min.`,
-  );
+  lines.push(`Run: ${conditions}.`);
   lines.push(
     `Queries per size: ${queries} (${queriesLarge} at 100,000 and above), half fresh live captures of the ${ENROLLED_PERSONS} enrolled sandbox persons, half strangers (random faces); ` +
-      `each query goes through every path in a rotating order, after ${WARMUP} warm-up queries. Latencies in ms; p95 is the nearest rank (with 20 queries, the second slowest).`,
+      `each query goes through every path in a rotating order, after ${WARMUP} warm-up queries. Latencies in ms; the median and p95 are the values at rank floor(p x n) from the fastest, counted from 0 (scripts/bench/common.ts: with 20 queries, p95 is the slowest).`,
   );
   for (const run of runs) {
     lines.push("");
@@ -430,7 +419,7 @@ function report(runs: DatabaseRun[], seconds: number, load: [number[], number[]]
 // ---------------------------------------------------------------------------------------------
 
 const started = performance.now();
-const loadAtStart = loadavg();
+const loadAtStart = loadNow();
 // Fresh secrets for this run only (generated in memory, never written).
 const secrets: Record<string, string> = { ...localSecrets({}) };
 const runs: DatabaseRun[] = [];
@@ -460,4 +449,4 @@ if (process.env.DATABASE_URL) {
   }
 }
 
-console.log(report(runs, (performance.now() - started) / 1000, [loadAtStart, loadavg()]));
+console.log(report(runs, runConditions(started, loadAtStart)));

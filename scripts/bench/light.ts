@@ -24,7 +24,7 @@ import {
   wildNuisance,
 } from "../../shared/simulator/index.js";
 import { controlledLight, type LightConditions, measuredDepth, PREFLIGHT_MIN_DEPTH, wildLight } from "../../shared/simulator/light.js";
-import { flag, HELD_OUT_SEED, pct, printCpuTimes, quantile, reasons } from "./args.js";
+import { flag, HELD_OUT_SEED, loadNow, pct, printCpuTimes, quantile, reasons, runConditions } from "./common.js";
 
 const seed = flag("seed", HELD_OUT_SEED);
 const n = Math.max(10, Math.round(flag("n", 1000)));
@@ -123,6 +123,7 @@ function sweepTable(label: string, values: number[], bona: Row[], attacks: Map<A
 }
 
 const started = performance.now();
+const loadAtStart = loadNow();
 console.log("# Presence engine benchmark: descriptor v2, the light challenge");
 console.log(
   `seed ${seed}${seed === HELD_OUT_SEED ? " (held out; thresholds set with --seed 1)" : ""}, ${n} sessions per class and population, ` +
@@ -230,4 +231,4 @@ for (let i = 0; i < 300; i++) {
   );
 }
 printCpuTimes("CPU time per 20-second v2 descriptor", timing);
-console.log(`\nbenchmark wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(`\nRun: ${runConditions(started, loadAtStart)}.`);

@@ -17,7 +17,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { Agent, request as httpRequest } from "node:http";
-import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { InProcessRateLimiter, LocalSharedRateLimiter, type RateLimitRule } from "../../shared/edge/rate-limit";
 import { connect, type Sql } from "../../shared/kernel/db/client";
@@ -26,11 +25,8 @@ import { createKey } from "../../shared/merchants/merchants";
 import { issueMandate, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { freePort } from "../local/ports";
 import { startServer } from "../local/server";
+import { flag, loadNow, median, quantile, runConditions } from "./common";
 
-function flag(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : Number(process.argv[i + 1]);
-}
 const SECONDS = flag("seconds", 8);
 const CLIENTS = flag("clients", 8);
 const SAMPLES = flag("samples", 500);
@@ -44,8 +40,6 @@ interface Run {
   p99: number;
   statuses: Record<string, number>;
 }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
 /** Runs `call` from `clients` loops for `seconds`; answers throughput and latency. */
 async function sustained(clients: number, seconds: number, call: () => Promise<string>): Promise<Run> {
@@ -64,12 +58,11 @@ async function sustained(clients: number, seconds: number, call: () => Promise<s
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
     throughput: latencies.length / elapsed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
     statuses,
   };
 }
@@ -83,8 +76,7 @@ async function perCall(samples: number, call: () => Promise<unknown>): Promise<n
     await call();
     times.push(performance.now() - t);
   }
-  times.sort((a, b) => a - b);
-  return percentile(times, 50);
+  return median(times);
 }
 
 function post(agent: Agent, url: URL, headers: Record<string, string>, body: string): Promise<string> {
@@ -103,7 +95,8 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
 }
 
 async function main() {
-  const load = [loadavg()[0]];
+  const started = performance.now();
+  const loadAtStart = loadNow();
   const admin = connect(ADMIN_URL);
   await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
   await admin.unsafe(`create database ${DATABASE}`);
@@ -180,11 +173,10 @@ async function main() {
         }),
       ],
     ];
-    load.push(loadavg()[0]);
 
     const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);
     const lines = [
-      `${CLIENTS} clients, ${SECONDS} s a run, one hot mandate, a production key; load average ${load.map((l) => l.toFixed(1)).join(" before, ")} after.`,
+      `${CLIENTS} clients, ${SECONDS} s a run, one hot mandate, a production key. Run: ${runConditions(started, loadAtStart)}.`,
       "",
       "| path | requests | req/s | p50 ms | p99 ms | answers |",
       "| --- | ---: | ---: | ---: | ---: | --- |",

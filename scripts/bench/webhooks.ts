@@ -13,43 +13,26 @@
  * time and deliveries per second.
  */
 import { createServer } from "node:http";
-import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { connect } from "../../shared/kernel/db/client";
 import { createMerchant } from "../../shared/merchants/merchants";
 import { createEndpoint } from "../../shared/webhooks/endpoints";
+import { freePort } from "../local/ports";
 import { startServer } from "../local/server";
+import { flag } from "./common";
 
 interface Scenario {
   endpoints: number;
   latencyMs: number;
 }
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(args[i + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
-  return value;
-};
 const events = flag("events", 1000);
+if (!Number.isInteger(events) || events < 1) throw new Error("--events must be a positive integer");
 const scenarios: Scenario[] = [
   { endpoints: 1, latencyMs: 0 },
   { endpoints: 4, latencyMs: 0 },
   { endpoints: 4, latencyMs: 50 },
 ];
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createTcpServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 let latencyMs = 0;
 const seen = new Map<string, number>();
@@ -71,7 +54,7 @@ if (!env.DATABASE_URL) {
   env.PGLITE_DATA_DIR = "memory://";
   env.PGPORT_EMBEDDED = String(await freePort());
 }
-const server = await startServer({ port: await freePort(), env, functions: ["outbox-worker"] });
+const server = await startServer({ port: await freePort(), env, functions: ["session-expiry-and-webhooks"] });
 const sql = connect(server.databaseUrl, { pooled: true });
 const database = process.env.DATABASE_URL ? "Postgres (DATABASE_URL)" : "embedded PGlite";
 const rows: string[] = [];
@@ -97,7 +80,7 @@ try {
       from generate_series(1, ${events}) n`;
 
     const started = performance.now();
-    await server.triggerCron("outbox-worker", new Date());
+    await server.triggerCron("session-expiry-and-webhooks", new Date());
     const seconds = (performance.now() - started) / 1000;
 
     const expected = events * scenario.endpoints;
