@@ -13,7 +13,7 @@ import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../sha
 import { identifyAnswerSchema } from "../../shared/identity/answers";
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { requireSecret, templatesOf } from "../../shared/kernel/keys";
+import { keyMaterialOf } from "../../shared/kernel/keys";
 
 /** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md, D-074). */
 const identifyLimits = {
@@ -39,9 +39,9 @@ app.post(
   }),
   input("json", identifySchema),
   async (c) => {
-    const { principal, config } = c.var;
+    const { principal } = c.var;
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
-    const keys = { templates: await templatesOf(c.var), subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET") };
+    const keys = await keyMaterialOf(c.var);
     return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario));
   },
 );

@@ -31,7 +31,7 @@ import { SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { bearerOf } from "../../shared/kernel/authenticate";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { ApiError, type ErrorCode } from "../../shared/kernel/errors";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
+import { keyMaterialOf } from "../../shared/kernel/keys";
 import { jsonObject } from "../../shared/kernel/validation";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { bootAnswerSchema, sessionEndedSchema } from "../../shared/sessions/answers";
@@ -146,12 +146,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     perSession(screenLimits.completeSession),
     input("json", jsonObject),
     async (c) => {
-      const { config } = c.var;
-      const keys = {
-        templates: await templatesOf(c.var),
-        subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
-        signing: () => signingKeysOf(config),
-      };
+      const keys = await keyMaterialOf(c.var);
       return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
     },
   );

@@ -13,7 +13,7 @@ import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shar
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
 import { bearerOf } from "../../shared/kernel/authenticate";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
+import { keyMaterialOf } from "../../shared/kernel/keys";
 
 const app = createFunctionApp("process-biovital-enrollment");
 
@@ -35,13 +35,9 @@ app.post(
   apiKeyAuth("publishable"),
   input("json", enrollmentSchema),
   async (c) => {
-    const { principal, config } = c.var;
+    const { principal } = c.var;
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
-    const keys = {
-      templates: await templatesOf(c.var),
-      subjectRefSecret: requireSecret(config, "SUBJECT_REF_SECRET"),
-      signing: () => signingKeysOf(config),
-    };
+    const keys = await keyMaterialOf(c.var);
     const presentedSessionToken = bearerOf(c.req.header("authorization"));
     const enrolled = await enrolPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
     c.header(SESSION_TOKEN_HEADER, enrolled.session_token);

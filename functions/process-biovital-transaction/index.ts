@@ -15,7 +15,7 @@ import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/r
 import { transactionAnswerSchema } from "../../shared/identity/answers";
 import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { signingKeysOf, templatesOf } from "../../shared/kernel/keys";
+import { keyMaterialOf } from "../../shared/kernel/keys";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
 
@@ -50,9 +50,9 @@ app.post(
   idempotency(NAME),
   input("json", transactionSchema),
   async (c) => {
-    const { principal, config } = c.var;
+    const { principal } = c.var;
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
-    const keys = { signing: await signingKeysOf(config), templates: () => templatesOf(c.var) };
+    const keys = await keyMaterialOf(c.var);
     const idempotencyKey = idempotencyKeyOf(c.req.raw.headers) ?? undefined;
     const storedResponse = c.var.storedResponse;
     return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey, storedResponse }));

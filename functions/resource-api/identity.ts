@@ -12,18 +12,11 @@ import { attributeAnswerSchema, attributeSchema, proveAttribute } from "../../sh
 import { claimAnswerSchema, claimPerson, claimSchema } from "../../shared/identity/claims";
 import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
 import { recognisePerson, recognitionAnswerSchema, recognitionSchema } from "../../shared/identity/recognitions";
-import type { Config } from "../../shared/kernel/config";
 import { serviceBaseUrl } from "../../shared/kernel/config";
-import type { Sql } from "../../shared/kernel/db/client";
 import type { ErrorCode } from "../../shared/kernel/errors";
-import { requireSecret, signingKeysOf, templatesOf } from "../../shared/kernel/keys";
+import { keyMaterialOf } from "../../shared/kernel/keys";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
-
-/** The templates and the pseudonym secret every identity route needs. */
-async function recognitionKeysOf(vars: { config: Config; db(url?: string): Sql }) {
-  return { templates: await templatesOf(vars), subjectRefSecret: requireSecret(vars.config, "SUBJECT_REF_SECRET") };
-}
 
 /** What a presence proof can be refused with, on every identity route. */
 const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
@@ -52,7 +45,7 @@ identity.post(
   input("json", claimSchema),
   async (c) => {
     const { config } = c.var;
-    const keys = { ...(await recognitionKeysOf(c.var)), signing: () => signingKeysOf(config) };
+    const keys = await keyMaterialOf(c.var);
     const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse };
     c.header("cache-control", "no-store");
     return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
@@ -72,7 +65,7 @@ identity.post(
   input("json", recognitionSchema),
   async (c) => {
     c.header("cache-control", "no-store");
-    return c.json(await recognisePerson(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input));
+    return c.json(await recognisePerson(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input));
   },
 );
 
@@ -89,7 +82,7 @@ identity.post(
   idempotency(idempotencyScope),
   input("json", attributeSchema),
   async (c) => {
-    const answer = await proveAttribute(depsOf(c.var), await recognitionKeysOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
+    const answer = await proveAttribute(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
     c.header("cache-control", "no-store");
     return c.json(answer);
   },

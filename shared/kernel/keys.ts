@@ -8,7 +8,7 @@ import type { Config, ServiceSecret } from "./config";
 import type { Sql } from "./db/client";
 
 /** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
-export function requireSecret(config: Config, name: ServiceSecret): string {
+function requireSecret(config: Config, name: ServiceSecret): string {
   const value = config[name];
   if (!value) throw new Error(`missing secret binding ${name}`);
   return value;
@@ -33,7 +33,7 @@ const protectors = new WeakMap<Config, Promise<TemplateProtector>>();
  * store is TEMPLATE_STORE_URL, by default the main database, so it can be a separately held
  * database or role.
  */
-export async function templatesOf(vars: { config: Config; db(url?: string): Sql }): Promise<{ store: Sql; protector: TemplateProtector }> {
+async function templatesOf(vars: { config: Config; db(url?: string): Sql }): Promise<{ store: Sql; protector: TemplateProtector }> {
   const { config } = vars;
   let protector = protectors.get(config);
   if (!protector) {
@@ -41,4 +41,25 @@ export async function templatesOf(vars: { config: Config; db(url?: string): Sql 
     protectors.set(config, protector);
   }
   return { store: vars.db(config.TEMPLATE_STORE_URL ?? config.DATABASE_URL), protector: await protector };
+}
+
+/**
+ * The key material of the acts on a person (enrol, identify, recognise, claim, prove an attribute,
+ * the sink, a hosted session's completion), assembled here once for every surface: the template
+ * store and its protector, the pseudonym secret (SUBJECT_REF_SECRET), and the signing keys, imported
+ * when an act first signs (unusable keys are that act's error, not every request's).
+ */
+export interface KeyMaterial {
+  templates: { store: Sql; protector: TemplateProtector };
+  subjectRefSecret: string;
+  signing: () => Promise<KeySet>;
+}
+
+/** The key material of a request's configuration (each part read and imported once per configuration). */
+export async function keyMaterialOf(vars: { config: Config; db(url?: string): Sql }): Promise<KeyMaterial> {
+  return {
+    templates: await templatesOf(vars),
+    subjectRefSecret: requireSecret(vars.config, "SUBJECT_REF_SECRET"),
+    signing: () => signingKeysOf(vars.config),
+  };
 }

@@ -145,7 +145,7 @@ async function identifyAndAct(
     document: input.document,
   };
   try {
-    const approval = await transact(deps, { signing: await keys.signing(), templates: async () => keys.templates }, principal, act, {
+    const approval = await transact(deps, keys, principal, act, {
       scenario,
       idempotencyKey: undefined,
     });

@@ -48,17 +48,17 @@ async function resolveIdentity(deps: Deps, principal: Principal | HostedSessionP
 /** One act of a person, judged live or stood in for by a mandate, recorded with its receipt. */
 export async function transact(
   deps: Deps,
-  keys: { signing: KeySet; templates: () => Promise<Templates> },
+  keys: { signing: () => Promise<KeySet>; templates: Templates },
   principal: Principal | HostedSessionPrincipal,
   body: TransactionBody,
   options: ActOptions,
 ) {
+  const signing = await keys.signing();
   const identity = await resolveIdentity(deps, principal, body.user_id);
   if (body.mandate_id !== undefined) {
     const person = { identity_id: identity.identity_id, hasDocument: identity.document !== null };
-    return transactWithMandate(deps, keys.signing, principal, { ...body, mandate_id: body.mandate_id }, person, options);
+    return transactWithMandate(deps, signing, principal, { ...body, mandate_id: body.mandate_id }, person, options);
   }
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
-  const templates = await keys.templates();
-  return judgeAndRecord(deps, { signing: keys.signing, templates }, principal, body, descriptor, identity, options);
+  return judgeAndRecord(deps, { signing, templates: keys.templates }, principal, body, descriptor, identity, options);
 }
