@@ -1,5 +1,6 @@
 /**
- * The outbox worker (cron, every minute): each tick first stores the expiry of hosted sessions that
+ * Hosted-session expiry and webhook delivery (cron, every minute, one worker so that an expiry's
+ * event goes out in the tick that wrote it): each tick first stores the expiry of hosted sessions that
  * expired unfinished, writing their session.expired events (shared/sessions/expire.ts), then runs
  * one pass of shared/webhooks/run.ts at the tick's scheduled time: fan new outbox events out into
  * deliveries, claim the due ones, send them signed, record the results (docs/webhooks.md). It serves no HTTP: every request answers
@@ -10,7 +11,7 @@ import { cronWorker } from "../../shared/edge/cron";
 import { expireSessions } from "../../shared/sessions/expire";
 import { passClock, passOptions, runOutbox } from "../../shared/webhooks/run";
 
-export default cronWorker("outbox-worker", async (sql, config, at) => {
+export default cronWorker("session-expiry-and-webhooks", async (sql, config, at) => {
   const sessionsExpired = await expireSessions(sql, at);
   const summary = await runOutbox(sql, passOptions(config, passClock(at)));
   const busy = sessionsExpired || summary.claimed || summary.fanned_out_events || summary.errors.length;

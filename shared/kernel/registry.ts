@@ -28,13 +28,13 @@ const functionRegistry = {
   mcp: {},
   "merchant-theme-get": {},
   openapi: { assets: true },
-  "outbox-worker": { crons: ["* * * * *"] },
   "process-biovital-enrollment": {},
   "process-biovital-transaction": {},
   "receipt-anchor": { crons: ["* * * * *"] },
   "receipt-verify": {},
   "resource-api": { mount: "/v1", assets: true },
   "revoke-consent": {},
+  "session-expiry-and-webhooks": { crons: ["* * * * *"] },
 } as const satisfies Record<string, FunctionSpec>;
 
 interface FunctionSpec {

@@ -39,7 +39,7 @@ import {
 import { litCamera } from "./lit-camera";
 
 /** The screen, what the merchant calls, the outbox, and the default theme's logo and fonts (merchant-theme-get). */
-const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "merchant-theme-get", "outbox-worker"];
+const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "merchant-theme-get", "session-expiry-and-webhooks"];
 const ACCEPTED_SECONDS = 15;
 const REFUSED_SECONDS = 5;
 const TEST_TIMEOUT = 150_000;
@@ -184,7 +184,7 @@ describe("the hosted screen, from hosted-session-create to the merchant", () => 
       expect(read.body).toMatchObject({ state: "completed", result: { approved: true, reason: null } });
       expect(read.body.result.subject_ref).toEqual(expect.any(String));
 
-      await service.own.tick("outbox-worker", new Date());
+      await service.own.tick("session-expiry-and-webhooks", new Date());
       await receiver.waitFor(1);
       const request = receiver.received.find((r) => r.envelope.data.id === session.session_id);
       expect(request, "the session.completed webhook").toBeDefined();

@@ -20,7 +20,13 @@ import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
 import { expectSignedBy } from "../harness/webhook-receiver";
 
-const FUNCTIONS = ["hosted-session-create", "hosted-session-get", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
+const FUNCTIONS = [
+  "hosted-session-create",
+  "hosted-session-get",
+  "hosted-capture",
+  "process-biovital-enrollment",
+  "session-expiry-and-webhooks",
+];
 
 const service = useOwnService("hosted_sessions", FUNCTIONS);
 beforeEach(async () => {
@@ -56,7 +62,7 @@ describe("session.completed", () => {
     expect((await screenCall("cancel", goneScreen.screen_token, { reason: "permission_denied" })).body.state).toBe("cancelled");
 
     const now = at(new Date(), 1);
-    expect(await service.own.tick("outbox-worker", now)).toMatchObject({
+    expect(await service.own.tick("session-expiry-and-webhooks", now)).toMatchObject({
       sessions_expired: 0,
       fanned_out_events: 3,
       claimed: 3,
@@ -105,11 +111,15 @@ describe("session.expired", () => {
     const longer = await openSession(merchant.keys.sk_test, { action: "login", ttl_seconds: 900 }, t0);
 
     expect((await readSession(merchant.keys.sk_test, open.session_id, at(t0, 60))).body.state).toBe("expired");
-    expect((await service.own.tick("outbox-worker", at(t0, 30)))?.sessions_expired).toBe(0); // the cancel's event only
+    expect((await service.own.tick("session-expiry-and-webhooks", at(t0, 30)))?.sessions_expired).toBe(0); // the cancel's event only
     await receiver.waitFor(1);
 
     const expiry = at(t0, 61);
-    expect(await service.own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("session-expiry-and-webhooks", expiry)).toMatchObject({
+      sessions_expired: 2,
+      fanned_out_events: 2,
+      succeeded: 2,
+    });
     await receiver.waitFor(3);
     for (const request of receiver.received) await expectSignedBy(request, [secret], expiry);
     const events = delivered(receiver, "session.expired");
@@ -131,7 +141,7 @@ describe("session.expired", () => {
       ended_at: opened.expires_at,
     });
 
-    expect(await service.own.tick("outbox-worker", at(t0, 120))).toBeNull();
+    expect(await service.own.tick("session-expiry-and-webhooks", at(t0, 120))).toBeNull();
     expect((await service.own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
   });
 
@@ -150,7 +160,7 @@ describe("session.expired", () => {
         });
         await tx`insert into private.capture_nonces (environment, capture_nonce, merchant_id, acted_at)
           values ('test', ${screen.capture_nonce}, ${merchant.merchant_id}::uuid, ${at(t0, 60)})`;
-        expect((await service.own.tick("outbox-worker", at(t0, 61)))?.sessions_expired ?? 0).toBe(0);
+        expect((await service.own.tick("session-expiry-and-webhooks", at(t0, 61)))?.sessions_expired ?? 0).toBe(0);
         const finish = rawRpc(tx, "hosted_session_complete_finish", {
           session_id: uuid,
           now: at(t0, 61).toISOString(),
@@ -165,7 +175,7 @@ describe("session.expired", () => {
       });
     const acts = await service.own.sql`select count(*)::int as n from private.capture_nonces where capture_nonce = ${screen.capture_nonce}`;
     expect(acts[0].n, "the act was rolled back with the completion").toBe(0);
-    expect(await service.own.tick("outbox-worker", at(t0, 62))).toMatchObject({ sessions_expired: 1 });
+    expect(await service.own.tick("session-expiry-and-webhooks", at(t0, 62))).toMatchObject({ sessions_expired: 1 });
     expect((await readSession(merchant.keys.sk_test, session.session_id, at(t0, 62))).body).toMatchObject({ state: "expired" });
     const events = await service.own.sql`select type from private.outbox_events where data ->> 'id' = ${session.session_id}`;
     expect(events.map((e) => e.type)).toEqual(["session.expired"]);

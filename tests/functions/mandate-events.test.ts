@@ -23,7 +23,7 @@ const FUNCTIONS = [
   "mandate-issue",
   "mandate-consume",
   "mandate-revoke",
-  "outbox-worker",
+  "session-expiry-and-webhooks",
 ];
 
 const service = useOwnService("mandate_events", FUNCTIONS);
@@ -45,7 +45,7 @@ describe("mandate events through the outbox worker", () => {
     );
 
     const now = new Date(Date.now() + 1000);
-    expect(await service.own.tick("outbox-worker", now)).toMatchObject({ fanned_out_events: 5, claimed: 5, succeeded: 5 });
+    expect(await service.own.tick("session-expiry-and-webhooks", now)).toMatchObject({ fanned_out_events: 5, claimed: 5, succeeded: 5 });
     await receiver.waitFor(5);
 
     const events = [...receiver.processed().values()].map((r) => r.envelope).sort((a, b) => a.created_at.localeCompare(b.created_at));

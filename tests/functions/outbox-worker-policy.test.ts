@@ -11,7 +11,7 @@ import { testDb } from "../harness/factories";
 import { useOwnService } from "../harness/own-service";
 import { cli } from "../harness/spawn";
 
-const service = useOwnService("outbox_policy", ["outbox-worker"], { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" } });
+const service = useOwnService("outbox_policy", ["session-expiry-and-webhooks"], { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" } });
 
 describe("a delivery refused by local policy", () => {
   it("is not sent, and the tick's log and webhook list say why", { timeout: 90_000 }, async () => {
@@ -23,7 +23,7 @@ describe("a delivery refused by local policy", () => {
     const [event] =
       await sql`select private.outbox_emit(${merchant_id}::uuid, 'test', 'mandate.revoked', '{"granted_to":"agent_1"}'::jsonb, ${now.toISOString()}::timestamptz) as id`;
 
-    const summary = (await own.tick("outbox-worker", now)) as RunSummary | null;
+    const summary = (await own.tick("session-expiry-and-webhooks", now)) as RunSummary | null;
     expect(summary).toMatchObject({ claimed: 1, failed: 1, succeeded: 0 });
     expect(summary!.errors).toEqual([
       `endpoint ${endpoint.endpoint_id}: not sent, its URL is refused by this deployment: loopback http URLs are accepted only where WEBHOOK_ALLOW_LOOPBACK_HTTP=1 (local development); use https`,

@@ -26,7 +26,7 @@ const T0 = new Date("2031-03-03T12:00:00.000Z");
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
-const service = useOwnService("outbox_worker", ["outbox-worker"], { endpointsAt: T0 });
+const service = useOwnService("outbox_worker", ["session-expiry-and-webhooks"], { endpointsAt: T0 });
 const { receiver, endpointFor } = service;
 
 /** A merchant with one test-environment endpoint on a fresh receiver. */
@@ -67,7 +67,7 @@ const IDLE: RunSummary = {
 
 /** One cron tick of the outbox worker at `now`: the summary it logged. */
 async function pass(now: Date): Promise<RunSummary> {
-  return ((await service.own.tick("outbox-worker", now)) as RunSummary | null) ?? IDLE;
+  return ((await service.own.tick("session-expiry-and-webhooks", now)) as RunSummary | null) ?? IDLE;
 }
 
 interface DeliveryRow {
@@ -429,9 +429,12 @@ describe("claims and crashes", () => {
 describe("the cron worker", () => {
   it("serves no HTTP: every request answers as a function that does not exist, even where the test clock is on", async () => {
     expect(service.own.server.bindings.TEST_CLOCK).toBe("1");
-    expect(errorOf(await call("outbox-worker"))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
-    expect(errorOf(await call("outbox-worker", { method: "POST", body: {} }))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
-    expect(errorOf(await call("outbox-worker/run", { method: "POST", body: {}, now: T0 }))).toEqual({
+    expect(errorOf(await call("session-expiry-and-webhooks"))).toEqual({ status: 404, code: "FUNCTION_NOT_FOUND" });
+    expect(errorOf(await call("session-expiry-and-webhooks", { method: "POST", body: {} }))).toEqual({
+      status: 404,
+      code: "FUNCTION_NOT_FOUND",
+    });
+    expect(errorOf(await call("session-expiry-and-webhooks/run", { method: "POST", body: {}, now: T0 }))).toEqual({
       status: 404,
       code: "FUNCTION_NOT_FOUND",
     });
@@ -452,7 +455,7 @@ describe("a worker killed mid-delivery", () => {
   beforeAll(async () => {
     // a second outbox worker on this file's database, to be killed: as deployed (no test clock),
     // with the real 15-second timeout so its hanging send is still in flight when it dies
-    variant = await startVariantServer(["outbox-worker"], { TEST_CLOCK: "0", CRON_TIMER: "0", WEBHOOK_TIMEOUT_MS: "15000" });
+    variant = await startVariantServer(["session-expiry-and-webhooks"], { TEST_CLOCK: "0", CRON_TIMER: "0", WEBHOOK_TIMEOUT_MS: "15000" });
   }, 60_000);
   afterAll(async () => {
     await variant?.stop().catch(() => undefined);
@@ -467,7 +470,7 @@ describe("a worker killed mid-delivery", () => {
     });
     const now = new Date();
     const eventId = await emit(merchantId, "mandate.revoked", revoked(), now);
-    const tick = variant.triggerCron("outbox-worker", now).catch(() => undefined);
+    const tick = variant.triggerCron("session-expiry-and-webhooks", now).catch(() => undefined);
     await r.waitFor(1);
     await variant.stop(); // killed between sending and recording
     await tick;

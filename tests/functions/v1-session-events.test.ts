@@ -16,7 +16,7 @@ import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { screenCall } from "../harness/sessions";
 import { expectSignedBy } from "../harness/webhook-receiver";
 
-const FUNCTIONS = ["resource-api", "hosted-capture", "process-biovital-enrollment", "outbox-worker"];
+const FUNCTIONS = ["resource-api", "hosted-capture", "process-biovital-enrollment", "session-expiry-and-webhooks"];
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
 
 const service = useOwnService("v1_sessions", FUNCTIONS);
@@ -43,7 +43,11 @@ describe("/v1 session webhooks", () => {
     expect((await screenCall("cancel", droppedScreen.screen_token, {})).status).toBe(200);
 
     const now = at(new Date(), 1);
-    expect(await service.own.tick("outbox-worker", now)).toMatchObject({ sessions_expired: 0, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("session-expiry-and-webhooks", now)).toMatchObject({
+      sessions_expired: 0,
+      fanned_out_events: 2,
+      succeeded: 2,
+    });
     await receiver.waitFor(2);
     for (const request of receiver.received) await expectSignedBy(request, [secret], now);
     const events = delivered(receiver, "session.completed");
@@ -71,9 +75,13 @@ describe("/v1 session webhooks", () => {
     const opened = await createdSession(key, sessionBody("claim", { metadata: { n: "2" } }), { now: t0 });
     await bootedSession(opened.url, { now: at(t0, 10) });
 
-    expect((await service.own.tick("outbox-worker", at(t0, 1799)))?.sessions_expired ?? 0).toBe(0);
+    expect((await service.own.tick("session-expiry-and-webhooks", at(t0, 1799)))?.sessions_expired ?? 0).toBe(0);
     const expiry = at(t0, 1800);
-    expect(await service.own.tick("outbox-worker", expiry)).toMatchObject({ sessions_expired: 2, fanned_out_events: 2, succeeded: 2 });
+    expect(await service.own.tick("session-expiry-and-webhooks", expiry)).toMatchObject({
+      sessions_expired: 2,
+      fanned_out_events: 2,
+      succeeded: 2,
+    });
     await receiver.waitFor(2);
     for (const request of receiver.received) await expectSignedBy(request, [secret], expiry);
     const events = delivered(receiver, "session.expired");
@@ -87,7 +95,7 @@ describe("/v1 session webhooks", () => {
       });
       expect((await v1(`/sessions/${session.id}`, { key, now: at(t0, 1801) })).body).toMatchObject({ status: "expired", result: null });
     }
-    expect(await service.own.tick("outbox-worker", at(t0, 1900))).toBeNull();
+    expect(await service.own.tick("session-expiry-and-webhooks", at(t0, 1900))).toBeNull();
     expect((await service.own.sql`select count(*)::int as n from private.outbox_events where type = 'session.expired'`)[0].n).toBe(2);
   });
 });

@@ -797,7 +797,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         ),
       ],
     },
-    { name: "outbox-worker", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
+    { name: "session-expiry-and-webhooks", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
     { name: "receipt-anchor", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
     { name: "consent-retention", weight: 1, routes: [{ path: "", methods: ["POST"], input: "none", key: "none" }] },
     {

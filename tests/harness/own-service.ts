@@ -40,7 +40,7 @@ const TRACE_WAIT_MS = 10_000;
  *
  * @example
  * let own: OwnService;
- * beforeAll(async () => { own = await startOwnService("outbox", ["outbox-worker"]); });
+ * beforeAll(async () => { own = await startOwnService("outbox", ["session-expiry-and-webhooks"]); });
  * afterAll(() => own?.stop());
  */
 export async function startOwnService(tag: string, functions?: string[], overrides: Record<string, string> = {}): Promise<OwnService> {
@@ -142,10 +142,10 @@ export interface OwnServiceFixture {
  * count as registered (default: now).
  *
  * @example
- * const service = useOwnService("mandate_events", ["mandate-issue", "outbox-worker"]);
+ * const service = useOwnService("mandate_events", ["mandate-issue", "session-expiry-and-webhooks"]);
  * it("delivers", async () => {
  *   const { merchant, receiver } = await service.subscribed();
- *   await service.own.tick("outbox-worker", new Date());
+ *   await service.own.tick("session-expiry-and-webhooks", new Date());
  * });
  */
 export function useOwnService(

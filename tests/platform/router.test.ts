@@ -20,7 +20,7 @@ describe("router and app factory", () => {
 
   it("answers every request to a cron worker, a CORS preflight included, as it answers an unknown name", async () => {
     const unknown = await call("no-such-function", { method: "OPTIONS", headers: preflight });
-    for (const name of ["outbox-worker", "receipt-anchor"]) {
+    for (const name of ["session-expiry-and-webhooks", "receipt-anchor"]) {
       for (const method of ["OPTIONS", "GET", "POST", "DELETE"]) {
         const res = await call(name, { method, headers: preflight, ...(method === "POST" ? { body: {} } : {}) });
         expect({ method, ...errorOf(res) }).toEqual({ method, status: 404, code: "FUNCTION_NOT_FOUND" });
