@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { baselineFromResult, type PresenceDescriptor, type PresenceResult } from "../engine";
-import { type RpcParams, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -13,7 +13,7 @@ import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
-import type {} from "./rpc";
+import type { EnrolParams } from "./rpc";
 
 /** An enrolment failing at one of its stages (logged; nothing written). */
 export const enrolmentFailureCodes = [
@@ -74,9 +74,6 @@ interface Enrollment {
 
 /** A concurrent enrollment of the same face is resolved by searching again; this bounds the retries. */
 const ENROLL_ATTEMPTS = 3;
-
-/** The parameters of identity_enroll: one enrolment attempt, as every enrolling RPC takes them. */
-export type EnrolParams = RpcParams<"identity_enroll">;
 
 /** Who an enrolment attempt enrols: the identity (new or recognised) and the merchant's pseudonym of it. */
 export interface Enrollee {

@@ -26,6 +26,27 @@ export interface TemplateMatch {
   reachable: boolean;
 }
 
+/**
+ * One enrolment attempt as identity_enroll takes it, and identity_claim, which enrols first: the
+ * identity the face matched (`existing`) or a new one, its protected template, the consent, the
+ * first-party session and the presence baseline.
+ */
+export interface EnrolParams extends TenantAt {
+  capture_nonce: string;
+  identity_id: Uuid;
+  existing: boolean;
+  subject_ref: string;
+  key_id: string;
+  embedding: number[];
+  /** The similarity at or above which a concurrent enrolment of the same face is refused as a race. */
+  match_threshold: number;
+  consent: { version: string; retention_days: number };
+  session: { token_hash: string; expires_at: Iso };
+  baseline: PresenceBaseline | null;
+  /** The first-party session the person presented, ended when it is another identity's. */
+  presented_session_hash?: string;
+}
+
 /** A Country Signing CA of a trust list as the CLI adds it (certificate: base64 DER). */
 export interface TrustAnchorRow {
   fingerprint: string;
@@ -48,9 +69,9 @@ export interface ClaimCapture {
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
-    identity_enroll: [Record<string, unknown> & TenantAt, { created: boolean }];
+    identity_enroll: [EnrolParams, { created: boolean }];
     identity_claim: [
-      Record<string, unknown> & TenantAt & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      EnrolParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];
@@ -69,7 +90,6 @@ declare module "../kernel/db/rpc" {
         embedding: number[];
         limit: number;
         exact?: boolean;
-        ef_search?: number;
         /** Only persons with an active consent for this merchant (an exact scan). */
         merchant_id?: Uuid;
       },

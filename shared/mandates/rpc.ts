@@ -29,23 +29,52 @@ interface MandateView {
   [field: string]: unknown;
 }
 
-/** The shared inputs of mandate_check and mandate_consume (spec 4.8), the tenant included. */
+/** The inputs of mandate_check (spec 4.8), the tenant included; mandate_consume takes them too. */
 interface DecisionParams extends TenantAt {
   mandate_id: Uuid;
   scope: string;
   amount?: number;
   currency?: string;
-  action_ref?: string;
   context?: { merchant?: string; category?: string; country?: string };
 }
 
+/** A consumption also records the caller's reference of the act and is idempotent by its key. */
 export interface ConsumeParams extends DecisionParams {
+  action_ref?: string;
   idempotency_key: string;
   request_hash: string;
 }
 
-/** The decision inputs of a request before they are scoped to the authenticated merchant. */
-export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now">;
+/**
+ * The decision inputs of a request before they are scoped to the authenticated merchant. Both
+ * functions accept `action_ref`; only a consumption records it (a check reads no reference).
+ */
+export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now"> & { action_ref?: string };
+
+/** A mandate to record (spec 4.7), its rules checked at the edge; the RPC checks the proof and the step-up's parent. */
+interface MandateToIssue extends TenantAt {
+  id: Uuid;
+  granted_by_ref: string;
+  granted_to: string;
+  granted_to_kind: string;
+  agent_display_name?: string;
+  agent_descriptor?: string;
+  scopes: string[];
+  /** The scopes that move money: a mandate with one needs a proof with a verified document. */
+  money_scopes: readonly string[];
+  constraints: { merchant_allowlist?: string[]; category_allowlist?: string[]; country_allowlist?: string[] };
+  ceiling: {
+    kind: "amount" | "count" | "both" | "none";
+    amount: number | null;
+    currency: string | null;
+    count: number | null;
+    period: string;
+  };
+  expires_at: Iso;
+  step_up_of?: Uuid;
+  capture_id: Uuid;
+  proof_max_age_seconds: number;
+}
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
@@ -60,11 +89,8 @@ declare module "../kernel/db/rpc" {
       Decision,
     ];
     mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
-    mandate_issue: [TenantAt & Record<string, unknown> & { id: Uuid }, MandateView];
-    resource_mandate_create: [
-      TenantAt & Record<string, unknown> & { id: Uuid; stored_response?: { record: IdempotencyRecord } },
-      Record<string, unknown>,
-    ];
+    mandate_issue: [MandateToIssue, MandateView];
+    resource_mandate_create: [MandateToIssue & { stored_response?: { record: IdempotencyRecord } }, Record<string, unknown>];
     mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
     mandate_page: [
       TenantAt & {

@@ -3,7 +3,7 @@ import type { Uuid } from "../kernel/rpc";
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
-    theme_get: [{ merchant_id: Uuid; surface: string; draft?: boolean }, Record<string, unknown> | null];
+    theme_get: [{ merchant_id: Uuid; surface: string }, Record<string, unknown> | null];
     theme_set: [{ merchant_id: Uuid; surface: string; theme: Record<string, unknown> }, Record<string, unknown>];
     theme_publish: [{ merchant_id: Uuid; surface: string }, Record<string, unknown>];
   }

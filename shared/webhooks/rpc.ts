@@ -62,16 +62,19 @@ declare module "../kernel/db/rpc" {
       },
       EndpointView,
     ];
-    webhook_endpoint_get: [{ endpoint_id: Uuid }, EndpointView | null];
+    webhook_endpoint_get: [{ endpoint_id: Uuid; now: Iso }, EndpointView | null];
     webhook_endpoint_list: [{ merchant_id: Uuid; environment?: Environment; now: Iso }, { endpoints: EndpointView[] }];
     webhook_endpoint_disable: [{ endpoint_id: Uuid; now: Iso }, EndpointView & { already_disabled: boolean; failed_deliveries: number }];
     webhook_fanout: [{ now: Iso; limit?: number }, { events: number; deliveries: number }];
-    webhook_replay: [Record<string, unknown> & { now: Iso }, { events: number; deliveries: number }];
+    webhook_replay: [
+      ({ event_id: Uuid } | { merchant_id: Uuid; environment: Environment; from: Iso; to: Iso }) & { endpoint_id?: Uuid; now: Iso },
+      { events: number; deliveries: number },
+    ];
     webhook_secret_rotate: [
       { endpoint_id: Uuid; sealed_secret: string; secret_hint: string; overlap_seconds: number; now: Iso },
       EndpointView & { previous_valid_until: Iso },
     ];
-    webhook_secrets_sealed: [Record<string, never>, { secret_id: Uuid; endpoint_id: Uuid; sealed_secret: string }[]];
+    webhook_secrets_sealed: [Record<never, never>, { secret_id: Uuid; endpoint_id: Uuid; sealed_secret: string }[]];
     webhook_secrets_reseal: [
       { secrets: { secret_id: Uuid; sealed_secret: string; resealed_secret: string }[] },
       { resealed: number; skipped: number },
