@@ -14,6 +14,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../shared/edge/app";
 import { type Bindings, type Config, serviceBaseUrl } from "../../shared/kernel/config";
 import { type EgressPolicy, guardGlobalFetch } from "../../shared/kernel/egress";
+import type { Environment } from "../../shared/kernel/principal";
 import { agentScopes } from "./tools";
 
 export const MCP_PATH = "/functions/v1/mcp";
@@ -28,7 +29,7 @@ export type OAuthEnv = Bindings & { OAUTH_KV: unknown };
 export interface AgentGrant {
   identityId: string;
   merchantId: string;
-  environment: "test" | "live";
+  environment: Environment;
 }
 
 /** The service's base URL as this request sees it: the issuer, and the resource's prefix. */
