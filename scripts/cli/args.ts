@@ -1,9 +1,39 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { configuredDatabaseUrl, DEFAULT_EMBEDDED_PORT, databaseUrlFromEnv } from "../local/embedded-db";
 import { parsePostgresUrl } from "../local/postgres-url";
 
 export type Flags = Record<string, string | boolean>;
 export type CommandGroup = Record<string, (flags: Flags) => unknown | Promise<unknown>>;
+
+/** What one run of the CLI reads and reports besides its result: its environment, its exit status, its progress lines. */
+export interface CliContext {
+  env: Record<string, string | undefined>;
+  exitCode: number;
+  stderr: (text: string) => void;
+}
+
+/** The run in progress (scripts/cli/run.ts sets it); outside a run, the process itself. */
+export const cliContext = new AsyncLocalStorage<CliContext>();
+
+/** The environment of the run in progress. */
+export function cliEnv(): Record<string, string | undefined> {
+  return cliContext.getStore()?.env ?? process.env;
+}
+
+/** Ends the run in progress with a non-zero status although it prints its result (a failed check, say). */
+export function failRun(code = 1): void {
+  const context = cliContext.getStore();
+  if (context) context.exitCode = code;
+  else process.exitCode = code;
+}
+
+/** Writes a progress line to the run's stderr. */
+export function progress(text: string): void {
+  const context = cliContext.getStore();
+  if (context) context.stderr(text);
+  else process.stderr.write(text);
+}
 
 /** A usage error: exit code 2. */
 export function usage(message: string): Error {
@@ -65,14 +95,14 @@ export function unreachableMessage(env: Record<string, string | undefined>): str
 
 /** Runs `work` with a database client on DATABASE_URL or the running embedded database. */
 export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-  const sql = connect(databaseUrlFromEnv(), { pooled: true });
+  const sql = connect(databaseUrlFromEnv(cliEnv()), { pooled: true });
   try {
     return await work(sql);
   } catch (error) {
     const code = (error as { code?: string }).code;
     // The typed RPCs report an unreachable database as DATABASE_UNAVAILABLE; a plain query, by its socket code.
     if (code === "DATABASE_UNAVAILABLE" || code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "CONNECT_TIMEOUT")
-      throw new Error(unreachableMessage(process.env));
+      throw new Error(unreachableMessage(cliEnv()));
     throw error;
   } finally {
     await sql.end();

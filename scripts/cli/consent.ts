@@ -1,6 +1,6 @@
 import { verifyConsentLedger } from "../../shared/consent/ledger";
 import { UUID } from "../../shared/lib/uuid";
-import { type CommandGroup, usage, withDatabase } from "./args";
+import { type CommandGroup, failRun, usage, withDatabase } from "./args";
 
 const consent: CommandGroup = {
   /**
@@ -11,7 +11,7 @@ const consent: CommandGroup = {
     const identity = flags.identity;
     if (identity !== undefined && (typeof identity !== "string" || !UUID.test(identity))) throw usage("--identity must be a user_id");
     const report = await withDatabase((sql) => verifyConsentLedger(sql, identity));
-    if (!report.ok) process.exitCode = 1;
+    if (!report.ok) failRun();
     return report;
   },
 };

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
 import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/themes/theme";
-import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
+import { type CommandGroup, choiceFlag, cliEnv, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const theme: CommandGroup = {
   /**
@@ -34,8 +34,9 @@ const theme: CommandGroup = {
     const { merchantId, surface } = target(flags);
     const published = await withDatabase((sql) => rpc(sql, "theme_get", { merchant_id: merchantId, surface }));
     // The service serves the default assets itself: PUBLIC_BASE_URL, or the local `npm start`.
-    const serviceBaseUrl = process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`;
-    const served = resolveTheme(surface, published, themeAssetsBaseUrl(process.env.THEME_ASSETS_BASE_URL, serviceBaseUrl));
+    const env = cliEnv();
+    const serviceBaseUrl = env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`;
+    const served = resolveTheme(surface, published, themeAssetsBaseUrl(env.THEME_ASSETS_BASE_URL, serviceBaseUrl));
     return { merchant_id: merchantId, surface, published, served: { customized: served.customized, theme: served.theme } };
   },
 };

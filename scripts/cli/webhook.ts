@@ -28,7 +28,7 @@ import {
 } from "../../shared/webhooks/endpoints";
 import { SIGNATURE_HEADER, verifyWebhook } from "../../shared/webhooks/signature";
 import { localSecrets } from "../local/secrets";
-import { type CommandGroup, choiceFlag, type Flags, requireFlag, usage, withDatabase } from "./args";
+import { type CommandGroup, choiceFlag, cliEnv, type Flags, failRun, progress, requireFlag, usage, withDatabase } from "./args";
 
 const environments = ["test", "live"] as const;
 
@@ -55,7 +55,7 @@ const webhook: CommandGroup = {
         environment,
         url,
         eventTypes: events,
-        allowLoopbackHttp: process.env.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
+        allowLoopbackHttp: cliEnv().WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
       }),
     ).catch(explain("merchant"));
   },
@@ -91,7 +91,7 @@ const webhook: CommandGroup = {
    * unreadable secrets, WEBHOOK_SECRET_KEY_PREVIOUS can be removed from the workers.
    */
   async reseal() {
-    const previous = process.env.WEBHOOK_SECRET_KEY_PREVIOUS;
+    const previous = cliEnv().WEBHOOK_SECRET_KEY_PREVIOUS;
     if (!previous)
       throw usage("set WEBHOOK_SECRET_KEY_PREVIOUS to the key the secrets were sealed under (and WEBHOOK_SECRET_KEY to the new one)");
     const current = webhookSecretKey();
@@ -182,7 +182,7 @@ const webhook: CommandGroup = {
         deliveries.push(delivery);
         response.writeHead(check.ok ? 200 : 400, { "content-type": "text/plain" }).end(check.ok ? "ok" : check.reason);
         const event = delivery.event as { id?: unknown; type?: unknown; attempt?: unknown } | null;
-        process.stderr.write(
+        progress(
           `${delivery.received_at} ${String(event?.type ?? "(no type)")} ${String(event?.id ?? "")} attempt ${String(event?.attempt ?? "?")}: ` +
             `${check.ok ? "signature verified" : `signature NOT verified (${check.reason}), answered 400`}\n`,
         );
@@ -194,7 +194,7 @@ const webhook: CommandGroup = {
       server.listen(port, "127.0.0.1", resolve);
     });
     const url = `http://127.0.0.1:${port}`;
-    process.stderr.write(`listening on ${url}${count === undefined ? " (Ctrl-C stops)" : ` until ${count} verified deliveries`}\n`);
+    progress(`listening on ${url}${count === undefined ? " (Ctrl-C stops)" : ` until ${count} verified deliveries`}\n`);
     const stop = () => finish();
     process.once("SIGINT", stop).once("SIGTERM", stop);
     const timer =
@@ -217,7 +217,7 @@ const webhook: CommandGroup = {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
-    if (deliveries.some((delivery) => !delivery.verified)) process.exitCode = 1;
+    if (deliveries.some((delivery) => !delivery.verified)) failRun();
     return { url, deliveries };
   },
 };
@@ -242,7 +242,8 @@ function parsedOrNull(raw: string): unknown {
 
 /** WEBHOOK_SECRET_KEY from the environment, else the local server's (.data/secrets.json, created if need be). */
 function webhookSecretKey(): string {
-  return process.env.WEBHOOK_SECRET_KEY ?? localSecrets(process.env, join(process.cwd(), ".data", "secrets.json")).WEBHOOK_SECRET_KEY;
+  const env = cliEnv();
+  return env.WEBHOOK_SECRET_KEY ?? localSecrets(env, join(process.cwd(), ".data", "secrets.json")).WEBHOOK_SECRET_KEY;
 }
 
 function uuidFlag(flags: Flags, name: string): string {

@@ -1,6 +1,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { runCli } from "../../scripts/cli/run";
 
 export const ROOT = join(import.meta.dirname, "../..");
 
@@ -49,9 +50,19 @@ export function run(command: string, args: string[], { env = process.env, timeou
   });
 }
 
-/** `npx tsx scripts/cli.ts <args>` with `env` applied over the current environment. */
-export function cli(args: string[], env: Record<string, string | undefined>): Promise<Ran> {
-  return run("npx", ["tsx", "scripts/cli.ts", ...args], { env: childEnv(env) });
+/**
+ * The CLI with `args`, in this process (scripts/cli/run.ts: what the process would print and its
+ * exit status), with `env` applied over the current environment: a command costs its database work,
+ * not a fresh tsx process. `cliProcess` runs the real process, for what only a process shows.
+ */
+export async function cli(args: string[], env: Record<string, string | undefined>): Promise<Ran> {
+  const outcome = await runCli(args, childEnv(env));
+  return { ...outcome, signal: null };
+}
+
+/** `node --import tsx scripts/cli.ts <args>` as a child process, with `env` applied over the current environment. */
+export function cliProcess(args: string[], env: Record<string, string | undefined>): Promise<Ran> {
+  return run(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { env: childEnv(env) });
 }
 
 export interface NpmStart {

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,23 +5,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultTheme, mandateTokens } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
+import { type Ran, cli as runCli } from "../harness/spawn";
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `npx tsx scripts/cli.ts <args>` against the database the service under test uses. */
-function cli(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      "npx",
-      ["tsx", "scripts/cli.ts", ...args],
-      { env: { ...process.env, DATABASE_URL: inject("databaseUrl") }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+/** The CLI against the database the service under test uses. */
+function cli(...args: string[]): Promise<Ran> {
+  return runCli(args, { DATABASE_URL: inject("databaseUrl") });
 }
 
 let dir: string;

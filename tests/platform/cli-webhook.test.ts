@@ -1,5 +1,5 @@
 /**
- * `webhook add|list|disable|rotate|reseal|replay|threshold … --json` as a child process against the
+ * `webhook add|list|disable|rotate|reseal|replay|threshold … --json` (the CLI's run, in-process) against the
  * database the service under test uses, with the server's WEBHOOK_SECRET_KEY so its worker can open
  * the secrets the CLI seals. Events are written with private.outbox_emit and marked as fanned out,
  * so no worker pass ever delivers them except through a replay; replay targets are loopback URLs on
@@ -15,7 +15,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { childEnv, ROOT, cli as spawnCli } from "../harness/spawn";
 
 const CLOSED_PORT_URL = "http://127.0.0.1:9/hooks";
-/** Each CLI call is a fresh tsx process (a second or more on a busy machine). */
+/** `webhook listen` is a process of its own (a second or more on a busy machine). */
 const SLOW = { timeout: 90_000 };
 
 function cli(args: string[], env: Record<string, string | undefined> = {}) {
@@ -284,11 +284,15 @@ describe("webhook listen", () => {
   /** `webhook listen` with `args`, started: resolves once it listens, with what it printed when it ends. */
   async function listen(args: string[]) {
     const port = await freePort();
-    const child = spawn("npx", ["tsx", "scripts/cli.ts", "webhook", "listen", "--port", String(port), ...args, "--json"], {
-      cwd: ROOT,
-      env: childEnv() as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "scripts/cli.ts", "webhook", "listen", "--port", String(port), ...args, "--json"],
+      {
+        cwd: ROOT,
+        env: childEnv() as NodeJS.ProcessEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

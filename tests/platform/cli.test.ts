@@ -13,7 +13,7 @@ import { bytesOf, createMasterList, createTestCsca, type TestCsca } from "../../
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrolStranger, transact } from "../harness/identity";
-import { type Ran, cli as runCli } from "../harness/spawn";
+import { cliProcess, type Ran, cli as runCli } from "../harness/spawn";
 
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
 
@@ -45,6 +45,25 @@ async function authenticate(key: string) {
 const KEY_NAMES = ["pk_test", "sk_test", "pk_live", "sk_live"] as const;
 
 describe("cli", () => {
+  describe("as a process (npm run cli runs scripts/cli.ts; every other test calls its run in-process)", () => {
+    it("prints one JSON document on stdout and exits 0", { timeout: 60_000 }, async () => {
+      const ran = await cliProcess(["merchant", "create", "--name", "CLI process", "--json"], { DATABASE_URL: inject("databaseUrl") });
+      expect(ran.stderr).toBe("");
+      expect(Object.keys(json(ran)).sort()).toEqual(["keys", "merchant_id"]);
+    });
+
+    it("exits 2 on a usage error and 1 on a failure, with the message on stderr and nothing on stdout", { timeout: 60_000 }, async () => {
+      const env = { DATABASE_URL: inject("databaseUrl") };
+      const [usageError, failure] = await Promise.all([
+        cliProcess(["frobnicate", "create"], env),
+        cliProcess(["key", "revoke", "--key-id", "00000000-0000-4000-8000-000000000000", "--json"], env),
+      ]);
+      expect(usageError).toMatchObject({ code: 2, stdout: "" });
+      expect(usageError.stderr).toMatch(/^error: unknown command group frobnicate/);
+      expect(failure).toMatchObject({ code: 1, stdout: "", stderr: "error: unknown key\n" });
+    });
+  });
+
   describe("merchant create", () => {
     it("prints one JSON document with the merchant id and four keys of the right form", async () => {
       const ran = await cli("merchant", "create", "--name", "CLI merchant", "--json");

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../scripts/local/ports";
-import { childEnv, cli, npmStart } from "../harness/spawn";
+import { childEnv, cliProcess, npmStart } from "../harness/spawn";
 
 /**
  * The embedded default end to end: `npm start` with no DATABASE_URL and no Redis, on a fresh data
@@ -117,7 +117,7 @@ describe.concurrent("smoke: npm start, stopped by a signal to any process of its
       expect((await scopes.json()).scopes).toHaveLength(8);
 
       if (database === "embedded" && target === "npm" && signal === "SIGTERM") {
-        const created = await cli(["merchant", "create", "--name", "Smoke merchant", "--json"], {
+        const created = await cliProcess(["merchant", "create", "--name", "Smoke merchant", "--json"], {
           DATABASE_URL: undefined,
           PGPORT_EMBEDDED: String(pgPort),
         });
