@@ -8,6 +8,7 @@ import { cardAnswerSchema, requestSchema, requestVerification } from "../../shar
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { type UserAuthenticated, userTokenAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
@@ -24,11 +25,11 @@ app.post(
     success: { status: 200, description: "The card", schema: cardAnswerSchema },
     answers: ["NOT_MERCHANT_OWNER", "ACCESS_REVOKED"],
   }),
+  noStore,
   userTokenAuth(),
   rateLimit<AppEnv & UserAuthenticated>((c) => ({ rule: CARD_LIMIT, identifier: tenantBudget(c.var.principal) })),
   input("json", requestSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     const context = { serviceBaseUrl: serviceBaseUrl(c.var.config, c.req.url), agentName: null };
     return c.json(await requestVerification(depsOf(c.var), c.var.principal, c.var.input, context));
   },

@@ -8,6 +8,7 @@ import { cardResultSchema, resultSchema, verificationResult } from "../../shared
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { userTokenAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 
 const app = createFunctionApp("agent-verification-result");
@@ -19,10 +20,10 @@ app.get(
     success: { status: 200, description: "The card's state", schema: cardResultSchema },
     answers: ["ACCESS_REVOKED", "not_found"],
   }),
+  noStore,
   userTokenAuth(),
   input("query", resultSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await verificationResult(depsOf(c.var), c.var.principal, c.var.input.verification_id));
   },
 );

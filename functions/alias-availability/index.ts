@@ -8,6 +8,7 @@ import { aliasAnswerSchema, checkAlias, releaseAlias, reserveAlias } from "../..
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input, type WithInput } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { ApiError } from "../../shared/kernel/errors";
@@ -15,10 +16,7 @@ import { type AliasRequest, aliasLimits, aliasRequestSchema } from "./schema";
 
 const app = createFunctionApp("alias-availability");
 
-app.use(async function noStore(c, next) {
-  c.header("cache-control", "no-store");
-  await next();
-});
+app.use(noStore);
 
 // The limit depends on the action, so the body is validated first; a malformed body costs no query.
 app.post(

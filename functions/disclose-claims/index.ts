@@ -16,6 +16,7 @@ import {
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
@@ -38,11 +39,11 @@ app.post(
     success: { status: 200, description: "The disclosure", schema: disclosureAnswerSchema },
     answers: discloseCodes,
   }),
+  noStore,
   apiKeyAuth("secret"),
   perMerchant(limits.disclose),
   input("json", discloseSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     const issuer = { keys: await signingKeysOf(c.var.config), baseUrl: serviceBaseUrl(c.var.config, c.req.url) };
     return c.json(await discloseClaims(depsOf(c.var), issuer, c.var.principal, c.var.input));
   },
@@ -55,11 +56,11 @@ app.post(
     success: { status: 200, description: "What the token unlocks", schema: disclosureFetchSchema },
     answers: ["CONSENT_MISSING", "CONSENT_REVOKED", "CONSENT_EXPIRED"],
   }),
+  noStore,
   apiKeyAuth("secret"),
   perMerchant(limits.fetch),
   input("json", fetchSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await fetchDisclosure(depsOf(c.var), c.var.principal, c.var.input));
   },
 );

@@ -11,6 +11,7 @@
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import {
@@ -36,10 +37,7 @@ const limits = {
 
 const app = createFunctionApp("handoff-register-public");
 
-app.use(async function noStore(c, next) {
-  await next();
-  c.header("cache-control", "no-store");
-});
+app.use(noStore);
 
 app.post(
   "/",

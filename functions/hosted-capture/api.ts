@@ -15,6 +15,7 @@
 import type { MiddlewareHandler } from "hono";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented, withDoc } from "../../shared/edge/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import {
@@ -76,11 +77,6 @@ const bootSecret: MiddlewareHandler<AppEnv & Booting & { Variables: { input: { s
 ) {
   c.set("secretHash", await sha256Hex(c.var.input.session_token));
   await next();
-};
-
-const noStore: MiddlewareHandler<AppEnv> = async function noStore(c, next) {
-  await next();
-  c.header("cache-control", "no-store");
 };
 
 /**

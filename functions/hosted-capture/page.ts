@@ -8,6 +8,7 @@ import type { Context, Hono } from "hono";
 import { SCREEN_PAGE_PATH } from "../../shared/contracts/hosted-screen";
 import type { AppEnv } from "../../shared/edge/app";
 import { staticAsset } from "../../shared/edge/assets";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
 
@@ -38,7 +39,6 @@ function secure(headers: Headers): void {
 function html(c: Context<AppEnv>, body: string): Response {
   const response = c.html(body);
   secure(response.headers);
-  response.headers.set("cache-control", "no-store");
   return response;
 }
 
@@ -175,13 +175,18 @@ const ASSET = { status: 200, description: "The file, with its own content type",
 
 /** Registers the pages and assets on the function's app. */
 export function mountPages(app: Hono<AppEnv>): void {
-  app.get("/check", documented({ summary: "The device check page", success: PAGE }), (c) => html(c, checkPage()));
-  app.get(SCREEN_PAGE_PATH, documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }), (c) => {
-    const response = html(c, sessionPage(c.var.locale));
-    response.headers.set("content-language", c.var.locale);
-    response.headers.set("vary", "accept-language");
-    return response;
-  });
+  app.get("/check", documented({ summary: "The device check page", success: PAGE }), noStore, (c) => html(c, checkPage()));
+  app.get(
+    SCREEN_PAGE_PATH,
+    documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }),
+    noStore,
+    (c) => {
+      const response = html(c, sessionPage(c.var.locale));
+      response.headers.set("content-language", c.var.locale);
+      response.headers.set("vary", "accept-language");
+      return response;
+    },
+  );
 
   app.get("/assets/*", documented({ summary: "The screen's scripts, styles and models", success: ASSET }), async (c) => {
     const response = await staticAsset(c, "hosted-capture", c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length));

@@ -7,6 +7,7 @@
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, serviceRoleOr } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { consumedSessionSchema } from "../../shared/sessions/answers";
 import { consumeSchema, consumeSession } from "../../shared/sessions/consume";
@@ -20,12 +21,12 @@ app.post(
     success: { status: 200, description: "The session, opened", schema: consumedSessionSchema },
     answers: ["not_found", "SESSION_ALREADY_CONSUMED", "SESSION_EXPIRED"],
   }),
+  noStore,
   serviceRoleOr(apiKeyAuth("secret")),
   input("json", consumeSchema),
   async (c) => {
     const exchanger = c.var.servicePrincipal ?? c.var.principal!;
     const { session, capture_nonce, screen_token } = await consumeSession(depsOf(c.var), exchanger, c.var.input.session_token);
-    c.header("cache-control", "no-store");
     return c.json({ ...session, capture_nonce, screen_token });
   },
 );

@@ -6,6 +6,7 @@
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { createdSessionSchema } from "../../shared/sessions/answers";
@@ -20,10 +21,10 @@ app.post(
     success: { status: 201, description: "The session, with its single-use url", schema: createdSessionSchema },
     answers: ["MERCHANT_MISMATCH", "SESSION_WRITE_FAILED"],
   }),
+  noStore,
   apiKeyAuth("secret"),
   input("json", createSessionSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
     return c.json(await createSession(depsOf(c.var), c.var.principal, c.var.input, baseUrl), 201);
   },

@@ -6,6 +6,7 @@
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { hostedSessionSchema } from "../../shared/sessions/answers";
 import { getSession, getSessionSchema } from "../../shared/sessions/read";
@@ -19,10 +20,10 @@ app.get(
     success: { status: 200, description: "The session", schema: hostedSessionSchema },
     answers: ["not_found"],
   }),
+  noStore,
   apiKeyAuth("secret"),
   input("query", getSessionSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await getSession(depsOf(c.var), c.var.principal, c.var.input.session_id));
   },
 );

@@ -7,6 +7,7 @@
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { mandateReadSchema } from "../../shared/mandates/answers";
 import { getMandate, listMandates, mandateQuerySchema } from "../../shared/mandates/read";
@@ -20,11 +21,11 @@ app.get(
     success: { status: 200, description: "The mandate with its consumptions, or the list", schema: mandateReadSchema },
     answers: ["not_found", "LIST_TOO_LARGE"],
   }),
+  noStore,
   apiKeyAuth("secret"),
   input("query", mandateQuerySchema),
   async (c) => {
     const query = c.var.input;
-    c.header("cache-control", "no-store");
     const deps = depsOf(c.var);
     return c.json(
       "status" in query ? await listMandates(deps, c.var.principal, query.status) : await getMandate(deps, c.var.principal, query.id),

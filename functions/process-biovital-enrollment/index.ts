@@ -7,6 +7,7 @@
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { enrollmentAnswerSchema } from "../../shared/identity/answers";
 import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shared/identity/enrollment";
@@ -32,6 +33,7 @@ app.post(
       ...enrolmentFailureCodes,
     ],
   }),
+  noStore,
   apiKeyAuth("publishable"),
   input("json", enrollmentSchema),
   async (c) => {
@@ -41,7 +43,6 @@ app.post(
     const presentedSessionToken = bearerOf(c.req.header("authorization"));
     const enrolled = await enrolPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
     c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
-    c.header("cache-control", "no-store");
     return c.json({
       success: true,
       status: "enrolled",

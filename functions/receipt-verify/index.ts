@@ -5,6 +5,7 @@
  */
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import { signingKeysOf } from "../../shared/kernel/keys";
@@ -48,10 +49,10 @@ app.on(
     success: { status: 200, description: "The verification", schema: receiptVerificationSchema },
     answers: ["not_found"],
   }),
+  noStore,
   input("json-or-query", receiptLookupSchema),
   rateLimit((c) => ({ rule: limits.verify, identifier: clientIp(c) })),
   async (c) => {
-    c.header("cache-control", "no-store");
     const { jwks } = await signingKeysOf(c.var.config);
     return c.json(await verifyStoredReceipt(depsOf(c.var), jwks, c.var.input));
   },

@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { attributeAnswerSchema, attributeSchema, proveAttribute } from "../../shared/identity/attributes";
 import { claimAnswerSchema, claimPerson, claimSchema } from "../../shared/identity/claims";
@@ -40,6 +41,7 @@ identity.post(
       ...enrolmentFailureCodes,
     ],
   }),
+  noStore,
   secretKey("claims"),
   idempotency(idempotencyScope),
   input("json", claimSchema),
@@ -47,7 +49,6 @@ identity.post(
     const { config } = c.var;
     const keys = await keyMaterialOf(c.var);
     const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse };
-    c.header("cache-control", "no-store");
     return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
   },
 );
@@ -61,10 +62,10 @@ identity.post(
     success: { status: 200, description: "Who the live person is for this merchant, or no one", schema: recognitionAnswerSchema },
     answers: PROOF_CODES,
   }),
+  noStore,
   secretKey("recognitions"),
   input("json", recognitionSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await recognisePerson(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input));
   },
 );
@@ -78,12 +79,12 @@ identity.post(
     success: { status: 200, description: "The attribute's truth for the person", schema: attributeAnswerSchema },
     answers: [...PROOF_CODES, "DOCUMENT_REQUIRED", "IDENTITY_MISMATCH", "ACCESS_REVOKED"],
   }),
+  noStore,
   secretKey("attributes"),
   idempotency(idempotencyScope),
   input("json", attributeSchema),
   async (c) => {
     const answer = await proveAttribute(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
-    c.header("cache-control", "no-store");
     return c.json(answer);
   },
 );

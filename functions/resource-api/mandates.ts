@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency, idempotencyKeyOf } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { minorUnitAmount } from "../../shared/kernel/validation";
 import { currencySchema } from "../../shared/lib/money";
@@ -57,10 +58,10 @@ mandates.get(
       "Filter by granted_by, granted_to and status; limit 1 to 100 (25). Pass next_cursor as cursor for the next page; it is null on the last.",
     success: { status: 200, description: "A page of mandates", schema: mandatePageAnswerSchema },
   }),
+  noStore,
   secretKey("reads"),
   input("query", mandatePageSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await pageMandates(depsOf(c.var), c.var.principal, c.var.input));
   },
 );
@@ -89,9 +90,9 @@ mandates.get(
     success: { status: 200, description: "The mandate", schema: resourceMandateSchema },
     answers: ["not_found"],
   }),
+  noStore,
   secretKey("reads"),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await readMandate(depsOf(c.var), c.var.principal, c.req.param("id")));
   },
 );

@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp, rateLimit } from "../../shared/edge/rate-limit";
 import { signingKeysOf } from "../../shared/kernel/keys";
@@ -21,12 +22,12 @@ receipts.get(
     success: { status: 200, description: "The verification", schema: receiptVerificationSchema },
     answers: ["UNSUPPORTED_VERSION", "INVALID_INPUT", "not_found"],
   }),
+  noStore,
   rateLimit((c) => ({ rule: receiptVerifyRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX }),
   async (c) => {
     requestedVersion(c);
     const id = c.req.param("id");
     const { jwks } = await signingKeysOf(c.var.config);
-    c.header("cache-control", "no-store");
     const uuid = canonicalUuid(id);
     return c.json(await verifyStoredReceipt(depsOf(c.var), jwks, uuid ? { id: uuid } : { code: id }));
   },

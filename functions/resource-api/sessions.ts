@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { issueRuleCodes } from "../../shared/mandates/issue";
@@ -30,11 +31,11 @@ sessions.post(
     success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
     answers: [...issueRuleCodes, "ALLOWANCE_EXHAUSTED"],
   }),
+  noStore,
   secretKey("sessions"),
   idempotency(idempotencyScope),
   input("json", createResourceSessionSchema),
   async (c) => {
-    c.header("cache-control", "no-store");
     const base = serviceBaseUrl(c.var.config, c.req.url);
     return c.json(await createResourceSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
   },
@@ -47,9 +48,9 @@ sessions.get(
     success: { status: 200, description: "The session at the request's clock (no url)", schema: resourceSessionSchema },
     answers: ["not_found"],
   }),
+  noStore,
   secretKey("reads"),
   async (c) => {
-    c.header("cache-control", "no-store");
     return c.json(await getResourceSession(depsOf(c.var), c.var.principal, c.req.param("id")));
   },
 );
