@@ -55,7 +55,7 @@ const themeTokens: Record<Surface, readonly ThemeToken[]> = { capture: captureTo
 type ThemeValues = Partial<Record<ThemeToken, string | number>>;
 
 // ---------------------------------------------------------------------------------------------
-// Token value rules (the SQL domains in 20261121000200_themes.sql enforce the same ones)
+// Token value rules (the SQL domains of supabase/migrations/*_themes.sql enforce the same ones)
 // ---------------------------------------------------------------------------------------------
 
 const HSL_TRIPLE = /^(\d{1,3}(?:\.\d{1,2})?) (\d{1,3}(?:\.\d{1,2})?)% (\d{1,3}(?:\.\d{1,2})?)%$/;
