@@ -8,6 +8,7 @@
  */
 import type { ExecutionContext } from "hono";
 import { createFunctionApp } from "../../shared/edge/app";
+import { noStore } from "../../shared/edge/no-store";
 import { readConfig, serviceBaseUrl } from "../../shared/kernel/config";
 import { authorize } from "./authorize";
 import { applyEgressPolicy, authorizationServer, baseOf, type OAuthEnv, oauthEnv, resourceServer } from "./oauth";
@@ -15,7 +16,8 @@ import { serveAgent } from "./server";
 
 const app = createFunctionApp("mcp");
 
-app.on(["GET", "POST"], "/oauth/authorize", authorize);
+// Its pages carry a session token and a consent handle, and its redirects an authorization code: never cached.
+app.on(["GET", "POST"], "/oauth/authorize", noStore, authorize);
 
 // Token (with refresh and revocation) and registration belong to the provider.
 app.all("/oauth/*", (c) => authorizationServer(baseOf(c)).fetch(c.req.raw, oauthEnv(c), c.executionCtx));

@@ -28,7 +28,6 @@ button[value=deny]{background:transparent;color:hsl(${t("color_primary", "212 78
   const html = `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style nonce="${nonce}">${style}</style></head><body><main>${body}</main></body></html>`;
   const headers = new Headers({
     "content-type": "text/html; charset=utf-8",
-    "cache-control": "no-store",
     "content-language": locale,
     "content-security-policy": `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' https:; form-action ${["'self'", ...formAction].join(" ")}; frame-ancestors 'none'; base-uri 'none'`,
     "x-frame-options": "DENY",

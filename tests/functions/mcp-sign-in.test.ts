@@ -34,6 +34,7 @@ async function startPresence(url: URL, merchantId: string, environment = "test")
   const screenUrl = /href="([^"]+\/functions\/v1\/hosted-capture\/session#hst_[^"]+)"/.exec(html)![1];
   const sessionId = /name="presence_session" value="(hs_[0-9a-f]{32})"/.exec(html)![1];
   const cookie = cookiesOf(page);
+  expect(page.headers.get("cache-control")).toBe("no-store");
   expect(page.headers.getSetCookie()[0]).toMatch(/^__Host-agent-sign-in=.+; Max-Age=900; Path=\/; Secure; HttpOnly; SameSite=Strict$/);
   return { html, screenUrl, sessionToken: new URL(screenUrl).hash.slice(1), sessionId, cookie };
 }
@@ -164,6 +165,7 @@ describe("mcp: the consent screen speaks the owner's language", () => {
       const html = await page.text();
       expect(page.status, html).toBe(200);
       expect(page.headers.get("content-language")).toBe(locale);
+      expect(page.headers.get("cache-control")).toBe("no-store");
       expect(html).toContain(`lang="${locale}"`);
       expect(html).toContain(title);
       expect(html).toContain(`value="deny">${deny}<`);
