@@ -49,13 +49,13 @@ export const SCREEN_PAGE_PATH = "/session";
 export const HANDOFF_FRAGMENT = "handoff=";
 export const TOKEN_FRAGMENT = "token=";
 
-/** An agent verification card's terms (action `verify`): who asks and why. */
-export interface ScreenCard {
+/** An agent verification card's terms (action `verify`): who asks and why (a type, not an interface, so it fits the document's open record). */
+export type ScreenCard = {
   verification_id: string;
   purpose: string | null;
   agent_name: string | null;
   requested_by: "owner" | "agent";
-}
+};
 
 /** A /v1 session's mode and its terms: what the screen asks, and where it sends the person after. */
 export interface ScreenModeTerms {
@@ -82,7 +82,7 @@ export interface ScreenBoot {
   expires_at: string;
   /** The screen's locale (a /v1 session's own, when set); `locales` those the service speaks. */
   locale: string;
-  locales: readonly string[];
+  locales: string[];
   /** The consent an enrolment asks (`enroll`, `claim`), else null. */
   consent: { version: string; retention_days: number } | null;
   card: ScreenCard | null;
@@ -99,7 +99,7 @@ export interface SessionEnded {
   session_id: string;
   state: SessionState;
   action: string;
-  ended_at: string | null;
+  ended_at: string;
   outcome: { approved: boolean; reason: string | null; user_message: string; receipt_code: string | null };
   /** A /v1 session's way back: return_url (cancel_url after a cancel) with session_id and status. */
   return_to?: string;

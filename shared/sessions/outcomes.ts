@@ -102,7 +102,8 @@ export function screenOutcome(session: HostedSessionView, locale: Locale): Sessi
     session_id: session.session_id,
     state: session.state as SessionState,
     action: session.action,
-    ended_at: session.ended_at,
+    // Complete and cancel answer a session that ended, so it has ended_at.
+    ended_at: session.ended_at as string,
     outcome: {
       approved: result.approved,
       reason: result.reason,

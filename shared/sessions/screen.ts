@@ -35,7 +35,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     display_name: session.brand ?? (theme.customized ? String(theme.theme.brand_name) : exchanged.merchant_name),
     expires_at: session.expires_at,
     locale: exchanged.mode?.locale ? negotiateLocale(exchanged.mode.locale) : deps.locale,
-    locales,
+    locales: [...locales],
     consent: session.action === "enroll" || session.action === "claim" ? HOSTED_CONSENT : null,
     card: exchanged.card,
     capture_nonce: exchanged.capture_nonce,

@@ -2,13 +2,15 @@
  * The hosted screen's pure parts (client/screen/): what each session action tells and asks, the
  * theme's colours for each scheme, and the paced reading's cues.
  */
-import { describe, expect, it } from "vitest";
+import type * as v from "valibot";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { formatMinorUnits, modeOf, type ScreenMode, screenModes } from "../../../client/screen/modes";
 import { cueAt, pacedCues } from "../../../client/screen/paced";
 import { colours, inkOn, ownAsset, shape } from "../../../client/screen/theme";
-import { type ScreenAction, type ScreenBoot, screenActions } from "../../../shared/contracts/hosted-screen";
+import { type ScreenAction, type ScreenBoot, type SessionEnded, screenActions } from "../../../shared/contracts/hosted-screen";
 import { LIGHT_PALETTE } from "../../../shared/engine/light";
 import { challengeSchedule } from "../../../shared/engine/schedule";
+import type { bootAnswerSchema, sessionEndedSchema } from "../../../shared/sessions/answers";
 import { defaultTheme } from "../../../shared/themes/theme";
 
 const words = (key: string, params: Record<string, string | number> = {}) => `${key}${JSON.stringify(params)}`;
@@ -43,6 +45,14 @@ const withoutScreen = ["claim", "recognise", "attribute", "mandate"] as const sa
 
 // Compile time: every action of the contract but those above has a mode.
 screenModes satisfies Record<Exclude<ScreenAction, (typeof withoutScreen)[number]>, ScreenMode>;
+
+describe("the wire contract", () => {
+  it("is what the service's document describes: the boot's and the outcome's shapes fit their answer schemas", () => {
+    type Fits<Answer, Schema extends v.GenericSchema> = Answer extends v.InferOutput<Schema> ? true : false;
+    expectTypeOf<Fits<ScreenBoot, typeof bootAnswerSchema>>().toEqualTypeOf<true>();
+    expectTypeOf<Fits<SessionEnded, typeof sessionEndedSchema>>().toEqualTypeOf<true>();
+  });
+});
 
 describe("screen modes", () => {
   it("has a mode for every action the server creates sessions with (function API, agent verification cards, the owner's sign-in, /v1), but the named gap", () => {
