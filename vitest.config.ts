@@ -14,6 +14,16 @@ export default defineConfig({
       },
       {
         test: {
+          // Domain operations called directly, operation(deps, tenant, body), against the migrated
+          // database (no service, no workers): the rules, with time as the `now` each call passes.
+          name: "domain",
+          include: ["tests/domain/**/*.test.ts"],
+          globalSetup: ["tests/harness/domain-setup.ts"],
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
           name: "http",
           include: [
             "tests/functions/**/*.test.ts",
