@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { connect } from "../shared/kernel/db/client";
-import { addOwner, createMerchant } from "../shared/merchants/merchants";
+import { addOwner, createMerchant } from "../shared/merchants/accounts";
 import { simulateCapture } from "../shared/simulator";
 import { freePort } from "./local/ports";
 import { startServer } from "./local/server";

@@ -35,7 +35,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rawRpc } from "../../shared/kernel/db/rpc";
-import { createKey } from "../../shared/merchants/merchants";
+import { createKey } from "../../shared/merchants/accounts";
 import { type Grantor, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { applyMigrations } from "../local/migrations";
 import { pgbouncerBinary } from "../local/pgbouncer";

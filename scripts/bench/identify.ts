@@ -30,7 +30,7 @@ import type { TemplateMatch } from "../../shared/identity/rpc";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { TEMPLATE_DIMENSIONS, type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
-import { createMerchant } from "../../shared/merchants/merchants";
+import { createMerchant } from "../../shared/merchants/accounts";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator";
 import { startEmbeddedDatabase } from "../local/embedded-db";
 import { applyMigrations } from "../local/migrations";

@@ -21,7 +21,7 @@ import { performance } from "node:perf_hooks";
 import { InProcessRateLimiter, LocalSharedRateLimiter, type RateLimitRule } from "../../shared/edge/rate-limit";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rawRpc } from "../../shared/kernel/db/rpc";
-import { createKey } from "../../shared/merchants/merchants";
+import { createKey } from "../../shared/merchants/accounts";
 import { issueMandate, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { freePort } from "../local/ports";
 import { startServer } from "../local/server";

@@ -15,7 +15,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "../../shared/kernel/db/client";
-import { createMerchant } from "../../shared/merchants/merchants";
+import { createMerchant } from "../../shared/merchants/accounts";
 import { createEndpoint } from "../../shared/webhooks/endpoints";
 import { freePort } from "../local/ports";
 import { startServer } from "../local/server";

@@ -2,7 +2,7 @@ import { parseApiKey } from "../../shared/kernel/api-keys";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { UUID } from "../../shared/lib/uuid";
-import { createKey } from "../../shared/merchants/merchants";
+import { createKey } from "../../shared/merchants/accounts";
 import { type CommandGroup, choiceFlag, requireFlag, usage, withDatabase } from "./args";
 
 const key: CommandGroup = {

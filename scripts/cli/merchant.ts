@@ -1,5 +1,5 @@
 import { UUID } from "../../shared/lib/uuid";
-import { addOwner, createMerchant, listOwners, removeOwner } from "../../shared/merchants/merchants";
+import { addOwner, createMerchant, listOwners, removeOwner } from "../../shared/merchants/accounts";
 import { type CommandGroup, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const merchant: CommandGroup = {

@@ -1,7 +1,7 @@
 /** The agents' slice of the RPC catalogue (shared/kernel/db/rpc.ts): verification cards and an owner's sign-in by presence. */
 import type { Environment } from "../kernel/principal";
 import type { Iso, Uuid } from "../kernel/rpc";
-import type { AssuranceLevel } from "../receipts/receipts";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 import type { HostedSessionRecord, HostedSessionView } from "../sessions/rpc";
 
 /** An agent verification card as its RPCs answer it: the state derived from its hosted session. */

@@ -1,6 +1,6 @@
 /** The consent slice of the RPC catalogue (shared/kernel/db/rpc.ts): disclosures, their ledger, revocation and retention. */
 import type { Iso, TenantAt, Uuid } from "../kernel/rpc";
-import type { AssuranceLevel } from "../receipts/receipts";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 
 /** The person a disclosure is about, as disclosure_subject finds them through a fresh capture. */
 export interface DisclosureSubject {

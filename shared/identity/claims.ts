@@ -15,7 +15,7 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
-import { buildReceipt, newReceiptCode } from "../receipts/receipts";
+import { buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import { documentTypes } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrolLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";

@@ -5,7 +5,7 @@
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
-import type { AssuranceLevel } from "../receipts/receipts";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 import type { ReceiptRow } from "../receipts/rpc";
 
 /** The identity a transaction names, with what the sink needs to judge the act. */

@@ -1,7 +1,7 @@
 /** The mandates' slice of the RPC catalogue (shared/kernel/db/rpc.ts): issue, read, decide, consume, revoke. */
 import type { Environment } from "../kernel/principal";
 import type { AuthenticatedRequest, IdempotencyRecord, Iso, TenantAt, Uuid } from "../kernel/rpc";
-import type { AssuranceLevel } from "../receipts/receipts";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 
 /** A mandate decision as the database takes it (spec 4.8); messages are added at the edge. */
 export interface Decision {

@@ -5,7 +5,7 @@
  */
 import type { Sql } from "../kernel/db/client";
 import { type RpcResult, rpc } from "../kernel/db/rpc";
-import { merkleTree } from "./receipts";
+import { merkleTree } from "./merkle";
 import type {} from "./rpc";
 
 /** Where a Merkle root is made public. A blockchain transport implements this; locally nothing leaves the database. */

@@ -10,8 +10,9 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import { environments } from "../kernel/principal";
-import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyInclusion, verifyReceipt } from "./receipts";
+import { verifyInclusion } from "./merkle";
 import type { StoredReceipt } from "./rpc";
+import { normaliseReceiptCode, type ReceiptPayload, receiptSeal, verifyReceipt } from "./signed-receipt";
 
 /**
  * What a verification answers (docs/receipts.md): whether the receipt holds, the facts it attests

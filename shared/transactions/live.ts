@@ -8,7 +8,7 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
-import type { AssuranceLevel } from "../receipts/receipts";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
 import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
 import type { Approval } from "./rpc";

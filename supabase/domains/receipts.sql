@@ -9,13 +9,13 @@
 -- Receipt verification and anchoring (docs/receipts.md)
 -- The tables are in 20261121000600_captures_receipts.sql; capture_record inserts each receipt
 -- with its capture. Here: the read for receipt-verify, and the two calls of the anchoring
--- worker. The worker builds the Merkle tree in TypeScript (shared/receipts/receipts.ts);
+-- worker. The worker builds the Merkle tree in TypeScript (shared/receipts/merkle.ts);
 -- receipt_anchor_record re-checks every proof against the stored seals with the same
 -- construction before it writes anything.
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
--- Merkle fold: the SQL twin of shared/receipts/receipts.ts#verifyInclusion
+-- Merkle fold: the SQL twin of shared/receipts/merkle.ts#verifyInclusion
 -- ----------------------------------------------------------------------------
 -- leaf = SHA-256(0x00 || seal bytes); step = SHA-256(0x01 || left || right), the sibling on the side
 -- the proof names. Returns the root (hex) the proof leads to, or null for a malformed proof.

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestVerification } from "../../shared/agents/verifications";
-import { addOwner } from "../../shared/merchants/merchants";
+import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";

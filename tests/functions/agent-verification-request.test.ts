@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { requestVerification } from "../../shared/agents/verifications";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { addOwner, removeOwner } from "../../shared/merchants/merchants";
+import { addOwner, removeOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";

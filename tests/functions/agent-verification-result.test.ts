@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
-import { addOwner } from "../../shared/merchants/merchants";
+import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";

@@ -1,6 +1,6 @@
 import { auth } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { removeOwner } from "../../shared/merchants/merchants";
+import { removeOwner } from "../../shared/merchants/accounts";
 import { authorisedAgent, base, body, connect, MemoryProvider, mcpUrl, ownedMerchant, REDIRECT } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { enrolStranger, transact } from "../harness/identity";

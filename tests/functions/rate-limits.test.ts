@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { randomHex } from "../../shared/lib/crypto";
-import { createKey } from "../../shared/merchants/merchants";
+import { createKey } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, freshIp, replayHeaders } from "../harness/http";

@@ -4,14 +4,8 @@ import { rpc } from "../../shared/kernel/db/rpc";
 import { randomHex } from "../../shared/lib/crypto";
 import { importSigningKeys } from "../../shared/lib/signing";
 import { type AnchorSink, anchorPendingReceipts, LocalAnchorSink } from "../../shared/receipts/anchor";
-import {
-  type AssuranceLevel,
-  buildReceipt,
-  newReceiptCode,
-  type ReceiptAction,
-  verifyInclusion,
-  verifyReceipt,
-} from "../../shared/receipts/receipts";
+import { verifyInclusion } from "../../shared/receipts/merkle";
+import { type AssuranceLevel, buildReceipt, newReceiptCode, type ReceiptAction, verifyReceipt } from "../../shared/receipts/signed-receipt";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, freshIp } from "../harness/http";
 
@@ -426,7 +420,7 @@ describe("receipt-verify", () => {
       ).rejects.toThrow(/inclusion proof/);
 
       // Two runs racing for the same receipt: exactly one anchor takes it.
-      const { merkleRoot } = await import("../../shared/receipts/receipts");
+      const { merkleRoot } = await import("../../shared/receipts/merkle");
       const root = await merkleRoot([live.seal]);
       const record = () =>
         rpc(sql, "receipt_anchor_record", {

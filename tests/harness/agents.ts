@@ -4,7 +4,7 @@
  */
 import { auth, Client, type ClientOptions, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
-import { addOwner } from "../../shared/merchants/merchants";
+import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "./factories";
 import { enrolStranger } from "./identity";
 import { serviceUnderTest } from "./service";

@@ -1,7 +1,7 @@
 import type postgres from "postgres";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { randomHex } from "../../shared/lib/crypto";
-import { type CreatedMerchant, createMerchant } from "../../shared/merchants/merchants";
+import { type CreatedMerchant, createMerchant } from "../../shared/merchants/accounts";
 import { serviceUnderTest } from "./service";
 
 let sql: Sql | undefined;

@@ -10,8 +10,8 @@ import { cronsOf, type FunctionName, mountOf } from "../../shared/kernel/registr
 import { randomBase62 } from "../../shared/lib/crypto";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { mandateUuid } from "../../shared/mandates/ids";
-import type { CreatedMerchant } from "../../shared/merchants/merchants";
-import { addOwner, createKey } from "../../shared/merchants/merchants";
+import type { CreatedMerchant } from "../../shared/merchants/accounts";
+import { addOwner, createKey } from "../../shared/merchants/accounts";
 import { sessionUuid } from "../../shared/sessions/tokens";
 import { type PassportCase, passportCases } from "../../shared/simulator/passports";
 import { type DocumentedAnswers, EVERY_FUNCTION } from "./documented-answers";

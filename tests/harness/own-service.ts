@@ -3,7 +3,7 @@ import { freePort } from "../../scripts/local/ports";
 import { type CronTrace, type RunningServer, startServer } from "../../scripts/local/server";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { randomHex } from "../../shared/lib/crypto";
-import type { CreatedMerchant } from "../../shared/merchants/merchants";
+import type { CreatedMerchant } from "../../shared/merchants/accounts";
 import { createEndpoint, type Environment } from "../../shared/webhooks/endpoints";
 import { merchantFactory, testDb } from "./factories";
 import { serviceUnderTest, useService } from "./service";

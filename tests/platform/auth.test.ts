@@ -4,7 +4,7 @@ import { apiKeyAuth } from "../../shared/edge/auth";
 import type { Bindings } from "../../shared/kernel/config";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { randomBase62, sha256Hex } from "../../shared/lib/crypto";
-import type { CreatedMerchant } from "../../shared/merchants/merchants";
+import type { CreatedMerchant } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "../harness/factories";
 
 /** No function uses every key policy yet, so a probe app exercises the middleware in this process. */

@@ -13,7 +13,7 @@ import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { randomHex } from "../../shared/lib/crypto";
 import { type TemplateProtector, templateProtector } from "../../shared/lib/template-protection";
-import { createMerchant } from "../../shared/merchants/merchants";
+import { createMerchant } from "../../shared/merchants/accounts";
 import { faceEmbeddingOfPerson, simulateCapture } from "../../shared/simulator";
 import { randomFace } from "../harness/identity";
 

@@ -9,7 +9,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { rawRpc } from "../../shared/kernel/db/rpc";
-import { newReceiptCode } from "../../shared/receipts/receipts";
+import { newReceiptCode } from "../../shared/receipts/signed-receipt";
 import { type Grantor, issueMandate, seedGrantor } from "../fixtures/mandate-seed";
 import { rolledBack } from "../harness/factories";
 

@@ -1,21 +1,16 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { importSigningKeys, type KeySet, signJson, signUserJwt } from "../../shared/lib/signing";
+import { inclusionProof, merkleLeafHash, merkleRoot, merkleTree, type ProofStep, verifyInclusion } from "../../shared/receipts/merkle";
 import {
   buildReceipt,
-  inclusionProof,
-  merkleLeafHash,
-  merkleRoot,
-  merkleTree,
   newReceiptCode,
   normaliseReceiptCode,
-  type ProofStep,
   RECEIPT_CODE,
   type ReceiptInput,
   receiptSeal,
-  verifyInclusion,
   verifyReceipt,
-} from "../../shared/receipts/receipts";
+} from "../../shared/receipts/signed-receipt";
 
 const sha256 = (...parts: Buffer[]) => createHash("sha256").update(Buffer.concat(parts)).digest();
 const seal = () => randomBytes(32).toString("hex");
