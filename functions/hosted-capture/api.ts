@@ -27,7 +27,7 @@ import {
   registerHandoffSchema,
   screenHandoffStatusSchema,
 } from "../../shared/handoffs/handoff";
-import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
+import { enrollmentFailureCodes } from "../../shared/identity/enrollment";
 import { SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { bearerOf } from "../../shared/kernel/authenticate";
 import { serviceBaseUrl } from "../../shared/kernel/config";
@@ -132,7 +132,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
         "CAPTURE_REPLAYED",
         "ENROLLMENT_RACE",
         "FACE_TEMPLATE_REQUIRED",
-        ...enrolmentFailureCodes,
+        ...enrollmentFailureCodes,
         "TEMPLATE_STORE_UNAVAILABLE",
       ],
     }),

@@ -10,7 +10,7 @@ import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { enrollmentAnswerSchema } from "../../shared/identity/answers";
-import { enrollmentSchema, enrolmentFailureCodes, enrolPerson } from "../../shared/identity/enrollment";
+import { enrollmentFailureCodes, enrollmentSchema, enrollPerson } from "../../shared/identity/enrollment";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
 import { bearerOf } from "../../shared/kernel/authenticate";
@@ -30,7 +30,7 @@ app.post(
       "IDENTITY_UNREACHABLE",
       "CAPTURE_REPLAYED",
       "ENROLLMENT_RACE",
-      ...enrolmentFailureCodes,
+      ...enrollmentFailureCodes,
     ],
   }),
   noStore,
@@ -41,7 +41,7 @@ app.post(
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
     const presentedSessionToken = bearerOf(c.req.header("authorization"));
-    const enrolled = await enrolPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
+    const enrolled = await enrollPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
     c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
     return c.json({
       success: true,

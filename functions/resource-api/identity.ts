@@ -11,7 +11,7 @@ import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { attributeAnswerSchema, attributeSchema, proveAttribute } from "../../shared/identity/attributes";
 import { claimAnswerSchema, claimPerson, claimSchema } from "../../shared/identity/claims";
-import { enrolmentFailureCodes } from "../../shared/identity/enrollment";
+import { enrollmentFailureCodes } from "../../shared/identity/enrollment";
 import { recognisePerson, recognitionAnswerSchema, recognitionSchema } from "../../shared/identity/recognitions";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import type { ErrorCode } from "../../shared/kernel/errors";
@@ -38,7 +38,7 @@ identity.post(
       "ALREADY_CLAIMED",
       "IDENTITY_UNREACHABLE",
       "ALLOWANCE_EXHAUSTED",
-      ...enrolmentFailureCodes,
+      ...enrollmentFailureCodes,
     ],
   }),
   noStore,

@@ -75,7 +75,7 @@ const fraction = (hits: number, total: number) => (total ? `${((100 * hits) / to
 // ---------------------------------------------------------------------------------------------
 
 /** Enrols sandbox persons 1..n under the deployment's key; returns person -> identity id. */
-async function enrolPersons(sql: Sql, protector: TemplateProtector, n: number): Promise<Map<number, string>> {
+async function enrollPersons(sql: Sql, protector: TemplateProtector, n: number): Promise<Map<number, string>> {
   const rows = Array.from({ length: n }, (_, i) => ({
     person: i + 1,
     id: crypto.randomUUID() as string,
@@ -259,7 +259,7 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
       ).length > 0;
     const hnswDefinition = hasColumn ? await hnswIndexDefinition(sql) : null;
     const merchant = await createMerchant(sql, `bench-identify ${new Date().toISOString()}`);
-    const persons = await enrolPersons(sql, protector, ENROLLED_PERSONS);
+    const persons = await enrollPersons(sql, protector, ENROLLED_PERSONS);
     // face-identify answers only persons who consented with the calling merchant.
     await sql.unsafe(
       `insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at)

@@ -343,7 +343,7 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
  * or null when the capture gave no usable pulse.
  *
  * @example
- * const baseline = baselineFromResult(evaluatePresence(enrolmentDescriptor));
+ * const baseline = baselineFromResult(evaluatePresence(enrollmentDescriptor));
  */
 export function baselineFromResult(result: PresenceResult): PresenceBaseline | null {
   if (!result.liveness.passed || result.heart_rate_bpm === null) return null;

@@ -17,7 +17,7 @@ import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
 import { buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import { documentTypes } from "./documents";
-import { consentVersion, type EnrollmentKeys, enrolLive, retentionDays } from "./enrollment";
+import { consentVersion, type EnrollmentKeys, enrollLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";
 import type { ClaimCapture } from "./rpc";
 
@@ -112,7 +112,7 @@ export async function claimPerson(
     judgement: judgement.result,
     consent: { version: consent.output.version, retention_days: consent.output.retention_days },
   };
-  return enrolLive(deps, keys, tenant, live, async (params, enrollee) => {
+  return enrollLive(deps, keys, tenant, live, async (params, enrollee) => {
     const claim: Claim = {
       object: "claim",
       facetoken: enrollee.subjectRef,

@@ -13,10 +13,10 @@ import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
 import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
-import type { EnrolParams } from "./rpc";
+import type { EnrollParams } from "./rpc";
 
 /** An enrolment failing at one of its stages (logged; nothing written). */
-export const enrolmentFailureCodes = [
+export const enrollmentFailureCodes = [
   "IDENTITY_CREATE_FAILED",
   "TEMPLATE_STORE_FAILED",
   "SESSION_MINT_FAILED",
@@ -89,12 +89,12 @@ export interface Enrollee {
  * is `500 TEMPLATE_STORE_FAILED`; any other failure of the write is `500 IDENTITY_CREATE_FAILED`
  * unless the database named the stage (or the act's own refusal).
  */
-export async function enrolLive<T>(
+export async function enrollLive<T>(
   deps: Deps,
   keys: EnrollmentKeys,
   tenant: Tenant,
   live: { descriptor: PresenceDescriptor; judgement: PresenceResult; consent: Enrollment["consent"]; presentedSessionHash?: string },
-  write: (params: EnrolParams, enrollee: Enrollee, session: MintedSession) => Promise<T>,
+  write: (params: EnrollParams, enrollee: Enrollee, session: MintedSession) => Promise<T>,
 ): Promise<T> {
   const embedding = keys.templates.protector.protect(live.descriptor.face.embedding);
   for (let attempt = 1; ; attempt++) {
@@ -104,7 +104,7 @@ export async function enrolLive<T>(
     const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
     const session = await mintSession(keys.signing, identityId, tenant, deps.now);
     try {
-      const params: EnrolParams = {
+      const params: EnrollParams = {
         environment: tenant.environment,
         merchant_id: tenant.merchantId,
         now: deps.now.toISOString(),
@@ -133,7 +133,7 @@ export async function enrolLive<T>(
  * enrols it. `presentedSessionToken` is the device's current session, if any (a session already
  * present is `409 SESSION_PRESENT`).
  */
-export async function enrolPerson(
+export async function enrollPerson(
   deps: Deps,
   keys: EnrollmentKeys,
   tenant: Tenant,
@@ -148,7 +148,7 @@ export async function enrolPerson(
   const consent = { version: body.consent.version, retention_days: body.consent.retention_days };
   const presentedSessionHash = options.presentedSessionToken ? await sha256Hex(options.presentedSessionToken) : undefined;
   const live = { descriptor, judgement: judgement.result, consent, presentedSessionHash };
-  return enrolLive(deps, keys, tenant, live, async (params, enrollee, session) => {
+  return enrollLive(deps, keys, tenant, live, async (params, enrollee, session) => {
     await rpc(keys.templates.store, "identity_enroll", params);
     return { subject_ref: enrollee.subjectRef, session_token: session.token, session_token_hash: session.tokenHash, consent };
   });

@@ -5,8 +5,8 @@
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
-import type { AssuranceLevel } from "../receipts/signed-receipt";
 import type { ReceiptRow } from "../receipts/rpc";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 
 /** The identity a transaction names, with what the sink needs to judge the act. */
 export interface ResolvedIdentity {
@@ -31,7 +31,7 @@ export interface TemplateMatch {
  * identity the face matched (`existing`) or a new one, its protected template, the consent, the
  * first-party session and the presence baseline.
  */
-export interface EnrolParams extends TenantAt {
+export interface EnrollParams extends TenantAt {
   capture_nonce: string;
   identity_id: Uuid;
   existing: boolean;
@@ -69,9 +69,9 @@ export interface ClaimCapture {
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
-    identity_enroll: [EnrolParams, { created: boolean }];
+    identity_enroll: [EnrollParams, { created: boolean }];
     identity_claim: [
-      EnrolParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];

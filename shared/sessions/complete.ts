@@ -10,7 +10,7 @@
 import * as v from "valibot";
 import { cancelReasons, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
 import { documentEvidenceSchema } from "../identity/documents";
-import { enrollmentSchema, enrolPerson } from "../identity/enrollment";
+import { enrollmentSchema, enrollPerson } from "../identity/enrollment";
 import { identifyFace } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
@@ -83,7 +83,7 @@ function requireScreenCapture(capture: { capture_nonce: string; face_template: u
 }
 
 /** Enrolment, with the hosted consent accepted as offered (`403 CONSENT_REQUIRED` otherwise). */
-async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
+async function enroll(deps: Deps, keys: CompletionKeys, session: SessionToComplete, body: unknown, scenario: ForcedScenario | null) {
   const input = parseWith(enrollmentSchema, body);
   const { consent } = input;
   if (consent.accepted !== true || consent.version !== HOSTED_CONSENT.version || consent.retention_days !== HOSTED_CONSENT.retention_days) {
@@ -91,7 +91,7 @@ async function enrol(deps: Deps, keys: CompletionKeys, session: SessionToComplet
   }
   requireScreenCapture(input, session);
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
-  const enrolled = await enrolPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined });
+  const enrolled = await enrollPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined });
   return { approved: true, reason: null, subject_ref: enrolled.subject_ref, consent: enrolled.consent };
 }
 
@@ -175,7 +175,7 @@ async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToCom
   switch (action) {
     case "enroll":
     case "claim":
-      return enrol(deps, keys, session, body, scenario);
+      return enroll(deps, keys, session, body, scenario);
     case "recognise": {
       const identified = await identify(deps, keys, session, body, scenario);
       return identified.approved ? { approved: true, reason: null, subject_ref: identified.subject_ref } : identified;

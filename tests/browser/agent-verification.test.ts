@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestVerification } from "../../shared/agents/verifications";
 import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "../harness/factories";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
 import { createSession } from "../harness/sessions";
 import { cardResult, requestCard } from "../harness/verifications";
@@ -25,12 +25,12 @@ const TEST_TIMEOUT = 150_000;
 const media = inject("media");
 let browser: GuardedBrowser;
 let merchant: Awaited<ReturnType<typeof merchantFactory>>;
-let owner: Awaited<ReturnType<typeof enrolStranger>>;
+let owner: Awaited<ReturnType<typeof enrollStranger>>;
 
 beforeAll(async () => {
   browser = await openBrowser(serviceUnderTest().baseUrl, { media: media.reading, viewport: PHONE });
   merchant = await merchantFactory("Acme Travel");
-  owner = await enrolStranger(merchant.keys.pk_test);
+  owner = await enrollStranger(merchant.keys.pk_test);
   await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
 });
 
@@ -82,11 +82,11 @@ describe("agent verification cards on the hosted screen", () => {
     async () => {
       const enrolment = await createSession(merchant.keys.sk_test, { action: "enroll" });
       expect(enrolment.status, enrolment.text).toBe(201);
-      const enrolPage = await openCard(enrolment.body.url, "en-GB", ACCEPTED_SECONDS);
-      await enrolPage.check("#consent");
-      const enrolled = await proveOn(enrolPage, ACCEPTED_SECONDS);
+      const enrollPage = await openCard(enrolment.body.url, "en-GB", ACCEPTED_SECONDS);
+      await enrollPage.check("#consent");
+      const enrolled = await proveOn(enrollPage, ACCEPTED_SECONDS);
       expect(enrolled, enrolled.figures).toMatchObject({ kind: "approved" });
-      await enrolPage.context().close();
+      await enrollPage.context().close();
 
       const card = await mint();
       expect((await stateOf(card)).state).toBe("pending");

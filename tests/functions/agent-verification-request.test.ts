@@ -10,7 +10,7 @@ import { addOwner, removeOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
 import { consumeSession, readSession } from "../harness/sessions";
 import { requestCard, screenClient, tokenOfCard } from "../harness/verifications";
@@ -124,7 +124,7 @@ describe("agent-verification-request: who may mint", () => {
   it("only an owner of the merchant: a person who is not, another merchant, an unknown or malformed id, a removed owner: 403 NOT_MERCHANT_OWNER", async () => {
     const { merchant, owner } = await ownedMerchant();
     const other = await ownedMerchant();
-    const customer = await enrolStranger(merchant.keys.pk_test);
+    const customer = await enrollStranger(merchant.keys.pk_test);
     const refused = { status: 403, code: "NOT_MERCHANT_OWNER" };
     expect(errorOf(await requestCard(customer.session_token, { merchant_id: merchant.merchant_id }))).toEqual(refused);
     expect(errorOf(await requestCard(owner.session_token, { merchant_id: other.merchant.merchant_id }))).toEqual(refused);
@@ -185,7 +185,7 @@ describe("agent-verification-request: who may mint", () => {
 
   it("a live owner is no sandbox owner: cards live in the owner's environment", async () => {
     const merchant = await merchantFactory();
-    const liveOwner = await enrolStranger(merchant.keys.pk_live);
+    const liveOwner = await enrollStranger(merchant.keys.pk_live);
     await addOwner(testDb(), merchant.merchant_id, liveOwner.subject_ref, new Date());
     const res = await requestCard(liveOwner.session_token, { merchant_id: merchant.merchant_id });
     expect(res.status, res.text).toBe(200);

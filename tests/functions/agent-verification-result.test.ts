@@ -12,7 +12,7 @@ import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { cardResult, requestCard, screenClient, tokenOfCard } from "../harness/verifications";
 
 /** This file's person at the screen (the screen limits its endpoints per client address). */
@@ -107,7 +107,7 @@ describe("agent-verification-result: the states", () => {
 
   it("any person the merchant knows proves presence; the verifying person is not revealed to the requester", async () => {
     const { merchant, owner, card } = await mintedCard();
-    const customer = await enrolStranger(merchant.keys.pk_test);
+    const customer = await enrollStranger(merchant.keys.pk_test);
     const screen = await open(card.url);
     expect((await screenCall("complete", screen.screen_token, captureBody(customer, screen.capture_nonce))).body.state).toBe("completed");
     const result = await cardResult(owner.session_token, card.verification_id);
@@ -231,13 +231,13 @@ describe("agent-verification-result: one capture, nobody declares", () => {
 describe("agent-verification-result: who may read", () => {
   it("an owner of the card's merchant; anyone else 404 not_found; a merchant key 401 USER_TOKEN_REQUIRED; no id 400", async () => {
     const { merchant, owner, card } = await mintedCard();
-    const secondOwner = await enrolStranger(merchant.keys.pk_test);
+    const secondOwner = await enrollStranger(merchant.keys.pk_test);
     await addOwner(testDb(), merchant.merchant_id, secondOwner.subject_ref, new Date());
     expect((await cardResult(secondOwner.session_token, card.verification_id)).body.state).toBe("pending");
     expect((await cardResult(owner.session_token, card.verification_id.slice(3))).body.state).toBe("pending");
 
     const notFound = { status: 404, code: "not_found" };
-    const customer = await enrolStranger(merchant.keys.pk_test);
+    const customer = await enrollStranger(merchant.keys.pk_test);
     const elsewhere = await ownedMerchant();
     expect(errorOf(await cardResult(customer.session_token, card.verification_id))).toEqual(notFound);
     expect(errorOf(await cardResult(elsewhere.owner.session_token, card.verification_id))).toEqual(notFound);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { capture } from "../harness/captures";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { CONSENT, enrolPerson, transact } from "../harness/identity";
+import { CONSENT, enrollPerson, transact } from "../harness/identity";
 
 type Shot = { descriptor: unknown; nonce: string };
 
@@ -15,7 +15,7 @@ function identify(key: string, shot: Shot) {
   return call("face-identify", { key, body: { face_template: shot.descriptor, capture_nonce: shot.nonce }, headers: replayHeaders() });
 }
 
-function enrol(key: string, shot: Shot) {
+function enroll(key: string, shot: Shot) {
   return call("process-biovital-enrollment", {
     key,
     body: { capture_nonce: shot.nonce, face_template: shot.descriptor, consent: CONSENT },
@@ -47,7 +47,7 @@ describe("isolation by merchant", () => {
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    const enrolledWithA = await enrolPerson(a.keys.pk_test, n);
+    const enrolledWithA = await enrollPerson(a.keys.pk_test, n);
 
     const forB = await identify(b.keys.pk_test, capture(n));
     expect(forB.status, forB.text).toBe(200);
@@ -65,7 +65,7 @@ describe("isolation by merchant", () => {
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    const enrolledWithA = await enrolPerson(a.keys.pk_test, n);
+    const enrolledWithA = await enrollPerson(a.keys.pk_test, n);
     const identityId = await identityOf(a.merchant_id, enrolledWithA.subject_ref);
     const stale = `sub_${"ab".repeat(24)}`;
     await testDb()`insert into private.subject_refs (merchant_id, subject_ref, identity_id, created_at)
@@ -77,8 +77,8 @@ describe("isolation by merchant", () => {
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    const withA = await enrolPerson(a.keys.pk_test, n);
-    const withB = await enrolPerson(b.keys.pk_test, n);
+    const withA = await enrollPerson(a.keys.pk_test, n);
+    const withB = await enrollPerson(b.keys.pk_test, n);
     expect(withB.subject_ref).not.toBe(withA.subject_ref);
     const identityId = await identityOf(a.merchant_id, withA.subject_ref);
     expect(await identityOf(b.merchant_id, withB.subject_ref)).toBe(identityId);
@@ -95,8 +95,8 @@ describe("isolation by merchant", () => {
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    const withA = await enrolPerson(a.keys.pk_test, n);
-    const withB = await enrolPerson(b.keys.pk_test, n);
+    const withA = await enrollPerson(a.keys.pk_test, n);
+    const withB = await enrollPerson(b.keys.pk_test, n);
     const identityId = await identityOf(a.merchant_id, withA.subject_ref);
 
     const withdrawn = await call("revoke-consent", { key: b.keys.sk_test, body: { subject_ref: withB.subject_ref } });
@@ -116,15 +116,15 @@ describe("isolation by merchant", () => {
     const b = await merchantFactory();
     const onlyWithA = person();
     const withB = person();
-    await enrolPerson(a.keys.pk_test, onlyWithA);
-    const enrolledWithB = await enrolPerson(b.keys.pk_test, withB);
+    await enrollPerson(a.keys.pk_test, onlyWithA);
+    const enrolledWithB = await enrollPerson(b.keys.pk_test, withB);
     // Person onlyWithA's face, named as B's person: nobody B knows, so below threshold, not "someone else".
     expect(errorOf(await act(b.keys.sk_test, enrolledWithB.subject_ref, capture(onlyWithA)))).toEqual({
       status: 403,
       code: "FACE_MATCH_BELOW_THRESHOLD",
     });
     const other = person();
-    await enrolPerson(b.keys.pk_test, other);
+    await enrollPerson(b.keys.pk_test, other);
     expect(errorOf(await act(b.keys.sk_test, enrolledWithB.subject_ref, capture(other)))).toEqual({
       status: 403,
       code: "IDENTITY_MISMATCH",
@@ -137,7 +137,7 @@ describe("one capture: one identification, then one act, by one merchant", () =>
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    await enrolPerson(a.keys.pk_test, n);
+    await enrollPerson(a.keys.pk_test, n);
     const shot = capture(n);
     expect((await identify(a.keys.pk_test, shot)).body.matched).toBe(true);
     expect(errorOf(await identify(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
@@ -149,7 +149,7 @@ describe("one capture: one identification, then one act, by one merchant", () =>
   it("identify then transact with the same capture (same merchant) is allowed once", async () => {
     const a = await merchantFactory();
     const n = person();
-    await enrolPerson(a.keys.pk_test, n);
+    await enrollPerson(a.keys.pk_test, n);
     const shot = capture(n);
     const identified = await identify(a.keys.pk_test, shot);
     expect(identified.body.matched).toBe(true);
@@ -157,7 +157,7 @@ describe("one capture: one identification, then one act, by one merchant", () =>
     expect(approved.status, approved.text).toBe(200);
     expect(errorOf(await act(a.keys.sk_test, identified.body.subject_ref, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     expect(errorOf(await identify(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
-    expect(errorOf(await enrol(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+    expect(errorOf(await enroll(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
   });
 
   it("identify (not matched) then enrol with the same capture is allowed; the enrolled capture acts no more", async () => {
@@ -165,10 +165,10 @@ describe("one capture: one identification, then one act, by one merchant", () =>
     const n = person();
     const shot = capture(n);
     expect((await identify(a.keys.pk_test, shot)).body.matched).toBe(false);
-    const enrolled = await enrol(a.keys.pk_test, shot);
+    const enrolled = await enroll(a.keys.pk_test, shot);
     expect(enrolled.status, enrolled.text).toBe(200);
     expect(errorOf(await act(a.keys.sk_test, enrolled.body.subject_ref, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
-    expect(errorOf(await enrol(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+    expect(errorOf(await enroll(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     expect(errorOf(await identify(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     // A fresh capture of the person acts normally.
     expect((await act(a.keys.sk_test, enrolled.body.subject_ref, capture(n))).status).toBe(200);
@@ -178,22 +178,22 @@ describe("one capture: one identification, then one act, by one merchant", () =>
     const a = await merchantFactory();
     const b = await merchantFactory();
     const n = person();
-    await enrolPerson(a.keys.pk_test, n);
-    const withB = await enrolPerson(b.keys.pk_test, n);
+    await enrollPerson(a.keys.pk_test, n);
+    const withB = await enrollPerson(b.keys.pk_test, n);
     const shot = capture(n);
     expect((await identify(a.keys.pk_test, shot)).body.matched).toBe(true);
     expect(errorOf(await act(b.keys.sk_test, withB.subject_ref, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
-    expect(errorOf(await enrol(b.keys.pk_test, capture(n, { nonce: shot.nonce })))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+    expect(errorOf(await enroll(b.keys.pk_test, capture(n, { nonce: shot.nonce })))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
   });
 
   it("a transaction's capture (approved or refused) is never identified, enrolled or used again", async () => {
     const a = await merchantFactory();
     const n = person();
-    const enrolled = await enrolPerson(a.keys.pk_test, n);
+    const enrolled = await enrollPerson(a.keys.pk_test, n);
     const shot = capture(n);
     expect((await act(a.keys.sk_test, enrolled.subject_ref, shot)).status).toBe(200);
     expect(errorOf(await identify(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
-    expect(errorOf(await enrol(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+    expect(errorOf(await enroll(a.keys.pk_test, shot))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     const photo = capture(n, { attack: "photo" });
     expect(errorOf(await act(a.keys.sk_test, enrolled.subject_ref, photo))).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
     expect(errorOf(await act(a.keys.sk_test, enrolled.subject_ref, photo))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
@@ -202,7 +202,7 @@ describe("one capture: one identification, then one act, by one merchant", () =>
   it("the act must follow the identification within five minutes of it (server clock), else 409 CAPTURE_REPLAYED", async () => {
     const a = await merchantFactory();
     const n = person();
-    const enrolled = await enrolPerson(a.keys.pk_test, n);
+    const enrolled = await enrollPerson(a.keys.pk_test, n);
     // Identified at `base`, captured 25 s after it (the engine accepts up to 30 s ahead), acted on 5 min 10 s
     // after the identification: the capture itself is still fresh for the engine (4 min 45 s old).
     const base = new Date(Date.now() + 60_000);

@@ -9,7 +9,7 @@ import { verifyConsentLedger } from "../../shared/consent/ledger";
 import { disclose, discloseBody, fetchDisclosure, identityOfCapture, revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 import { useOwnService } from "../harness/own-service";
 
@@ -25,10 +25,10 @@ const DAY = 86_400_000;
 
 const service = useOwnService("consent_retention", FUNCTIONS);
 
-type Person = Awaited<ReturnType<typeof enrolStranger>>;
+type Person = Awaited<ReturnType<typeof enrollStranger>>;
 
 /** Enrols `person`'s face with merchant `key` under a consent of `retentionDays`. */
-async function enrolWith(key: string, person: Pick<Person, "capture">, retentionDays: number) {
+async function enrollWith(key: string, person: Pick<Person, "capture">, retentionDays: number) {
   const shot = person.capture();
   const res = await call("process-biovital-enrollment", {
     key,
@@ -59,8 +59,8 @@ describe("consent retention", () => {
     const a = await merchantFactory();
     const b = await merchantFactory();
     const person = newStranger();
-    const refA = await enrolWith(a.keys.pk_test, person, 2);
-    const refB = await enrolWith(b.keys.pk_test, person, 30);
+    const refA = await enrollWith(a.keys.pk_test, person, 2);
+    const refB = await enrollWith(b.keys.pk_test, person, 30);
     const captureA = await proofCapture(a, { ...person, subject_ref: refA }, { document: true });
     const captureB = await proofCapture(b, { ...person, subject_ref: refB });
     const identityId = await identityOfCapture(captureA);
@@ -110,7 +110,7 @@ describe("consent retention", () => {
 
   it("a withdrawn consent is erased at the next tick, and a disclosure's documents go when its token expires", async () => {
     const m = await merchantFactory();
-    const person = await enrolStranger(m.keys.pk_test);
+    const person = await enrollStranger(m.keys.pk_test);
     const captureId = await proofCapture(m, person, { document: true });
     const res = await disclose(
       m.keys.sk_test,

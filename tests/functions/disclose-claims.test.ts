@@ -19,7 +19,7 @@ import {
 } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
@@ -334,16 +334,16 @@ describe("disclose-claims", () => {
     it("a person's consent with one merchant is not another's: withdrawing with A leaves B's disclosures open", async () => {
       const a = await merchantFactory();
       const b = await merchantFactory();
-      const person = await enrolStranger(a.keys.pk_test);
-      const enrolB = await call("process-biovital-enrollment", {
+      const person = await enrollStranger(a.keys.pk_test);
+      const enrollB = await call("process-biovital-enrollment", {
         key: b.keys.pk_test,
         body: (() => {
           const shot = person.capture();
           return { capture_nonce: shot.nonce, face_template: shot.descriptor, consent: { version: "b-1", retention_days: 30 } };
         })(),
       });
-      expect(enrolB.status, enrolB.text).toBe(200);
-      const personAtB = { ...person, subject_ref: enrolB.body.subject_ref as string };
+      expect(enrollB.status, enrollB.text).toBe(200);
+      const personAtB = { ...person, subject_ref: enrollB.body.subject_ref as string };
       const captureB = await proofCapture(b, personAtB);
       const atB = await disclose(b.keys.sk_test, discloseBody(b, captureB, [{ key: "subject_ref", disclosure_type: "value" }]));
       expect(atB.status, atB.text).toBe(200);

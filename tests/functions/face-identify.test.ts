@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolPerson, enrolStranger, strangerCapture } from "../harness/identity";
+import { enrollPerson, enrollStranger, strangerCapture } from "../harness/identity";
 
 function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}) {
   return call("face-identify", {
@@ -21,7 +21,7 @@ describe("face-identify", () => {
   describe("happy", () => {
     it("recognises an enrolled test person and answers the caller's pseudonym", async () => {
       const merchant = await merchantFactory();
-      const enrolled = await enrolPerson(merchant.keys.pk_test, 7);
+      const enrolled = await enrollPerson(merchant.keys.pk_test, 7);
       const { descriptor, nonce } = capture(7);
       const res = await identify(merchant.keys.pk_test, descriptor, nonce);
       expect(res.status).toBe(200);
@@ -42,8 +42,8 @@ describe("face-identify", () => {
 
     it("refuses person 8 as person 7: different faces never share a pseudonym", async () => {
       const merchant = await merchantFactory();
-      const seven = await enrolPerson(merchant.keys.pk_test, 7);
-      const eight = await enrolPerson(merchant.keys.pk_test, 8);
+      const seven = await enrollPerson(merchant.keys.pk_test, 7);
+      const eight = await enrollPerson(merchant.keys.pk_test, 8);
       const { descriptor, nonce } = capture(8);
       const res = await identify(merchant.keys.pk_test, descriptor, nonce);
       expect(res.body.subject_ref).toBe(eight.subject_ref);
@@ -61,8 +61,8 @@ describe("face-identify", () => {
     it("gives each merchant its own stable, unlinkable pseudonym for the same person", async () => {
       const a = await merchantFactory();
       const b = await merchantFactory();
-      await enrolPerson(a.keys.pk_test, 11);
-      await enrolPerson(b.keys.pk_test, 11);
+      await enrollPerson(a.keys.pk_test, 11);
+      await enrollPerson(b.keys.pk_test, 11);
       const first = capture(11);
       const second = capture(11);
       const third = capture(11);
@@ -77,8 +77,8 @@ describe("face-identify", () => {
 
     it("never identifies a face across environments: sandbox keys never see a live person, live keys never a sandbox one", async () => {
       const merchant = await merchantFactory();
-      const sandboxOnly = await enrolStranger(merchant.keys.pk_test);
-      const liveOnly = await enrolStranger(merchant.keys.pk_live);
+      const sandboxOnly = await enrollStranger(merchant.keys.pk_test);
+      const liveOnly = await enrollStranger(merchant.keys.pk_live);
       const unmatched = { matched: false, subject_ref: null, confidence: 0 };
       // Each face is known in its own environment, so an unmatched answer below is the isolation.
       expect((await identifyShot(merchant.keys.pk_test, sandboxOnly.capture())).body).toMatchObject({
@@ -98,7 +98,7 @@ describe("face-identify", () => {
 
       // The same face enrolled in the other environment becomes another identity with another
       // pseudonym, and each environment answers only its own.
-      const sandboxTwin = await enrolStranger(merchant.keys.pk_live, sandboxOnly.face);
+      const sandboxTwin = await enrollStranger(merchant.keys.pk_live, sandboxOnly.face);
       expect(sandboxTwin.subject_ref).not.toBe(sandboxOnly.subject_ref);
       expect((await identifyShot(merchant.keys.pk_live, sandboxOnly.capture())).body.subject_ref).toBe(sandboxTwin.subject_ref);
       expect((await identifyShot(merchant.keys.pk_test, sandboxOnly.capture())).body.subject_ref).toBe(sandboxOnly.subject_ref);
@@ -125,7 +125,7 @@ describe("face-identify", () => {
 
     it("force the failure paths face-identify has, on a face it would otherwise match", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const notLive = await identifyShot(merchant.keys.pk_test, person.capture(), scenario("liveness_fail"));
       expect(errorOf(notLive)).toEqual({ status: 400, code: "LIVE_CAPTURE_REQUIRED" });
       expect(notLive.body.reason).toBe("liveness_fail");
@@ -145,7 +145,7 @@ describe("face-identify", () => {
 
     it("never fabricate a match or a live capture: success injects nothing", async () => {
       const merchant = await merchantFactory();
-      await enrolPerson(merchant.keys.pk_test, 7);
+      await enrollPerson(merchant.keys.pk_test, 7);
       const stranger = strangerCapture();
       expect((await identifyShot(merchant.keys.pk_test, stranger, scenario("success"))).body).toEqual({
         matched: false,

@@ -12,7 +12,7 @@ import { capture } from "../harness/captures";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { ownThemeAssets } from "../harness/service";
 import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
 
@@ -103,8 +103,8 @@ describe("hosted-capture boot", () => {
 
   it("offers the hosted consent for enroll; speaks the person's language; names the session's brand first, then the published theme's", async () => {
     const m = await merchantFactory("Plain Name");
-    const enrol = await booted(m.keys.sk_test, { action: "enroll" }, { locale: "pt-BR,pt;q=0.9" });
-    expect(enrol.screen).toMatchObject({ consent: HOSTED_CONSENT, locale: "pt-BR", display_name: "Plain Name" });
+    const enroll = await booted(m.keys.sk_test, { action: "enroll" }, { locale: "pt-BR,pt;q=0.9" });
+    expect(enroll.screen).toMatchObject({ consent: HOSTED_CONSENT, locale: "pt-BR", display_name: "Plain Name" });
     expect((await booted(m.keys.sk_test, { action: "sign" }, { locale: "es-MX" })).screen.locale).toBe("es");
 
     const theme = {
@@ -164,7 +164,7 @@ describe("hosted-capture complete", () => {
 
     it("login: identify, then ACTION_LOGIN through the sink: a receipt the person keeps and receipt-verify confirms", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, { action: "login" });
       const res = await complete(screen, captureBody(person, screen.capture_nonce), { locale: "es" });
       expect(res.status, res.text).toBe(200);
@@ -198,7 +198,7 @@ describe("hosted-capture complete", () => {
 
     it("authorize: ACTION_PAYMENT for the session's amount and reference; without a document on record it is refused", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const refused = await booted(m.keys.sk_test, authorizeBody());
       const no = await complete(refused.screen, captureBody(person, refused.screen.capture_nonce));
       expect(no.body).toMatchObject({ state: "failed", outcome: { approved: false, reason: "document_required", receipt_code: null } });
@@ -224,7 +224,7 @@ describe("hosted-capture complete", () => {
 
     it("authorize with a passport that fails passive authentication: failed as document_rejected, with the sink's code", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, authorizeBody());
       const res = await complete(screen, {
         ...captureBody(person, screen.capture_nonce),
@@ -245,7 +245,7 @@ describe("hosted-capture complete", () => {
 
     it("one transaction: a refusal the database raises inside the act (an erased identity's face) still records the outcome", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       await testDb()`update private.identities set erased_at = now()
         where id = (select identity_id from private.subject_refs where subject_ref = ${person.subject_ref})`;
       const { session, screen } = await booted(m.keys.sk_test, { action: "enroll" });
@@ -257,7 +257,7 @@ describe("hosted-capture complete", () => {
 
     it("one transaction: an error that judged nothing leaves no trace of the act, and the session completes on a retry", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, { action: "login" });
       const body = captureBody(person, screen.capture_nonce);
       // A receipt the database refuses: the act fails after the identification and the capture were written.
@@ -280,7 +280,7 @@ describe("hosted-capture complete", () => {
 
     it("sign: ACTION_SIGN with the reference as the receipt's service_hash", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const { session, screen } = await booted(m.keys.sk_test, { action: "sign", external_txn_ref: "contract:9.v1" });
       const res = await complete(screen, { ...captureBody(person, screen.capture_nonce), document: await passport() });
       expect(res.body.state, res.text).toBe("completed");
@@ -312,7 +312,7 @@ describe("hosted-capture complete", () => {
 
     it("a photo (no pulse) on login and on enroll: the engine's liveness reason", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       for (const action of ["login", "enroll"]) {
         const { session, screen } = await booted(m.keys.sk_test, { action });
         const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true, attack: "photo" });
@@ -328,7 +328,7 @@ describe("hosted-capture complete", () => {
 
     it("a sandbox scenario forces a refusal on the screen too (liveness_fail, vrc_coerced)", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const forced = await booted(m.keys.sk_test);
       const failed = await complete(forced.screen, captureBody(person, forced.screen.capture_nonce), {
         headers: { "x-service-scenario": "liveness_fail" },
@@ -378,7 +378,7 @@ describe("hosted-capture complete", () => {
 
     it("a descriptor version 1 (no light challenge: not what the screen sends) is 400 naming face_template.version, on enrol and on login", async () => {
       const m = await merchantFactory();
-      const known = await enrolStranger(m.keys.pk_test);
+      const known = await enrollStranger(m.keys.pk_test);
       for (const [action, person] of [
         ["enroll", newStranger()],
         ["login", known],
@@ -421,7 +421,7 @@ describe("hosted-capture complete", () => {
 
     it("410 SESSION_EXPIRED for complete and cancel from expires_at on (request clock); the read says expired", async () => {
       const m = await merchantFactory();
-      const person = await enrolStranger(m.keys.pk_test);
+      const person = await enrollStranger(m.keys.pk_test);
       const t0 = new Date();
       const { session, screen } = await booted(m.keys.sk_test, { action: "login", ttl_seconds: 60 }, { now: t0 });
       const late = at(t0, 60);
@@ -477,7 +477,7 @@ describe("hosted-capture security", () => {
 
   it("a credential acts only on its own session: another session's capture is refused and that session is untouched", async () => {
     const [m, other] = await Promise.all([merchantFactory(), merchantFactory()]);
-    const person = await enrolStranger(other.keys.pk_test);
+    const person = await enrollStranger(other.keys.pk_test);
     const mine = await booted(m.keys.sk_test);
     const theirs = await booted(other.keys.sk_test);
     const res = await complete(mine.screen, captureBody(person, theirs.screen.capture_nonce));
@@ -488,7 +488,7 @@ describe("hosted-capture security", () => {
 
   it("a person enrolled with another merchant is not recognised in this merchant's session", async () => {
     const [m, other] = await Promise.all([merchantFactory(), merchantFactory()]);
-    const person = await enrolStranger(other.keys.pk_test);
+    const person = await enrollStranger(other.keys.pk_test);
     const { screen } = await booted(m.keys.sk_test);
     expect((await complete(screen, captureBody(person, screen.capture_nonce))).body.outcome.reason).toBe("not_recognised");
   });

@@ -14,7 +14,7 @@ import { rawRpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { useOwnService } from "../harness/own-service";
 import { delivered, merchantWithEndpoint } from "../harness/session-webhooks";
 import { boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
@@ -38,7 +38,7 @@ const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 
 describe("session.completed", () => {
   it("is delivered signed for a completed, a failed and a cancelled session, with the state, the outcome and the metadata", async () => {
     const { merchant, receiver, secret } = await merchantWithEndpoint(service);
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
 
     const ok = await openSession(merchant.keys.sk_test, { action: "login", metadata: { flow: "ok" } });
     const okScreen = (await boot(ok.session_token)).body;

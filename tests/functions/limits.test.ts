@@ -3,7 +3,7 @@ import { randomHex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 
 /**
@@ -77,7 +77,7 @@ describe("Idempotency-Key: 8 to 200 characters", () => {
 
   it("process-biovital-transaction stores and replays a key of 8 and of 200 characters; 7 and 201 are 400 IDEMPOTENCY_KEY_INVALID", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     for (const length of [8, 200]) {
       const headers = { "idempotency-key": uniqueOfLength(length) };
       const request = login(person, person.capture());
@@ -100,7 +100,7 @@ describe("Idempotency-Key: 8 to 200 characters", () => {
 describe("agent_display_name up to 64 characters, agent_descriptor up to 140 (mandate-issue)", () => {
   it("issues at the maximum, counted in characters (not bytes or UTF-16 units), and refuses one more with the spec's code", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person);
     const attempt = (extra: Record<string, unknown>) =>
       issue(
@@ -132,7 +132,7 @@ describe("the 0.75 face match gate", () => {
 
   it("face-identify matches a face just above the gate, with that similarity as confidence, and not one just below", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const probe = (similarity: number) => identify(merchant.keys.pk_test, person.capture({ similarity }));
     const above = await probe(justAbove);
     expect(above.body).toMatchObject({ matched: true, subject_ref: person.subject_ref });
@@ -142,7 +142,7 @@ describe("the 0.75 face match gate", () => {
 
   it("the transaction sink approves the named person just above the gate and refuses just below with FACE_MATCH_BELOW_THRESHOLD", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const act = (similarity: number) => transact(merchant.keys.sk_test, login(person, person.capture({ similarity })));
     const above = await act(justAbove);
     expect(above.status, above.text).toBe(200);

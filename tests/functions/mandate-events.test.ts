@@ -11,7 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
 import { useOwnService } from "../harness/own-service";
 import { expectSignedBy } from "../harness/webhook-receiver";
@@ -31,7 +31,7 @@ const service = useOwnService("mandate_events", FUNCTIONS);
 describe("mandate events through the outbox worker", () => {
   it("delivers mandate.granted, mandate.consumed (authoritative remaining), mandate.at_limit and mandate.revoked, signed", async () => {
     const { merchant, receiver, endpoint } = await service.subscribed();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
     expect(granted.status, granted.text).toBe(201);
@@ -77,7 +77,7 @@ describe("mandate events through the outbox worker", () => {
 
   it("a refused consume writes no event", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
     const refused = await consume(merchant.keys.sk_test, {

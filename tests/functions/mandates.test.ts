@@ -3,14 +3,14 @@ import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { check, consume, issue, mandateBody, mandateFixture, proofCapture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 
 describe("mandate-issue", () => {
   it("issues a mandate against a fresh capture: 201, localised scope labels, assurance from the capture", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const body = mandateBody(person, captureId, { agent_display_name: "Shopping helper", scopes: ["purchase", "payment"] });
     const res = await issue(merchant.keys.sk_test, body, { headers: { "accept-language": "pt-BR" } });
@@ -35,7 +35,7 @@ describe("mandate-issue", () => {
 
   it("copies face_voice from a capture without a document, and refuses money scopes without one", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person);
     const login = await issue(
       merchant.keys.sk_test,
@@ -49,8 +49,8 @@ describe("mandate-issue", () => {
 
   it("refuses a proof older than five minutes, someone else's, or unknown", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
-    const other = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const other = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const late = new Date(Date.now() + 301_000);
     expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, captureId), { now: late }))).toEqual({
@@ -68,7 +68,7 @@ describe("mandate-issue", () => {
 
   it("validates scopes, constraints, ceilings, agent fields and expiry with the spec's codes", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const attempt = (extra: Record<string, unknown>) => issue(merchant.keys.sk_test, mandateBody(person, captureId, extra)).then(errorOf);
     expect(await attempt({ scopes: ["purchase", "teleport"] })).toEqual({ status: 400, code: "UNKNOWN_SCOPE" });
@@ -386,7 +386,7 @@ describe("mandate-revoke", () => {
   it("lets the granting human revoke with their session, never another merchant or person", async () => {
     const { merchant, person, mandate } = await mandateFixture();
     const other = await merchantFactory();
-    const otherPerson = await enrolStranger(other.keys.pk_test);
+    const otherPerson = await enrollStranger(other.keys.pk_test);
     expect(errorOf(await call("mandate-revoke", { key: other.keys.sk_test, body: { mandate_id: mandate.mandate_id } }))).toEqual({
       status: 404,
       code: "not_found",
@@ -474,7 +474,7 @@ describe("step-up (spec 3.1)", () => {
 
   it("refuses a step-up from another person's or a revoked mandate", async () => {
     const { merchant, mandate } = await mandateFixture();
-    const other = await enrolStranger(merchant.keys.pk_test);
+    const other = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, other, { document: true });
     expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId, { step_up_of: mandate.mandate_id })))).toEqual({
       status: 400,
@@ -561,7 +561,7 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
 
   it("refuses another person's mandate and keeps rule 3 for payments", async () => {
     const { merchant, mandate } = await mandateFixture({ scopes: ["payment"], ceiling: { kind: "amount", amount: 1000, currency: "BRL" } });
-    const other = await enrolStranger(merchant.keys.pk_test);
+    const other = await enrollStranger(merchant.keys.pk_test);
     const res = await viaMandate(merchant, other, mandate.mandate_id, { action: "ACTION_PAYMENT", amount: 10, currency: "BRL" });
     expect(errorOf(res)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
     await proofCapture(merchant, other, { document: true });
@@ -656,7 +656,7 @@ describe("the stand-in has no default idempotency key (issue 11)", () => {
 describe("no mandate is open-ended (issue 11)", () => {
   it("accepts expires_at up to 365 days after issue and refuses anything later with EXPIRES_AT_TOO_FAR", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const now = new Date(Date.now() + 1000);
     now.setUTCMilliseconds(0);
     const captureId = await proofCapture(merchant, person, { document: true, at: now });
@@ -814,7 +814,7 @@ describe("mandate-get by status (issue 11)", () => {
 describe("a coerced proof is reported as coercion (issue 11)", () => {
   it("answers PROOF_INVALID with reason coercion_detected, not liveness_failed", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const shot = person.capture();
     const serviceHash = `svc:${crypto.randomUUID()}`;
     const refused = await transact(

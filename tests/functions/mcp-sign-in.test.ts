@@ -6,7 +6,7 @@
 import { auth } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { base, body, connect, cookiesOf, decideOn, MemoryProvider, mcpUrl, ownedMerchant } from "../harness/agents";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { boot, screenCall } from "../harness/sessions";
 
 type Person = { capture(options: { nonce: string; light: boolean }): { descriptor: unknown; nonce: string } };
@@ -110,7 +110,7 @@ describe("mcp: an owner signs in by proving presence on the hosted capture scree
 
   it("signs in only an owner of the business: someone else identified, a refused capture, or a business without owners", async () => {
     const { merchant, owner } = await ownedMerchant();
-    const customer = await enrolStranger(merchant.keys.pk_test);
+    const customer = await enrollStranger(merchant.keys.pk_test);
     const { url } = await authorizationRequest();
 
     const byCustomer = await startPresence(url, merchant.merchant_id);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { removeOwner } from "../../shared/merchants/accounts";
 import { authorisedAgent, base, body, connect, MemoryProvider, mcpUrl, ownedMerchant, REDIRECT } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
 import { screenClient, tokenOfCard } from "../harness/verifications";
 
@@ -62,7 +62,7 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
     expect(scopes.money_scopes).toEqual(["purchase", "payment"]);
 
     // A person (with a document) grants this agent a purchase mandate, proven by a fresh capture.
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const captureId = await proofCapture(merchant, person, { document: true });
     const issued = await client.callTool({ name: "mandate-issue", arguments: mandateBody(person, captureId, { granted_to: agentId }) });
     expect(issued.isError, JSON.stringify(issued)).toBeFalsy();
@@ -383,7 +383,7 @@ describe("mcp: refused calls", () => {
 
   it("shows no consent to a person who owns nothing, and none without a valid session", async () => {
     const merchant = await merchantFactory();
-    const stranger = await enrolStranger(merchant.keys.pk_test);
+    const stranger = await enrollStranger(merchant.keys.pk_test);
     const provider = new MemoryProvider();
     await auth(provider, { serverUrl: mcpUrl(), scope: "mandates:read" });
     const notOwner = await fetch(provider.authorizationUrl!, { headers: { authorization: `Bearer ${stranger.session_token}` } });

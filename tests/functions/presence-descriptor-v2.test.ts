@@ -10,7 +10,7 @@ import { merchantFactory } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { CONSENT } from "../harness/identity";
 
-function enrol(key: string, body: unknown) {
+function enroll(key: string, body: unknown) {
   return call("process-biovital-enrollment", { key, body });
 }
 
@@ -23,7 +23,7 @@ describe("presence descriptors v1 and v2 at enrolment", () => {
     ] as const) {
       const { descriptor, nonce } = capture(person, { light });
       expect(descriptor.version).toBe(light ? 2 : 1);
-      const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
+      const res = await enroll(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ success: true, status: "enrolled" });
     }
@@ -34,7 +34,7 @@ describe("presence descriptors v1 and v2 at enrolment", () => {
     async (attack) => {
       const merchant = await merchantFactory();
       const { descriptor, nonce } = capture(43, { attack, light: true });
-      const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
+      const res = await enroll(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
       expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
       expect(["light_not_followed", "no_pulse"]).toContain(res.body.reason);
     },
@@ -44,7 +44,7 @@ describe("presence descriptors v1 and v2 at enrolment", () => {
     const merchant = await merchantFactory();
     const { descriptor } = capture(44, { light: true });
     const nonce = `rewritten-${crypto.randomUUID()}`;
-    const res = await enrol(merchant.keys.pk_test, {
+    const res = await enroll(merchant.keys.pk_test, {
       capture_nonce: nonce,
       face_template: { ...descriptor, capture_nonce: nonce },
       consent: CONSENT,
@@ -66,7 +66,7 @@ describe("presence descriptors v1 and v2 at enrolment", () => {
       [{ ...descriptor, version: 3 }, "face_template.version"],
     ];
     for (const [face_template, field] of cases) {
-      const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template, consent: CONSENT });
+      const res = await enroll(merchant.keys.pk_test, { capture_nonce: nonce, face_template, consent: CONSENT });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(res.body.fields).toContain(field);
     }

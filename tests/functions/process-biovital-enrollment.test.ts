@@ -7,10 +7,10 @@ import { capture } from "../harness/captures";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
-import { CONSENT, enrolPerson, strangerCapture } from "../harness/identity";
+import { CONSENT, enrollPerson, strangerCapture } from "../harness/identity";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
-function enrol(key: string, body: unknown, headers: Record<string, string> = {}) {
+function enroll(key: string, body: unknown, headers: Record<string, string> = {}) {
   return call("process-biovital-enrollment", { key, body, headers });
 }
 
@@ -23,7 +23,7 @@ describe("process-biovital-enrollment", () => {
   describe("happy", () => {
     it("creates an identity and hands the session token to the device once", async () => {
       const merchant = await merchantFactory();
-      const res = await enrol(merchant.keys.pk_test, stranger());
+      const res = await enroll(merchant.keys.pk_test, stranger());
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ success: true, status: "enrolled", consent: CONSENT });
       expect(res.body.subject_ref).toMatch(/^sub_[0-9a-f]{48}$/);
@@ -37,18 +37,18 @@ describe("process-biovital-enrollment", () => {
 
     it("recognises an already-enrolled face and answers the existing subject_ref", async () => {
       const merchant = await merchantFactory();
-      const first = await enrolPerson(merchant.keys.pk_test, 21);
-      const again = await enrolPerson(merchant.keys.pk_test, 21);
+      const first = await enrollPerson(merchant.keys.pk_test, 21);
+      const again = await enrollPerson(merchant.keys.pk_test, 21);
       expect(again.subject_ref).toBe(first.subject_ref);
       expect(again.session_token).not.toBe(first.session_token);
-      const other = await enrolPerson(merchant.keys.pk_test, 22);
+      const other = await enrollPerson(merchant.keys.pk_test, 22);
       expect(other.subject_ref).not.toBe(first.subject_ref);
     });
 
     it("stores only the protected template: the raw embedding is not in the database", async () => {
       const merchant = await merchantFactory();
       const body = stranger();
-      const res = await enrol(merchant.keys.pk_test, body);
+      const res = await enroll(merchant.keys.pk_test, body);
       const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${res.body.subject_ref}`;
       const [{ embedding }] =
         await testDb()`select to_json(embedding) as embedding from private.face_templates where identity_id = ${identity_id}`;
@@ -62,10 +62,10 @@ describe("process-biovital-enrollment", () => {
     it("answers a consent without its version or retention_days as missing consent (403), a malformed one as 400", async () => {
       const merchant = await merchantFactory();
       for (const consent of [{}, { accepted: true }, { version: CONSENT.version }, { retention_days: 30 }, { ...CONSENT, version: null }]) {
-        const res = await enrol(merchant.keys.pk_test, { ...stranger(), consent });
+        const res = await enroll(merchant.keys.pk_test, { ...stranger(), consent });
         expect({ consent, ...errorOf(res) }).toEqual({ consent, status: 403, code: "CONSENT_REQUIRED" });
       }
-      const malformed = await enrol(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, retention_days: "365" } });
+      const malformed = await enroll(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, retention_days: "365" } });
       expect(errorOf(malformed)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(malformed.body.fields).toEqual(["consent.retention_days"]);
     });
@@ -73,16 +73,16 @@ describe("process-biovital-enrollment", () => {
     it("requires consent before anything else, with no bypass", async () => {
       const merchant = await merchantFactory();
       const { consent: _consent, ...withoutConsent } = stranger();
-      expect(errorOf(await enrol(merchant.keys.pk_test, withoutConsent))).toEqual({ status: 403, code: "CONSENT_REQUIRED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, accepted: false } }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_test, withoutConsent))).toEqual({ status: 403, code: "CONSENT_REQUIRED" });
+      expect(errorOf(await enroll(merchant.keys.pk_test, { ...stranger(), consent: { ...CONSENT, accepted: false } }))).toEqual({
         status: 403,
         code: "CONSENT_REQUIRED",
       });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...withoutConsent, face_template: undefined }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_test, { ...withoutConsent, face_template: undefined }))).toEqual({
         status: 403,
         code: "CONSENT_REQUIRED",
       });
-      const bypass = await enrol(merchant.keys.pk_test, { ...stranger(), skip_consent: true });
+      const bypass = await enroll(merchant.keys.pk_test, { ...stranger(), skip_consent: true });
       expect(errorOf(bypass)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(bypass.body.fields).toContain("skip_consent");
     });
@@ -90,8 +90,8 @@ describe("process-biovital-enrollment", () => {
     it("422 FACE_TEMPLATE_REQUIRED without a descriptor", async () => {
       const merchant = await merchantFactory();
       const { face_template: _t, ...body } = stranger();
-      expect(errorOf(await enrol(merchant.keys.pk_test, body))).toEqual({ status: 422, code: "FACE_TEMPLATE_REQUIRED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, { ...body, face_template: null }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_test, body))).toEqual({ status: 422, code: "FACE_TEMPLATE_REQUIRED" });
+      expect(errorOf(await enroll(merchant.keys.pk_test, { ...body, face_template: null }))).toEqual({
         status: 422,
         code: "FACE_TEMPLATE_REQUIRED",
       });
@@ -100,7 +100,7 @@ describe("process-biovital-enrollment", () => {
     it("takes no document, even a valid passport: the account is born with face and voice (spec 4.3)", async () => {
       const merchant = await merchantFactory();
       const body = stranger();
-      const res = await enrol(merchant.keys.pk_test, { ...body, document: await passport() });
+      const res = await enroll(merchant.keys.pk_test, { ...body, document: await passport() });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(res.body.fields).toEqual(["document"]);
       const [{ count }] =
@@ -110,11 +110,11 @@ describe("process-biovital-enrollment", () => {
 
     it("400 INVALID_INPUT names the fields", async () => {
       const merchant = await merchantFactory();
-      const bad = await enrol(merchant.keys.pk_test, { ...stranger(), consent: { version: "v1", retention_days: 0 } });
+      const bad = await enroll(merchant.keys.pk_test, { ...stranger(), consent: { version: "v1", retention_days: 0 } });
       expect(errorOf(bad)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(bad.body.fields).toContain("consent.retention_days");
       const body = stranger();
-      const broken = await enrol(merchant.keys.pk_test, {
+      const broken = await enroll(merchant.keys.pk_test, {
         ...body,
         face_template: { ...body.face_template, face: { ...body.face_template.face, embedding: [1, 2] } },
       });
@@ -136,7 +136,7 @@ describe("process-biovital-enrollment", () => {
       async (attack) => {
         const merchant = await merchantFactory();
         const { descriptor, nonce } = capture(31, { attack });
-        const res = await enrol(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
+        const res = await enroll(merchant.keys.pk_test, { capture_nonce: nonce, face_template: descriptor, consent: CONSENT });
         expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
         expect(["no_pulse", "av_desync", "pulse_speech_uncoupled", "no_speech", "low_quality"]).toContain(res.body.reason);
       },
@@ -144,48 +144,48 @@ describe("process-biovital-enrollment", () => {
 
     it("409 SESSION_PRESENT when the device already holds a live session", async () => {
       const merchant = await merchantFactory();
-      const first = await enrol(merchant.keys.pk_test, stranger());
+      const first = await enroll(merchant.keys.pk_test, stranger());
       const token = first.headers.get("x-session-token")!;
-      const res = await enrol(merchant.keys.pk_test, stranger(), { authorization: `Bearer ${token}` });
+      const res = await enroll(merchant.keys.pk_test, stranger(), { authorization: `Bearer ${token}` });
       expect(errorOf(res)).toEqual({ status: 409, code: "SESSION_PRESENT" });
     });
 
     it("409 IDENTITY_UNREACHABLE when the face belongs to an erased identity", async () => {
       const merchant = await merchantFactory();
       const body = stranger();
-      const first = await enrol(merchant.keys.pk_test, body);
+      const first = await enroll(merchant.keys.pk_test, body);
       await testDb()`update private.identities set erased_at = now()
         where id = (select identity_id from private.subject_refs where subject_ref = ${first.body.subject_ref})`;
       const { descriptor, nonce } = capture(1, {});
       const again = { capture_nonce: nonce, face_template: { ...descriptor, face: body.face_template.face }, consent: CONSENT };
-      expect(errorOf(await enrol(merchant.keys.pk_test, again))).toEqual({ status: 409, code: "IDENTITY_UNREACHABLE" });
+      expect(errorOf(await enroll(merchant.keys.pk_test, again))).toEqual({ status: 409, code: "IDENTITY_UNREACHABLE" });
     });
 
     it("409 CAPTURE_REPLAYED when a descriptor is submitted twice", async () => {
       const merchant = await merchantFactory();
       const body = stranger();
-      expect((await enrol(merchant.keys.pk_test, body)).status).toBe(200);
-      expect(errorOf(await enrol(merchant.keys.pk_test, body))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
+      expect((await enroll(merchant.keys.pk_test, body)).status).toBe(200);
+      expect(errorOf(await enroll(merchant.keys.pk_test, body))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     });
 
     it("sandbox scenarios force failure paths only with sandbox keys", async () => {
       const merchant = await merchantFactory();
-      const forced = await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "liveness_fail" });
+      const forced = await enroll(merchant.keys.pk_test, stranger(), { "x-service-scenario": "liveness_fail" });
       expect(errorOf(forced)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
-      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "duplicate_enroll" }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_test, stranger(), { "x-service-scenario": "duplicate_enroll" }))).toEqual({
         status: 409,
         code: "IDENTITY_UNREACHABLE",
       });
-      expect(errorOf(await enrol(merchant.keys.pk_live, stranger(), { "x-service-scenario": "liveness_fail" }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_live, stranger(), { "x-service-scenario": "liveness_fail" }))).toEqual({
         status: 400,
         code: "SCENARIO_NOT_ALLOWED",
       });
-      expect(errorOf(await enrol(merchant.keys.pk_test, stranger(), { "x-service-scenario": "approve_everything" }))).toEqual({
+      expect(errorOf(await enroll(merchant.keys.pk_test, stranger(), { "x-service-scenario": "approve_everything" }))).toEqual({
         status: 400,
         code: "INVALID_SCENARIO",
       });
       const { descriptor, nonce } = capture(32, { attack: "photo" });
-      const success = await enrol(
+      const success = await enroll(
         merchant.keys.pk_test,
         { capture_nonce: nonce, face_template: descriptor, consent: CONSENT },
         { "x-service-scenario": "success" },
@@ -195,7 +195,7 @@ describe("process-biovital-enrollment", () => {
 
     it("401 for a missing or unknown key", async () => {
       expect(errorOf(await call("process-biovital-enrollment", { body: stranger() }))).toEqual({ status: 401, code: "API_KEY_REQUIRED" });
-      expect(errorOf(await enrol(`pk_live_${"Z".repeat(40)}`, stranger()))).toEqual({ status: 401, code: "INVALID_API_KEY" });
+      expect(errorOf(await enroll(`pk_live_${"Z".repeat(40)}`, stranger()))).toEqual({ status: 401, code: "INVALID_API_KEY" });
     });
   });
 

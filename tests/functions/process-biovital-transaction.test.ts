@@ -6,7 +6,7 @@ import { type DatabaseProxy, startDatabaseProxy } from "../harness/database-prox
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolPerson, enrolStranger, randomFace, transact } from "../harness/identity";
+import { enrollPerson, enrollStranger, randomFace, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
@@ -26,7 +26,7 @@ describe("process-biovital-transaction", () => {
   describe("happy", () => {
     it("approves a live capture of the named person and records a capture with a verifiable receipt", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const res = await transact(merchant.keys.sk_test, request);
       expect(res.status, res.text).toBe(200);
@@ -54,8 +54,8 @@ describe("process-biovital-transaction", () => {
 
     it("recognises sandbox person 7 and refuses person 8 as person 7", async () => {
       const merchant = await merchantFactory();
-      const seven = await enrolPerson(merchant.keys.pk_test, 7);
-      await enrolPerson(merchant.keys.pk_test, 8);
+      const seven = await enrollPerson(merchant.keys.pk_test, 7);
+      await enrollPerson(merchant.keys.pk_test, 8);
       expect((await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(7)))).status).toBe(200);
       expect(errorOf(await transact(merchant.keys.sk_test, body(seven.subject_ref, capture(8))))).toEqual({
         status: 403,
@@ -65,7 +65,7 @@ describe("process-biovital-transaction", () => {
 
     it("accepts the person's own first-party session JWT and refuses it for anyone else", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const userId = decodeJwt(person.session_token).sub!;
       const ok = await transact("", body(userId, person.capture()), { bearer: person.session_token });
       expect(ok.status, ok.text).toBe(200);
@@ -82,7 +82,7 @@ describe("process-biovital-transaction", () => {
   describe("ACTION_SIGNUP", () => {
     it("approves a sign-up with a live capture and no document, and its receipt names ACTION_SIGNUP", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { action: "ACTION_SIGNUP" }));
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ success: true, status: "approved", assurance_level: "face_voice" });
@@ -91,7 +91,7 @@ describe("process-biovital-transaction", () => {
       const verified = await call("receipt-verify", { query: { code: res.body.receipt_code } });
       expect(verified.body).toMatchObject({ valid: true, action: "ACTION_SIGNUP", assurance_level: "face_voice", mandate: null });
       // A sign-up is judged like any act: another face is refused.
-      const stranger = await enrolStranger(merchant.keys.pk_test);
+      const stranger = await enrollStranger(merchant.keys.pk_test);
       const refused = await transact(merchant.keys.sk_test, body(person.subject_ref, stranger.capture(), { action: "ACTION_SIGNUP" }));
       expect(errorOf(refused)).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
     });
@@ -118,7 +118,7 @@ describe("process-biovital-transaction", () => {
   describe("documents and assurance", () => {
     it("requires a verified document for payments and signatures; a valid passport yields face_voice_doc and a record of its capture", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const refused = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay));
       expect(errorOf(refused)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
@@ -153,7 +153,7 @@ describe("process-biovital-transaction", () => {
 
     it("refuses each passport that fails passive authentication with its own code, before anything is written", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const valid = await passport();
       const cases: [string, object, string, Record<string, unknown>?][] = [
@@ -193,8 +193,8 @@ describe("process-biovital-transaction", () => {
 
     it("binds a document to one identity: another person presenting the same chip data is refused, its holder is not", async () => {
       const merchant = await merchantFactory();
-      const holder = await enrolStranger(merchant.keys.pk_test);
-      const other = await enrolStranger(merchant.keys.pk_test);
+      const holder = await enrollStranger(merchant.keys.pk_test);
+      const other = await enrollStranger(merchant.keys.pk_test);
       const document = await passport();
       const first = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
       expect(first.status, first.text).toBe(200);
@@ -215,7 +215,7 @@ describe("process-biovital-transaction", () => {
       const merchant = await merchantFactory();
       const attested = { type: "passport", issuing_country: "BR", expires_on: "2031-01-31", face_embedding: randomFace() };
       for (const environment of ["test", "live"] as const) {
-        const person = await enrolStranger(merchant.keys[`pk_${environment}`]);
+        const person = await enrollStranger(merchant.keys[`pk_${environment}`]);
         const res = await transact(merchant.keys[`sk_${environment}`], body(person.subject_ref, person.capture(), { document: attested }));
         expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
         expect(res.body.fields.every((field: string) => field.startsWith("document."))).toBe(true);
@@ -224,7 +224,7 @@ describe("process-biovital-transaction", () => {
 
     it("verifies live documents against the live trust list only, and then unlocks money scopes", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_live);
+      const person = await enrollStranger(merchant.keys.pk_live);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const sandboxPassport = await transact(
         merchant.keys.sk_live,
@@ -252,7 +252,7 @@ describe("process-biovital-transaction", () => {
 
     it("stops deriving face_voice_doc once the document on record has expired", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const first = await transact(
         merchant.keys.sk_test,
         body(person.subject_ref, person.capture(), { document: await passport({ expiresOn: "2027-06-30" }) }),
@@ -266,7 +266,7 @@ describe("process-biovital-transaction", () => {
 
     it("never accepts a client-sent assurance_level", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { assurance_level: "face_voice_doc" }));
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_INPUT" });
       expect(res.body.fields).toContain("assurance_level");
@@ -276,7 +276,7 @@ describe("process-biovital-transaction", () => {
   describe("refusals", () => {
     it.each(["photo", "replay", "lipsync", "screen"] as const)("refuses a %s attack with the liveness refusal", async (attack) => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ attack })));
       expect(errorOf(res)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
       expect(typeof res.body.reason).toBe("string");
@@ -284,7 +284,7 @@ describe("process-biovital-transaction", () => {
 
     it("refuses a coerced person (arousal against their baseline) with COERCION_DETECTED", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const shot = person.capture({ state: "coerced" });
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot));
       expect(errorOf(res)).toEqual({ status: 403, code: "COERCION_DETECTED" });
@@ -295,7 +295,7 @@ describe("process-biovital-transaction", () => {
 
     it("refuses a face that is nobody's with FACE_MATCH_BELOW_THRESHOLD", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const shot = capture(1);
       shot.descriptor.face.embedding = randomFace();
       const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot));
@@ -307,7 +307,7 @@ describe("process-biovital-transaction", () => {
     it("refuses an unknown user_id and another merchant's subject_ref", async () => {
       const a = await merchantFactory();
       const b = await merchantFactory();
-      const person = await enrolStranger(a.keys.pk_test);
+      const person = await enrollStranger(a.keys.pk_test);
       expect(errorOf(await transact(a.keys.sk_test, body(`sub_${"0".repeat(48)}`, person.capture())))).toEqual({
         status: 403,
         code: "IDENTITY_MISMATCH",
@@ -324,7 +324,7 @@ describe("process-biovital-transaction", () => {
 
     it("sandbox scenarios force refusals, never approvals", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const forced = (scenario: string, key = merchant.keys.sk_test) =>
         transact(key, body(person.subject_ref, person.capture()), { headers: { "x-service-scenario": scenario } });
       expect(errorOf(await forced("liveness_fail"))).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
@@ -384,7 +384,7 @@ describe("process-biovital-transaction", () => {
   describe("replay and idempotency", () => {
     it("409 on x-service-nonce reuse and on a replayed capture", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const headers = replayHeaders();
       expect((await transact(merchant.keys.sk_test, request, { headers })).status).toBe(200);
@@ -394,7 +394,7 @@ describe("process-biovital-transaction", () => {
 
     it("replays the original body for the same Idempotency-Key and body, and refuses a different body", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const key = `idem-${crypto.randomUUID()}`;
       const first = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
@@ -416,7 +416,7 @@ describe("process-biovital-transaction", () => {
 
     it("answers an exact retry (same nonce, key and body) with the original body; the nonce stays spent for any other request", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const nonce = replayHeaders();
       const key = `idem-${crypto.randomUUID()}`;
@@ -447,7 +447,7 @@ describe("process-biovital-transaction", () => {
 
     it("answers an exact retry of a first-party session's request too; its nonce stays spent for another key", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(decodeJwt(person.session_token).sub!, person.capture());
       const headers = { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}` };
       const first = await transact("", request, { bearer: person.session_token, headers });
@@ -512,7 +512,7 @@ describe("process-biovital-transaction", () => {
 
     it("a 5xx is not stored under its Idempotency-Key: the retry executes", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const key = `idem-${crypto.randomUUID()}`;
       const failed = await send(brokenSigning, merchant.keys.sk_test, request, { "idempotency-key": key });
@@ -524,7 +524,7 @@ describe("process-biovital-transaction", () => {
 
     it("opens after 10 failures in a minute: 503 SLO_BREACH_PAUSED with Retry-After, per deployment", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       // The breaker counts per merchant: this merchant starts with none.
       for (let i = 0; i < 10; i++) {
         expect((await send(brokenSigning, merchant.keys.sk_test, body(person.subject_ref, person.capture()))).status).toBe(500);
@@ -545,8 +545,8 @@ describe("process-biovital-transaction", () => {
     it("pauses only the merchant whose requests failed: another merchant on the same deployment is still served", async () => {
       const failing = await merchantFactory();
       const other = await merchantFactory();
-      const person = await enrolStranger(failing.keys.pk_test);
-      const stranger = await enrolStranger(other.keys.pk_test);
+      const person = await enrollStranger(failing.keys.pk_test);
+      const stranger = await enrollStranger(other.keys.pk_test);
       for (let i = 0; i < 10; i++) {
         expect((await send(brokenSigning, failing.keys.sk_test, body(person.subject_ref, person.capture()))).status).toBe(500);
       }
@@ -595,7 +595,7 @@ describe("process-biovital-transaction", () => {
 
     it("a live act that committed is answered, and its retry right after is the replay, never 409 IDEMPOTENCY_IN_FLIGHT", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
       const { acted, retried } = await actThenOutage(merchant.keys.sk_test, request, "public.capture_record(");
       expect(acted.status, JSON.stringify(acted.body)).toBe(200);

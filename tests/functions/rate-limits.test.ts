@@ -5,7 +5,7 @@ import { createKey } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, freshIp, replayHeaders } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { boot, openSession, readSession } from "../harness/sessions";
 import { startVariantServer } from "../harness/variant-server";
 import { requestCard } from "../harness/verifications";
@@ -78,7 +78,7 @@ describe("rate limits", { timeout: 60_000 }, () => {
 
     it("answers an unmatched face with confidence 0, however close it came (no similarity oracle)", async () => {
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       // A face at cosine 0.6 from the enrolled one: below the 0.75 gate, far above chance.
       const other = person.capture({ similarity: 0.6 });
       const res = await call("face-identify", {

@@ -3,7 +3,7 @@ import { rpc } from "../../shared/kernel/db/rpc";
 import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { claim, proofOf, v1 } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody } from "../harness/resource-sessions";
 import { screenCall } from "../harness/sessions";
@@ -272,7 +272,7 @@ describe("billing of hosted sessions", () => {
     const res = await v1("/sessions", { key: merchant.keys.sk_test, body: sessionBody("claim") });
     expect(errorOf(res)).toEqual({ status: 402, code: "allowance_exhausted" });
     expect(res.body).toMatchObject({ allowance: 0, resets_at: expect.any(String) });
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const recognise = await v1("/sessions", {
       key: merchant.keys.sk_test,
       body: sessionBody("recognise", { facetoken: person.subject_ref }),

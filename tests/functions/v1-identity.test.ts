@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 import { claim, proofOf, v1 } from "../harness/resource-api";
 
@@ -49,10 +49,10 @@ describe("POST /v1/identity/claims", () => {
     expect(again.body.facetoken).toBe(first.facetoken);
 
     // Enrolled through the function API: the pseudonym held is the facetoken.
-    const enrolled = await enrolStranger(merchant.keys.pk_test);
-    const viaEnrolment = await claim(merchant.keys.sk_test, enrolled.capture());
-    expect(errorOf(viaEnrolment)).toEqual({ status: 409, code: "already_claimed" });
-    expect(viaEnrolment.body.facetoken).toBe(enrolled.subject_ref);
+    const enrolled = await enrollStranger(merchant.keys.pk_test);
+    const viaEnrollment = await claim(merchant.keys.sk_test, enrolled.capture());
+    expect(errorOf(viaEnrollment)).toEqual({ status: 409, code: "already_claimed" });
+    expect(viaEnrollment.body.facetoken).toBe(enrolled.subject_ref);
     expect(await billedRows(merchant.merchant_id)).toHaveLength(1);
   });
 
@@ -177,7 +177,7 @@ describe("POST /v1/identity/recognitions", () => {
 describe("POST /v1/identity/attributes", () => {
   it("answers document_verified from the verified document on record, for the live person of the facetoken only", async () => {
     const merchant = await merchantFactory();
-    const withDocument = await enrolStranger(merchant.keys.pk_test);
+    const withDocument = await enrollStranger(merchant.keys.pk_test);
     await proofCapture(merchant, withDocument, { document: true });
     const without = await claimed(merchant);
 
@@ -217,7 +217,7 @@ describe("POST /v1/identity/attributes", () => {
     const merchant = await merchantFactory();
     const year = new Date().getUTCFullYear();
     const ageOf = async (dateOfBirth: string) => {
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       await proofCapture(merchant, person, { document: true, dateOfBirth });
       const answers: Record<string, boolean> = {};
       for (const attribute of ["age_over_18", "age_over_21"]) {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger } from "../harness/identity";
+import { enrollStranger } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 import { v1, whileInFlight } from "../harness/resource-api";
 
 async function granter() {
   const merchant = await merchantFactory();
-  const person = await enrolStranger(merchant.keys.pk_test);
+  const person = await enrollStranger(merchant.keys.pk_test);
   const captureId = await proofCapture(merchant, person, { document: true });
   const body = (extra: Record<string, unknown> = {}) => ({
     granted_by: person.subject_ref,

@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { proofCapture } from "../harness/mandates";
 import { v1 } from "../harness/resource-api";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
-type Person = Awaited<ReturnType<typeof enrolStranger>>;
+type Person = Awaited<ReturnType<typeof enrollStranger>>;
 
 /** A merchant and a person with a document on record, and a capture of them that proves mandates. */
 async function granter() {
   const merchant = await merchantFactory();
-  const person = await enrolStranger(merchant.keys.pk_test);
+  const person = await enrollStranger(merchant.keys.pk_test);
   const captureId = await proofCapture(merchant, person, { document: true });
   return { merchant, person, captureId };
 }
@@ -228,7 +228,7 @@ describe("/v1/mandates", () => {
 describe("/v1/receipts/{id}/verify", () => {
   it("verifies a receipt by id or code with no key, as receipt-verify does; unknown is 404 not_found", async () => {
     const merchant = await merchantFactory();
-    const person = await enrolStranger(merchant.keys.pk_test);
+    const person = await enrollStranger(merchant.keys.pk_test);
     const shot = person.capture();
     const act = await transact(merchant.keys.sk_test, {
       action: "ACTION_LOGIN",

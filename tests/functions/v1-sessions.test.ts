@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf, resultOf } from "../harness/http";
-import { enrolStranger, newStranger } from "../harness/identity";
+import { enrollStranger, newStranger } from "../harness/identity";
 import { v1, whileInFlight } from "../harness/resource-api";
 import { asSession, bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
 import { serviceUnderTest } from "../harness/service";
@@ -34,7 +34,7 @@ function mandateTerms(extra: Record<string, unknown> = {}) {
 /** A merchant and a person enrolled with it. */
 async function merchantAndPerson() {
   const merchant = await merchantFactory();
-  const person = await enrolStranger(merchant.keys.pk_test);
+  const person = await enrollStranger(merchant.keys.pk_test);
   return { merchant, person, key: merchant.keys.sk_test };
 }
 
@@ -362,7 +362,7 @@ describe("each mode on the hosted screen", () => {
 
   it("recognise: approved for the facetoken's person; another known person is subject_mismatch; an unknown face not_recognised; no act, no receipt", async () => {
     const { key, merchant, person } = await merchantAndPerson();
-    const other = await enrolStranger(merchant.keys.pk_test);
+    const other = await enrollStranger(merchant.keys.pk_test);
     const outcomes: Record<string, unknown>[] = [];
     for (const who of [person, other, newStranger()]) {
       const session = await createdSession(key, sessionBody("recognise", { facetoken: person.subject_ref }));
@@ -435,7 +435,7 @@ describe("each mode on the hosted screen", () => {
 
   it("mandate: a money scope without a document on record is refused (document_required) and grants nothing; another person grants nothing", async () => {
     const { key, merchant, person } = await merchantAndPerson();
-    for (const who of [person, await enrolStranger(merchant.keys.pk_test)]) {
+    for (const who of [person, await enrollStranger(merchant.keys.pk_test)]) {
       const session = await createdSession(key, sessionBody("mandate", { facetoken: person.subject_ref, mandate: mandateTerms() }));
       const screen = await bootedSession(session.url);
       const done = await screenCall("complete", screen.screen_token, captureOf(who, screen.capture_nonce));

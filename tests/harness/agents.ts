@@ -6,7 +6,7 @@ import { auth, Client, type ClientOptions, type OAuthClientProvider, StreamableH
 import { expect } from "vitest";
 import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "./factories";
-import { enrolStranger } from "./identity";
+import { enrollStranger } from "./identity";
 import { serviceUnderTest } from "./service";
 
 export const REDIRECT = "http://127.0.0.1:9/callback";
@@ -57,7 +57,7 @@ export const mcpUrl = () => `${base()}/functions/v1/mcp`;
 /** A merchant with one owner (enrolled with its sandbox key): the person's session token authorises agents. */
 export async function ownedMerchant() {
   const merchant = await merchantFactory();
-  const owner = await enrolStranger(merchant.keys.pk_test);
+  const owner = await enrollStranger(merchant.keys.pk_test);
   await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
   return { merchant, owner };
 }

@@ -4,7 +4,7 @@ import { createLocalJWKSet, flattenedVerify, type JWK } from "jose";
 import { expect } from "vitest";
 import { merchantFactory, testDb } from "./factories";
 import { call } from "./http";
-import { enrolStranger } from "./identity";
+import { enrollStranger } from "./identity";
 import { proofCapture } from "./mandates";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
@@ -22,7 +22,7 @@ export async function identityOfCapture(captureId: string): Promise<string> {
  */
 export async function disclosureFixture(options: { document?: boolean; birthDate?: string | null; merchant?: Merchant } = {}) {
   const merchant = options.merchant ?? (await merchantFactory());
-  const person = await enrolStranger(merchant.keys.pk_test);
+  const person = await enrollStranger(merchant.keys.pk_test);
   const captureId = await proofCapture(merchant, person, { document: options.document ?? true });
   const identityId = await identityOfCapture(captureId);
   if (options.birthDate !== undefined)

@@ -248,8 +248,8 @@ const randomIp = () => `2001:db8:${[0, 0, 0, 0, 0].map(() => Math.floor(Math.ran
 /** The hosted screen a completion or cancel presents: one still open, of the body's kind when it can be. */
 function screenFor(c: Cohort, recipe: Recipe): Screen | undefined {
   const body = recipe.body.kind === "json" ? (recipe.body.value as Record<string, unknown> | null) : null;
-  const enrol = body !== null && typeof body === "object" && "consent" in body;
-  const index = c.screens.findIndex((screen) => (screen.action === "enroll") === enrol);
+  const enroll = body !== null && typeof body === "object" && "consent" in body;
+  const index = c.screens.findIndex((screen) => (screen.action === "enroll") === enroll);
   if (index >= 0) return c.screens.splice(index, 1)[0];
   return c.screens.shift();
 }

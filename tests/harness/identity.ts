@@ -7,7 +7,7 @@ import { call, replayHeaders } from "./http";
 export const CONSENT = { version: "2026-11", retention_days: 365 };
 
 /** Enrols sandbox person `person` through the HTTP API and returns the 200 body plus the session token. */
-export async function enrolPerson(publishableKey: string, person: number) {
+export async function enrollPerson(publishableKey: string, person: number) {
   const { descriptor, nonce } = capture(person);
   const res = await call("process-biovital-enrollment", {
     key: publishableKey,
@@ -92,7 +92,7 @@ export function newStranger(face: number[] = randomFace()) {
  * Enrols a person who is nobody else's (a random face, or `face`: the same face enrolled again, in
  * another environment for instance), and returns a capture factory for them.
  */
-export async function enrolStranger(publishableKey: string, face: number[] = randomFace()) {
+export async function enrollStranger(publishableKey: string, face: number[] = randomFace()) {
   const person = newStranger(face);
   const { descriptor, nonce } = person.capture();
   const res = await call("process-biovital-enrollment", {

@@ -2,10 +2,10 @@ import { expect } from "vitest";
 import { passport } from "./documents";
 import { merchantFactory } from "./factories";
 import { call, replayHeaders } from "./http";
-import { enrolStranger, transact } from "./identity";
+import { enrollStranger, transact } from "./identity";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
-type Person = Awaited<ReturnType<typeof enrolStranger>>;
+type Person = Awaited<ReturnType<typeof enrollStranger>>;
 
 /** A fresh capture of `person` through the transaction sink (with a valid sandbox passport when `document`): its transaction_id is mandate-issue's proof. */
 export async function proofCapture(
@@ -51,7 +51,7 @@ export function issue(key: string, body: unknown, options: { now?: Date; headers
 /** A merchant, a person with a document on record, and an issued mandate (amount 700 USD lifetime by default). */
 export async function mandateFixture(extra: Record<string, unknown> = {}) {
   const merchant = await merchantFactory();
-  const person = await enrolStranger(merchant.keys.pk_test);
+  const person = await enrollStranger(merchant.keys.pk_test);
   const captureId = await proofCapture(merchant, person, { document: true });
   const res = await issue(merchant.keys.sk_test, mandateBody(person, captureId, extra));
   expect(res.status, res.text).toBe(201);

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { merchantFactory } from "../harness/factories";
-import { enrolPerson } from "../harness/identity";
+import { enrollPerson } from "../harness/identity";
 import { type Ran, cli as runCli } from "../harness/spawn";
 
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
@@ -19,7 +19,7 @@ function expectFailure(ran: Ran, message: RegExp) {
 describe("cli merchant owner", () => {
   it("adds an enrolled person by subject_ref, lists, repeats harmlessly and removes", async () => {
     const m = await merchantFactory();
-    const { subject_ref } = await enrolPerson(m.keys.pk_test, 31);
+    const { subject_ref } = await enrollPerson(m.keys.pk_test, 31);
 
     const added = json(await cli("merchant", "owner", "add", "--merchant", m.merchant_id, "--subject-ref", subject_ref, "--json"));
     expect(added).toMatchObject({ already_owner: false, owner: { merchant_id: m.merchant_id, subject_ref, environment: "test" } });
@@ -48,7 +48,7 @@ describe("cli merchant owner", () => {
 
   it("refuses a pseudonym another merchant holds, an unknown one and an unknown merchant", async () => {
     const [m, other] = await Promise.all([merchantFactory(), merchantFactory()]);
-    const { subject_ref } = await enrolPerson(other.keys.pk_test, 32);
+    const { subject_ref } = await enrollPerson(other.keys.pk_test, 32);
     const [otherMerchants, malformed, unknownMerchant, badId, unknownCommand] = await Promise.all([
       cli("merchant", "owner", "add", "--merchant", m.merchant_id, "--subject-ref", subject_ref, "--json"),
       cli("merchant", "owner", "add", "--merchant", m.merchant_id, "--subject-ref", "sub_nope", "--json"),

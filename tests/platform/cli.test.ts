@@ -12,7 +12,7 @@ import { sha256Hex } from "../../shared/lib/crypto";
 import { bytesOf, createMasterList, createTestCsca, type TestCsca } from "../../shared/simulator/passports";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { enrolStranger, transact } from "../harness/identity";
+import { enrollStranger, transact } from "../harness/identity";
 import { cliProcess, type Ran, cli as runCli } from "../harness/spawn";
 
 const cli = (...args: string[]) => runCli(args, { DATABASE_URL: inject("databaseUrl") });
@@ -178,7 +178,7 @@ describe("cli", () => {
       await writeFile(file, JSON.stringify(csca));
 
       const merchant = await merchantFactory();
-      const person = await enrolStranger(merchant.keys.pk_test);
+      const person = await enrollStranger(merchant.keys.pk_test);
       const cases = ["valid", "tampered", "wrong-signer", "expired", "unknown-csca"];
       for (const kind of cases) {
         const made = json(await cli("document", "passport", "create", "--csca", file, "--case", kind, "--json"));
