@@ -153,7 +153,7 @@ export function issueRules(input: IssueInput, now: Date): IssueRequest {
   checkAgentField(input.agent_display_name, 64, "AGENT_DISPLAY_NAME_EMPTY", "AGENT_DISPLAY_NAME_TOO_LONG");
   checkAgentField(input.agent_descriptor, 140, "AGENT_DESCRIPTOR_EMPTY", "AGENT_DESCRIPTOR_TOO_LONG");
   const expiresAt = Date.parse(input.expires_at);
-  if (expiresAt < now.getTime()) throw new ApiError("EXPIRES_AT_NOT_IN_FUTURE");
+  if (expiresAt <= now.getTime()) throw new ApiError("EXPIRES_AT_NOT_IN_FUTURE");
   if (expiresAt > now.getTime() + MANDATE_MAX_LIFETIME_DAYS * 86_400_000) {
     throw new ApiError("EXPIRES_AT_TOO_FAR", { max_days: MANDATE_MAX_LIFETIME_DAYS });
   }
