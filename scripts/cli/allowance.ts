@@ -1,4 +1,5 @@
 import { rpc } from "../../shared/kernel/db/rpc";
+import { environments } from "../../shared/kernel/principal";
 import { UUID } from "../../shared/lib/uuid";
 import { type CommandGroup, choiceFlag, requireFlag, usage, withDatabase } from "./args";
 import { unknownMerchant } from "./usage";
@@ -14,7 +15,7 @@ const allowance: CommandGroup = {
   async set(flags) {
     const merchantId = requireFlag(flags, "merchant");
     if (!UUID.test(merchantId)) throw usage("--merchant must be a merchant id");
-    const environment = choiceFlag(flags, "env", ["test", "live"] as const);
+    const environment = choiceFlag(flags, "env", environments);
     const claims = requireFlag(flags, "claims");
     if (!/^\d{1,10}$/.test(claims) || Number(claims) > MAX_MONTHLY_CLAIMS)
       throw usage(`--claims must be a whole number from 0 to ${MAX_MONTHLY_CLAIMS}`);

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { masterListCertificates, trustAnchorOf } from "../../shared/identity/trust-list";
 import { rpc } from "../../shared/kernel/db/rpc";
+import { environments } from "../../shared/kernel/principal";
 import {
   bytesOf,
   createTestCsca,
@@ -53,7 +54,7 @@ const document: CommandGroup = {
    * its signer's chain checked first), added to the environment's trust list.
    */
   async "trust-list import"(flags) {
-    const environment = choiceFlag(flags, "env", ["test", "live"] as const);
+    const environment = choiceFlag(flags, "env", environments);
     const file = requireFlag(flags, "file");
     const bytes = new Uint8Array(await readFile(file));
     const { signer, certificates } = await masterListCertificates(bytes).catch((error: Error) => {
@@ -68,13 +69,13 @@ const document: CommandGroup = {
 
   /** trust-list show --env live|test: the environment's CSCAs (without the certificates). */
   async "trust-list show"(flags) {
-    const environment = choiceFlag(flags, "env", ["test", "live"] as const);
+    const environment = choiceFlag(flags, "env", environments);
     return { environment, ...(await withDatabase((sql) => rpc(sql, "document_trust_anchors_list", { environment }))) };
   },
 
   /** trust-list remove --env live|test --fingerprint HEX: documents signed under that CSCA verify no more. */
   async "trust-list remove"(flags) {
-    const environment = choiceFlag(flags, "env", ["test", "live"] as const);
+    const environment = choiceFlag(flags, "env", environments);
     const fingerprint = requireFlag(flags, "fingerprint").toLowerCase();
     if (!/^[0-9a-f]{64}$/.test(fingerprint)) throw usage("--fingerprint must be the SHA-256 of the certificate, 64 hex digits");
     const result = await withDatabase((sql) => rpc(sql, "document_trust_anchors_remove", { environment, fingerprint }));

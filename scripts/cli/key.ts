@@ -1,5 +1,6 @@
 import { parseApiKey } from "../../shared/kernel/api-keys";
 import { rpc } from "../../shared/kernel/db/rpc";
+import { environments } from "../../shared/kernel/principal";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { UUID } from "../../shared/lib/uuid";
 import { createKey } from "../../shared/merchants/accounts";
@@ -11,7 +12,7 @@ const key: CommandGroup = {
     const merchantId = requireFlag(flags, "merchant");
     if (!UUID.test(merchantId)) throw usage("--merchant must be a merchant id");
     const kind = choiceFlag(flags, "kind", ["publishable", "secret"] as const);
-    const environment = choiceFlag(flags, "env", ["test", "live"] as const);
+    const environment = choiceFlag(flags, "env", environments);
     return withDatabase((sql) => createKey(sql, merchantId, kind, environment)).catch(unknownAs("merchant"));
   },
 

@@ -11,10 +11,12 @@
  * Secrets are sealed with WEBHOOK_SECRET_KEY: from the environment, else the one `npm start` keeps
  * in .data/secrets.json, so the worker of that server can open them.
  */
+
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { rpc } from "../../shared/kernel/db/rpc";
 import type { ErrorCode } from "../../shared/kernel/errors";
+import { environments } from "../../shared/kernel/principal";
 import { UUID } from "../../shared/lib/uuid";
 import {
   createEndpoint,
@@ -29,8 +31,6 @@ import {
 import { SIGNATURE_HEADER, verifyWebhook } from "../../shared/webhooks/signature";
 import { localSecrets } from "../local/secrets";
 import { type CommandGroup, choiceFlag, cliEnv, type Flags, failRun, progress, requireFlag, usage, withDatabase } from "./args";
-
-const environments = ["test", "live"] as const;
 
 const webhook: CommandGroup = {
   /**

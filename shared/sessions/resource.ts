@@ -20,7 +20,6 @@ import type {} from "./rpc";
 import { newSessionToken } from "./tokens";
 
 /** The modes of 4.4 are the contract's (docs/resource-api.md#sessions says what the screen does for each). */
-export { sessionModes };
 
 export function isSessionMode(action: string): action is SessionMode {
   return (sessionModes as readonly string[]).includes(action);

@@ -2,6 +2,7 @@
  * The sessions' slice of the RPC catalogue (shared/kernel/db/rpc.ts): a hosted session's life
  * (create, consume at the screen, complete or cancel, expire) and the /v1 sessions built on it.
  */
+import type { ScreenCard, ScreenModeTerms } from "../contracts/hosted-screen";
 import type { Environment } from "../kernel/principal";
 import type { IdempotencyRecord, Iso, TenantAt, Uuid } from "../kernel/rpc";
 
@@ -48,17 +49,6 @@ export interface HostedSessionView {
   cancel_url?: string;
 }
 
-/** What a /v1 session asks of the screen (boot's `mode`). */
-export interface SessionModeTerms {
-  name: string;
-  attribute: string | null;
-  mandate: Record<string, unknown> | null;
-  branding: Record<string, string> | null;
-  locale: string | null;
-  return_url: string;
-  cancel_url: string;
-}
-
 /** A /v1 session (resource API 2.2, 4.5): `url` only on the create's answer. */
 export interface ResourceSessionView {
   id: string;
@@ -72,14 +62,6 @@ export interface ResourceSessionView {
   result: Record<string, unknown> | null;
   url?: string;
   [field: string]: unknown;
-}
-
-/** What the hosted screen shows of an agent verification card (hosted_session_consume's `card`). */
-export interface CardTerms {
-  verification_id: string;
-  purpose: string | null;
-  agent_name: string | null;
-  requested_by: "owner" | "agent";
 }
 
 /** What a completion needs of the session it started. */
@@ -111,7 +93,7 @@ declare module "../kernel/db/rpc" {
         capture_nonce: string;
         screen_token_hash: string;
       },
-      { session: HostedSessionView; environment: Environment; merchant_name: string; card: CardTerms | null; mode?: SessionModeTerms },
+      { session: HostedSessionView; environment: Environment; merchant_name: string; card: ScreenCard | null; mode?: ScreenModeTerms },
     ];
     hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
     hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];

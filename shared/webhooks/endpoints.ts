@@ -10,9 +10,6 @@ import { eventTypes, isEventType } from "./events";
 import type {} from "./rpc";
 import { mintEndpointSecret, openWithKeyring, sealEndpointSecret, secretHint } from "./secret-box";
 
-/** The kernel's, for the callers that import it from here. */
-export type { Environment };
-
 /** Rotation overlap (resource API 8): the previous secret keeps signing this long. */
 export const ROTATION_OVERLAP_SECONDS = 86_400;
 

@@ -12,7 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../scripts/local/server";
 import { rpc } from "../../shared/kernel/db/rpc";
-import { type Environment, replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
+import type { Environment } from "../../shared/kernel/principal";
+import { replayEvents, rotateEndpointSecret } from "../../shared/webhooks/endpoints";
 import { nominalRetryDelayMs, RETRY_WINDOW_MS } from "../../shared/webhooks/retry";
 import { DELIVERY_CONCURRENCY, ENDPOINT_CONCURRENCY, type RunSummary } from "../../shared/webhooks/run";
 import { verifyWebhook } from "../../shared/webhooks/signature";

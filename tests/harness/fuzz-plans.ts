@@ -11,6 +11,7 @@ import { checkMandateSchema, createMandateSchema, revokeMandateSchema } from "..
 import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/agents/verifications";
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
+import { sessionModes } from "../../shared/contracts/hosted-screen";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
@@ -30,7 +31,7 @@ import { cancelSchema } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { createSessionSchema } from "../../shared/sessions/create";
 import { getSessionSchema } from "../../shared/sessions/read";
-import { createResourceSessionSchema, sessionModes } from "../../shared/sessions/resource";
+import { createResourceSessionSchema } from "../../shared/sessions/resource";
 import { passportCases } from "../../shared/simulator/passports";
 import { themeRequestSchema } from "../../shared/themes/merchant-theme";
 import { transactionSchema } from "../../shared/transactions/input";
