@@ -7,7 +7,7 @@ import type { PendingResponse } from "../kernel/rpc";
 import { money } from "../kernel/validation";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { mandateUuid } from "./ids";
-import type {} from "./rpc";
+import type { MandateCeiling } from "./rpc";
 import { constraintRequiredScopes, isScope, moneyScopes, type Scope, scopeLabel } from "./scopes";
 
 /**
@@ -50,13 +50,7 @@ export type IssueInput = v.InferOutput<typeof issueSchema>;
 
 interface IssueRequest extends Omit<IssueInput, "ceiling" | "step_up_of"> {
   scopes: Scope[];
-  ceiling: {
-    kind: "amount" | "count" | "both" | "none";
-    amount: number | null;
-    currency: string | null;
-    count: number | null;
-    period: string;
-  };
+  ceiling: MandateCeiling;
   step_up_of?: string;
 }
 

@@ -52,6 +52,15 @@ export interface ConsumeParams extends DecisionParams {
 export type DecisionInput = Omit<DecisionParams, "merchant_id" | "environment" | "now"> & { action_ref?: string };
 
 /** A mandate to record (spec 4.7), its rules checked at the edge; the RPC checks the proof and the step-up's parent. */
+/** A mandate's ceiling as the database stores it: every field present, null where the kind has none. */
+export interface MandateCeiling {
+  kind: "amount" | "count" | "both" | "none";
+  amount: number | null;
+  currency: string | null;
+  count: number | null;
+  period: string;
+}
+
 interface MandateToIssue extends TenantAt {
   id: Uuid;
   granted_by_ref: string;
@@ -63,13 +72,7 @@ interface MandateToIssue extends TenantAt {
   /** The scopes that move money: a mandate with one needs a proof with a verified document. */
   money_scopes: readonly string[];
   constraints: { merchant_allowlist?: string[]; category_allowlist?: string[]; country_allowlist?: string[] };
-  ceiling: {
-    kind: "amount" | "count" | "both" | "none";
-    amount: number | null;
-    currency: string | null;
-    count: number | null;
-    period: string;
-  };
+  ceiling: MandateCeiling;
   expires_at: Iso;
   step_up_of?: Uuid;
   capture_id: Uuid;
