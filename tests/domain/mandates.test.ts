@@ -11,6 +11,7 @@ import type { MerchantKeyPrincipal, ServicePrincipal, Tenant, UserPrincipal } fr
 import { parseWith } from "../../shared/kernel/validation";
 import { checkMandate, consumeMandate, type DecisionBody, decisionSchema } from "../../shared/mandates/decision";
 import { issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { getMandate, listMandates } from "../../shared/mandates/read";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { type Grantor, seedGrantor } from "../fixtures/mandate-seed";
 import { depsAt, domainDb, plusSeconds, refusal, refusedWith, seedSecretKey } from "../harness/domain";
@@ -471,6 +472,55 @@ describe("revokeMandate", () => {
     expect(await revoke(service)()).toMatchObject({ revoked: true, already_revoked: true });
     const [row] = await domainDb().unsafe(`select revoked_by from private.mandates where id = $1`, [m.id.slice(4)]);
     expect(row.revoked_by).toBe("granting_human");
+  });
+});
+
+describe("getMandate and listMandates: the effective status at the request's instant", () => {
+  it("reads revoked > consumed > expired > exhausted > active, beside the stored status, with nothing run in between", async () => {
+    const grantor = await seedGrantor(domainDb(), { at: T0 });
+    const daily = { scopes: ["login"], ceiling: { kind: "count", count: 1, period: "daily" }, expires_at: "2027-03-20T00:00:00Z" };
+    const [active, exhausted, consumed, revoked] = [
+      await mandate(daily, grantor),
+      await mandate(daily, grantor),
+      await mandate({ ...daily, ceiling: { kind: "count", count: 1 } }, grantor),
+      await mandate(daily, grantor),
+    ];
+    const at = "2027-03-10T12:00:00.000Z";
+    await exhausted.consume(at);
+    await consumed.consume(at);
+    await revoked.revokeAsMerchant(at);
+    const tenant = tenantOf(grantor);
+    const statusAt = async (m: { id: string }, when: string) => {
+      const read: Answer = await getMandate(depsAt(when), tenant, m.id);
+      return [read.status, read.stored_status];
+    };
+    expect(await statusAt(active, at)).toEqual(["active", "active"]);
+    expect(await statusAt(exhausted, at)).toEqual(["exhausted", "active"]);
+    expect(await statusAt(exhausted, "2027-03-11T00:00:00.000Z")).toEqual(["active", "active"]);
+    expect(await statusAt(consumed, at)).toEqual(["consumed", "consumed"]);
+    expect(await statusAt(revoked, at)).toEqual(["revoked", "revoked"]);
+    // past expires_at: the terminal stored statuses still win, the others read expired
+    const later = "2027-03-20T00:00:00.000Z";
+    const ids = async (status: "active" | "expired" | "consumed" | "revoked" | "exhausted", when: string) =>
+      (await listMandates(depsAt(when), tenant, status)).mandates.map((m: Answer) => m.mandate_id).sort();
+    expect(await ids("expired", later)).toEqual([active.id, exhausted.id].sort());
+    expect(await ids("consumed", later)).toEqual([consumed.id]);
+    expect(await ids("revoked", later)).toEqual([revoked.id]);
+    expect(await ids("exhausted", at)).toEqual([exhausted.id]);
+    expect(await ids("active", at)).toEqual([active.id]);
+  });
+
+  it("answers not_found alike for an id that is no mandate, an unknown one and another tenant's", async () => {
+    const m = await mandate();
+    const stranger = await seedGrantor(domainDb(), { at: T0 });
+    for (const [tenant, id] of [
+      [tenantOf(m.grantor), "nope"],
+      [tenantOf(m.grantor), `mdt_${randomUUID().replace(/-/g, "")}`],
+      [tenantOf(stranger), m.id],
+      [{ ...tenantOf(m.grantor), environment: "live" }, m.id],
+    ] as [Tenant, string][]) {
+      expect(await refusedWith(() => getMandate(depsAt(T0), tenant, id))).toBe("not_found");
+    }
   });
 });
 
