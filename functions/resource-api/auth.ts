@@ -35,7 +35,7 @@ const presentBearerKey: MiddlewareHandler<Env> = async function presentBearerKey
 const authenticateKey: MiddlewareHandler<Env> = async function authenticateKey(c, next) {
   const requested = requestedVersion(c);
   const credential = c.var.credential;
-  const key = await rpc(c.var.db(), "resource_api_authenticate", { credential: credentialParam(credential), now: c.var.now.toISOString() });
+  const key = await rpc(c.var.db(), "bearer_key_authenticate", { credential: credentialParam(credential), now: c.var.now.toISOString() });
   learnKeyTenant(credential.keyHash, { merchantId: key.merchant_id, environment: credential.environment });
   c.set("principal", {
     kind: "merchant_key",

@@ -12,9 +12,9 @@ import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { minorUnitAmount } from "../../shared/kernel/validation";
 import { currencySchema } from "../../shared/lib/money";
-import { decisionAnswerSchema, mandatePageAnswerSchema, resourceMandateSchema } from "../../shared/mandates/answers";
+import { decisionAnswerSchema, mandateObjectSchema, mandatePageAnswerSchema } from "../../shared/mandates/answers";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
-import { issueActCodes, issueResourceMandate, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
+import { issueActCodes, issueMandateStored, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
@@ -70,7 +70,7 @@ mandates.post(
   "/",
   documented({
     summary: "Create a mandate",
-    success: { status: 201, description: "The mandate", schema: resourceMandateSchema },
+    success: { status: 201, description: "The mandate", schema: mandateObjectSchema },
     answers: [...issueRuleCodes, ...issueActCodes],
   }),
   secretKey("writes"),
@@ -79,7 +79,7 @@ mandates.post(
   async (c) => {
     const { granted_by, proof, ...terms } = c.var.input;
     const issue = issueInputOf(terms, granted_by, proof);
-    return c.json(await issueResourceMandate(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
+    return c.json(await issueMandateStored(depsOf(c.var), c.var.principal, issue, c.var.storedResponse), 201);
   },
 );
 
@@ -87,7 +87,7 @@ mandates.get(
   "/:id",
   documented({
     summary: "Read a mandate",
-    success: { status: 200, description: "The mandate", schema: resourceMandateSchema },
+    success: { status: 200, description: "The mandate", schema: mandateObjectSchema },
     answers: ["not_found"],
   }),
   noStore,
@@ -101,7 +101,7 @@ mandates.post(
   "/:id/revoke",
   documented({
     summary: "Revoke a mandate",
-    success: { status: 200, description: "The mandate, revoked", schema: resourceMandateSchema },
+    success: { status: 200, description: "The mandate, revoked", schema: mandateObjectSchema },
     answers: ["not_found"],
   }),
   secretKey("writes"),

@@ -11,12 +11,7 @@ import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { issueRuleCodes } from "../../shared/mandates/issue";
-import {
-  createResourceSession,
-  createResourceSessionSchema,
-  getResourceSession,
-  resourceSessionSchema,
-} from "../../shared/sessions/resource";
+import { createModeSession, createModeSessionSchema, modeSessionSchema, readModeSession } from "../../shared/sessions/mode-session";
 import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -28,16 +23,16 @@ sessions.post(
     summary: "Open a hosted session",
     description:
       "A screen hosted by the service for one person: mode claim, recognise, attribute or mandate. Send the person to url (single use, 30 minutes); they come back to return_url with session_id and status appended; then read GET /v1/sessions/{id} or wait for session.completed.",
-    success: { status: 201, description: "The session, with its single-use url", schema: resourceSessionSchema },
+    success: { status: 201, description: "The session, with its single-use url", schema: modeSessionSchema },
     answers: [...issueRuleCodes, "ALLOWANCE_EXHAUSTED"],
   }),
   noStore,
   secretKey("sessions"),
   idempotency(idempotencyScope),
-  input("json", createResourceSessionSchema),
+  input("json", createModeSessionSchema),
   async (c) => {
     const base = serviceBaseUrl(c.var.config, c.req.url);
-    return c.json(await createResourceSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
+    return c.json(await createModeSession(depsOf(c.var), c.var.principal, c.var.input, base, c.var.storedResponse), 201);
   },
 );
 
@@ -45,12 +40,12 @@ sessions.get(
   "/:id",
   documented({
     summary: "Read a hosted session and its result",
-    success: { status: 200, description: "The session at the request's clock (no url)", schema: resourceSessionSchema },
+    success: { status: 200, description: "The session at the request's clock (no url)", schema: modeSessionSchema },
     answers: ["not_found"],
   }),
   noStore,
   secretKey("reads"),
   async (c) => {
-    return c.json(await getResourceSession(depsOf(c.var), c.var.principal, c.req.param("id")));
+    return c.json(await readModeSession(depsOf(c.var), c.var.principal, c.req.param("id")));
   },
 );

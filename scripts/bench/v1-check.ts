@@ -11,7 +11,7 @@
  *   directly on persistent connections (the raw ceiling of the database side);
  * - per call, one at a time: the rate limiter as the workers reach it (the local shared counters
  *   over HTTP; a /v1 keyed request takes two buckets), the in-process limiter, the key's
- *   authentication (`resource_api_authenticate`) and the response store (`idempotency_begin` and
+ *   authentication (`bearer_key_authenticate`) and the response store (`idempotency_begin` and
  *   `idempotency_finish`).
  * Prints a Markdown table for docs/benchmarks.md with the machine's load before and after.
  */
@@ -150,9 +150,9 @@ async function main() {
       ["rate limiter, local shared counters (one bucket; a /v1 request takes two)", await perCall(SAMPLES, () => shared.limit(rule, "k"))],
       ["rate limiter, in process (one bucket)", await perCall(SAMPLES, () => inProcess.limit(rule, "k"))],
       [
-        "key authentication `resource_api_authenticate`",
+        "key authentication `bearer_key_authenticate`",
         await perCall(SAMPLES, () =>
-          rawRpc(sql!, "resource_api_authenticate", {
+          rawRpc(sql!, "bearer_key_authenticate", {
             credential: { key_hash: keyHash, kind: "secret", environment: "live" },
             now: new Date().toISOString(),
           }),

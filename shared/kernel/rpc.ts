@@ -56,7 +56,7 @@ type IdempotencyBegin =
 declare module "./db/rpc" {
   interface RpcCatalogue {
     request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
-    resource_api_authenticate: [
+    bearer_key_authenticate: [
       AuthenticatedRequest & { credential: unknown },
       { key_id: Uuid; merchant_id: Uuid; environment: Environment; api_version: string },
     ];

@@ -1,6 +1,6 @@
 /**
  * What the mandate operations answer, as schemas: the mandate as the resource API shows it
- * (`private.mandate_resource_json`), a page of them, and a decision (mandate-check,
+ * (`private.mandate_object_json`), a page of them, and a decision (mandate-check,
  * mandate-consume, POST /v1/mandates/{id}/check: spec 4.8's shape, a refusal being 200 with
  * `allowed: false`). The OpenAPI documents declare them; the tests hold every answer to them.
  */
@@ -12,7 +12,7 @@ import { refusals } from "./refusals";
 const minorUnits = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 /** A mandate on the resource API (2.3; docs/resource-api.md#mandates). */
-export const resourceMandateSchema = v.object({
+export const mandateObjectSchema = v.object({
   id: described(v.pipe(v.string(), v.startsWith("mdt_")), "The mandate's id."),
   object: v.literal("mandate"),
   status: described(v.picklist(mandateStatuses), "The effective status at the request's instant (resource API 3.1)."),
@@ -49,7 +49,7 @@ export const resourceMandateSchema = v.object({
 /** A page of mandates, newest first (4.6). */
 export const mandatePageAnswerSchema = v.object({
   object: v.literal("list"),
-  data: described(v.array(resourceMandateSchema), "The page's mandates, newest first."),
+  data: described(v.array(mandateObjectSchema), "The page's mandates, newest first."),
   next_cursor: orNull(v.string(), "The cursor of the next page (opaque); null on the last page."),
 });
 

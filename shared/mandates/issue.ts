@@ -93,8 +93,8 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
  * `POST /v1/mandates`: the same issue, answered in the resource API's shape (docs/resource-api.md),
  * the answer stored under the request's Idempotency-Key in the issue's own transaction.
  */
-export async function issueResourceMandate(deps: Deps, tenant: Tenant, body: IssueInput, storedResponse: PendingResponse | undefined) {
-  const mandate = await rpc(deps.sql, "resource_mandate_create", {
+export async function issueMandateStored(deps: Deps, tenant: Tenant, body: IssueInput, storedResponse: PendingResponse | undefined) {
+  const mandate = await rpc(deps.sql, "mandate_issue_stored", {
     ...issueParams(deps, tenant, body),
     ...(storedResponse && { stored_response: { record: storedResponse.record } }),
   });

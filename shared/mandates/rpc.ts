@@ -93,7 +93,7 @@ declare module "../kernel/db/rpc" {
     ];
     mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
     mandate_issue: [MandateToIssue, MandateView];
-    resource_mandate_create: [MandateToIssue & { stored_response?: { record: IdempotencyRecord } }, Record<string, unknown>];
+    mandate_issue_stored: [MandateToIssue & { stored_response?: { record: IdempotencyRecord } }, Record<string, unknown>];
     mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
     mandate_page: [
       TenantAt & {

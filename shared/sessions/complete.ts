@@ -26,8 +26,8 @@ import { issueMandate } from "../mandates/issue";
 import { issueInputOf, type MandateTerms } from "../mandates/terms";
 import type { TransactionAction } from "../transactions/input";
 import { transact } from "../transactions/transact";
+import { isSessionMode } from "./mode-session";
 import { refusalOf, type SessionResult, screenOutcome } from "./outcomes";
-import { isSessionMode } from "./resource";
 import type { SessionToComplete } from "./rpc";
 
 /**
@@ -219,7 +219,7 @@ async function grant(deps: ActDeps, session: SessionToComplete, acted: SessionRe
  * and the mode's answer (docs/resource-api.md#sessions); the function API's transaction id, seal
  * and uppercase code stay out.
  */
-function resourceResult(result: SessionResult): Record<string, unknown> {
+function modeSessionResult(result: SessionResult): Record<string, unknown> {
   const { subject_ref, code, transaction_id, immutability_seal, consent, ...rest } = result;
   return { ...rest, facetoken: subject_ref ?? null, ...(code && { code: code.toLowerCase() }) };
 }
@@ -272,7 +272,7 @@ export async function completeSession(
       // The clock at the end of the act: a session that expired meanwhile is refused, its act rolled back.
       now: new Date(deps.now.getTime() + (Date.now() - startedAt)).toISOString(),
       state: result.approved ? "completed" : "failed",
-      result: isSessionMode(session.action) ? resourceResult(result) : result,
+      result: isSessionMode(session.action) ? modeSessionResult(result) : result,
     });
     return screenOutcome(ended, deps.locale);
   });

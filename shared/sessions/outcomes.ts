@@ -6,7 +6,7 @@
 import type { ScreenAction, SessionEnded, SessionState } from "../contracts/hosted-screen";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import { type Locale, type MessageKey, translate } from "../kernel/i18n";
-import { returnTo } from "./resource";
+import { returnTo } from "./mode-session";
 import type { HostedSessionView } from "./rpc";
 
 /** The stored outcome of a session that ended (`result`). */

@@ -18,12 +18,7 @@ export function getSession(deps: Deps, tenant: Tenant, id: string) {
 }
 
 /** One session of the tenant through `reader` (the function API's view or /v1's); none is `404 not_found`. */
-export async function readSession<R extends "hosted_session_get" | "resource_session_get">(
-  deps: Deps,
-  tenant: Tenant,
-  id: string,
-  reader: R,
-) {
+export async function readSession<R extends "hosted_session_get" | "mode_session_get">(deps: Deps, tenant: Tenant, id: string, reader: R) {
   const sessionId = sessionUuid(id);
   const session = sessionId
     ? await rpc(deps.sql, reader, {

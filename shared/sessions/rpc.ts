@@ -50,7 +50,7 @@ export interface HostedSessionView {
 }
 
 /** A /v1 session (resource API 2.2, 4.5): `url` only on the create's answer. */
-export interface ResourceSessionView {
+export interface ModeSessionView {
   id: string;
   object: "session";
   status: "open" | "completed" | "cancelled" | "expired";
@@ -103,7 +103,7 @@ declare module "../kernel/db/rpc" {
     ];
     hosted_session_cancel: [{ screen_token_hash: string; now: Iso; reason: string }, HostedSessionView];
     hosted_sessions_expire: [{ now: Iso; limit?: number }, { expired: number }];
-    resource_session_create: [
+    mode_session_create: [
       {
         id: Uuid;
         merchant_id: Uuid;
@@ -122,8 +122,8 @@ declare module "../kernel/db/rpc" {
         url: string;
         stored_response?: { record: IdempotencyRecord };
       },
-      ResourceSessionView,
+      ModeSessionView,
     ];
-    resource_session_get: [TenantAt & { session_id: Uuid }, ResourceSessionView | null];
+    mode_session_get: [TenantAt & { session_id: Uuid }, ModeSessionView | null];
   }
 }

@@ -532,7 +532,7 @@ language sql stable security definer set search_path = '' as $$
     select page.*, row_number() over (order by created_at desc, id desc) as n from page
   )
   select jsonb_build_object(
-    'data', coalesce(jsonb_agg(private.mandate_resource_json(mandate, (p ->> 'now')::timestamptz) order by n)
+    'data', coalesce(jsonb_agg(private.mandate_object_json(mandate, (p ->> 'now')::timestamptz) order by n)
                        filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
     'more', count(*) > (p ->> 'limit')::int,
     'last', (array_agg(jsonb_build_object('created_at', created_at, 'id', id) order by n)
@@ -551,7 +551,7 @@ comment on function public.mandate_page(jsonb) is
 
 -- A mandate as the resource API shows it: mandate_json's fields (agent fields null when absent),
 -- with id, scope, until, the ceiling in this surface's periods and what remains of it.
-create or replace function private.mandate_resource_json(m private.mandates, p_at timestamptz) returns jsonb
+create or replace function private.mandate_object_json(m private.mandates, p_at timestamptz) returns jsonb
 language sql stable set search_path = '' as $$
   select jsonb_build_object('agent_display_name', null, 'agent_descriptor', null)
     || (private.mandate_json(m, p_at) - array['mandate_id', 'scopes', 'expires_at', 'ceiling', 'step_up_of', 'updated_at'])
@@ -570,24 +570,24 @@ language sql stable set search_path = '' as $$
       'period_resets_at', r.period_resets_at)
   from private.mandate_remaining(m, p_at) r
 $$;
-comment on function private.mandate_resource_json(private.mandates, timestamptz) is
+comment on function private.mandate_object_json(private.mandates, timestamptz) is
   'A mandate as the resource API shows it (mandate_json in this surface''s names): remaining is the amount left when the ceiling has an amount, else the count left.';
 
--- resource_mandate_create(mandate_issue's params + {stored_response?: {record}}) -> the mandate (mandate_resource_json)
+-- mandate_issue_stored(mandate_issue's params + {stored_response?: {record}}) -> the mandate (mandate_object_json)
 -- mandate_issue and, with an Idempotency-Key, its 201 answer stored in the same transaction: a
 -- mandate is never issued without its answer, nor twice for one key.
-create or replace function public.resource_mandate_create(p jsonb) returns jsonb
+create or replace function public.mandate_issue_stored(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_body jsonb;
 begin
   perform public.mandate_issue(p);
-  select private.mandate_resource_json(m, (p ->> 'now')::timestamptz) into v_body
+  select private.mandate_object_json(m, (p ->> 'now')::timestamptz) into v_body
   from private.mandates m where m.id = (p ->> 'id')::uuid;
   perform private.idempotency_store_act(p -> 'stored_response', 201, v_body, null);
   return v_body;
 end $$;
-comment on function public.resource_mandate_create(jsonb) is
+comment on function public.mandate_issue_stored(jsonb) is
   'POST /v1/mandates: issues the mandate and stores its answer under the Idempotency-Key in one transaction.';
 
 create or replace trigger mandate_consumptions_append_only before update or delete on private.mandate_consumptions

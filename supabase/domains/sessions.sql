@@ -192,23 +192,23 @@ comment on function private.hosted_session_emit(private.hosted_sessions, text, t
 
 -- The /v1 status of a session at p_at (resource API 3.2): open until an outcome; a judged refusal
 -- is an outcome (completed, with result.outcome refused).
-create or replace function private.resource_session_status(s private.hosted_sessions, p_at timestamptz) returns text
+create or replace function private.mode_session_status(s private.hosted_sessions, p_at timestamptz) returns text
 language sql stable set search_path = '' as $$
   select case when private.hosted_session_expired(s, p_at) then 'expired'
               when s.state in ('open', 'opened') then 'open'
               when s.state in ('completed', 'failed') then 'completed'
               else s.state end
 $$;
-comment on function private.resource_session_status(private.hosted_sessions, timestamptz) is
+comment on function private.mode_session_status(private.hosted_sessions, timestamptz) is
   'A session''s /v1 status at p_at: open, completed (approved or refused), cancelled or expired.';
 
 -- A session as /v1 shows it (2.2, 4.5). The url is never stored: only create answers it.
-create or replace function private.resource_session_json(s private.hosted_sessions, p_at timestamptz) returns jsonb
+create or replace function private.mode_session_json(s private.hosted_sessions, p_at timestamptz) returns jsonb
 language sql stable set search_path = '' as $$
   select jsonb_build_object(
     'id', private.public_id('hs_', s.id),
     'object', 'session',
-    'status', private.resource_session_status(s, p_at),
+    'status', private.mode_session_status(s, p_at),
     'mode', s.action,
     'return_url', s.return_url,
     'cancel_url', s.cancel_url,
@@ -223,7 +223,7 @@ language sql stable set search_path = '' as $$
     'ended_at', private.iso_utc(case when private.hosted_session_expired(s, p_at) then s.expires_at else s.ended_at end),
     'result', case when s.state in ('completed', 'failed', 'cancelled') then s.result end)
 $$;
-comment on function private.resource_session_json(private.hosted_sessions, timestamptz) is
+comment on function private.mode_session_json(private.hosted_sessions, timestamptz) is
   'API shape of a /v1 session at p_at (never the token, so never the url).';
 
 -- The session webhooks' data: the function API's fields, and on a /v1 session its mode and /v1 status.
@@ -239,7 +239,7 @@ language sql stable set search_path = '' as $$
     'result', s.result)
   || case when s.return_url is null then '{}'::jsonb
           else jsonb_build_object('object', 'session', 'mode', s.action,
-                                  'status', private.resource_session_status(s, coalesce(s.ended_at, s.expires_at))) end
+                                  'status', private.mode_session_status(s, coalesce(s.ended_at, s.expires_at))) end
 $$;
 comment on function private.hosted_session_event(private.hosted_sessions) is 'The data object of the session webhooks (docs/webhooks.md); a /v1 session''s also carries mode and status.';
 
@@ -259,23 +259,23 @@ begin
   return private.hosted_session_json(s, p_at)
     || case when s.return_url is null then '{}'::jsonb
             else jsonb_build_object('return_url', s.return_url, 'cancel_url', s.cancel_url,
-                                    'status', private.resource_session_status(s, p_at)) end;
+                                    'status', private.mode_session_status(s, p_at)) end;
 end $$;
 comment on function private.hosted_session_end(uuid, text, jsonb, timestamptz) is
   'Records how an opened session ended and its session.completed event (complete and cancel; private.hosted_session_emit decides which sessions write it); a /v1 session''s answer names its way back.';
 
 -- What a /v1 session asks of the screen, beside the function API's fields (boot).
-create or replace function private.resource_session_terms(s private.hosted_sessions) returns jsonb
+create or replace function private.mode_session_terms(s private.hosted_sessions) returns jsonb
 language sql stable set search_path = '' as $$
   select case when s.return_url is null then '{}'::jsonb
               else jsonb_build_object('mode', jsonb_build_object(
                      'name', s.action, 'attribute', s.attribute, 'mandate', s.mandate_terms, 'branding', s.branding,
                      'locale', s.locale, 'return_url', s.return_url, 'cancel_url', s.cancel_url)) end
 $$;
-comment on function private.resource_session_terms(private.hosted_sessions) is
+comment on function private.mode_session_terms(private.hosted_sessions) is
   'A /v1 session''s mode and what the screen shows for it ({} for a function API session).';
 
--- hosted_session_consume (20261124020100) again: a /v1 session's answer also carries `mode` (resource_session_terms).
+-- hosted_session_consume (20261124020100) again: a /v1 session's answer also carries `mode` (mode_session_terms).
 create or replace function public.hosted_session_consume(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -304,7 +304,7 @@ begin
     into v_card from private.agent_verifications v where v.session_id = s.id;
   return jsonb_build_object('session', private.hosted_session_json(s, v_now), 'environment', s.environment,
                             'merchant_name', v_merchant_name, 'card', v_card)
-      || private.resource_session_terms(s);
+      || private.mode_session_terms(s);
 end $$;
 comment on function public.hosted_session_consume(jsonb) is 'hosted-session-consume and the screen''s boot: exchanges the single-use token for the session, its capture nonce and screen credential (and a card''s terms, a /v1 session''s mode).';
 
@@ -321,11 +321,11 @@ begin
 end $$;
 comment on function public.hosted_session_complete_begin(jsonb) is 'Starts the one completion of an opened session (the screen''s credential) by locking it for the transaction, or raises why it cannot.';
 
--- resource_session_create({id, merchant_id, environment, token_hash, mode, return_url, cancel_url, facetoken?,
+-- mode_session_create({id, merchant_id, environment, token_hash, mode, return_url, cancel_url, facetoken?,
 --   attribute?, mandate?, branding?, locale?, metadata, now, url, stored_response?: {record}}) -> the session with its url
 -- The answer (201) is stored under the request's Idempotency-Key in the same transaction, so a
 -- replay answers the same session and url, and a session is never created twice for one key.
-create or replace function public.resource_session_create(p jsonb) returns jsonb
+create or replace function public.mode_session_create(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
@@ -338,22 +338,22 @@ begin
           p -> 'metadata', 1800, v_now, v_now + interval '30 minutes', p ->> 'return_url', p ->> 'cancel_url',
           p ->> 'facetoken', p ->> 'attribute', p -> 'mandate', p -> 'branding', p ->> 'locale')
   returning * into s;
-  v_body := private.resource_session_json(s, v_now) || jsonb_build_object('url', p ->> 'url');
+  v_body := private.mode_session_json(s, v_now) || jsonb_build_object('url', p ->> 'url');
   perform private.idempotency_store_act(p -> 'stored_response', 201, v_body, null);
   return v_body;
 end $$;
-comment on function public.resource_session_create(jsonb) is
+comment on function public.mode_session_create(jsonb) is
   'POST /v1/sessions: stores a /v1 session under its token''s hash and, with an Idempotency-Key, its answer in the same transaction.';
 
--- resource_session_get({merchant_id, environment, session_id, now}) -> the session | null
-create or replace function public.resource_session_get(p jsonb) returns jsonb
+-- mode_session_get({merchant_id, environment, session_id, now}) -> the session | null
+create or replace function public.mode_session_get(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
-  select private.resource_session_json(s, (p ->> 'now')::timestamptz)
+  select private.mode_session_json(s, (p ->> 'now')::timestamptz)
   from private.hosted_sessions s
   where s.id = (p ->> 'session_id')::uuid
     and s.merchant_id = (p ->> 'merchant_id')::uuid
     and s.environment = p ->> 'environment'
     and s.return_url is not null
 $$;
-comment on function public.resource_session_get(jsonb) is
+comment on function public.mode_session_get(jsonb) is
   'GET /v1/sessions/{id}: one /v1 session of this merchant and environment at the request clock; any other is null.';

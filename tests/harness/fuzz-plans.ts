@@ -30,8 +30,8 @@ import { receiptLookupSchema } from "../../shared/receipts/verify";
 import { cancelSchema } from "../../shared/sessions/complete";
 import { consumeSchema } from "../../shared/sessions/consume";
 import { createSessionSchema } from "../../shared/sessions/create";
+import { createModeSessionSchema } from "../../shared/sessions/mode-session";
 import { getSessionSchema } from "../../shared/sessions/read";
-import { createResourceSessionSchema } from "../../shared/sessions/resource";
 import { passportCases } from "../../shared/simulator/passports";
 import { themeRequestSchema } from "../../shared/themes/merchant-theme";
 import { transactionSchema } from "../../shared/transactions/input";
@@ -380,7 +380,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     fc.constantFrom("https://shop.example/return", "https://shop.example/r?order=1#top"),
     fc.string({ maxLength: 30 }),
   );
-  const resourceSession = arbitraryOf(createResourceSessionSchema, {
+  const resourceSession = arbitraryOf(createModeSessionSchema, {
     mode: often(fc.constantFrom(...sessionModes), fc.string({ maxLength: 10 })),
     return_url: returnUrls,
     cancel_url: fc.option(returnUrls, { nil: undefined, freq: 2 }),

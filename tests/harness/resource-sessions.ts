@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { expect } from "vitest";
-import { resourceSessionSchema } from "../../shared/sessions/resource";
+import { modeSessionSchema } from "../../shared/sessions/mode-session";
 import { type ResourceCallOptions, v1 } from "./resource-api";
 import { boot } from "./sessions";
 
@@ -11,7 +11,7 @@ export function sessionBody(mode: string, extra: Record<string, unknown> = {}) {
 
 /** A session answer in the shape the OpenAPI document declares (fails the test otherwise). */
 export function asSession(body: unknown) {
-  const parsed = v.safeParse(resourceSessionSchema, body);
+  const parsed = v.safeParse(modeSessionSchema, body);
   expect(parsed.issues?.map((issue) => `${v.getDotPath(issue)}: ${issue.message}`) ?? []).toEqual([]);
   return body as { id: string; url: string; [field: string]: any };
 }

@@ -15,6 +15,46 @@ import { schemaDifference, schemaSnapshot } from "./schema-snapshot";
 
 const realPostgres = Boolean(process.env.DATABASE_URL);
 
+/**
+ * What changed in the schema on purpose since 7ad62db, so the comparison with the history stays
+ * exact about everything else: functions renamed (the /v1 surface's name left the domains' SQL),
+ * and the functions whose bodies changed only because they call a renamed one.
+ */
+const RENAMED_SINCE_7AD62DB: Record<string, string> = {
+  "public.resource_api_authenticate": "public.bearer_key_authenticate",
+  "public.resource_mandate_create": "public.mandate_issue_stored",
+  "public.resource_session_create": "public.mode_session_create",
+  "public.resource_session_get": "public.mode_session_get",
+  "private.resource_session_json": "private.mode_session_json",
+  "private.resource_session_status": "private.mode_session_status",
+  "private.resource_session_terms": "private.mode_session_terms",
+  "private.mandate_resource_json": "private.mandate_object_json",
+};
+const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
+  "private.hosted_session_end",
+  "private.hosted_session_event",
+  "public.hosted_session_consume",
+  "public.mandate_page",
+];
+
+/** A snapshot line's function name (schema.name), or null for any other fact. */
+function functionOf(line: string): string | null {
+  return /^function ([a-z_]+\.[a-z_0-9]+)\(/.exec(line)?.[1] ?? null;
+}
+
+/** `old` as it reads after the renames: names replaced; where a body changed on purpose, the md5 left out of both. */
+function sinceHistory(old: string[], fresh: string[]): { old: string[]; fresh: string[] } {
+  const renamed = old.map((line) =>
+    Object.entries(RENAMED_SINCE_7AD62DB).reduce((text, [from, to]) => text.replaceAll(`${from}(`, `${to}(`), line),
+  );
+  const forget = (line: string) => {
+    const name = functionOf(line);
+    const changed = name !== null && (BODIES_CHANGED_SINCE_7AD62DB.includes(name) || Object.values(RENAMED_SINCE_7AD62DB).includes(name));
+    return changed ? line.replace(/ body md5 [0-9a-f]{32} /, " body md5 (changed on purpose) ") : line;
+  };
+  return { old: renamed.map(forget).sort(), fresh: fresh.map(forget).sort() };
+}
+
 /** Runs `body` against a scratch database, dropped afterwards. */
 async function withScratch<T>(label: string, body: (db: Sql) => Promise<T>): Promise<T> {
   const admin = connect(inject("databaseUrl"));
@@ -46,11 +86,20 @@ describe.skipIf(!realPostgres)("the schema against its history (7ad62db)", () =>
       const old = migrationsAt7ad62db();
       expect(old.map((m) => m.name)).toHaveLength(28);
       await db.begin((tx) => applyAs7ad62db(tx, old));
-      // the refold changed nothing: each line is one object (or one of its comments, grants, bodies)
-      expect(schemaDifference(await schemaSnapshot(db), fresh)).toEqual({ onlyFirst: [], onlySecond: [] });
+      // the refold changed nothing but the renames listed above: each line is one object (or one of its
+      // comments, grants, bodies)
+      const since = sinceHistory(await schemaSnapshot(db), fresh);
+      expect(schemaDifference(since.old, since.fresh)).toEqual({ onlyFirst: [], onlySecond: [] });
 
       const applied = await applyMigrations(db);
-      expect(applied.filter((a) => !a.startsWith("domains/"))).toEqual([]);
+      // only the domain files ran, and what they no longer define went: the renamed functions' old names
+      expect(applied.filter((a) => !a.startsWith("domains/") && !a.startsWith("dropped "))).toEqual([]);
+      expect(
+        applied
+          .filter((a) => a.startsWith("dropped "))
+          .map((a) => a.replace(/^dropped (.*)\(.*$/, "$1"))
+          .sort(),
+      ).toEqual(Object.keys(RENAMED_SINCE_7AD62DB).sort());
       expect(schemaDifference(await schemaSnapshot(db), fresh)).toEqual({ onlyFirst: [], onlySecond: [] });
       const recorded = (await db`select name from private.schema_migrations order by name`).map((r) => r.name);
       expect(recorded.some((n) => old.some((m) => m.name === n))).toBe(false);

@@ -75,14 +75,14 @@ $$;
 comment on function public.request_authenticate(jsonb) is
   'Key authentication and the replay guard''s nonce claim in one round trip.';
 
--- resource_api_authenticate({credential, now}) -> {key_id, merchant_id, environment, api_version}
+-- bearer_key_authenticate({credential, now}) -> {key_id, merchant_id, environment, api_version}
 -- The key (HA401 when unknown or revoked) and the merchant's pinned version in one round trip.
-create or replace function public.resource_api_authenticate(p jsonb) returns jsonb
+create or replace function public.bearer_key_authenticate(p jsonb) returns jsonb
 language sql security definer set search_path = '' as $$
   with authenticated as materialized (select private.request_authenticate(p) as caller)
   select a.caller || jsonb_build_object('api_version', m.api_version)
   from authenticated a
   join private.merchants m on m.id = (a.caller ->> 'merchant_id')::uuid
 $$;
-comment on function public.resource_api_authenticate(jsonb) is
+comment on function public.bearer_key_authenticate(jsonb) is
   'Authenticates a resource API key and answers its merchant''s pinned version, in one round trip.';

@@ -84,7 +84,7 @@ function presentFor<T extends ModeFields>(modes: readonly SessionMode[], field: 
 }
 
 /** `POST /v1/sessions` (4.4). A field a mode does not take is refused, as is one it needs and lacks (`400 invalid_input` naming it). */
-export const createResourceSessionSchema = v.pipe(
+export const createModeSessionSchema = v.pipe(
   v.strictObject({
     mode: v.picklist(sessionModes),
     return_url: requiredAs("INVALID_RETURN_URL", returnUrl),
@@ -111,7 +111,7 @@ export const createResourceSessionSchema = v.pipe(
   ]),
 );
 
-export type CreateResourceSession = v.InferOutput<typeof createResourceSessionSchema>;
+export type CreateModeSession = v.InferOutput<typeof createModeSessionSchema>;
 
 const timestamp = v.pipe(v.string(), v.isoTimestamp());
 const nullable = <S extends v.GenericSchema>(schema: S) => v.nullable(schema);
@@ -120,7 +120,7 @@ const nullable = <S extends v.GenericSchema>(schema: S) => v.nullable(schema);
  * A session as /v1 answers it (2.2, 4.5; docs/resource-api.md#sessions): the document's response
  * schema, and what the tests hold every answer to. `url` only on the create's answer.
  */
-export const resourceSessionSchema = v.strictObject({
+export const modeSessionSchema = v.strictObject({
   id: v.pipe(v.string(), v.regex(/^hs_[0-9a-f]{32}$/)),
   object: v.literal("session"),
   status: v.picklist(["open", "completed", "cancelled", "expired"]),
@@ -152,10 +152,10 @@ export const resourceSessionSchema = v.strictObject({
  * to grant what cannot be granted. With an Idempotency-Key the answer is stored in the session's
  * own transaction.
  */
-export async function createResourceSession(
+export async function createModeSession(
   deps: Deps,
   tenant: Tenant,
-  body: CreateResourceSession,
+  body: CreateModeSession,
   serviceBase: string,
   storedResponse: PendingResponse | undefined,
 ) {
@@ -163,7 +163,7 @@ export async function createResourceSession(
     issueRules(issueInputOf(body.mandate, body.facetoken, { capture_id: crypto.randomUUID() }), deps.now);
   }
   const sessionToken = newSessionToken();
-  const answer = await rpc(deps.sql, "resource_session_create", {
+  const answer = await rpc(deps.sql, "mode_session_create", {
     id: crypto.randomUUID(),
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
@@ -187,8 +187,8 @@ export async function createResourceSession(
 }
 
 /** `GET /v1/sessions/{id}`: the session at the request clock; unknown, malformed, another tenant's or a function API session: `404 not_found`. */
-export function getResourceSession(deps: Deps, tenant: Tenant, id: string) {
-  return readSession(deps, tenant, id, "resource_session_get");
+export function readModeSession(deps: Deps, tenant: Tenant, id: string) {
+  return readSession(deps, tenant, id, "mode_session_get");
 }
 
 /** Where the screen sends the person once the session ended: return_url (cancel_url when cancelled) with session_id and status. */
