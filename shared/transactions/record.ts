@@ -6,8 +6,8 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
-import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import type { ReceiptRow } from "../receipts/rpc";
+import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import type { TransactionAction, TransactionBody } from "./input";
 import type { CaptureRow } from "./rpc";
 

@@ -6,8 +6,8 @@ import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
 import type { ConsumeParams, Decision } from "../mandates/rpc";
-import type { AssuranceLevel } from "../receipts/signed-receipt";
 import type { ReceiptRow } from "../receipts/rpc";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 
 /** The approval every approved act of the transaction sink answers with (spec 4.4). */
 export interface Approval {
