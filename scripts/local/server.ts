@@ -82,8 +82,8 @@ export interface RunningServer {
  * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
  * "0": tests trigger every tick themselves, at the time they choose). With DATABASE_URL the workers
  * reach it through a local transaction pooler (`DB_POOLER`, scripts/local/pooler.ts: a private
- * PgBouncer where one is installed, else the built-in one; `DB_POOLER_SIZE` backends), as they reach
- * Postgres through Hyperdrive or Supavisor when deployed; `DB_POOLER=0` connects them directly.
+ * PgBouncer where one is installed, else none; `DB_POOLER_SIZE` backends), as they reach Postgres
+ * through Hyperdrive or Supavisor when deployed; `DB_POOLER=0` connects them directly.
  * Migrations always use the direct URL. Without UPSTASH_REDIS_REST_URL the workers share one set of
  * rate-limit counters held by this process (LOCAL_RATE_LIMIT_URL, scripts/local/rate-limit-server.ts).
  */
