@@ -95,7 +95,8 @@ describe(LOG, () => {
       for (const path of code) if (!existsSync(join(ROOT, path))) problems.push(`${at} ${path} does not exist`);
       for (const name of sql) {
         const [schema, fn] = name.includes(".") ? name.split(".") : ["public", name];
-        if (!new RegExp(`function\\s+${schema}\\.${fn}\\s*\\(`, "i").test(sqlText)) problems.push(`${at} SQL ${name} is not defined`);
+        if (!new RegExp(`create\\s+(or\\s+replace\\s+)?function\\s+${schema}\\.${fn}\\s*\\(`, "i").test(sqlText))
+          problems.push(`${at} SQL ${name} is not defined`);
       }
     }
     expect(problems).toEqual([]);
