@@ -5,15 +5,20 @@ const earlier = new Map(signals.map((signal) => [signal, new Set(process.listene
 
 let stop: (() => Promise<void>) | null = null;
 let requested: string | null = null;
+let exitCode = 0;
 let stopping = false;
 
-/** Stops everything once (at once when started, else as soon as start-up ends), then exits. */
-function requestStop(reason: string) {
+/**
+ * Stops everything once (at once when started, else as soon as start-up ends), then exits: 0 when
+ * asked to stop, 1 when a part of the tree died on its own.
+ */
+function requestStop(reason: string, code = 0) {
   requested ??= reason;
+  exitCode ||= code;
   if (!stop || stopping) return;
   stopping = true;
   console.log(`stopping (${requested})`);
-  stop().finally(() => process.exit(0));
+  stop().finally(() => process.exit(exitCode));
 }
 
 // Listening from the start: a signal during start-up stops what was started once it is up.
@@ -30,7 +35,13 @@ setInterval(() => {
 }, 500).unref();
 
 const port = Number(process.env.PORT ?? 8787);
-const server = await startServer({ port, log: (line) => console.log(line) });
+// workerd is a child of this process too: a signal sent to it alone (or a crash) ends the service,
+// so the rest of the tree (this process, the database, the pooler, both ports) goes with it.
+const server = await startServer({
+  port,
+  log: (line) => console.log(line),
+  onRuntimeExit: () => requestStop("workerd exited", 1),
+});
 
 // Miniflare's own SIGINT/SIGTERM listeners call process.exit at once, before an orderly stop could
 // close the embedded database; the stop below disposes of Miniflare itself, so theirs go.

@@ -1,5 +1,7 @@
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { Miniflare, type Request, Response, type WorkerOptions } from "miniflare";
 import { bindingNames } from "../../shared/kernel/config";
 import { connect } from "../../shared/kernel/db/client";
@@ -37,6 +39,11 @@ interface ServerOptions {
    * https on loopback under a test CA (tests/fixtures/tls/).
    */
   trustedCertificates?: string[];
+  /**
+   * Called once if workerd ends by itself (killed, crashed) rather than by `stop()`: without it
+   * the service cannot answer, so `npm start` stops everything else too (scripts/dev.ts).
+   */
+  onRuntimeExit?: () => void;
 }
 
 /** The parts of a Tail Worker's trace item that `cronTail` passes on. */
@@ -95,6 +102,7 @@ export async function startServer({
   functions,
   cronTail,
   trustedCertificates,
+  onRuntimeExit,
 }: ServerOptions = {}): Promise<RunningServer> {
   const configuredUrl = configuredDatabaseUrl(env);
   const embedded = configuredUrl
@@ -182,7 +190,21 @@ export async function startServer({
       }),
     ),
   ];
-  const miniflare = new Miniflare({ host, port, workers });
+  let stopping = false;
+  const miniflare = new Miniflare({
+    host,
+    port,
+    workers,
+    // Miniflare's own output handling (each line to the console, stderr in red), plus the one signal
+    // it has no event for: workerd's output ending means workerd itself ended.
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      createInterface(stdout).on("line", (line) => console.log(line));
+      createInterface(stderr).on("line", (line) => console.error(line));
+      stdout.once("end", () => {
+        if (!stopping) onRuntimeExit?.();
+      });
+    },
+  });
   const url = await miniflare.ready.then(
     (ready) => ready.toString().replace(/\/$/, ""),
     async (error) => {
@@ -209,6 +231,7 @@ export async function startServer({
     miniflare,
     triggerCron,
     async stop() {
+      stopping = true;
       timers.forEach(clearInterval);
       await miniflare.dispose();
       await pooler?.stop();

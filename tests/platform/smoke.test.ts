@@ -13,8 +13,8 @@ import { childEnv, cliProcess, npmStart } from "../harness/spawn";
  * The embedded default end to end: `npm start` with no DATABASE_URL and no Redis, on a fresh data
  * directory, then the CLI against the database it serves, then a signal. The tree is npm → node
  * (scripts/dev.ts) → workerd (and, with DATABASE_URL, a private PgBouncer); SIGTERM and SIGINT sent
- * to either process must stop all of it and free both ports. The cases run side by side to keep the
- * run short.
+ * to npm or node must stop all of it and free both ports, and so must workerd ending on its own
+ * (SIGTERM to workerd alone). The cases run side by side to keep the run short.
  */
 
 type Started = ChildProcessByStdio<null, Readable, Readable>;
@@ -75,7 +75,7 @@ function portFree(port: number): Promise<boolean> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Case {
-  target: "npm" | "node";
+  target: "npm" | "node" | "workerd";
   signal: "SIGTERM" | "SIGINT";
   database: "embedded" | "DATABASE_URL";
 }
@@ -85,6 +85,7 @@ const cases: Case[] = [
   { target: "node", signal: "SIGTERM", database: "embedded" },
   { target: "node", signal: "SIGINT", database: "embedded" },
   { target: "npm", signal: "SIGTERM", database: "DATABASE_URL" },
+  { target: "workerd", signal: "SIGTERM", database: "embedded" },
 ];
 
 describe.concurrent("smoke: npm start, stopped by a signal to any process of its tree", () => {
@@ -133,7 +134,9 @@ describe.concurrent("smoke: npm start, stopped by a signal to any process of its
       expect(node, [...before.values()].join("\n")).toBeDefined();
       expect([...before.values()].some((command) => command.includes("workerd"))).toBe(true);
       if (database === "DATABASE_URL") expect([...before.values()].some((command) => command.includes("pgbouncer"))).toBe(true);
-      process.kill(target === "npm" ? npm.pid! : node![0], signal);
+      const workerd = [...before].find(([, command]) => command.includes("workerd") && command.includes(" serve "));
+      expect(workerd, [...before.values()].join("\n")).toBeDefined();
+      process.kill(target === "npm" ? npm.pid! : target === "node" ? node![0] : workerd![0], signal);
 
       const exit = await Promise.race([exited, sleep(30_000).then(() => null)]);
       expect(exit, `npm still running 30 s after ${signal} to ${target}:\n${server.output()}`).not.toBeNull();
