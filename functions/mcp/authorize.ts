@@ -51,7 +51,12 @@ export async function authorize(c: Context<AppEnv>): Promise<Response> {
     const consent = await oauth.beginConsent(request);
     const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
     const first = { merchantId: merchants[0].merchant_id, environment: owner.environment };
-    const { theme } = await merchantTheme(depsOf(c.var), first, { merchant_id: first.merchantId, surface: "mandate" }, assetsBaseUrl);
+    const { theme, customized } = await merchantTheme(
+      depsOf(c.var),
+      first,
+      { merchant_id: first.merchantId, surface: "mandate" },
+      assetsBaseUrl,
+    );
     const page = consentPage(c.var.locale, {
       agentName: details.clientName,
       agentDomain: details.clientDomain ?? null,
@@ -63,6 +68,8 @@ export async function authorize(c: Context<AppEnv>): Promise<Response> {
       handle: consent.handle,
       sessionToken: token,
       theme: theme as Record<string, string | number | null>,
+      // The business by the brand it published, else by its name (the default theme's brand is the service's).
+      brand: customized ? String(theme.brand_name) : merchants[0].name,
     });
     consent.headers.forEach((value, name) => {
       if (name.toLowerCase() === "set-cookie") page.headers.append(name, value);
@@ -128,7 +135,11 @@ async function presenceSignIn(c: Context<AppEnv>, sessionId: string): Promise<st
   return pageResponse(signInPage(c.var.locale, "agent.signin.presence.failed"), 401);
 }
 
-/** Approve or deny: the grant names the owner and the business chosen, and only scopes the owner ticked. */
+/**
+ * Approve or deny: the grant names the owner and the business chosen, and only scopes the owner
+ * ticked. Every access needs `mandates:read`: an approval without it (nothing ticked, or writing
+ * alone) would be a token that can do nothing, so it is a deny.
+ */
 async function decide(
   c: Context<AppEnv>,
   oauth: OAuthApi,
@@ -137,13 +148,14 @@ async function decide(
   owner: UserPrincipal,
   merchants: { merchant_id: string }[],
 ): Promise<Response> {
-  if (form.get("decision") !== "approve") {
+  const ticked = form.getAll("scope").map(String);
+  if (form.get("decision") !== "approve" || !ticked.includes("mandates:read")) {
     const denied = await oauth.denyConsent(c.req.raw, handle);
     return new Response(null, { status: 302, headers: denied.headers });
   }
   const merchantId = String(form.get("merchant_id") ?? "");
   if (!merchants.some((m) => m.merchant_id === merchantId)) throw new ApiError("INVALID_INPUT", { fields: ["merchant_id"] });
-  const approved = await oauth.approveConsent(c.req.raw, handle, { scope: form.getAll("scope").map(String) });
+  const approved = await oauth.approveConsent(c.req.raw, handle, { scope: ticked });
   const grant: AgentGrant = { identityId: owner.identityId, merchantId, environment: owner.environment };
   const { redirectTo } = await oauth.completeAuthorization({
     request: approved.request,

@@ -2,7 +2,7 @@
  * The MCP server (issue 13, docs/mcp.md): AI agents call the mandate functions, receipt
  * verification and agent verification as tools, over Streamable HTTP, with an OAuth 2.1 bearer.
  * This file routes; each concern has its file:
- * - oauth.ts: the authorization server and the protected resource (the provider), and egress;
+ * - oauth.ts: the authorization server and the protected resource (the provider); egress.ts what it may fetch;
  * - authorize.ts, pages.ts: the authorization endpoint (an owner's sign-in and consent);
  * - server.ts, tools.ts: the MCP endpoint and its tools.
  */
@@ -11,7 +11,8 @@ import { createFunctionApp } from "../../shared/edge/app";
 import { noStore } from "../../shared/edge/no-store";
 import { readConfig, serviceBaseUrl } from "../../shared/kernel/config";
 import { authorize } from "./authorize";
-import { applyEgressPolicy, authorizationServer, baseOf, type OAuthEnv, oauthEnv, resourceServer } from "./oauth";
+import { applyEgressPolicy } from "./egress";
+import { baseOf, type OAuthEnv, oauthEnv, resourceServer, serveAuthorizationServer } from "./oauth";
 import { serveAgent } from "./server";
 
 const app = createFunctionApp("mcp");
@@ -20,7 +21,7 @@ const app = createFunctionApp("mcp");
 app.on(["GET", "POST"], "/oauth/authorize", noStore, authorize);
 
 // Token (with refresh and revocation) and registration belong to the provider.
-app.all("/oauth/*", (c) => authorizationServer(baseOf(c)).fetch(c.req.raw, oauthEnv(c), c.executionCtx));
+app.all("/oauth/*", (c) => serveAuthorizationServer(baseOf(c), c.req.raw, oauthEnv(c), c.executionCtx));
 
 app.all("/", (c) => {
   const base = baseOf(c);
@@ -37,7 +38,7 @@ export default {
       if (pathname.startsWith("/.well-known/oauth-protected-resource")) {
         return resourceServer(base, async () => new Response(null, { status: 404 })).fetch(request, env, ctx);
       }
-      return authorizationServer(base).fetch(request, env, ctx);
+      return serveAuthorizationServer(base, request, env, ctx);
     }
     return app.fetch(request, env, ctx);
   },

@@ -87,12 +87,14 @@ export interface ConsentView {
   handle: string;
   sessionToken: string;
   theme: Theme | null;
+  /** Whom the agent will act for, as the title says it. */
+  brand: string;
 }
 
 /** The consent screen: the agent's name, where access goes, the business and the scopes; approve or deny. */
 export function consentPage(locale: Locale, view: ConsentView): Page {
   const m = (key: MessageKey, params: Record<string, string> = {}) => escapeHtml(translate(locale, key, params));
-  const brand = String(view.theme?.brand_name ?? view.merchants[0].name);
+  const brand = view.brand;
   const merchants = view.merchants
     .map(
       (merchant, i) =>

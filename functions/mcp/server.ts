@@ -6,14 +6,13 @@ import type { OAuthResourceContext } from "@cloudflare/workers-oauth-provider";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import type { Context } from "hono";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { boundedBodyText } from "../../shared/edge/input";
 import { type RateLimitRule, spendBudget, tenantBudget } from "../../shared/edge/rate-limit";
-import { rpc } from "../../shared/kernel/db/rpc";
 import { ApiError } from "../../shared/kernel/errors";
 import { signingKeysOf } from "../../shared/kernel/keys";
-import type { AgentPrincipal } from "../../shared/kernel/principal";
 import { writtenNumbers } from "../../shared/lib/json";
-import { type AgentGrant, authorizationServer, invalidToken, oauthEnv } from "./oauth";
-import { type AgentTool, agentTools, type ToolContext, toolInput, toolJsonSchema } from "./tools";
+import { type AgentGrant, agentName, agentOfToken, invalidToken, resourceMetadataUrl } from "./oauth";
+import { type AgentScope, type AgentTool, agentScopes, agentTools, type ToolContext, toolInput, toolJsonSchema } from "./tools";
 
 /**
  * Each agent (OAuth client) acting for one merchant and environment: 300 MCP requests a minute,
@@ -28,32 +27,27 @@ export async function serveAgent(
   request: Request,
   ctx: OAuthResourceContext<AgentGrant>,
 ): Promise<Response> {
-  const grant = ctx.props;
-  // The provider checks expiry on the wall clock; the service's own clock (x-test-now under TEST_CLOCK) decides too.
-  if (ctx.auth.expiresAt !== undefined && ctx.auth.expiresAt * 1000 <= c.var.now.getTime()) {
-    return invalidToken(base, "The access token expired");
-  }
-  const { merchants } = await rpc(c.var.db(), "merchant_owned", { identity_id: grant.identityId, environment: grant.environment });
-  if (!merchants.some((m) => m.merchant_id === grant.merchantId)) {
-    return invalidToken(base, "The person who authorised this agent no longer owns the business");
-  }
-  const agent: AgentPrincipal = {
-    kind: "agent",
-    merchantId: grant.merchantId,
-    environment: grant.environment,
-    clientId: ctx.auth.clientId ?? "",
-    ownerIdentityId: grant.identityId,
-    scopes: ctx.auth.scope,
-  };
+  const agent = await agentOfToken(c, {
+    props: ctx.props,
+    clientId: ctx.auth.clientId,
+    scope: ctx.auth.scope,
+    expiresAt: ctx.auth.expiresAt,
+  });
+  if ("refused" in agent) return invalidToken(base, agent.refused);
+  // The body limit of every function (shared/edge/input.ts), before anything reads it whole.
+  const text = await boundedBodyText(request.clone());
+  const messages = jsonRpcMessages(text);
+  const needed = scopesNeeded(messages);
+  if (!needed.every((scope) => agent.scopes.includes(scope))) return insufficientScope(base, needed);
   await spendBudget(c.var.config, AGENT_LIMIT, `agent:${agent.clientId}:${tenantBudget(agent)}`);
   const context: ToolContext = {
     deps: depsOf(c.var),
     agent,
     jwks: (await signingKeysOf(c.var.config)).jwks,
     serviceBaseUrl: base,
-    agentName: async () => (await authorizationServer(base).getOAuthApi(oauthEnv(c)).lookupClient(agent.clientId))?.clientName ?? null,
+    agentName: () => agentName(c, agent.clientId),
   };
-  const written = writtenArguments(await request.clone().text());
+  const written = writtenArguments(text, messages);
   const handler = createMcpHandler(() => mcpServer(context, written));
   const response = await handler.fetch(request, {
     authInfo: { token: ctx.auth.token, clientId: agent.clientId, scopes: [...agent.scopes], expiresAt: ctx.auth.expiresAt },
@@ -64,6 +58,48 @@ export async function serveAgent(
   return new Response(await response.arrayBuffer(), response);
 }
 
+/** The request's JSON-RPC messages (one, or a batch); none when the text is no JSON (the SDK answers that). */
+function jsonRpcMessages(text: string): { envelope: unknown; messages: { method?: unknown; id?: unknown; params?: { name?: unknown } }[] } {
+  try {
+    const envelope: unknown = JSON.parse(text);
+    const list = Array.isArray(envelope) ? envelope : [envelope];
+    return { envelope, messages: list.map((message) => (typeof message === "object" && message !== null ? message : {})) };
+  } catch {
+    return { envelope: undefined, messages: [] };
+  }
+}
+
+/**
+ * The scopes a request needs, all of them (a client treats the challenge's list as complete):
+ * `mandates:read` for anything at all, and each tool it calls its own on top.
+ */
+function scopesNeeded({ messages }: ReturnType<typeof jsonRpcMessages>): AgentScope[] {
+  const needed = new Set<AgentScope>(["mandates:read"]);
+  for (const message of messages) {
+    if (message.method !== "tools/call") continue;
+    const tool = agentTools.find((definition) => definition.name === message.params?.name);
+    for (const scope of tool?.scopes ?? []) needed.add(scope);
+  }
+  return agentScopes.filter((scope) => needed.has(scope));
+}
+
+/**
+ * A request outside the token's scopes: `403` with the MCP authorization spec's scope challenge
+ * (RFC 6750 `insufficient_scope`, every scope the request needs, the resource metadata), so a
+ * client can step up; the body is the service's `{error, code}` with the scopes named.
+ */
+function insufficientScope(base: string, scopes: readonly AgentScope[]): Response {
+  const scope = scopes.join(" ");
+  const error = new ApiError("INSUFFICIENT_SCOPE", { scope }, `The access token lacks a scope this request needs (it needs ${scope}).`);
+  return Response.json(error.body(), {
+    status: error.status,
+    headers: {
+      "cache-control": "no-store",
+      "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(base)}", error_description="${error.message}"`,
+    },
+  });
+}
+
 /** The number literals as written in each call's arguments, by JSON-RPC id. */
 type WrittenArguments = (id: unknown) => ((path: readonly string[]) => string | undefined) | undefined;
 
@@ -71,17 +107,10 @@ type WrittenArguments = (id: unknown) => ((path: readonly string[]) => string | 
  * Where each `tools/call` of the request's JSON-RPC text (one message, or a batch) keeps its
  * arguments, so a tool judges money as written there (`1e3` is a float, as on the function).
  */
-function writtenArguments(text: string): WrittenArguments {
-  let envelope: unknown;
-  try {
-    envelope = JSON.parse(text);
-  } catch {
-    return () => undefined;
-  }
-  const messages = Array.isArray(envelope) ? envelope : [envelope];
+function writtenArguments(text: string, { envelope, messages }: ReturnType<typeof jsonRpcMessages>): WrittenArguments {
   const prefixes = new Map<unknown, string[]>();
   messages.forEach((message, index) => {
-    if (message?.method !== "tools/call" || message.id === undefined) return;
+    if (message.method !== "tools/call" || message.id === undefined) return;
     prefixes.set(message.id, [...(Array.isArray(envelope) ? [String(index)] : []), "params", "arguments"]);
   });
   return (id) => {
@@ -115,7 +144,6 @@ async function callTool(
   writtenAt: ((path: readonly string[]) => string | undefined) | undefined,
 ) {
   try {
-    if (!context.agent.scopes.includes(definition.scope)) throw new ApiError("INSUFFICIENT_SCOPE", { scope: definition.scope });
     const result = (await definition.run(context, toolInput(definition, args, writtenAt))) as Record<string, unknown>;
     return { content: [{ type: "text" as const, text: JSON.stringify(result) }], structuredContent: result };
   } catch (error) {

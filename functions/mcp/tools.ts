@@ -11,7 +11,13 @@ import { ApiError } from "../../shared/kernel/errors";
 import { jsonSchemaOf } from "../../shared/kernel/json-schema";
 import type { AgentPrincipal } from "../../shared/kernel/principal";
 import { idempotencyKey, parseInput } from "../../shared/kernel/validation";
-import { checkMandate, consumeArgumentsSchema, consumeMandate, decisionSchema } from "../../shared/mandates/decision";
+import {
+  checkMandate,
+  consumeArgumentsAdvertised,
+  consumeArgumentsSchema,
+  consumeMandate,
+  decisionSchema,
+} from "../../shared/mandates/decision";
 import { issueMandate, issueSchema } from "../../shared/mandates/issue";
 import { getMandate, listMandates, mandateQuerySchema } from "../../shared/mandates/read";
 import { revokeMandate, revokeSchema } from "../../shared/mandates/revoke";
@@ -32,12 +38,18 @@ export interface ToolContext {
   agentName: () => Promise<string | null>;
 }
 
+/** What a tool needs: reading for every tool (any access needs it), writing on top for the tools that act. */
+const READ: readonly AgentScope[] = ["mandates:read"];
+const WRITE: readonly AgentScope[] = ["mandates:read", "mandates:write"];
+
 export interface AgentTool<S extends v.GenericSchema = v.GenericSchema> {
   name: string;
   description: string;
-  /** The scope the agent's token must carry. */
-  scope: AgentScope;
+  /** Every scope the agent's token must carry (server.ts answers `403 insufficient_scope` naming them). */
+  scopes: readonly AgentScope[];
   schema: S;
+  /** What the tool's JSON Schema states when it is stricter than `schema`, whose own refusals answer at run time. */
+  advertised?: v.GenericSchema;
   run(context: ToolContext, input: v.InferOutput<S>): Promise<unknown>;
 }
 
@@ -58,22 +70,22 @@ export const agentTools: readonly AgentTool[] = [
   tool({
     name: "mandate-scopes",
     description: "The closed scope vocabulary of mandates, labelled in the caller's locale (GET mandate-scopes).",
-    scope: "mandates:read",
+    scopes: READ,
     schema: v.strictObject({}),
     run: async ({ deps }) => scopeCatalogue(deps.locale),
   }),
   tool({
     name: "mandate-issue",
     description:
-      "Records what a person authorised an agent to do (POST mandate-issue): needs proof.capture_id, a live capture of that person no older than five minutes.",
-    scope: "mandates:write",
+      "Records what a person authorised an agent to do (POST mandate-issue): needs proof.capture_id, a live grant capture of that person made for exactly these terms, unused, no older than five minutes.",
+    scopes: WRITE,
     schema: issueSchema,
     run: ({ deps, agent }, input) => issueMandate(deps, agent, input),
   }),
   tool({
     name: "mandate-check",
     description: "Advisory decision on an act under a mandate (POST mandate-check): nothing is reserved or debited.",
-    scope: "mandates:read",
+    scopes: READ,
     schema: decisionSchema,
     run: ({ deps, agent }, input) => checkMandate(deps, { tenant: agent }, input),
   }),
@@ -81,8 +93,9 @@ export const agentTools: readonly AgentTool[] = [
     name: "mandate-consume",
     description:
       "The authoritative decision (POST mandate-consume): debits the ceiling once per idempotency_key. Only a mandate granted to this agent.",
-    scope: "mandates:write",
+    scopes: WRITE,
     schema: consumeArgumentsSchema,
+    advertised: consumeArgumentsAdvertised,
     run: async (context, { idempotency_key, ...body }) => {
       const mandate = await mandateOfMerchant(context, body.mandate_id).catch(() => null);
       if (mandate && mandate.granted_to !== context.agent.clientId) throw new ApiError("not_found");
@@ -93,14 +106,14 @@ export const agentTools: readonly AgentTool[] = [
   tool({
     name: "mandate-get",
     description: "One mandate by id with its last 100 consumptions, or the merchant's mandates in one status (GET mandate-get).",
-    scope: "mandates:read",
+    scopes: READ,
     schema: mandateQuerySchema,
     run: ({ deps, agent }, query) => ("status" in query ? listMandates(deps, agent, query.status) : getMandate(deps, agent, query.id)),
   }),
   tool({
     name: "mandate-revoke",
     description: "Ends a mandate at once (POST mandate-revoke), as the issuing merchant. Never one granted to this agent (spec 4.11).",
-    scope: "mandates:write",
+    scopes: WRITE,
     schema: revokeSchema,
     run: async (context, input) => {
       const mandate = await mandateOfMerchant(context, input.mandate_id);
@@ -111,7 +124,7 @@ export const agentTools: readonly AgentTool[] = [
   tool({
     name: "receipt-verify",
     description: "Public verification of a receipt by id or code (receipt-verify): signature, seal and anchoring.",
-    scope: "mandates:read",
+    scopes: READ,
     schema: receiptLookupSchema,
     run: ({ deps, jwks }, input) => verifyStoredReceipt(deps, jwks, input),
   }),
@@ -119,7 +132,7 @@ export const agentTools: readonly AgentTool[] = [
     name: "agent-verification-request",
     description:
       "Asks a person to prove presence (POST agent-verification-request): answers a verification card whose url, opened once, shows the person this agent's name and the purpose, and takes one capture. merchant_id defaults to the agent's merchant. The card grants no authority.",
-    scope: "mandates:read",
+    scopes: READ,
     schema: toolRequestSchema,
     run: async (context, input) =>
       requestVerification(context.deps, context.agent, input, {
@@ -131,7 +144,7 @@ export const agentTools: readonly AgentTool[] = [
     name: "agent-verification-result",
     description:
       "A verification card's state (GET agent-verification-result): pending, opened, verified (with assurance_level and receipt_code), refused (with the capture's reason) or expired. Poll it; there is no webhook.",
-    scope: "mandates:read",
+    scopes: READ,
     schema: resultSchema,
     run: ({ deps, agent }, input) => verificationResult(deps, agent, input.verification_id),
   }),
@@ -154,6 +167,6 @@ export function toolInput(definition: AgentTool, args: unknown, writtenAt?: (pat
  * (mandate-get's `id` or `status`) is an object that is one of them.
  */
 export function toolJsonSchema(definition: AgentTool): Record<string, unknown> {
-  const schema = jsonSchemaOf(definition.schema);
+  const schema = jsonSchemaOf(definition.advertised ?? definition.schema);
   return schema.type === "object" ? schema : { type: "object", ...schema };
 }

@@ -11,6 +11,7 @@ import { writtenNumbers } from "../lib/json";
 import type { AppEnv } from "./app";
 import { codesOf, withDoc } from "./openapi";
 
+/** Every function's request body limit, the MCP endpoint's included. */
 const MAX_BODY_BYTES = 256 * 1024;
 
 /** A request body as sent and as parsed. */
@@ -24,10 +25,7 @@ interface JsonBody {
  * (`415`), parseable (`400 INVALID_JSON`); an empty body is `{}`.
  */
 async function readJsonBody(request: Request): Promise<JsonBody> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
-  const text = await request.text();
-  if (text.length > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
+  const text = await boundedBodyText(request);
   if (text.trim() === "") return { text: "{}", value: {} };
   const type = request.headers.get("content-type") ?? "application/json";
   if (!/^application\/(.+\+)?json\b/i.test(type)) throw new ApiError("UNSUPPORTED_MEDIA_TYPE");
@@ -36,6 +34,15 @@ async function readJsonBody(request: Request): Promise<JsonBody> {
   } catch {
     throw new ApiError("INVALID_JSON");
   }
+}
+
+/** A request's body as text, at most 256 KiB (`413 PAYLOAD_TOO_LARGE`), by its declared length first. */
+export async function boundedBodyText(request: Request): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
+  const text = await request.text();
+  if (text.length > MAX_BODY_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
+  return text;
 }
 
 /** Where the input comes from: the body, the query string, or the query on GET and the body otherwise. */

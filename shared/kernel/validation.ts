@@ -225,7 +225,8 @@ function collectMoneyPaths(schema: unknown, path: string[], found: Map<string, s
   }
 }
 
-const IDEMPOTENCY_KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
+/** An Idempotency-Key (spec 8): 8 to 200 printable characters, no space. */
+export const idempotencyKeySchema = v.pipe(v.string(), v.minLength(8), v.maxLength(200), v.regex(/^[\x21-\x7e]*$/));
 
 /**
  * An Idempotency-Key as sent: undefined when absent, null when not 8 to 200 printable characters
@@ -233,7 +234,7 @@ const IDEMPOTENCY_KEY_FORMAT = /^[\x21-\x7e]{8,200}$/;
  */
 export function idempotencyKey(value: string | undefined): string | null | undefined {
   if (value === undefined) return undefined;
-  return IDEMPOTENCY_KEY_FORMAT.test(value) ? value : null;
+  return v.is(idempotencyKeySchema, value) ? value : null;
 }
 
 /** The limits of a merchant's metadata (sessions, claims, attributes). */

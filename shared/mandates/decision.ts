@@ -9,7 +9,7 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import type { ReplayClaim } from "../kernel/replay-guard";
-import { minorUnitAmount } from "../kernel/validation";
+import { idempotencyKeySchema, minorUnitAmount } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import { currencySchema } from "../lib/money";
 import { mandateUuid } from "./ids";
@@ -45,11 +45,18 @@ export const decisionSchema = v.pipe(
   v.forward(v.partialCheck([["amount"], ["currency"]], amountHasCurrency, "currency is required"), ["currency"]),
 );
 
-/** mandate-consume's body as the MCP tool takes it: the Idempotency-Key header is the `idempotency_key` argument. */
+/**
+ * mandate-consume's body as the MCP tool takes it: the Idempotency-Key header is the
+ * `idempotency_key` argument. Any string passes here, so that an absent or malformed key answers
+ * the function's refusals (`idempotency_key_required`, `idempotency_key_invalid`).
+ */
 export const consumeArgumentsSchema = v.pipe(
   v.strictObject({ ...decisionEntries, idempotency_key: v.optional(v.string()) }),
   v.forward(v.partialCheck([["amount"], ["currency"]], amountHasCurrency, "currency is required"), ["currency"]),
 );
+
+/** The same arguments as the tool's JSON Schema states them: `idempotency_key` required, in the header's format. */
+export const consumeArgumentsAdvertised = v.strictObject({ ...decisionEntries, idempotency_key: idempotencyKeySchema });
 
 export type DecisionBody = v.InferOutput<typeof decisionSchema>;
 

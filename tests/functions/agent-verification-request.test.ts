@@ -1,13 +1,14 @@
 /**
  * agent-verification-request over HTTP (spec 2.8, 4.14, 5 rule 4): an owner of the merchant mints a
- * card with their first-party session; its url opens the hosted screen once. Every field rule and
- * error; who may mint; the card's session is the service's (no merchant key exchanges or reads it).
+ * card with their first-party session, or an agent with its OAuth 2.1 bearer (the MCP tool's
+ * rules); its url opens the hosted screen once. Every field rule and error; who may mint; the
+ * card's session is the service's (no merchant key exchanges or reads it).
  */
 import { describe, expect, it } from "vitest";
 import { requestVerification } from "../../shared/agents/verifications";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner, removeOwner } from "../../shared/merchants/accounts";
-import { ownedMerchant } from "../harness/agents";
+import { authorisedAgent, type MemoryProvider, mcpUrl, ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
@@ -192,4 +193,77 @@ describe("agent-verification-request: who may mint", () => {
     const [row] = await testDb()`select environment from private.agent_verifications where id = ${res.body.verification_id.slice(3)}::uuid`;
     expect(row.environment).toBe("live");
   });
+});
+
+describe("agent-verification-request: an agent's OAuth 2.1 bearer (spec 5 rule 4; it was 401 INVALID_USER_TOKEN)", () => {
+  /** The token endpoint's refresh grant for `provider`, with `extra` parameters. */
+  async function refreshed(provider: MemoryProvider, extra: Record<string, string> = {}) {
+    const res = await fetch(`${mcpUrl()}/oauth/token`, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: provider.saved.refresh_token,
+        client_id: provider.client.client_id,
+        ...extra,
+      }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { access_token: string; refresh_token: string; scope: string };
+  }
+
+  it("mints a card for the agent's merchant, named for the agent as the MCP tool's card is", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    const res = await requestCard(provider.saved.access_token, { merchant_id: merchant.merchant_id, purpose: "Confirm the order" });
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(RESPONSE_KEYS);
+    expect(res.body).toMatchObject({ merchant_id: merchant.merchant_id, state: "pending", purpose: "Confirm the order" });
+    const [row] = await testDb()`select agent_client_id, agent_name, owner_identity_id::text from private.agent_verifications
+      where id = ${res.body.verification_id.slice(3)}::uuid`;
+    expect(row).toMatchObject({ agent_client_id: provider.client.client_id, agent_name: "Shopping agent" });
+    expect((await boot(tokenOfCard(res.body.url))).status).toBe(200);
+  }, 120_000);
+
+  it("refuses another merchant (403 NOT_MERCHANT_OWNER), a token without the tool's scope mandates:read (403 INSUFFICIENT_SCOPE), and a merchant key beside it", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const other = await ownedMerchant();
+    const { provider } = await authorisedAgent(owner.session_token);
+    expect(errorOf(await requestCard(provider.saved.access_token, { merchant_id: other.merchant.merchant_id }))).toEqual({
+      status: 403,
+      code: "NOT_MERCHANT_OWNER",
+    });
+    const headers = { "x-service-api-key": merchant.keys.sk_test };
+    expect(errorOf(await requestCard(provider.saved.access_token, { merchant_id: merchant.merchant_id }, { headers }))).toEqual({
+      status: 401,
+      code: "USER_TOKEN_REQUIRED",
+    });
+    const writeOnly = await refreshed(provider, { scope: "mandates:write" });
+    expect(writeOnly.scope).toBe("mandates:write");
+    const refused = await requestCard(writeOnly.access_token, { merchant_id: merchant.merchant_id });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "INSUFFICIENT_SCOPE", scope: "mandates:read" });
+  }, 120_000);
+
+  it("refuses a revoked grant, an expired token, an owner who left and an unknown token: 401 INVALID_USER_TOKEN", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const body = { merchant_id: merchant.merchant_id };
+    const invalid = { status: 401, code: "INVALID_USER_TOKEN" };
+    const { provider } = await authorisedAgent(owner.session_token);
+    // RFC 7009: revoking the refresh token revokes the grant.
+    const metadata = await (await fetch(`${serviceUnderTest().baseUrl}/.well-known/oauth-authorization-server`)).json();
+    const revocation = await fetch(metadata.revocation_endpoint, {
+      method: "POST",
+      body: new URLSearchParams({ token: provider.saved.refresh_token, client_id: provider.client.client_id }),
+    });
+    expect(revocation.status).toBe(200);
+    expect(errorOf(await requestCard(provider.saved.access_token, body))).toEqual(invalid);
+
+    const { provider: second } = await authorisedAgent(owner.session_token);
+    expect((await requestCard(second.saved.access_token, body)).status).toBe(200);
+    const later = new Date(Date.now() + 2 * 3600_000);
+    expect(errorOf(await requestCard(second.saved.access_token, body, { now: later }))).toEqual(invalid);
+    expect(errorOf(await requestCard("user:grant:secret", body))).toEqual(invalid);
+    await removeOwner(testDb(), merchant.merchant_id, owner.subject_ref);
+    expect(errorOf(await requestCard(second.saved.access_token, body))).toEqual(invalid);
+  }, 120_000);
 });

@@ -70,17 +70,30 @@ export function cookiesOf(response: Response): string {
     .join("; ");
 }
 
-/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny). */
-export async function consent(url: URL, sessionToken: string, decision: "approve" | "deny" = "approve") {
+/** Both scopes an owner can grant. */
+export const BOTH_SCOPES = ["mandates:read", "mandates:write"] as const;
+
+/** The owner's part: open the authorization URL signed in, read the consent screen, approve (or deny) with `scopes` ticked. */
+export async function consent(
+  url: URL,
+  sessionToken: string,
+  decision: "approve" | "deny" = "approve",
+  scopes: readonly string[] = BOTH_SCOPES,
+) {
   const page = await fetch(url, { headers: { authorization: `Bearer ${sessionToken}`, "accept-language": "pt-BR" } });
-  return decideOn(url, page, decision);
+  return decideOn(url, page, decision, scopes);
 }
 
 /**
- * On the consent screen `page` (of the authorization request `url`): approve with every scope, or
- * deny, as the form posts it (the session token it carries, the consent cookie).
+ * On the consent screen `page` (of the authorization request `url`): approve with `scopes` ticked
+ * (every scope unless told), or deny, as the form posts it (the session token it carries, the consent cookie).
  */
-export async function decideOn(url: URL, page: Response, decision: "approve" | "deny" = "approve") {
+export async function decideOn(
+  url: URL,
+  page: Response,
+  decision: "approve" | "deny" = "approve",
+  scopes: readonly string[] = BOTH_SCOPES,
+) {
   const html = await page.text();
   expect(page.status, html).toBe(200);
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1];
@@ -90,16 +103,24 @@ export async function decideOn(url: URL, page: Response, decision: "approve" | "
     merchant_id: field("merchant_id"),
     decision,
   });
-  for (const scope of ["mandates:read", "mandates:write"]) form.append("scope", scope);
+  for (const scope of scopes) form.append("scope", scope);
   const answer = await fetch(url, { method: "POST", body: form, headers: { cookie: cookiesOf(page) }, redirect: "manual" });
   expect(answer.status, await answer.text()).toBe(302);
   return { html, csp: page.headers.get("content-security-policy") ?? "", location: new URL(answer.headers.get("location")!) };
 }
 
-/** Discovery, registration (or a metadata document), the owner's consent and the token: an authorised SDK client. */
-export async function authorisedAgent(sessionToken: string, provider = new MemoryProvider(), serverUrl = mcpUrl()) {
-  expect(await auth(provider, { serverUrl, scope: "mandates:read mandates:write" })).toBe("REDIRECT");
-  const { location, html, csp } = await consent(provider.authorizationUrl!, sessionToken);
+/**
+ * Discovery, registration (or a metadata document), the owner's consent (with `scopes` ticked)
+ * and the token: an authorised SDK client.
+ */
+export async function authorisedAgent(
+  sessionToken: string,
+  provider = new MemoryProvider(),
+  serverUrl = mcpUrl(),
+  scopes: readonly string[] = BOTH_SCOPES,
+) {
+  expect(await auth(provider, { serverUrl, scope: BOTH_SCOPES.join(" ") })).toBe("REDIRECT");
+  const { location, html, csp } = await consent(provider.authorizationUrl!, sessionToken, "approve", scopes);
   expect(location.searchParams.get("iss")).toBe(new URL(serverUrl).origin);
   // RFC 9207: the client checks the response's issuer against the one it discovered.
   const code = location.searchParams.get("code")!;
