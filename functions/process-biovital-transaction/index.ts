@@ -16,6 +16,7 @@ import { transactionAnswerSchema } from "../../shared/identity/answers";
 import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { keyMaterialOf } from "../../shared/kernel/keys";
+import { issueRuleCodes } from "../../shared/mandates/issue";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
 
@@ -33,6 +34,8 @@ app.post(
     answers: [
       ...scenarioCodes,
       ...documentEvidenceCodes,
+      // A grant's terms (`grant`) are judged by mandate-issue's rules, with their codes.
+      ...issueRuleCodes,
       "IDENTITY_MISMATCH",
       "FACE_MATCH_BELOW_THRESHOLD",
       "BIOMETRIC_LIVENESS_FAILED",

@@ -35,6 +35,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rawRpc } from "../../shared/kernel/db/rpc";
+import { type GrantTerms, grantTermsDigest } from "../../shared/mandates/issue";
 import { createKey } from "../../shared/merchants/accounts";
 import { type Grantor, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { applyMigrations } from "../local/migrations";
@@ -113,28 +114,46 @@ interface Fixture {
 
 let runCounter = 0;
 
-/** Issues `count` fresh mandates through mandate_issue in one statement; returns the run number that names them. */
+/**
+ * Issues `count` fresh mandates through mandate_issue in one statement (after their proofs), each proven by its own grant
+ * capture of the run's terms (one agent per run: a grant capture proves one mandate of the terms it
+ * showed); returns the run number that names them.
+ */
 async function freshMandates({ sql, grantor }: Fixture, count: number): Promise<{ run: number; ids: string[] }> {
   const run = ++runCounter;
+  const terms: GrantTerms = {
+    granted_to: `agent_bench_${process.pid}_${run}`,
+    granted_to_kind: "agent",
+    scopes: ["purchase"],
+    constraints: {},
+    ceiling: { kind: "amount", amount: CEILING, currency: "USD", count: null, period: "lifetime" },
+    expires_at: new Date(grantor.at.getTime() + 365 * 86_400_000).toISOString(),
+  };
+  const digest = await grantTermsDigest(terms);
   const base = {
+    ...terms,
     merchant_id: grantor.merchantId,
     environment: grantor.environment,
     now: grantor.at.toISOString(),
     granted_by_ref: grantor.subjectRef,
-    granted_to_kind: "agent",
-    scopes: ["purchase"],
     money_scopes: ["purchase", "payment"],
-    constraints: {},
-    ceiling: { kind: "amount", amount: CEILING, currency: "USD", count: null, period: "lifetime" },
-    expires_at: new Date(grantor.at.getTime() + 365 * 86_400_000).toISOString(),
-    capture_id: grantor.captureId,
+    terms_digest: digest,
     proof_max_age_seconds: 300,
   };
+  // The proofs first (a statement's own writes are not for its functions to read), then the issues.
+  const proofs = await sql.unsafe(
+    `insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, capture_nonce,
+       liveness_passed, coercion_signal, assurance_level, engine_version, created_at, purpose, grant_terms_digest)
+     select id, $2, $3, $4, 'ACTION_LOGIN', 'svc:' || id, 'nonce-' || id, true, false, 'face_voice_doc', 'bench',
+       $5::timestamptz - interval '1 minute', 'grant', $6
+     from (select gen_random_uuid() as id from generate_series(1, $1::int)) fresh returning id::text`,
+    [count, grantor.merchantId, grantor.environment, grantor.identityId, grantor.at.toISOString(), digest],
+  );
   const rows = await sql.unsafe(
-    `with ids as (select g, gen_random_uuid() as id from generate_series(1, $2::int) g),
-          issued as (select g, id, public.mandate_issue($3::jsonb || jsonb_build_object('id', id, 'granted_to', 'agent_' || id)) as m from ids)
+    `with ids as (select g, gen_random_uuid() as id, capture_id from unnest($2::uuid[]) with ordinality as p(capture_id, g)),
+          issued as (select g, id, public.mandate_issue($3::jsonb || jsonb_build_object('id', id, 'capture_id', capture_id)) as m from ids)
      insert into bench.mandates (run, i, id, merchant_id) select $1, g, id, $4 from issued returning id`,
-    [run, count, base as never, grantor.merchantId],
+    [run, proofs.map((p) => p.id as string) as never, base as never, grantor.merchantId],
   );
   return { run, ids: rows.map((r) => r.id as string) };
 }

@@ -5,6 +5,7 @@ import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { money } from "../kernel/validation";
+import { sha256Hex } from "../lib/crypto";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { mandateUuid } from "./ids";
 import type { MandateCeiling } from "./rpc";
@@ -71,12 +72,20 @@ export const issueRuleCodes = [
   "STEP_UP_OF_INVALID",
 ] as const satisfies readonly ErrorCode[];
 
-/** What the issue itself can refuse: the proof, a document for money scopes, the step-up's parent. */
+/**
+ * What the issue itself can refuse: the proof (`PROOF_INVALID` with its reason: `not_the_grantor`,
+ * `proof_expired`, `coercion_detected`, `liveness_failed`, `not_a_grant`, `proof_used`,
+ * `terms_mismatch`), a document for money scopes, the step-up's parent.
+ */
 export const issueActCodes = ["PROOF_INVALID", "DOCUMENT_REQUIRED", "STEP_UP_OF_INVALID"] as const satisfies readonly ErrorCode[];
 
 /** Rule 1: a capture older than this is no proof. */
 const PROOF_MAX_AGE_SECONDS = 300;
-/** No mandate is open-ended: expires_at is at most this long after issue (the table checks it too). */
+/**
+ * No mandate is open-ended: expires_at is at most this long after issue. Checked here, at issue, and
+ * nowhere else: a table constraint would bind every later update of a row as well, so a mandate
+ * issued before this rule could no longer be revoked.
+ */
 export const MANDATE_MAX_LIFETIME_DAYS = 365;
 
 /**
@@ -85,7 +94,7 @@ export const MANDATE_MAX_LIFETIME_DAYS = 365;
  * mandate is immutable afterwards. Answers the mandate with its scopes' labels in the caller's locale.
  */
 export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput) {
-  const mandate = await rpc(deps.sql, "mandate_issue", issueParams(deps, tenant, body));
+  const mandate = await rpc(deps.sql, "mandate_issue", await issueParams(deps, tenant, body));
   return { ...mandate, scope_labels: mandate.scopes.map((scope) => ({ scope, label: scopeLabel(scope as Scope, deps.locale) })) };
 }
 
@@ -95,15 +104,18 @@ export async function issueMandate(deps: Deps, tenant: Tenant, body: IssueInput)
  */
 export async function issueMandateStored(deps: Deps, tenant: Tenant, body: IssueInput, storedResponse: PendingResponse | undefined) {
   const mandate = await rpc(deps.sql, "mandate_issue_stored", {
-    ...issueParams(deps, tenant, body),
+    ...(await issueParams(deps, tenant, body)),
     ...(storedResponse && { stored_response: { record: storedResponse.record } }),
   });
   if (storedResponse) storedResponse.stored = true;
   return mandate;
 }
 
-/** The issue RPC's parameters once the rules that need no database hold. */
-function issueParams(deps: Deps, tenant: Tenant, body: IssueInput) {
+/**
+ * The issue RPC's parameters once the rules that need no database hold, with the digest of the
+ * terms that the proof must have shown (a grant capture of exactly these terms, docs/decisions.md).
+ */
+async function issueParams(deps: Deps, tenant: Tenant, body: IssueInput) {
   const input = issueRules(body, deps.now);
   return {
     id: crypto.randomUUID(),
@@ -122,8 +134,58 @@ function issueParams(deps: Deps, tenant: Tenant, body: IssueInput) {
     expires_at: new Date(input.expires_at).toISOString(),
     step_up_of: input.step_up_of,
     capture_id: input.proof.capture_id,
+    terms_digest: await grantTermsDigest(input),
     proof_max_age_seconds: PROOF_MAX_AGE_SECONDS,
   };
+}
+
+/** A mandate's terms as a grant capture shows them: mandate-issue's request without the granter and the proof. */
+export type GrantTerms = Omit<IssueRequest, "granted_by" | "proof">;
+
+/** The terms a grant capture is made for, in mandate-issue's names, as the sink takes them (`grant`). */
+export const grantTermsSchema = v.omit(issueSchema, ["granted_by", "proof"]);
+
+/**
+ * The terms of `terms` as rules-checked terms (issueRules: scopes deduplicated, the ceiling with
+ * every field, the step-up's parent as a uuid), or the rules' refusal. The granter is the capture's
+ * person, so it is not part of the terms.
+ */
+export function grantTermsOf(terms: v.InferOutput<typeof grantTermsSchema>, now: Date): GrantTerms {
+  const { granted_by: _, proof: __, ...checked } = issueRules({ ...terms, granted_by: "-", proof: { capture_id: "-" } }, now);
+  return checked;
+}
+
+/**
+ * SHA-256 (hex) of the terms a person was shown when they granted, in one canonical form (fixed key
+ * order, scopes and allowlists sorted, the instant in ISO 8601 UTC, absent as null): a grant capture
+ * records it, and mandate-issue proves only a mandate whose terms have the same digest. The same
+ * terms give the same digest whichever surface carried them (the sink's `grant`, a `/v1` session's
+ * `mandate`, mandate-issue, `POST /v1/mandates`), because each goes through issueRules first.
+ */
+export async function grantTermsDigest(terms: GrantTerms): Promise<string> {
+  const sorted = (list: string[] | undefined) => (list && list.length > 0 ? [...list].sort() : null);
+  const canonical = {
+    granted_to: terms.granted_to,
+    granted_to_kind: terms.granted_to_kind,
+    agent_display_name: terms.agent_display_name ?? null,
+    agent_descriptor: terms.agent_descriptor ?? null,
+    scopes: [...terms.scopes].sort(),
+    constraints: {
+      merchant_allowlist: sorted(terms.constraints?.merchant_allowlist),
+      category_allowlist: sorted(terms.constraints?.category_allowlist),
+      country_allowlist: sorted(terms.constraints?.country_allowlist),
+    },
+    ceiling: {
+      kind: terms.ceiling.kind,
+      amount: terms.ceiling.amount,
+      currency: terms.ceiling.currency,
+      count: terms.ceiling.count,
+      period: terms.ceiling.period,
+    },
+    expires_at: new Date(terms.expires_at).toISOString(),
+    step_up_of: terms.step_up_of ?? null,
+  };
+  return sha256Hex(JSON.stringify(canonical));
 }
 
 /**

@@ -76,6 +76,8 @@ interface MandateToIssue extends TenantAt {
   expires_at: Iso;
   step_up_of?: Uuid;
   capture_id: Uuid;
+  /** grantTermsDigest of these terms: the proof must be a grant capture that showed them. */
+  terms_digest: string;
   proof_max_age_seconds: number;
 }
 

@@ -22,9 +22,10 @@ import type { HostedSessionPrincipal } from "../kernel/principal";
 import { jsonObject, parseWith, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { issueMandate } from "../mandates/issue";
+import { grantTermsDigest, grantTermsOf, issueMandate } from "../mandates/issue";
 import { issueInputOf, type MandateTerms } from "../mandates/terms";
 import type { TransactionAction } from "../transactions/input";
+import type { CaptureIntent } from "../transactions/rpc";
 import { transact } from "../transactions/transact";
 import { isSessionMode } from "./mode-session";
 import { refusalOf, type SessionResult, screenOutcome } from "./outcomes";
@@ -130,6 +131,7 @@ async function identifyAndAct(
   action: keyof typeof sinkActs,
   body: unknown,
   scenario: ForcedScenario | null,
+  intent?: CaptureIntent,
 ): Promise<SessionResult> {
   const identified = await identify(deps, keys, session, body, scenario);
   if (!identified.approved) return identified;
@@ -148,6 +150,7 @@ async function identifyAndAct(
     const approval = await transact(deps, keys, principal, act, {
       scenario,
       idempotencyKey: undefined,
+      intent,
     });
     return {
       approved: true,
@@ -181,19 +184,39 @@ async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToCom
       return identified.approved ? { approved: true, reason: null, subject_ref: identified.subject_ref } : identified;
     }
     case "attribute": {
-      const acted = await identifyAndAct(deps, keys, session, "login", body, scenario);
+      const acted = await identifyAndAct(deps, keys, session, "login", body, scenario, { purpose: "attribute" });
       return acted.approved ? { ...acted, attribute: session.attribute, value: acted.assurance_level === "face_voice_doc" } : acted;
     }
     case "mandate":
-      return grant(deps, session, await identifyAndAct(deps, keys, session, "login", body, scenario));
+      return grant(deps, session, await identifyAndAct(deps, keys, session, "login", body, scenario, await grantIntent(deps, session)));
+    case "verify":
+      // A card's screen says it authorises nothing: its capture proves presence and nothing else (no grant).
+      return identifyAndAct(deps, keys, session, action, body, scenario, { purpose: "verify" });
     default:
       return identifyAndAct(deps, keys, session, action, body, scenario);
   }
 }
 
 /**
+ * What a mandate session's capture is made for: the grant of the session's terms, shown on the
+ * screen, so the capture proves that grant (and no other). Terms the rules refuse now (stale while
+ * the screen was open) can be granted by no capture: the act is then a plain login, and the issue
+ * below refuses with the rule's code, as before.
+ */
+async function grantIntent(deps: Deps, session: SessionToComplete): Promise<CaptureIntent> {
+  if (!session.facetoken || !session.mandate_terms) return { purpose: "login" };
+  try {
+    const input = issueInputOf(session.mandate_terms as MandateTerms, session.facetoken, { capture_id: crypto.randomUUID() });
+    return { purpose: "grant", grant_terms_digest: await grantTermsDigest(grantTermsOf(input, deps.now)) };
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return { purpose: "login" };
+    throw error;
+  }
+}
+
+/**
  * A mandate session's grant: the person, identified as the session's facetoken, proved presence by
- * the login act, whose capture is mandate-issue's proof. A grant the mandate rules refuse now (the
+ * the login act made to grant these terms (grantIntent), whose capture is mandate-issue's proof. A grant the mandate rules refuse now (the
  * terms went stale while the screen was open: `until` passed, a step-up's parent was revoked, a
  * money scope needs a document) is a refusal: `document_required`, or `mandate_refused` with the rule's code.
  */

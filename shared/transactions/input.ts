@@ -3,6 +3,7 @@ import { documentEvidenceSchema } from "../identity/documents";
 import { coded, minorUnitAmount } from "../kernel/validation";
 import { currencySchema } from "../lib/money";
 import { contextSchema } from "../mandates/decision";
+import { grantTermsSchema } from "../mandates/issue";
 
 const transactionActions = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"] as const;
 export type TransactionAction = (typeof transactionActions)[number];
@@ -30,7 +31,21 @@ export const transactionSchema = v.pipe(
     mandate_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
     scope: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
     context: contextSchema,
+    /**
+     * The terms of a mandate the person is shown and grants with this capture (mandate-issue's
+     * fields without `granted_by` and `proof`): the capture becomes a grant capture, the one proof
+     * mandate-issue takes for a mandate with exactly these terms, once. A live login only.
+     */
+    grant: v.optional(grantTermsSchema),
   }),
+  v.forward(
+    v.partialCheck(
+      [["grant"], ["action"], ["mandate_id"]],
+      (input) => input.grant === undefined || (input.action === "ACTION_LOGIN" && input.mandate_id === undefined),
+      "grant is a live ACTION_LOGIN's: a mandate cannot stand in for a grant",
+    ),
+    ["grant"],
+  ),
   v.partialCheck(
     [["action"], ["amount"]],
     (input) => input.action !== "ACTION_PAYMENT" || input.amount !== undefined,

@@ -10,16 +10,19 @@ import type { Tenant } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
 import { DOCUMENT_ACTIONS, type TransactionBody } from "./input";
-import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
-import type { Approval } from "./rpc";
+import { type ActOptions, actReceipt, captureRow, documentRequired, intentOf } from "./record";
+import type { Approval, CaptureRecordParams } from "./rpc";
 
 /**
  * Judges a live capture for one identity at the instant of the act and records it: the face must
  * be this identity's (`IDENTITY_MISMATCH` when it is another person who consented with this
  * merchant, `FACE_MATCH_BELOW_THRESHOLD` otherwise: another merchant's persons are never
  * revealed), the engine must find a live, uncoerced person, and money or signature acts
- * need a valid document (on record, or carried by this capture and verified now). The capture row (refused ones too, for audit), on approval its signed
- * receipt, and under an Idempotency-Key the answer a retry replays are written by one RPC.
+ * need a valid document (on record, or carried by this capture and verified now). Every judged
+ * act is written by one RPC, refused ones too: the capture row (with its refusal's code, and the
+ * purpose the person was shown), on approval its signed receipt, and under an Idempotency-Key the
+ * answer a retry replays. So a refused capture is used up like an approved one (its nonce is
+ * claimed by the same RPC) and cannot approve later, for this person or another.
  */
 export async function judgeAndRecord(
   deps: Deps,
@@ -28,19 +31,35 @@ export async function judgeAndRecord(
   body: TransactionBody,
   descriptor: PresenceDescriptor,
   identity: ResolvedIdentity,
-  { scenario, storedResponse }: Pick<ActOptions, "scenario" | "storedResponse">,
+  { scenario, storedResponse, intent }: Pick<ActOptions, "scenario" | "storedResponse" | "intent">,
 ): Promise<Approval> {
   const { protector } = keys.templates;
   const live = protector.protect(descriptor.face.embedding);
   if (!identity.template || identity.template.key_id !== protector.keyId)
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
   const similarity = cosineSimilarity(live, identity.template.embedding);
-  if (scenario === "subject_mismatch") throw new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
-  if (similarity < FACE_MATCH_GATE) {
-    const best = await bestMatch(keys.templates, tenant.environment, live, tenant.merchantId);
-    if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) throw new ApiError("IDENTITY_MISMATCH");
-    // No similarity in the refusal: below the gate a number would make the sink the oracle face-identify is not.
-    throw new ApiError("FACE_MATCH_BELOW_THRESHOLD");
+  const judged = { identity_id: identity.identity_id, face_similarity: similarity, scenario };
+  const record = (params: Omit<CaptureRecordParams, "stored_response">, answer: { status: number; body: unknown }) =>
+    rpc(deps.sql, "capture_record", {
+      ...params,
+      // The answer, approval or refusal, is stored with the act it answers (a refused capture is written too).
+      ...(storedResponse && { stored_response: { record: storedResponse.record, ...answer } }),
+    });
+
+  const mismatch = await faceMismatch(keys.templates, tenant, identity, live, similarity, scenario);
+  if (mismatch) {
+    // The face is not this person's: nothing is judged, but the act is recorded and its capture used up.
+    const capture = captureRow(tenant, body, deps.now, {
+      id: crypto.randomUUID(),
+      captureNonce: descriptor.capture_nonce,
+      assurance: null,
+      judged: { ...judged, liveness_passed: false, liveness_reason: null, coercion_signal: false },
+      intent: intentOf(body, intent),
+      refusal: mismatch,
+    });
+    await record({ capture, receipt: null }, { status: mismatch.status, body: mismatch.body() });
+    if (storedResponse) storedResponse.stored = true;
+    throw mismatch;
   }
 
   // Evidence that fails passive authentication is refused before anything is judged or written.
@@ -61,13 +80,13 @@ export async function judgeAndRecord(
     captureNonce: descriptor.capture_nonce,
     assurance: refusal ? null : assurance,
     judged: {
-      identity_id: identity.identity_id,
+      ...judged,
       liveness_passed: judgement.livenessPassed,
       liveness_reason: judgement.livenessPassed ? null : judgement.refusal,
       coercion_signal: judgement.coercion,
-      face_similarity: similarity,
-      scenario,
     },
+    intent: intentOf(body, intent),
+    refusal,
   });
   const receipt = refusal ? null : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now);
   const approval: Approval | null = receipt && {
@@ -80,20 +99,32 @@ export async function judgeAndRecord(
     receipt_id: receipt.id,
     receipt_code: receipt.code,
   };
-  await rpc(deps.sql, "capture_record", {
-    capture,
-    receipt,
-    document: refusal ? null : newDocument,
-    baseline: baseline ? null : baselineFromResult(judgement.result),
-    // The answer, approval or refusal, is stored with the act it answers (a refused capture is written too).
-    ...(storedResponse && {
-      stored_response: {
-        record: storedResponse.record,
-        ...(refusal ? { status: refusal.status, body: refusal.body() } : { status: 200, body: approval }),
-      },
-    }),
-  });
+  await record(
+    { capture, receipt, document: refusal ? null : newDocument, baseline: baseline ? null : baselineFromResult(judgement.result) },
+    refusal ? { status: refusal.status, body: refusal.body() } : { status: 200, body: approval },
+  );
   if (storedResponse) storedResponse.stored = true;
   if (refusal || !approval) throw refusal;
   return approval;
+}
+
+/**
+ * Why the live face is not `identity`'s, or null when it is: below the 0.75 gate the face is
+ * searched among this merchant's persons; another of them is `IDENTITY_MISMATCH`, anyone else
+ * `FACE_MATCH_BELOW_THRESHOLD` (no similarity in it: below the gate a number would make the sink the
+ * oracle face-identify is not). The sandbox's `subject_mismatch` forces the first.
+ */
+async function faceMismatch(
+  templates: Templates,
+  tenant: Tenant,
+  identity: ResolvedIdentity,
+  live: number[],
+  similarity: number,
+  scenario: ActOptions["scenario"],
+): Promise<ApiError | null> {
+  if (scenario === "subject_mismatch") return new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
+  if (similarity >= FACE_MATCH_GATE) return null;
+  const best = await bestMatch(templates, tenant.environment, live, tenant.merchantId);
+  if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) return new ApiError("IDENTITY_MISMATCH");
+  return new ApiError("FACE_MATCH_BELOW_THRESHOLD");
 }

@@ -9,17 +9,39 @@ import type { KeySet } from "../lib/signing";
 import type { ReceiptRow } from "../receipts/rpc";
 import { type AssuranceLevel, buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import type { TransactionAction, TransactionBody } from "./input";
-import type { CaptureRow } from "./rpc";
+import type { CaptureIntent, CapturePurpose, CaptureRow } from "./rpc";
+
+/** What a live act proves presence for when nothing else was shown: its action's own purpose. */
+const ACTION_PURPOSES: Record<TransactionAction, CapturePurpose> = {
+  ACTION_LOGIN: "login",
+  ACTION_PAYMENT: "payment",
+  ACTION_SIGN: "sign",
+  ACTION_SIGNUP: "enroll",
+};
+
+/** The purpose of a live act: what the caller says was shown (a card, an attribute, a grant's terms), else its action's. */
+export function intentOf(body: TransactionBody, shown: CaptureIntent | undefined): CaptureIntent {
+  return shown ?? { purpose: ACTION_PURPOSES[body.action] };
+}
 
 /**
  * The capture row of an act: who, what, how much and when, plus `judged` (what the engine and the
- * face match found, for a live capture; a mandate's capture has none) and the nonce it consumed.
+ * face match found, for a live capture; a mandate's capture has none), the nonce it consumed, and for
+ * a live act what the person was shown (`intent`) and the code it was refused for.
  */
 export function captureRow(
   tenant: Tenant,
   body: TransactionBody,
   now: Date,
-  recorded: { id: string; captureNonce: string; assurance: AssuranceLevel | null; judged?: Partial<CaptureRow> },
+  recorded: {
+    id: string;
+    captureNonce: string;
+    assurance: AssuranceLevel | null;
+    judged?: Partial<CaptureRow>;
+    /** A live act's: what the person was shown (a stand-in has none). */
+    intent?: CaptureIntent;
+    refusal?: ApiError | null;
+  },
 ): CaptureRow {
   return {
     id: recorded.id,
@@ -34,6 +56,8 @@ export function captureRow(
     engine_version: ENGINE_VERSION,
     created_at: now.toISOString(),
     ...recorded.judged,
+    ...(recorded.intent && { purpose: recorded.intent.purpose, grant_terms_digest: recorded.intent.grant_terms_digest ?? null }),
+    ...(recorded.refusal !== undefined && { refusal_code: recorded.refusal?.code ?? null }),
   };
 }
 
@@ -82,12 +106,14 @@ export function documentRequired(action: TransactionAction): ApiError {
 }
 
 /**
- * How one request's act is recorded: the sandbox scenario forced on it, and under an Idempotency-Key
+ * How one request's act is recorded: the sandbox scenario forced on it, what the person was shown, and under an Idempotency-Key
  * the key (the stand-in's consume key) and the response-store record that the RPC recording the act
  * completes with the answer, in the act's own transaction.
  */
 export interface ActOptions {
   scenario: ForcedScenario | null;
+  /** What the person was shown when it is not the action's own (a hosted card, /v1 attribute or grant); the sink's `grant` sets it too. */
+  intent?: CaptureIntent;
   idempotencyKey?: string;
   storedResponse?: PendingResponse;
 }

@@ -28,6 +28,19 @@ export interface StandInApproval extends Approval {
   mandate: Record<string, unknown> & { mandate_id: string; consumption_id: string; idempotent_replay: boolean };
 }
 
+/**
+ * What the person was shown and proved presence for (`private.captures.purpose`): the sink's
+ * action's own (login, payment, sign, enroll), or what the screen showed instead: an agent
+ * verification card (`verify`, which authorises nothing), a /v1 attribute, a mandate's terms (`grant`).
+ */
+export type CapturePurpose = "login" | "payment" | "sign" | "enroll" | "verify" | "attribute" | "grant";
+
+/** A capture's purpose, and for a grant the digest of the terms shown (shared/mandates/issue.ts#grantTermsDigest). */
+export interface CaptureIntent {
+  purpose: CapturePurpose;
+  grant_terms_digest?: string;
+}
+
 /** The capture row the transaction sink writes (refusals too, for audit). */
 export interface CaptureRow {
   id: Uuid;
@@ -47,6 +60,11 @@ export interface CaptureRow {
   engine_version: string;
   scenario?: string | null;
   created_at: Iso;
+  /** Absent on a mandate's stand-in: nobody was shown anything. */
+  purpose?: CapturePurpose;
+  grant_terms_digest?: string | null;
+  /** The refusal's code when the act was refused: the capture is used up all the same. */
+  refusal_code?: string | null;
 }
 
 /** An identity document that passed passive authentication on a capture, as it is kept on record. */
@@ -61,18 +79,18 @@ interface DocumentRow {
   lds_sha256: string;
 }
 
+/** A judged act as capture_record writes it: the capture, its receipt on approval, a document it carried, and the stored answer. */
+export interface CaptureRecordParams {
+  capture: CaptureRow;
+  receipt: ReceiptRow | null;
+  document?: DocumentRow | null;
+  baseline?: PresenceBaseline | null;
+  stored_response?: StoredResponse;
+}
+
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
-    capture_record: [
-      {
-        capture: CaptureRow;
-        receipt: ReceiptRow | null;
-        document?: DocumentRow | null;
-        baseline?: PresenceBaseline | null;
-        stored_response?: StoredResponse;
-      },
-      unknown,
-    ];
+    capture_record: [CaptureRecordParams, unknown];
     mandate_transaction: [
       {
         identity_id: Uuid;

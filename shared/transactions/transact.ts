@@ -14,6 +14,7 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { HostedSessionPrincipal, Principal } from "../kernel/principal";
 import type { KeySet } from "../lib/signing";
+import { grantTermsDigest, grantTermsOf } from "../mandates/issue";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
 import type { ActOptions } from "./record";
@@ -60,5 +61,9 @@ export async function transact(
     return transactWithMandate(deps, signing, principal, { ...body, mandate_id: body.mandate_id }, person, options);
   }
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
-  return judgeAndRecord(deps, { signing, templates: keys.templates }, principal, body, descriptor, identity, options);
+  // A grant's terms are judged by mandate-issue's rules now: a person is never asked to grant what cannot be granted.
+  const intent = body.grant
+    ? { purpose: "grant" as const, grant_terms_digest: await grantTermsDigest(grantTermsOf(body.grant, deps.now)) }
+    : options.intent;
+  return judgeAndRecord(deps, { signing, templates: keys.templates }, principal, body, descriptor, identity, { ...options, intent });
 }

@@ -141,7 +141,8 @@ comment on function private.consent_require(uuid, uuid) is 'Raises HA446 without
 -- disclosure_subject({merchant_id, environment, capture_id, now, proof_max_age_seconds}) ->
 --   {identity_id, subject_ref, enrolled_at, assurance_level, document | null}
 -- The person a disclosure is about is the one the capture proved present: a capture of this merchant, at
--- most proof_max_age_seconds old, live and uncoerced (HA445 with its reason otherwise), of a person with
+-- most proof_max_age_seconds old, live and uncoerced, made for neither a verification card nor a grant (HA445 with its
+-- reason otherwise), of a person with
 -- a standing consent with the merchant (HA446, HA442). Answers what claims are derived from.
 create or replace function public.disclosure_subject(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
@@ -164,6 +165,11 @@ begin
   end if;
   if not v_capture.liveness_passed or v_capture.assurance_level is null then
     raise exception 'capture not live' using errcode = 'HA445', detail = jsonb_build_object('reason', 'liveness_failed')::text;
+  end if;
+  -- What the person was shown: a verification card's screen says it authorises nothing, and a grant capture
+  -- proves its mandate alone; neither discloses anything (issue 25).
+  if v_capture.purpose in ('verify', 'grant') then
+    raise exception 'capture was not made for this' using errcode = 'HA445', detail = jsonb_build_object('reason', 'not_for_disclosure')::text;
   end if;
   perform private.consent_require(v_capture.identity_id, v_merchant);
   select * into v_identity from private.identities where id = v_capture.identity_id;

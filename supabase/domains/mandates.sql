@@ -141,9 +141,12 @@ comment on function private.mandate_decide(private.mandates, jsonb, timestamptz)
 
 -- mandate_issue({id, merchant_id, environment, now, granted_by_ref, granted_to, granted_to_kind, agent_display_name?,
 --   agent_descriptor?, scopes, money_scopes, constraints, ceiling: {kind, amount, currency, count, period}, expires_at,
---   step_up_of?, capture_id, proof_max_age_seconds}) -> mandate json
+--   step_up_of?, capture_id, terms_digest, proof_max_age_seconds}) -> mandate json
 -- The proof must be a capture of the granting human for this merchant, at most proof_max_age_seconds old, live and
--- uncoerced; its frozen assurance level is copied. Money scopes need a valid document on the identity.
+-- uncoerced, made to grant (purpose grant: a login, a card, a payment proves no grant), showing these terms
+-- (its grant_terms_digest is terms_digest), and not yet used: the capture row is locked, and marked with the
+-- mandate in this transaction, so one grant capture proves one mandate. Its frozen assurance level is copied.
+-- Money scopes need a valid document on the identity.
 create or replace function public.mandate_issue(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -160,7 +163,8 @@ begin
   where merchant_id = v_merchant and subject_ref = p ->> 'granted_by_ref';
 
   select * into v_capture from private.captures
-  where id = (p ->> 'capture_id')::uuid and merchant_id = v_merchant and environment = v_env;
+  where id = (p ->> 'capture_id')::uuid and merchant_id = v_merchant and environment = v_env
+  for update;
   if not found or v_identity is null or v_capture.identity_id <> v_identity then
     raise exception 'proof is not a capture of the granting human' using errcode = 'HA430',
       detail = jsonb_build_object('reason', 'not_the_grantor')::text;
@@ -174,6 +178,19 @@ begin
   end if;
   if not v_capture.liveness_passed or v_capture.assurance_level is null then
     raise exception 'proof capture did not pass liveness' using errcode = 'HA430', detail = jsonb_build_object('reason', 'liveness_failed')::text;
+  end if;
+  -- What the person was shown: only a capture made to grant proves a grant (a card's says it authorises nothing).
+  if v_capture.purpose is distinct from 'grant' then
+    raise exception 'proof capture was not made to grant a mandate' using errcode = 'HA430',
+      detail = jsonb_build_object('reason', 'not_a_grant')::text;
+  end if;
+  if v_capture.granted_mandate_id is not null then
+    raise exception 'proof capture already proved a mandate' using errcode = 'HA430',
+      detail = jsonb_build_object('reason', 'proof_used')::text;
+  end if;
+  if v_capture.grant_terms_digest is distinct from p ->> 'terms_digest' then
+    raise exception 'proof capture showed other terms' using errcode = 'HA430',
+      detail = jsonb_build_object('reason', 'terms_mismatch')::text;
   end if;
 
   if p ? 'step_up_of' then
@@ -200,6 +217,7 @@ begin
     (p -> 'ceiling' ->> 'count')::int, p -> 'ceiling' ->> 'period', v_capture.assurance_level, v_capture.id,
     (p ->> 'step_up_of')::uuid, (p ->> 'expires_at')::timestamptz, v_now, v_now)
   returning * into v_mandate;
+  update private.captures set granted_mandate_id = v_mandate.id where id = v_capture.id;
 
   perform private.outbox_emit(v_merchant, v_env, 'mandate.granted', jsonb_build_object(
     'mandate_id', private.public_id('mdt_', v_mandate.id),
@@ -212,7 +230,7 @@ begin
     'step_up_of', private.public_id('mdt_', v_mandate.step_up_of)), v_now);
   return private.mandate_json(v_mandate, v_now);
 end $$;
-comment on function public.mandate_issue(jsonb) is 'Issues a mandate against a fresh live capture of the granting human, and emits mandate.granted.';
+comment on function public.mandate_issue(jsonb) is 'Issues a mandate against a fresh, live, unused grant capture of the granting human that showed these terms (and uses it up), and emits mandate.granted.';
 
 -- mandate_check({mandate_id, merchant_id, environment, now, scope, amount?, currency?, context?}) -> decision
 -- Advisory: no lock, nothing written.

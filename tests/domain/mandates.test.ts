@@ -10,10 +10,10 @@ import type { Credential } from "../../shared/kernel/authenticate";
 import type { MerchantKeyPrincipal, ServicePrincipal, Tenant, UserPrincipal } from "../../shared/kernel/principal";
 import { parseWith } from "../../shared/kernel/validation";
 import { checkMandate, consumeMandate, type DecisionBody, decisionSchema } from "../../shared/mandates/decision";
-import { issueMandate, issueSchema } from "../../shared/mandates/issue";
+import { grantTermsOf, issueMandate, issueSchema } from "../../shared/mandates/issue";
 import { getMandate, listMandates } from "../../shared/mandates/read";
 import { revokeMandate } from "../../shared/mandates/revoke";
-import { type Grantor, seedGrantor } from "../fixtures/mandate-seed";
+import { type Grantor, grantCapture, seedGrantor } from "../fixtures/mandate-seed";
 import { depsAt, domainDb, plusSeconds, refusal, refusedWith, seedSecretKey } from "../harness/domain";
 
 type Answer = Record<string, any>;
@@ -37,9 +37,19 @@ function issueBody(grantor: Grantor, extra: Record<string, unknown> = {}) {
   });
 }
 
-/** Issues through the operation at `now` (the grantor's instant unless given). */
-function issue(grantor: Grantor, extra: Record<string, unknown> = {}, now: Date = grantor.at, locale?: "en" | "pt-BR"): Promise<Answer> {
-  return issueMandate(depsAt(now, locale), tenantOf(grantor), issueBody(grantor, extra));
+/**
+ * Issues through the operation at `now` (the grantor's instant unless given), proven by a fresh
+ * grant capture of the body's terms unless `extra` names the proof.
+ */
+async function issue(
+  grantor: Grantor,
+  extra: Record<string, unknown> = {},
+  now: Date = grantor.at,
+  locale?: "en" | "pt-BR",
+): Promise<Answer> {
+  const body = issueBody(grantor, extra);
+  const proof = "proof" in extra ? body.proof : { capture_id: await grantCapture(domainDb(), grantor, grantTermsOf(body, now)) };
+  return issueMandate(depsAt(now, locale), tenantOf(grantor), { ...body, proof });
 }
 
 /** A decision's body as the surface parses it: the mandate, a purchase in USD unless `action` says otherwise. */
@@ -186,6 +196,69 @@ describe("issueMandate: the rules of spec 4.7", () => {
     expect(await refusedWith(issue(other, { step_up_of: parent.id }))).toBe("STEP_UP_OF_INVALID");
     await parent.revokeAsMerchant(T0);
     expect(await refusedWith(issue(parent.grantor, { step_up_of: parent.id }))).toBe("STEP_UP_OF_INVALID");
+  });
+});
+
+describe("issueMandate: only a grant capture of these terms proves a grant, once (issue 25)", () => {
+  /** The proof a grant of `extra`'s terms needs, made by the grantor for `shown` (default: the same terms). */
+  async function grantOf(grantor: Grantor, shown: Record<string, unknown>) {
+    return { proof: { capture_id: await grantCapture(domainDb(), grantor, grantTermsOf(issueBody(grantor, shown), grantor.at)) } };
+  }
+
+  it("refuses a live capture of the grantor made for anything but a grant (PROOF_INVALID, not_a_grant)", async () => {
+    const grantor = await seedGrantor(domainDb(), { at: T0 });
+    const login = await refusal(issue(grantor, { proof: { capture_id: grantor.captureId } }));
+    expect([login.code, login.extra]).toEqual(["PROOF_INVALID", { reason: "not_a_grant" }]);
+    for (const purpose of ["verify", "payment", "sign", "enroll", "attribute"]) {
+      await domainDb().unsafe(`update private.captures set purpose = $2 where id = $1`, [grantor.captureId, purpose]);
+      expect((await refusal(issue(grantor, { proof: { capture_id: grantor.captureId } }))).extra).toEqual({ reason: "not_a_grant" });
+    }
+  });
+
+  it("takes a grant capture for one mandate only: the second issue with it is refused (PROOF_INVALID, proof_used)", async () => {
+    const grantor = await seedGrantor(domainDb(), { at: T0 });
+    const terms = { granted_to: "agent_once" };
+    const proof = await grantOf(grantor, terms);
+    expect(await issue(grantor, { ...terms, ...proof })).toMatchObject({ status: "active", granted_to: "agent_once" });
+    const again = await refusal(issue(grantor, { ...terms, ...proof }, plusSeconds(T0, 1)));
+    expect([again.code, again.extra]).toEqual(["PROOF_INVALID", { reason: "proof_used" }]);
+  });
+
+  it("refuses a grant capture of other terms: a larger ceiling, another agent, another expiry (PROOF_INVALID, terms_mismatch)", async () => {
+    const grantor = await seedGrantor(domainDb(), { at: T0 });
+    const shown = { granted_to: "agent_shown" };
+    const proof = await grantOf(grantor, shown);
+    const others: Record<string, unknown>[] = [
+      { ...shown, ceiling: { kind: "amount", amount: 100_000_000, currency: "USD", period: "lifetime" } },
+      { granted_to: "agent_other" },
+      { ...shown, scopes: ["payment"] },
+      { ...shown, expires_at: new Date(T0.getTime() + 31 * DAY_MS).toISOString() },
+    ];
+    for (const other of others) expect((await refusal(issue(grantor, { ...other, ...proof }))).extra).toEqual({ reason: "terms_mismatch" });
+    // The refusals used nothing: the capture still proves the terms it showed.
+    expect(await issue(grantor, { ...shown, ...proof })).toMatchObject({ status: "active" });
+  });
+
+  it("proves a step-up only by a capture that showed the step-up (its parent named), never by the parent's terms alone", async () => {
+    const parent = await mandate();
+    const stepUp = { granted_to: "agent_step", step_up_of: parent.id };
+    const plain = await grantOf(parent.grantor, { granted_to: "agent_step" });
+    expect((await refusal(issue(parent.grantor, { ...stepUp, ...plain }))).extra).toEqual({ reason: "terms_mismatch" });
+    const shown = await grantOf(parent.grantor, stepUp);
+    expect(await issue(parent.grantor, { ...stepUp, ...shown })).toMatchObject({ step_up_of: parent.id });
+  });
+
+  it("digests the same terms alike in either surface's names, and sees the order of scopes and allowlists as no difference", async () => {
+    const grantor = await seedGrantor(domainDb(), { at: T0 });
+    const constraints = { merchant_allowlist: ["b", "a"] };
+    const shown = await grantOf(grantor, { granted_to: "agent_a", scopes: ["purchase", "payment"], constraints });
+    const issued = await issue(grantor, {
+      granted_to: "agent_a",
+      scopes: ["payment", "purchase", "payment"],
+      constraints: { merchant_allowlist: ["a", "b"] },
+      ...shown,
+    });
+    expect(issued).toMatchObject({ status: "active" });
   });
 });
 

@@ -10,9 +10,11 @@ import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
+import { disclose, discloseBody } from "../harness/consent";
 import { testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
+import { issue, presenceCapture } from "../harness/mandates";
 import { cardResult, requestCard, screenClient, tokenOfCard } from "../harness/verifications";
 
 /** This file's person at the screen (the screen limits its endpoints per client address). */
@@ -43,6 +45,44 @@ async function open(url: string, now?: Date) {
 function captureBody(person: { capture(o: { nonce: string; light: boolean }): { descriptor: unknown } }, nonce: string) {
   return { capture_nonce: nonce, face_template: person.capture({ nonce, light: true }).descriptor };
 }
+
+describe("a card's capture proves presence and authorises nothing (issue 25)", () => {
+  it("is no proof of a mandate: the card's capture, read from receipt-verify, given to mandate-issue is 403 PROOF_INVALID (not_a_grant)", async () => {
+    const { merchant, owner, card } = await mintedCard({ purpose: "Confirm it is you" });
+    // The owner has a document on record, so a payment mandate would be grantable with a real grant capture.
+    await presenceCapture(merchant, owner, { document: true });
+    const screen = await open(card.url);
+    expect(screen.card).toMatchObject({ verification_id: card.verification_id });
+    const done = await screenCall("complete", screen.screen_token, captureBody(owner, screen.capture_nonce));
+    expect(done.body.outcome).toMatchObject({ approved: true });
+    const receipt = await call("receipt-verify", { query: { code: done.body.outcome.receipt_code } });
+    const captureId = receipt.body.transaction_id as string;
+    expect(captureId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const million = await issue(merchant.keys.sk_test, {
+      granted_by: owner.subject_ref,
+      granted_to: "agent_card_reader",
+      granted_to_kind: "agent",
+      scopes: ["payment"],
+      ceiling: { kind: "amount", amount: 100_000_000, currency: "USD", period: "lifetime" },
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      proof: { capture_id: captureId },
+    });
+    expect(errorOf(million)).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(million.body.reason).toBe("not_a_grant");
+    expect(await testDb()`select id from private.mandates where merchant_id = ${merchant.merchant_id}`).toHaveLength(0);
+    const [row] = await testDb()`select purpose, granted_mandate_id from private.captures where id = ${captureId}`;
+    expect(row).toEqual({ purpose: "verify", granted_mandate_id: null });
+
+    // Nor does it disclose anything about the person.
+    const disclosed = await disclose(
+      merchant.keys.sk_test,
+      discloseBody(merchant, captureId, [{ key: "subject_ref", disclosure_type: "value" }]),
+    );
+    expect(errorOf(disclosed)).toEqual({ status: 403, code: "ATTESTATION_INVALID" });
+    expect(disclosed.body.reason).toBe("not_for_disclosure");
+  });
+});
 
 describe("agent-verification-result: the states", () => {
   it("pending, then opened (once), then verified by the owner's capture: assurance level and a receipt receipt-verify confirms", async () => {

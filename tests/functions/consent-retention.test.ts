@@ -10,7 +10,7 @@ import { disclose, discloseBody, fetchDisclosure, identityOfCapture, revokeConse
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
-import { proofCapture } from "../harness/mandates";
+import { presenceCapture } from "../harness/mandates";
 import { useOwnService } from "../harness/own-service";
 
 const FUNCTIONS = [
@@ -61,8 +61,8 @@ describe("consent retention", () => {
     const person = newStranger();
     const refA = await enrollWith(a.keys.pk_test, person, 2);
     const refB = await enrollWith(b.keys.pk_test, person, 30);
-    const captureA = await proofCapture(a, { ...person, subject_ref: refA }, { document: true });
-    const captureB = await proofCapture(b, { ...person, subject_ref: refB });
+    const captureA = await presenceCapture(a, { ...person, subject_ref: refA }, { document: true });
+    const captureB = await presenceCapture(b, { ...person, subject_ref: refB });
     const identityId = await identityOfCapture(captureA);
     expect(await identityOfCapture(captureB)).toBe(identityId);
     const t0 = new Date();
@@ -111,7 +111,7 @@ describe("consent retention", () => {
   it("a withdrawn consent is erased at the next tick, and a disclosure's documents go when its token expires", async () => {
     const m = await merchantFactory();
     const person = await enrollStranger(m.keys.pk_test);
-    const captureId = await proofCapture(m, person, { document: true });
+    const captureId = await presenceCapture(m, person, { document: true });
     const res = await disclose(
       m.keys.sk_test,
       discloseBody(m, captureId, [{ key: "identity_document", disclosure_type: "document" }], { ttl_seconds: 120 }),

@@ -20,7 +20,7 @@ import {
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
-import { proofCapture } from "../harness/mandates";
+import { presenceCapture } from "../harness/mandates";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 
@@ -344,7 +344,7 @@ describe("disclose-claims", () => {
       });
       expect(enrollB.status, enrollB.text).toBe(200);
       const personAtB = { ...person, subject_ref: enrollB.body.subject_ref as string };
-      const captureB = await proofCapture(b, personAtB);
+      const captureB = await presenceCapture(b, personAtB);
       const atB = await disclose(b.keys.sk_test, discloseBody(b, captureB, [{ key: "subject_ref", disclosure_type: "value" }]));
       expect(atB.status, atB.text).toBe(200);
       expect((await revokeConsent(a.keys.sk_test, { subject_ref: person.subject_ref })).status).toBe(200);

@@ -4,7 +4,7 @@ import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
-import { consume, issue, mandateBody, mandateFixture, proofCapture } from "../harness/mandates";
+import { consume, issue, mandateBody, mandateFixture, presenceCapture, proofCapture } from "../harness/mandates";
 
 /**
  * The limits of spec section 8, each at its edge over HTTP: the last value accepted and the first
@@ -101,16 +101,16 @@ describe("agent_display_name up to 64 characters, agent_descriptor up to 140 (ma
   it("issues at the maximum, counted in characters (not bytes or UTF-16 units), and refuses one more with the spec's code", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);
-    const captureId = await proofCapture(merchant, person);
-    const attempt = (extra: Record<string, unknown>) =>
-      issue(
-        merchant.keys.sk_test,
-        mandateBody(person, captureId, { scopes: ["login"], ceiling: { kind: "count", count: 1, period: "lifetime" }, ...extra }),
-      );
+    // A grant with a fresh grant capture of its terms; terms the rules refuse (judged before the proof) with a plain login.
+    const attempt = async (extra: Record<string, unknown>, grantable = false) => {
+      const terms = { scopes: ["login"], ceiling: { kind: "count", count: 1, period: "lifetime" }, ...extra };
+      const captureId = grantable ? await proofCapture(merchant, person, { terms }) : await presenceCapture(merchant, person);
+      return issue(merchant.keys.sk_test, mandateBody(person, captureId, terms));
+    };
     for (const unit of ["x", "é", "🤖"]) {
       const name = unit.repeat(64);
       const descriptor = unit.repeat(140);
-      const issued = await attempt({ agent_display_name: name, agent_descriptor: descriptor });
+      const issued = await attempt({ agent_display_name: name, agent_descriptor: descriptor }, true);
       expect(issued.status, `${unit}: ${issued.text}`).toBe(201);
       expect(issued.body).toMatchObject({ agent_display_name: name, agent_descriptor: descriptor });
       expect(errorOf(await attempt({ agent_display_name: unit.repeat(65) })), unit).toEqual({

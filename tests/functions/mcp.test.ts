@@ -63,8 +63,8 @@ describe("mcp: an owner authorises an agent, which acts on mandates", () => {
 
     // A person (with a document) grants this agent a purchase mandate, proven by a fresh capture.
     const person = await enrollStranger(merchant.keys.pk_test);
-    const captureId = await proofCapture(merchant, person, { document: true });
-    const issued = await client.callTool({ name: "mandate-issue", arguments: mandateBody(person, captureId, { granted_to: agentId }) });
+    const captureId = await proofCapture(merchant, person, { document: true, terms: { granted_to: agentId } });
+    const issued = await client.callTool({ name: "mandate-issue", arguments: mandateBody(person, captureId) });
     expect(issued.isError, JSON.stringify(issued)).toBeFalsy();
     const mandateId = body(issued).mandate_id;
 
@@ -222,13 +222,13 @@ describe("mcp: an agent asks a person to prove presence", () => {
     const theirs = await theirCard.json();
     const unseen = await client.callTool({ name: "agent-verification-result", arguments: { verification_id: theirs.verification_id } });
     expect(body(unseen)).toMatchObject({ code: "not_found", status: 404 });
-    // The agent's OAuth bearer is for the MCP resource only (RFC 8707): the function does not take it.
+    // Spec 4.14 and 5 rule 4: the function takes the agent's OAuth bearer too, with the tool's rules.
     const direct = await fetch(`${base()}/functions/v1/agent-verification-request`, {
       method: "POST",
       headers: { authorization: `Bearer ${provider.saved.access_token}`, "content-type": "application/json" },
       body: JSON.stringify({ merchant_id: merchant.merchant_id }),
     });
-    expect(direct.status).toBe(401);
+    expect(direct.status).toBe(200);
     await client.close();
   }, 240_000);
 });
@@ -433,12 +433,10 @@ describe("mcp: tool arguments are read as the functions read their bodies", () =
     const { merchant, owner } = await ownedMerchant();
     const { provider } = await authorisedAgent(owner.session_token);
     const agentId = provider.client.client_id as string;
-    const captureId = await proofCapture(merchant, owner);
-    const ownMandate = await issue(
-      merchant.keys.sk_test,
-      mandateBody(owner, captureId, { granted_to: agentId, scopes: ["login"], ceiling: undefined }),
-    );
-    const otherMandate = await issue(merchant.keys.sk_test, mandateBody(owner, captureId, { scopes: ["login"], ceiling: undefined }));
+    const login = { scopes: ["login"], ceiling: undefined };
+    const ownCapture = await proofCapture(merchant, owner, { terms: { ...login, granted_to: agentId } });
+    const ownMandate = await issue(merchant.keys.sk_test, mandateBody(owner, ownCapture));
+    const otherMandate = await issue(merchant.keys.sk_test, mandateBody(owner, await proofCapture(merchant, owner, { terms: login })));
     expect([ownMandate.status, otherMandate.status]).toEqual([201, 201]);
     const mandateId = ownMandate.body.mandate_id as string;
     const client = await connect(provider);

@@ -3,7 +3,7 @@ import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
-import { proofCapture } from "../harness/mandates";
+import { presenceCapture } from "../harness/mandates";
 import { claim, proofOf, v1 } from "../harness/resource-api";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
@@ -178,7 +178,7 @@ describe("POST /v1/identity/attributes", () => {
   it("answers document_verified from the verified document on record, for the live person of the facetoken only", async () => {
     const merchant = await merchantFactory();
     const withDocument = await enrollStranger(merchant.keys.pk_test);
-    await proofCapture(merchant, withDocument, { document: true });
+    await presenceCapture(merchant, withDocument, { document: true });
     const without = await claimed(merchant);
 
     const ask = (facetoken: string, shot: { descriptor: any }, extra: Record<string, unknown> = {}) =>
@@ -218,7 +218,7 @@ describe("POST /v1/identity/attributes", () => {
     const year = new Date().getUTCFullYear();
     const ageOf = async (dateOfBirth: string) => {
       const person = await enrollStranger(merchant.keys.pk_test);
-      await proofCapture(merchant, person, { document: true, dateOfBirth });
+      await presenceCapture(merchant, person, { document: true, dateOfBirth });
       const answers: Record<string, boolean> = {};
       for (const attribute of ["age_over_18", "age_over_21"]) {
         const res = await v1("/identity/attributes", {

@@ -1,23 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
-import { errorOf } from "../harness/http";
+import { errorOf, freshIp } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
-import { proofCapture } from "../harness/mandates";
+import { presenceCapture, withGrantProof } from "../harness/mandates";
 import { v1, whileInFlight } from "../harness/resource-api";
 
 async function granter() {
   const merchant = await merchantFactory();
   const person = await enrollStranger(merchant.keys.pk_test);
-  const captureId = await proofCapture(merchant, person, { document: true });
-  const body = (extra: Record<string, unknown> = {}) => ({
-    granted_by: person.subject_ref,
-    granted_to: `agent_${crypto.randomUUID()}`,
-    scope: ["purchase"],
-    ceiling: { amount: 700, currency: "USD", period: "lifetime" },
-    until: new Date(Date.now() + 3 * 86_400_000).toISOString(),
-    proof: { capture_id: captureId },
-    ...extra,
-  });
+  await presenceCapture(merchant, person, { document: true });
+  // A create body with a fresh proof: the person's grant capture of its terms.
+  const body = (extra: Record<string, unknown> = {}) =>
+    withGrantProof(merchant, person, {
+      granted_by: person.subject_ref,
+      granted_to: `agent_${crypto.randomUUID()}`,
+      scope: ["purchase"],
+      ceiling: { amount: 700, currency: "USD", period: "lifetime" },
+      until: new Date(Date.now() + 3 * 86_400_000).toISOString(),
+      ...extra,
+    });
   return { merchant, key: merchant.keys.sk_test, body };
 }
 
@@ -29,16 +30,16 @@ async function mandateCount(merchantId: string): Promise<number> {
 describe("Idempotency-Key on /v1 writes", () => {
   it("replays the original status and body for the same key and body, refuses another body, and forgets the key after 24 hours", async () => {
     const { merchant, key, body } = await granter();
-    const sent = body();
+    const sent = await body();
     const first = await v1("/mandates", { key, body: sent, idempotencyKey: "create-mandate-1" });
     expect(first.status, first.text).toBe(201);
     const again = await v1("/mandates", { key, body: sent, idempotencyKey: "create-mandate-1" });
     expect(again.status).toBe(201);
-    expect(again.body).toEqual(first.body);
+    expect(again.text).toBe(first.text);
     expect(again.headers.get("idempotency-status")).toBe("replayed");
     expect(await mandateCount(merchant.merchant_id)).toBe(1);
 
-    const other = await v1("/mandates", { key, body: body(), idempotencyKey: "create-mandate-1" });
+    const other = await v1("/mandates", { key, body: await body(), idempotencyKey: "create-mandate-1" });
     expect(errorOf(other)).toEqual({ status: 422, code: "idempotency_key_reused" });
     expect(errorOf(await v1("/mandates", { key, body: sent, idempotencyKey: "short" }))).toEqual({
       status: 400,
@@ -50,7 +51,8 @@ describe("Idempotency-Key on /v1 writes", () => {
     const checked = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1" });
     expect(checked.body).toMatchObject({ allowed: true, remaining: { amount: 600 } });
     const replayed = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1" });
-    expect(replayed.body).toEqual(checked.body);
+    expect(replayed.body).toEqual({ ...checked.body, idempotent_replay: true, mandate_status: "active" });
+    expect(replayed.headers.get("idempotency-status")).toBe("replayed");
     expect((await v1(`/mandates/${first.body.id}`, { key })).body.remaining).toBe(600);
 
     // After 24 hours the key is forgotten and the request runs again: the create is judged anew (its
@@ -61,12 +63,13 @@ describe("Idempotency-Key on /v1 writes", () => {
     // ... while the mandate's ledger never forgets a consumption's key: the check answers the first decision.
     const ledger = await v1(`/mandates/${first.body.id}/check`, { key, body: checkBody, idempotencyKey: "create-mandate-1", now: later });
     expect(ledger.body).toMatchObject({ allowed: true, remaining: { amount: 600 }, idempotent_replay: true });
+    expect(ledger.headers.get("idempotency-status")).toBe("replayed");
     expect((await v1(`/mandates/${first.body.id}`, { key, now: later })).body.remaining).toBe(600);
   });
 
   it("answers 409 with Retry-After while the key's first request runs", async () => {
     const { merchant, key, body } = await granter();
-    const sent = body();
+    const sent = await body();
     const { sha256Hex } = await import("../../shared/lib/crypto");
     await testDb().unsafe(
       `insert into private.idempotency_keys (merchant_id, environment, function_name, idempotency_key, request_hash, state,
@@ -82,7 +85,7 @@ describe("Idempotency-Key on /v1 writes", () => {
 
   it("issues a mandate and stores its answer in one transaction: an issue whose key was lost meanwhile leaves no mandate", async () => {
     const { merchant, key, body } = await granter();
-    const sent = body();
+    const sent = await body();
     const idempotencyKey = `lost-${crypto.randomUUID()}`;
     const ran = await whileInFlight(
       "private.mandates",
@@ -105,7 +108,7 @@ describe("Idempotency-Key on /v1 writes", () => {
 
   it("runs one of many parallel requests under one key: one mandate, the others replay it or get 409", async () => {
     const { merchant, key, body } = await granter();
-    const sent = body();
+    const sent = await body();
     const results = await Promise.all(
       Array.from({ length: 8 }, () => v1("/mandates", { key, body: sent, idempotencyKey: "race-create-1" })),
     );
@@ -122,7 +125,7 @@ describe("Idempotency-Key on /v1 writes", () => {
 
   it("consumes once for parallel checks under one key, and exactly the ceiling for parallel checks under distinct keys", async () => {
     const { key, body } = await granter();
-    const mandate = (await v1("/mandates", { key, body: body() })).body;
+    const mandate = (await v1("/mandates", { key, body: await body() })).body;
     const act = { operation: "purchase", amount: 100, currency: "USD" };
     const sameKey = await Promise.all(
       Array.from({ length: 6 }, () => v1(`/mandates/${mandate.id}/check`, { key, body: act, idempotencyKey: "race-check-1" })),
@@ -140,6 +143,25 @@ describe("Idempotency-Key on /v1 writes", () => {
 });
 
 describe("rate limits on /v1", () => {
+  it("announces a budget on every response: a 401, the document, an unknown route (the client address's unkeyed budget)", async () => {
+    const from = freshIp();
+    const answers = {
+      noKey: await v1("/mandates", { from }),
+      malformedKey: await v1("/mandates", { key: "sk_test_short", from }),
+      document: await v1("/openapi.json", { from }),
+      unknownRoute: await v1("/nothing-here", { from }),
+    };
+    expect(Object.values(answers).map((r) => r.status)).toEqual([401, 401, 200, 404]);
+    const remaining = Object.values(answers).map((r) => Number(r.headers.get("service-ratelimit-remaining")));
+    for (const r of Object.values(answers)) {
+      expect(r.headers.get("service-ratelimit-limit")).toBe("100");
+      expect(Number(r.headers.get("service-ratelimit-reset"))).toBeGreaterThanOrEqual(1);
+    }
+    // One budget, spent by each in turn.
+    expect(remaining[0]).toBeLessThanOrEqual(99);
+    expect(remaining[3]).toBeLessThan(remaining[0]);
+  });
+
   it("announces the budget on every keyed response, and lets a sandbox key's burst (60 reads) through before 429 rate_limited", async () => {
     const merchant = await merchantFactory();
     const key = merchant.keys.sk_test;

@@ -2,30 +2,31 @@ import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
-import { proofCapture } from "../harness/mandates";
+import { presenceCapture, withGrantProof } from "../harness/mandates";
 import { v1 } from "../harness/resource-api";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 type Person = Awaited<ReturnType<typeof enrollStranger>>;
 
-/** A merchant and a person with a document on record, and a capture of them that proves mandates. */
+/** A merchant and a person with a document on record (put there by a capture that carried it). */
 async function granter() {
   const merchant = await merchantFactory();
   const person = await enrollStranger(merchant.keys.pk_test);
-  const captureId = await proofCapture(merchant, person, { document: true });
-  return { merchant, person, captureId };
+  await presenceCapture(merchant, person, { document: true });
+  return { merchant, person };
 }
 
-function createBody(person: Person, captureId: string, extra: Record<string, unknown> = {}) {
-  return {
+/** A create body with a fresh proof: the person's grant capture of these terms (taken at `at`, default now). */
+function createBody(merchant: Merchant, person: Person, extra: Record<string, unknown> = {}, at?: Date) {
+  const body = {
     granted_by: person.subject_ref,
     granted_to: `agent_${crypto.randomUUID()}`,
     scope: ["purchase"],
     ceiling: { amount: 700, currency: "USD", period: "month" },
     until: new Date(Date.now() + 86_400_000).toISOString(),
-    proof: { capture_id: captureId },
     ...extra,
   };
+  return withGrantProof(merchant, person, body, { at });
 }
 
 async function created(merchant: Merchant, body: unknown) {
@@ -74,8 +75,8 @@ describe("the /v1 surface", () => {
 
 describe("/v1/mandates", () => {
   it("creates, reads, checks (consuming) and revokes a mandate in the resource API's shape", async () => {
-    const { merchant, person, captureId } = await granter();
-    const body = createBody(person, captureId);
+    const { merchant, person } = await granter();
+    const body = await createBody(merchant, person);
     const mandate = await created(merchant, body);
     expect(mandate).toMatchObject({
       object: "mandate",
@@ -119,20 +120,22 @@ describe("/v1/mandates", () => {
   });
 
   it("refuses bad input with lowercase codes and never a 5xx", async () => {
-    const { merchant, person, captureId } = await granter();
+    const { merchant, person } = await granter();
     const key = merchant.keys.sk_test;
-    expect(errorOf(await v1("/mandates", { key, body: createBody(person, captureId, { scope: ["purchase*"] }) }))).toEqual({
+    expect(errorOf(await v1("/mandates", { key, body: await createBody(merchant, person, { scope: ["purchase*"] }) }))).toEqual({
       status: 400,
       code: "wildcard_scope_forbidden",
     });
     expect(
-      errorOf(await v1("/mandates", { key, body: createBody(person, captureId, { until: new Date(Date.now() - 1000).toISOString() }) })),
+      errorOf(
+        await v1("/mandates", { key, body: await createBody(merchant, person, { until: new Date(Date.now() - 1000).toISOString() }) }),
+      ),
     ).toEqual({ status: 400, code: "expires_at_not_in_future" });
-    expect(errorOf(await v1("/mandates", { key, body: { ...createBody(person, captureId), extra: 1 } }))).toEqual({
+    expect(errorOf(await v1("/mandates", { key, body: { ...(await createBody(merchant, person)), extra: 1 } }))).toEqual({
       status: 400,
       code: "invalid_input",
     });
-    const mandate = await created(merchant, createBody(person, captureId));
+    const mandate = await created(merchant, await createBody(merchant, person));
     const float = await fetch(`${(await import("../harness/service")).serviceUnderTest().baseUrl}/v1/mandates/${mandate.id}/check`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -147,11 +150,11 @@ describe("/v1/mandates", () => {
   });
 
   it("takes a count ceiling up to 2,147,483,647 and refuses a larger one as invalid_input, where it was a 500", async () => {
-    const { merchant, person, captureId } = await granter();
-    const withCount = (count: number) => createBody(person, captureId, { scope: ["login"], ceiling: { count, period: "day" } });
-    await created(merchant, withCount(2_147_483_647));
+    const { merchant, person } = await granter();
+    const withCount = (count: number) => createBody(merchant, person, { scope: ["login"], ceiling: { count, period: "day" } });
+    await created(merchant, await withCount(2_147_483_647));
     for (const count of [2_147_483_648, Number.MAX_SAFE_INTEGER]) {
-      const res = await v1("/mandates", { key: merchant.keys.sk_test, body: withCount(count) });
+      const res = await v1("/mandates", { key: merchant.keys.sk_test, body: await withCount(count) });
       expect({ count, ...errorOf(res), fields: res.body.fields }).toEqual({
         count,
         status: 400,
@@ -162,8 +165,8 @@ describe("/v1/mandates", () => {
   });
 
   it("never shows or touches another merchant's mandate, nor the same merchant's other environment: the same 404", async () => {
-    const { merchant, person, captureId } = await granter();
-    const mandate = await created(merchant, createBody(person, captureId));
+    const { merchant, person } = await granter();
+    const mandate = await created(merchant, await createBody(merchant, person));
     const other = await merchantFactory();
     const unknown = await v1("/mandates/mdt_00000000000000000000000000000000", { key: other.keys.sk_test });
     expect(errorOf(unknown)).toEqual({ status: 404, code: "not_found" });
@@ -179,12 +182,12 @@ describe("/v1/mandates", () => {
   });
 
   it("lists newest first, filters by granter, holder and status, and pages with a cursor that stays stable while mandates are added", async () => {
-    const { merchant, person, captureId } = await granter();
+    const { merchant, person } = await granter();
     const key = merchant.keys.sk_test;
     const base = Date.now();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const body = createBody(person, captureId, { granted_to: i === 0 ? "agent_first" : `agent_${i}` });
+      const body = await createBody(merchant, person, { granted_to: i === 0 ? "agent_first" : `agent_${i}` }, new Date(base + i * 1000));
       const res = await v1("/mandates", { key, body, now: new Date(base + i * 1000) });
       expect(res.status, res.text).toBe(201);
       ids.push(res.body.id);
@@ -196,7 +199,11 @@ describe("/v1/mandates", () => {
     expect(first.body.next_cursor).toEqual(expect.any(String));
 
     // A mandate added between pages is newer than every page read, so it shifts nothing.
-    const added = await v1("/mandates", { key, body: createBody(person, captureId), now: new Date(base + 20_000) });
+    const added = await v1("/mandates", {
+      key,
+      body: await createBody(merchant, person, {}, new Date(base + 20_000)),
+      now: new Date(base + 20_000),
+    });
     expect(added.status).toBe(201);
 
     const second = await v1("/mandates", { key, query: { limit: "2", cursor: first.body.next_cursor }, now: new Date(base + 30_000) });

@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { merchantFactory, testDb } from "./factories";
 import { call } from "./http";
 import { enrollStranger } from "./identity";
-import { proofCapture } from "./mandates";
+import { presenceCapture } from "./mandates";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 
@@ -23,7 +23,7 @@ export async function identityOfCapture(captureId: string): Promise<string> {
 export async function disclosureFixture(options: { document?: boolean; birthDate?: string | null; merchant?: Merchant } = {}) {
   const merchant = options.merchant ?? (await merchantFactory());
   const person = await enrollStranger(merchant.keys.pk_test);
-  const captureId = await proofCapture(merchant, person, { document: options.document ?? true });
+  const captureId = await presenceCapture(merchant, person, { document: options.document ?? true });
   const identityId = await identityOfCapture(captureId);
   if (options.birthDate !== undefined)
     await testDb()`update private.identity_documents set date_of_birth = ${options.birthDate} where identity_id = ${identityId}`;

@@ -19,8 +19,9 @@ import { passport } from "./documents";
 import { testDb } from "./factories";
 import { MARK } from "./fuzz-plans";
 import { RawJson, type Recipe } from "./fuzz-requests";
+import { fetchFrom, freshIp } from "./http";
 import { randomFace } from "./identity";
-import { issue, mandateBody, mandateFixture, proofCapture } from "./mandates";
+import { issue, mandateBody, mandateFixture, presenceCapture, proofCapture } from "./mandates";
 import { serviceUnderTest } from "./service";
 import { consumeSession, openSession } from "./sessions";
 import { requestCard } from "./verifications";
@@ -66,8 +67,9 @@ const REDIRECT = "http://127.0.0.1:9/callback";
 
 export async function cohort(): Promise<Cohort> {
   const { merchant, person, mandate } = await mandateFixture({ ceiling: LARGE_CEILING });
-  const captureId = await proofCapture(merchant, person, { document: true });
-  const spare = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+  // A login that proves presence (a disclosure's attestation; no grant), and a grant capture for each mandate.
+  const captureId = await presenceCapture(merchant, person, { document: true });
+  const spare = await issue(merchant.keys.sk_test, mandateBody(person, await proofCapture(merchant, person)));
   if (spare.status !== 201) throw new Error(`spare mandate: ${spare.text}`);
   const revoked = await createKey(testDb(), merchant.merchant_id, "secret", "test");
   await rpc(testDb(), "api_key_revoke", { key_id: revoked.key_id });
@@ -76,10 +78,8 @@ export async function cohort(): Promise<Cohort> {
   >`select id::text, code from private.receipts where capture_id = ${captureId}`;
   await addOwner(testDb(), merchant.merchant_id, person.subject_ref, new Date());
   const agent = await authorisedAgent(person.session_token);
-  const forAgent = await issue(
-    merchant.keys.sk_test,
-    mandateBody(person, captureId, { granted_to: agent.clientId, ceiling: LARGE_CEILING }),
-  );
+  const agentTerms = { granted_to: agent.clientId, ceiling: LARGE_CEILING };
+  const forAgent = await issue(merchant.keys.sk_test, mandateBody(person, await proofCapture(merchant, person, { terms: agentTerms })));
   if (forAgent.status !== 201) throw new Error(`agent mandate: ${forAgent.text}`);
   const opened = await Promise.all(
     ["login", "login", "login", "login", "enroll", "enroll", "login", "enroll", "login", "login"].map((action) =>
@@ -243,8 +243,6 @@ function resolve(value: unknown, markers: Record<string, unknown>, now: number):
 const resolvePath = (path: string, markers: Record<string, unknown>) =>
   path.replace(/\$@[A-Z_]+/g, (marker) => (typeof markers[marker] === "string" ? (markers[marker] as string) : marker));
 
-const randomIp = () => `2001:db8:${[0, 0, 0, 0, 0].map(() => Math.floor(Math.random() * 0xffff).toString(16)).join(":")}`;
-
 /** The hosted screen a completion or cancel presents: one still open, of the body's kind when it can be. */
 function screenFor(c: Cohort, recipe: Recipe): Screen | undefined {
   const body = recipe.body.kind === "json" ? (recipe.body.value as Record<string, unknown> | null) : null;
@@ -289,7 +287,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     },
   });
 
-  const headers: Record<string, string> = { "cf-connecting-ip": randomIp() };
+  const headers: Record<string, string> = {};
   const keys = c.merchant.keys;
   const plan = recipe.key;
   const publishable = route.key === "publishable" || route.key === "anonymous";
@@ -391,13 +389,9 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
   if (recipe.method === "GET" || recipe.method === "HEAD") body = undefined;
 
   const started = performance.now();
-  const response = await fetch(url, {
-    method: recipe.method,
-    headers,
-    body,
-    signal: AbortSignal.timeout(60_000),
-    redirect: "manual",
-  }).catch((error: Error) => {
+  // Each request from a client address of its own, so per-IP limits never decide an answer.
+  const sentBody = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
+  const response = await fetchFrom(freshIp(), url, { method: recipe.method, headers, body: sentBody }).catch((error: Error) => {
     // Which request the connection failed on, so a failure can be replayed and understood.
     const size = typeof body === "string" ? body.length : (body?.size ?? 0);
     throw new Error(`${recipe.method} ${url.slice(0, 200)} (${recipe.body.kind} body of ${size} bytes) failed: ${error.message}`, {
@@ -536,7 +530,13 @@ export async function ledgerRows(sql: Sql, merchantId: string): Promise<Ledger> 
 const uuidOf = (id: unknown) => (typeof id === "string" ? (mandateUuid(id.replace(/^cns_/, "mdt_")) ?? sessionUuid(id) ?? id) : "");
 
 /** Refusals of the sink that record the judged capture (for audit), so its row and its nonce's use are theirs. */
-const AUDITED_REFUSALS = new Set(["BIOMETRIC_LIVENESS_FAILED", "COERCION_DETECTED", "DOCUMENT_REQUIRED"]);
+const AUDITED_REFUSALS = new Set([
+  "IDENTITY_MISMATCH",
+  "FACE_MATCH_BELOW_THRESHOLD",
+  "BIOMETRIC_LIVENESS_FAILED",
+  "COERCION_DETECTED",
+  "DOCUMENT_REQUIRED",
+]);
 
 /** The writes of an answered act, wherever it was answered: a function, a /v1 route or an MCP tool. */
 interface Act {

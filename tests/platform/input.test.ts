@@ -143,7 +143,10 @@ describe("money as written in the body (spec: a float is refused)", () => {
   });
 
   it("mandate-issue: a ceiling amount written as a float is 400 AMOUNT_INVALID, as an integer it is issued", async () => {
-    const proof = await proofCapture(fx.merchant, fx.person, { document: true });
+    const proof = await proofCapture(fx.merchant, fx.person, {
+      document: true,
+      terms: { ceiling: { kind: "amount", amount: 700, currency: "USD" } },
+    });
     const body = (amount: string) =>
       JSON.stringify(mandateBody(fx.person, proof, { ceiling: { kind: "amount", amount: 0, currency: "USD" } })).replace(
         '"amount":0',
@@ -217,7 +220,10 @@ describe("nesting depth of a body", () => {
 describe("numbers past what the database holds", () => {
   it("mandate-issue: a count ceiling is at most 2,147,483,647; larger is 400 INVALID_INPUT, where it was a 500", async () => {
     const fx = await mandateFixture();
-    const proof = await proofCapture(fx.merchant, fx.person, { document: true });
+    const proof = await proofCapture(fx.merchant, fx.person, {
+      document: true,
+      terms: { scopes: ["login"], ceiling: { kind: "count", count: 2_147_483_647 } },
+    });
     const withCount = (count: number) => mandateBody(fx.person, proof, { scopes: ["login"], ceiling: { kind: "count", count } });
     const largest = await issue(fx.merchant.keys.sk_test, withCount(2_147_483_647));
     expect(largest.status, largest.text).toBe(201);
