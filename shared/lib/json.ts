@@ -155,3 +155,20 @@ export function writtenNumbers(text: string, prefix: readonly string[] = []): (p
   let literals: Map<string, string> | undefined;
   return (path) => (literals ??= numberLiterals(text)).get(pathKey([...prefix, ...path]));
 }
+
+/**
+ * JSON with object keys sorted at every level (RFC 8785 for the strings, integers and finite
+ * numbers the service discloses or signs): the bytes a disclosure's `contentDigest`
+ * and a device's descriptor digest (shared/contracts/device.ts) are taken over, so a verifier
+ * recomputes them whatever key order its JSON library keeps.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

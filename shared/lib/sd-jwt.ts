@@ -8,6 +8,10 @@ import { SDJwtInstance } from "@sd-jwt/core";
 import { randomBase64Url, toBase64Url } from "./crypto";
 import type { KeySet } from "./signing";
 
+// Moved to ./json (the browser client imports it there, without this file's package); kept here for
+// tests/functions/disclose-claims.test.ts until its import moves.
+export { canonicalJson } from "./json";
+
 const encoder = new TextEncoder();
 
 /** SHA-256 of `data` (a string is UTF-8): the SD-JWT `sha-256` hash algorithm. */
@@ -18,22 +22,6 @@ async function sha256(data: string | ArrayBuffer): Promise<Uint8Array> {
 /** `sha-256:` and the base64url SHA-256 of `text`: how a disclosure names content it does not carry. */
 export async function contentDigest(text: string): Promise<string> {
   return `sha-256:${toBase64Url(await sha256(text))}`;
-}
-
-/**
- * JSON with object keys sorted at every level (RFC 8785 for the strings, integers and finite
- * numbers the service discloses): the bytes a `contentDigest` of a document is taken over, so a
- * verifier recomputes it whatever key order its JSON library keeps.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
