@@ -1,0 +1,50 @@
+/**
+ * The device's part of a capture, as the server and the browser both compute it (docs/devices.md):
+ * the digest of the canonical descriptor, and the WebAuthn challenge a passkey signs for a capture,
+ * derived from the challenge the service issued and that digest, so one signature covers exactly
+ * the numbers sent. Pure WebCrypto and shared/lib: the browser bundle takes it whole.
+ */
+import { fromBase64Url, sha256Hex, toBase64Url } from "../lib/crypto";
+import { canonicalJson } from "../lib/json";
+
+/**
+ * What a capture's device proved, on every answer and receipt that counts it: `hardware` (a passkey
+ * whose key cannot leave the authenticator: not backup eligible), `synced` (a passkey the
+ * platform may copy to the person's other devices), `none` (no device signed: sandbox only).
+ */
+export const deviceBindings = ["hardware", "synced", "none"] as const;
+export type DeviceBinding = (typeof deviceBindings)[number];
+
+/** Bytes of an issued device challenge (256 random bits; base64url, 43 characters). */
+export const DEVICE_CHALLENGE_BYTES = 32;
+
+/** Bytes of a descriptor digest (SHA-256). */
+const DIGEST_BYTES = 32;
+
+/**
+ * SHA-256 (hex) of a descriptor in its canonical JSON (keys sorted at every level, numbers as
+ * JavaScript writes them): the same on the device that computed it and on the server that parsed
+ * the JSON it was sent as, whatever key order either kept.
+ */
+export function descriptorDigest(descriptor: unknown): Promise<string> {
+  return sha256Hex(canonicalJson(descriptor));
+}
+
+/**
+ * The WebAuthn challenge of a capture's assertion (base64url): the issued challenge's 32 bytes
+ * followed by the descriptor digest's 32 bytes. Concatenated, not hashed, so anyone reading the
+ * signed clientDataJSON sees which challenge and which descriptor it covers; both parts have a fixed
+ * length, so no two pairs give one challenge. Throws on a malformed part: it is never guessed.
+ *
+ * @example assertionChallenge("q1…43 chars", "9f86d0…64 hex") // 86 base64url characters
+ */
+export function assertionChallenge(challenge: string, descriptorDigestHex: string): string {
+  const issued = /^[A-Za-z0-9_-]{43}$/.test(challenge) ? fromBase64Url(challenge) : null;
+  if (issued?.length !== DEVICE_CHALLENGE_BYTES) throw new Error("the issued challenge must be 32 bytes of base64url");
+  if (!/^[0-9a-f]{64}$/.test(descriptorDigestHex)) throw new Error("the descriptor digest must be 64 lowercase hex digits");
+  const bytes = new Uint8Array(DEVICE_CHALLENGE_BYTES + DIGEST_BYTES);
+  bytes.set(issued, 0);
+  for (let i = 0; i < DIGEST_BYTES; i++)
+    bytes[DEVICE_CHALLENGE_BYTES + i] = Number.parseInt(descriptorDigestHex.slice(2 * i, 2 * i + 2), 16);
+  return toBase64Url(bytes);
+}

@@ -1,0 +1,56 @@
+/**
+ * Device challenges: the service issues one for a capture that must count in live mode (single
+ * use, two minutes, bound to the merchant, environment and purpose), the device signs it together
+ * with the descriptor (shared/contracts/device.ts#assertionChallenge), and the verification consumes
+ * it once, whatever it then concludes. Only the challenge's SHA-256 is stored.
+ */
+import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import type { Tenant } from "../kernel/principal";
+import { randomBase64Url, sha256Hex } from "../lib/crypto";
+import { DEVICE_CHALLENGE_TTL_SECONDS, type DeviceChallengePurpose, type DeviceRefused, refused } from "./policy";
+import type {} from "./rpc";
+
+/** An issued challenge: the value the device signs (and the descriptor's capture_nonce), shown once. */
+export interface IssuedDeviceChallenge {
+  challenge: string;
+  purpose: DeviceChallengePurpose;
+  expires_at: string;
+  ttl_seconds: number;
+}
+
+/** Issues a challenge for `purpose` to the tenant, live for two minutes from `deps.now`. */
+export async function issueDeviceChallenge(deps: Deps, tenant: Tenant, purpose: DeviceChallengePurpose): Promise<IssuedDeviceChallenge> {
+  const challenge = randomBase64Url(DEVICE_CHALLENGE_BYTES);
+  const { expires_at } = await rpc(deps.sql, "device_challenge_issue", {
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    purpose,
+    challenge_hash: await sha256Hex(challenge),
+    ttl_seconds: DEVICE_CHALLENGE_TTL_SECONDS,
+  });
+  return { challenge, purpose, expires_at: new Date(expires_at).toISOString(), ttl_seconds: DEVICE_CHALLENGE_TTL_SECONDS };
+}
+
+/**
+ * Takes the challenge once for the tenant and purpose it was issued for: null when taken now, else
+ * why not (another merchant's, environment's or purpose's challenge is unknown to this one).
+ */
+export async function consumeDeviceChallenge(
+  deps: Deps,
+  tenant: Tenant,
+  purpose: DeviceChallengePurpose,
+  challenge: string,
+): Promise<DeviceRefused | null> {
+  const { outcome } = await rpc(deps.sql, "device_challenge_consume", {
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    purpose,
+    challenge_hash: await sha256Hex(challenge),
+  });
+  if (outcome === "consumed") return null;
+  return refused(outcome === "used" ? "challenge_used" : outcome === "expired" ? "challenge_expired" : "challenge_unknown");
+}
