@@ -21,7 +21,7 @@ interface BundleInfo {
  * replaced atomically (write, then rename), so a server or deploy reading it while another build
  * runs never sees a half-written bundle.
  */
-async function bundle(entry: string, outfile: string): Promise<void> {
+export async function bundle(entry: string, outfile: string): Promise<void> {
   const result = await build({
     entryPoints: [entry],
     outfile,
