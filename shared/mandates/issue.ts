@@ -6,6 +6,7 @@ import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { money } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
+import { canonicalJson } from "../lib/json";
 import { currencySchema, isMinorUnitAmount } from "../lib/money";
 import { mandateUuid } from "./ids";
 import type { MandateCeiling } from "./rpc";
@@ -156,8 +157,8 @@ export function grantTermsOf(terms: v.InferOutput<typeof grantTermsSchema>, now:
 }
 
 /**
- * SHA-256 (hex) of the terms a person was shown when they granted, in one canonical form (fixed key
- * order, scopes and allowlists sorted, the instant in ISO 8601 UTC, absent as null): a grant capture
+ * SHA-256 (hex) of the terms a person was shown when they granted, in one canonical form (canonical
+ * JSON: keys sorted; scopes and allowlists sorted, the instant in ISO 8601 UTC, absent as null): a grant capture
  * records it, and mandate-issue proves only a mandate whose terms have the same digest. The same
  * terms give the same digest whichever surface carried them (the sink's `grant`, a `/v1` session's
  * `mandate`, mandate-issue, `POST /v1/mandates`), because each goes through issueRules first.
@@ -185,7 +186,7 @@ export async function grantTermsDigest(terms: GrantTerms): Promise<string> {
     expires_at: new Date(terms.expires_at).toISOString(),
     step_up_of: terms.step_up_of ?? null,
   };
-  return sha256Hex(JSON.stringify(canonical));
+  return sha256Hex(canonicalJson(canonical));
 }
 
 /**
