@@ -64,7 +64,7 @@ export async function authorize(c: Context<AppEnv>): Promise<Response> {
       redirectOrigin: new URL(details.redirectUri).origin,
       redirectIsLoopback: details.redirectIsLoopback,
       merchants,
-      scopes: request.scope.filter((scope) => (agentScopes as readonly string[]).includes(scope)),
+      scopes: offeredScopes(request.scope),
       handle: consent.handle,
       sessionToken: token,
       theme: theme as Record<string, string | number | null>,
@@ -81,6 +81,16 @@ export async function authorize(c: Context<AppEnv>): Promise<Response> {
     if (error instanceof CimdFetchError) return html(errorPage(c.var.locale, error.message), 400);
     throw error;
   }
+}
+
+/**
+ * The scopes the consent screen offers: those requested that the server knows, or, for a request
+ * that names none of them (OAuth lets a client leave `scope` out), every scope the server
+ * advertises, each for the owner to untick.
+ */
+function offeredScopes(requested: readonly string[]): readonly string[] {
+  const known = requested.filter((scope) => (agentScopes as readonly string[]).includes(scope));
+  return known.length > 0 ? known : agentScopes;
 }
 
 /** The browser's sign-in cookie: host-only, never sent cross-site, as long as a hosted session may last. */

@@ -109,6 +109,20 @@ describe("mcp authorization: scopes", () => {
   }, 120_000);
 });
 
+describe("mcp authorization: a request that names no scope", () => {
+  it("is offered every scope the server advertises at consent (OAuth lets scope be left out; the conformance suite leaves it out)", async () => {
+    const { owner } = await ownedMerchant();
+    const provider = new MemoryProvider();
+    expect(await auth(provider, { serverUrl: mcpUrl() })).toBe("REDIRECT");
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.delete("scope");
+    const { html, location } = await consent(url, owner.session_token);
+    expect(html).toContain('value="mandates:read"');
+    expect(html).toContain('value="mandates:write"');
+    expect(location.searchParams.get("code")).toBeTruthy();
+  }, 120_000);
+});
+
 describe("mcp authorization: refresh tokens", () => {
   it("revokes the grant when a refresh token is used a second time (the replay was honoured and the real client's token died)", async () => {
     const { owner } = await ownedMerchant();
