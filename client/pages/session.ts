@@ -5,8 +5,9 @@
  * gates, checks that the screen's light reaches the face (the light challenge's preflight), records
  * the reading (free, or paced by the nonce) with the screen lighting the face by the nonce's colour
  * sequence, posts the descriptor (version 2) and shows the outcome in words; the person may cancel
- * at any point before the outcome. The words come from
- * the service's catalogues, embedded in the page in the person's locale (`#messages`).
+ * at any point before the outcome; a /v1 session's outcome then takes the person back to the
+ * merchant. The words come from the service's catalogues, embedded in the page (`#messages`): the
+ * person's locale, or the session's own once it boots.
  *
  * One view at a time; each view's heading takes the focus when it shows, so a screen reader reads
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
@@ -26,12 +27,34 @@ import { PREFLIGHT } from "../descriptor/light";
 import { screenLight } from "../screen/light";
 import { modeOf, type ScreenMode, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
-import { colours, ownAsset, type Scheme, shape } from "../screen/theme";
+import { accentTokens, colours, ownAsset, type Scheme, shape } from "../screen/theme";
 
-const messages = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, string>;
-const locale = document.documentElement.lang || "en";
+/** The screen's words in every locale the service speaks; the page is written in `locale` until a session asks for another. */
+const catalogues = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, Record<string, string>>;
+let locale = document.documentElement.lang || "en";
+let messages = catalogues[locale] ?? {};
 const words: Words = (key, params = {}) =>
   (messages[key] ?? key).replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
+
+/**
+ * Speaks `wanted` from now on (a /v1 session's locale, which its boot answers): the page's fixed
+ * texts (`data-words`, and the `aria-label` and `alt` of `data-words-label`, `data-words-alt`) are
+ * reworded, and the service's answers (the outcome's message) come in it too (post's Accept-Language).
+ */
+function speak(wanted: string): void {
+  const catalogue = catalogues[wanted];
+  if (!catalogue || wanted === locale) return;
+  locale = wanted;
+  messages = catalogue;
+  document.documentElement.lang = wanted;
+  for (const element of document.querySelectorAll<HTMLElement>("[data-words]")) element.textContent = words(element.dataset.words!);
+  for (const element of document.querySelectorAll<HTMLElement>("[data-words-label]")) {
+    element.setAttribute("aria-label", words(element.dataset.wordsLabel!));
+  }
+  for (const element of document.querySelectorAll<HTMLElement>("[data-words-alt]")) {
+    element.setAttribute("alt", words(element.dataset.wordsAlt!));
+  }
+}
 
 const api = new URL("./", location.href);
 const assets = new URL("assets/", api).href;
@@ -79,7 +102,11 @@ async function post<T>(path: string, body: unknown, credential?: string): Promis
   try {
     response = await fetch(new URL(path, api), {
       method: "POST",
-      headers: { "content-type": "application/json", ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+      headers: {
+        "content-type": "application/json",
+        "accept-language": locale,
+        ...(credential ? { authorization: `Bearer ${credential}` } : {}),
+      },
       body: JSON.stringify(body),
     });
   } catch {
@@ -105,9 +132,15 @@ function showError(error: unknown, retry?: () => void): void {
 // Theme
 // ---------------------------------------------------------------------------------------------
 
-/** Applies the merchant's theme now and whenever the person's colour scheme changes. */
+/**
+ * Applies the merchant's theme now and whenever the person's colour scheme changes; a /v1
+ * session's branding goes over it: its accent as the primary colour, its headline under the name,
+ * its footer note, and its logo when the service serves it (the screen loads nothing from another
+ * host, the theme's logos alike).
+ */
 function applyTheme(boot: ScreenBoot): void {
-  const theme = boot.theme.theme;
+  const branding = boot.mode?.branding ?? {};
+  const theme: Record<string, string | number> = { ...boot.theme.theme, ...(branding.accent ? accentTokens(branding.accent) : {}) };
   const root = document.documentElement;
   for (const [property, value] of Object.entries(shape(theme))) root.style.setProperty(property, value);
   const dark = matchMedia("(prefers-color-scheme: dark)");
@@ -125,7 +158,7 @@ function applyTheme(boot: ScreenBoot): void {
     }
   }
   const logo = $<HTMLImageElement>("logo");
-  const logoUrl = ownAsset(theme.logo_square_url, location.origin);
+  const logoUrl = ownAsset(branding.logo_url, location.origin) ?? ownAsset(theme.logo_square_url, location.origin);
   if (logoUrl) {
     logo.onload = () => {
       logo.hidden = false;
@@ -133,6 +166,10 @@ function applyTheme(boot: ScreenBoot): void {
     logo.src = logoUrl;
   }
   $("brand-name").textContent = boot.display_name;
+  $("brand-headline").textContent = branding.headline ?? "";
+  $("brand-headline").hidden = !branding.headline;
+  $("footer-note").textContent = branding.footer_note ?? "";
+  $("footer-note").hidden = !branding.footer_note;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,10 +491,36 @@ class Screen {
     const receipt = ended.outcome.receipt_code;
     $("outcome-receipt").hidden = !receipt;
     $("receipt-code").textContent = receipt ?? "";
-    $("outcome-again").hidden = kind === "approved";
+    $("outcome-again").hidden = kind === "approved" || ended.return_to !== undefined;
     $("outcome-again").textContent = words("screen.outcome.again", { merchant: this.boot.display_name });
     show("outcome");
+    if (ended.return_to) sendBack(ended.return_to, this.boot.display_name);
   }
+}
+
+/** How long the outcome of a /v1 session shows before the page takes the person back (they may go at once, or stay). */
+const RETURN_SECONDS = 5;
+
+/**
+ * A /v1 session's way back (resource API 3.2: the return_url, or the cancel_url after a cancel,
+ * with session_id and status): the outcome stays in view for RETURN_SECONDS, with a link to go at
+ * once and a button to stay (a time limit the person can turn off: WCAG 2.2.1).
+ */
+function sendBack(returnTo: string, merchant: string): void {
+  const link = $<HTMLAnchorElement>("return-link");
+  link.href = returnTo;
+  link.textContent = words("screen.return.continue", { merchant });
+  $("return-note").textContent = words("screen.return.going", { merchant });
+  $("return-note").hidden = false;
+  $("return-stay").hidden = false;
+  $("outcome-return").hidden = false;
+  const timer = setTimeout(() => location.assign(returnTo), RETURN_SECONDS * 1000);
+  $<HTMLButtonElement>("return-stay").onclick = () => {
+    clearTimeout(timer);
+    $("return-note").hidden = true;
+    $("return-stay").hidden = true;
+    link.focus();
+  };
 }
 
 async function main(): Promise<void> {
@@ -480,6 +543,7 @@ async function start(token: string): Promise<void> {
       start(token).catch((failure: unknown) => showError(failure));
     });
   }
+  speak(boot.locale);
   const mode = modeOf(boot.action);
   applyTheme(boot);
   if (!mode) return showError(new ScreenError("screen.error.unsupported", false));

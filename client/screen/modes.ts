@@ -7,7 +7,7 @@
  * `screenModes` (and its words to the catalogues); a boot whose action has no mode is shown as an
  * error rather than guessed at.
  */
-import type { ScreenAction, ScreenBoot } from "../../shared/contracts/hosted-screen";
+import type { ScreenAction, ScreenBoot, ScreenMandateTerms } from "../../shared/contracts/hosted-screen";
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
 
 /** The page's words: a catalogue key (`screen.…`) with its `{placeholders}` filled. */
@@ -60,20 +60,88 @@ function identifyMode(name: "login" | "authorize" | "sign", terms: ScreenMode["t
   };
 }
 
+/** An enrolment (the function API's `enroll`, the /v1 `claim`: the same act, so the same words): the consent, then the capture. */
+const enrollMode: ScreenMode = {
+  title: (boot, words) => words("screen.mode.enroll.title", { merchant: boot.display_name }),
+  lead: (boot, words) => words("screen.mode.enroll.lead", { merchant: boot.display_name }),
+  terms: () => [],
+  consent: (boot, words) =>
+    boot.consent ? words("screen.consent.label", { merchant: boot.display_name, days: boot.consent.retention_days }) : null,
+  completion: (boot, descriptor) => ({ ...capture(boot, descriptor), consent: { ...boot.consent, accepted: true } }),
+};
+
+/** A /v1 mode that asks one capture of the person the session is for, worded by its own keys. */
+function personMode(name: "recognise" | "attribute" | "mandate", terms: ScreenMode["terms"], title?: ScreenMode["title"]): ScreenMode {
+  return {
+    title: title ?? ((boot, words) => words(`screen.mode.${name}.title`, { merchant: boot.display_name })),
+    lead: (boot, words) => words(`screen.mode.${name}.lead`, { merchant: boot.display_name, agent: agentOf(boot, words) }),
+    terms,
+    consent: () => null,
+    completion: capture,
+  };
+}
+
+/** The agent a mandate session would empower: the name the merchant gave it, else its identifier. */
+function agentOf(boot: ScreenBoot, words: Words): string {
+  const mandate = boot.mode?.mandate;
+  return mandate?.agent_display_name ?? mandate?.granted_to ?? words("screen.mode.verify.unnamed");
+}
+
+/** Items in the locale's own list form ("a, b and c"). */
+const listOf = (items: string[], locale: string) => new Intl.ListFormat(locale, { type: "conjunction" }).format(items);
+
 /**
- * The screen of each action the page can complete. Every action the server can create a session
- * with is the contract's `screenActions`; tests/unit/client/screen.test.ts holds this table to it,
- * with the actions that have no screen yet named there.
+ * A mandate's ceiling in words: the amount in the locale's money format and the count of acts
+ * (plural by the locale's rules), per period ("R$ 1.500,00 e 5 vezes por mês"); null without one.
+ */
+export function ceilingWords(ceiling: ScreenMandateTerms["ceiling"], words: Words, locale: string): string | null {
+  if (!ceiling) return null;
+  const parts: string[] = [];
+  if (ceiling.amount !== undefined && ceiling.currency) parts.push(formatMinorUnits(ceiling.amount, ceiling.currency, locale));
+  if (ceiling.count !== undefined) {
+    const plural = new Intl.PluralRules(locale).select(ceiling.count) === "one" ? "one" : "other";
+    parts.push(words(`screen.mandate.count.${plural}`, { count: ceiling.count }));
+  }
+  if (parts.length === 0) return null;
+  return words(`screen.mandate.period.${ceiling.period}`, { limit: listOf(parts, locale) });
+}
+
+/** An instant as the locale writes a date and time, in the person's time zone. */
+export function instantWords(iso: string, locale: string): string {
+  return new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short" }).format(new Date(iso));
+}
+
+/** A mandate's terms in plain words: the agent, what it may do, where, up to what, until when. */
+function mandateTerms(boot: ScreenBoot, words: Words, locale: string): Term[] {
+  const mandate = boot.mode?.mandate;
+  if (!mandate) return [];
+  const label = (scope: string) => {
+    const key = `scope.${scope}.label`;
+    const worded = words(key);
+    return worded === key ? scope : worded;
+  };
+  const terms: Term[] = [
+    { label: words("screen.detail.agent"), value: agentOf(boot, words) },
+    { label: words("screen.detail.scopes"), value: listOf(mandate.scope.map(label), locale) },
+  ];
+  const constraints = mandate.constraints ?? {};
+  for (const kind of ["merchant", "category", "country"] as const) {
+    const allowed = constraints[`${kind}_allowlist`];
+    if (allowed?.length) terms.push({ label: words(`screen.detail.only_${kind}`), value: listOf(allowed, locale) });
+  }
+  const ceiling = ceilingWords(mandate.ceiling, words, locale);
+  terms.push({ label: words("screen.detail.ceiling"), value: ceiling ?? words("screen.mandate.no_ceiling") });
+  terms.push({ label: words("screen.detail.until"), value: instantWords(mandate.until, locale) });
+  if (mandate.step_up_of) terms.push({ label: words("screen.detail.step_up"), value: words("screen.mandate.step_up") });
+  return terms;
+}
+
+/**
+ * The screen of each action: every action the server can create a session with (the contract's
+ * `screenActions`) has one, which the type checks here and tests/unit/client/screen.test.ts at run time.
  */
 const modes = {
-  enroll: {
-    title: (boot, words) => words("screen.mode.enroll.title", { merchant: boot.display_name }),
-    lead: (boot, words) => words("screen.mode.enroll.lead", { merchant: boot.display_name }),
-    terms: () => [],
-    consent: (boot, words) =>
-      boot.consent ? words("screen.consent.label", { merchant: boot.display_name, days: boot.consent.retention_days }) : null,
-    completion: (boot, descriptor) => ({ ...capture(boot, descriptor), consent: { ...boot.consent, accepted: true } }),
-  },
+  enroll: enrollMode,
   login: identifyMode("login", () => []),
   authorize: identifyMode("authorize", (boot, words, locale) => [
     ...(boot.amount_cents !== null && boot.currency
@@ -103,8 +171,19 @@ const modes = {
     consent: () => null,
     completion: capture,
   },
-} satisfies Partial<Record<ScreenAction, ScreenMode>>;
-export const screenModes: Record<keyof typeof modes, ScreenMode> = modes;
+  // The /v1 modes (docs/resource-api.md#sessions): what the merchant learns is said in the lead.
+  claim: enrollMode,
+  recognise: personMode("recognise", () => []),
+  attribute: personMode("attribute", (boot, words) => {
+    const attribute = boot.mode?.attribute;
+    if (!attribute) return [];
+    const key = `screen.attribute.${attribute}`;
+    const worded = words(key);
+    return [{ label: words("screen.detail.question"), value: worded === key ? attribute : worded }];
+  }),
+  mandate: personMode("mandate", mandateTerms, (boot, words) => words("screen.mode.mandate.title", { agent: agentOf(boot, words) })),
+} satisfies Record<ScreenAction, ScreenMode>;
+export const screenModes: Record<ScreenAction, ScreenMode> = modes;
 
 /** The mode of a booted session's action, or undefined when the page has none (the screen shows an error rather than guess). */
 export function modeOf(action: string): ScreenMode | undefined {

@@ -23,7 +23,7 @@ const COLOURS = {
 
 type ColourToken = keyof typeof COLOURS;
 
-interface Hsl {
+export interface Hsl {
   h: number;
   s: number;
   l: number;
@@ -39,7 +39,8 @@ const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x
 
 /**
  * The theme's colours for `scheme`: as drawn when the scheme is the theme's `mode`, else mirrored.
- * Status colours keep their hue and move to a lightness that reads on the background.
+ * Status colours keep their hue and move to a lightness that reads on the background; the muted
+ * colour, the screen's secondary text, is made to read on it as text (WCAG 2 AA).
  *
  * @example colours({ mode: "light", color_background: "0 0% 97%", … }, "dark")["--background"] // "0 0% 3%"
  */
@@ -69,7 +70,43 @@ export function colours(theme: Record<string, string | number>, scheme: Scheme):
     }
     out[property] = format(value);
   }
+  const muted = parseHsl(out["--muted"]);
+  const shown = parseHsl(out["--background"]);
+  if (muted && shown) out["--muted"] = format(legibleOn(muted, shown));
   return out;
+}
+
+/** The WCAG 2 relative luminance of an `H S% L%` colour. */
+function luminanceOf({ h, s, l }: Hsl): number {
+  const a = (s / 100) * Math.min(l / 100, 1 - l / 100);
+  const channel = (n: number) => {
+    const k = (n + h / 30) % 12;
+    const c = l / 100 - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * channel(0) + 0.7152 * channel(8) + 0.0722 * channel(4);
+}
+
+/** The WCAG 2 contrast ratio of two colours (1 to 21). */
+export function contrastOf(a: Hsl, b: Hsl): number {
+  const [lighter, darker] = [luminanceOf(a), luminanceOf(b)].sort((x, y) => y - x) as [number, number];
+  return (lighter + 0.05) / (darker + 0.05);
+}
+
+/** WCAG 2 AA for text: the muted colour is the screen's secondary text, so it must read as text. */
+const TEXT_CONTRAST = 4.5;
+
+/**
+ * `colour` moved away from `background` in lightness, a point at a time, until it reads on it as
+ * text (TEXT_CONTRAST); as it is when it already does. A theme's muted grey is often drawn for
+ * borders and hints and falls short (the default theme's: 3.3:1 on its background).
+ */
+function legibleOn(colour: Hsl, background: Hsl): Hsl {
+  const step = background.l >= 50 ? -1 : 1;
+  let value = colour;
+  while (contrastOf(value, background) < TEXT_CONTRAST && value.l > 0 && value.l < 100)
+    value = { ...value, l: clamp(value.l + step, 0, 100) };
+  return value;
 }
 
 /** Radii, fonts and weights: the same in both schemes. */
@@ -109,4 +146,25 @@ export function inkOn(hex: string): "#000000" | "#ffffff" {
   }) as [number, number, number];
   const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
   return (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05) ? "#000000" : "#ffffff";
+}
+
+/**
+ * A /v1 session's accent (`#rrggbb`) as the theme's primary pair: the colour in the theme's `H S% L%`
+ * form, and the ink that reads best on it. The pair then follows the person's scheme like the theme's own.
+ *
+ * @example accentTokens("#0a7d4f") // { color_primary: "156 85.19% 26.47%", color_primary_fg: "0 0% 100%" }
+ */
+export function accentTokens(hex: string): { color_primary: string; color_primary_fg: string } {
+  const [r, g, b] = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255) as [number, number, number];
+  const max = Math.max(r, g, b);
+  const min = Math.min(r, g, b);
+  const l = (max + min) / 2;
+  const d = max - min;
+  const s = d === 0 ? 0 : d / (1 - Math.abs(2 * l - 1));
+  const h = d === 0 ? 0 : max === r ? ((g - b) / d + 6) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    color_primary: `${Math.round(h * 60)} ${round(s * 100)}% ${round(l * 100)}%`,
+    color_primary_fg: inkOn(hex) === "#000000" ? "0 0% 0%" : "0 0% 100%",
+  };
 }

@@ -57,12 +57,35 @@ export type ScreenCard = {
   requested_by: "owner" | "agent";
 };
 
+/**
+ * A `mandate` session's terms as the merchant sent them (`POST /v1/sessions`' `mandate`, validated
+ * there): what the screen words for the person before the capture that grants them.
+ */
+export type ScreenMandateTerms = {
+  granted_to: string;
+  agent_display_name?: string;
+  scope: string[];
+  constraints?: { merchant_allowlist?: string[]; category_allowlist?: string[]; country_allowlist?: string[] };
+  ceiling?: { amount?: number; currency?: string; count?: number; period: "day" | "week" | "month" | "lifetime" };
+  until: string;
+  step_up_of?: string;
+};
+
+/** A /v1 session's `branding` (every field optional): the screen shows all but `domain`, where the url opens. */
+export type ScreenBranding = {
+  logo_url?: string;
+  accent?: string;
+  domain?: string;
+  headline?: string;
+  footer_note?: string;
+};
+
 /** A /v1 session's mode and its terms: what the screen asks, and where it sends the person after. */
 export interface ScreenModeTerms {
-  name: string;
+  name: SessionMode;
   attribute: string | null;
-  mandate: Record<string, unknown> | null;
-  branding: Record<string, string> | null;
+  mandate: ScreenMandateTerms | null;
+  branding: ScreenBranding | null;
   locale: string | null;
   return_url: string;
   cancel_url: string;

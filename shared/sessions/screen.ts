@@ -34,7 +34,8 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBa
     currency: session.currency,
     display_name: session.brand ?? (theme.customized ? String(theme.theme.brand_name) : exchanged.merchant_name),
     expires_at: session.expires_at,
-    locale: exchanged.mode?.locale ? negotiateLocale(exchanged.mode.locale) : deps.locale,
+    // The session's locale when the screen speaks it (or its language), else the person's (resource API 4.4: absent, the browser's).
+    locale: exchanged.mode?.locale ? negotiateLocale(`${exchanged.mode.locale}, ${deps.locale};q=0.1`) : deps.locale,
     locales: [...locales],
     consent: session.action === "enroll" || session.action === "claim" ? HOSTED_CONSENT : null,
     card: exchanged.card,

@@ -115,6 +115,13 @@ export interface GuardedBrowser {
 export interface PageOptions {
   locale?: string;
   viewport?: { width: number; height: number };
+  /**
+   * Other origins this page may reach besides the service's (a merchant's page the screen sends
+   * the person back to, served by the test on this machine), and whether their certificates may be
+   * self-signed.
+   */
+  allow?: string[];
+  ignoreHTTPSErrors?: boolean;
 }
 
 /**
@@ -130,10 +137,15 @@ export async function openBrowser(
   const foreign: string[] = [];
   let bytes = 0;
   async function guardedContext(pageOptions: PageOptions): Promise<BrowserContext> {
-    const context = await browser.newContext({ locale: pageOptions.locale ?? "en-GB", viewport: pageOptions.viewport });
+    const context = await browser.newContext({
+      locale: pageOptions.locale ?? "en-GB",
+      viewport: pageOptions.viewport,
+      ignoreHTTPSErrors: pageOptions.ignoreHTTPSErrors ?? false,
+    });
+    const allowed = new Set([origin, ...(pageOptions.allow ?? [])]);
     await context.route("**/*", (route) => {
       const url = route.request().url();
-      if (new URL(url).origin === origin || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+      if (allowed.has(new URL(url).origin) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
       foreign.push(url);
       return route.abort("blockedbyclient");
     });

@@ -3,7 +3,8 @@
  * wait for a view, go through the gates and the recording, and photograph each state in the light
  * and the dark scheme.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
@@ -121,4 +122,29 @@ export function readingFigures(descriptor: PresenceDescriptor): string {
     light_lag_ms,
     light_depth,
   });
+}
+
+/** axe-core's browser build, read once. */
+let axeSource: string | undefined;
+
+/**
+ * The WCAG 2.1 A and AA rules axe-core finds broken on the page as it is now, in the light and the
+ * dark scheme: each as `scheme rule: selectors`, so a failure names what to fix. axe is evaluated
+ * through the DevTools protocol, which the page's CSP (scripts from the service only) does not govern.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const found: string[] = [];
+  for (const scheme of ["light", "dark"] as const) {
+    await emulateScheme(page, scheme);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: any[] }> } }).axe;
+      const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+      return result.violations.map((v) => `${v.id}: ${v.nodes.map((n: { target: string[] }) => n.target.join(" ")).join(", ")}`);
+    });
+    found.push(...violations.map((violation) => `${scheme} ${violation}`));
+  }
+  await emulateScheme(page, "light");
+  return found;
 }

@@ -4,12 +4,20 @@
  */
 import type * as v from "valibot";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { formatMinorUnits, modeOf, type ScreenMode, screenModes } from "../../../client/screen/modes";
+import { ceilingWords, formatMinorUnits, instantWords, modeOf, type ScreenMode, screenModes } from "../../../client/screen/modes";
 import { cueAt, pacedCues } from "../../../client/screen/paced";
-import { colours, inkOn, ownAsset, shape } from "../../../client/screen/theme";
-import { type ScreenAction, type ScreenBoot, type SessionEnded, screenActions } from "../../../shared/contracts/hosted-screen";
+import { accentTokens, colours, contrastOf, inkOn, ownAsset, shape } from "../../../client/screen/theme";
+import {
+  type ScreenAction,
+  type ScreenBoot,
+  type ScreenMandateTerms,
+  type ScreenModeTerms,
+  type SessionEnded,
+  screenActions,
+} from "../../../shared/contracts/hosted-screen";
 import { LIGHT_PALETTE } from "../../../shared/engine/light";
 import { challengeSchedule } from "../../../shared/engine/schedule";
+import { type Locale, locales, messagesOf } from "../../../shared/kernel/i18n";
 import type { bootAnswerSchema, sessionEndedSchema } from "../../../shared/sessions/answers";
 import { defaultTheme } from "../../../shared/themes/theme";
 
@@ -35,16 +43,39 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
 });
 const descriptor = { version: 1 } as never;
 
-/**
- * The actions the server can create a session with that the page has no screen for yet: the /v1
- * modes (resource API 4.4; their screens come with their own issue). A boot of one shows the
- * screen's `unsupported` error. Named here so that a new action cannot go unnoticed: it needs a
- * mode in client/screen/modes.ts or a place on this list.
- */
-const withoutScreen = ["claim", "recognise", "attribute", "mandate"] as const satisfies readonly ScreenAction[];
+// Compile time: every action of the contract (function API, agent verification cards, the owner's sign-in, /v1 modes) has a mode.
+screenModes satisfies Record<ScreenAction, ScreenMode>;
 
-// Compile time: every action of the contract but those above has a mode.
-screenModes satisfies Record<Exclude<ScreenAction, (typeof withoutScreen)[number]>, ScreenMode>;
+/**
+ * The page's words as the service embeds them (functions/hosted-capture/page.ts): a key a mode
+ * asks for that no catalogue has would show as the key itself, so this one fails instead.
+ */
+const catalogued = (language: Locale) => {
+  const messages = { ...messagesOf(language, "screen."), ...messagesOf(language, "scope.") };
+  return (key: string, params: Record<string, string | number> = {}) => {
+    expect(messages[key], `${language}: ${key}`).toBeDefined();
+    return messages[key]!.replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
+  };
+};
+
+const mandate: ScreenMandateTerms = {
+  granted_to: "agent_travel_7",
+  agent_display_name: "Travel helper",
+  scope: ["purchase", "booking"],
+  constraints: { country_allowlist: ["BR", "PT"] },
+  ceiling: { amount: 150_000, currency: "BRL", count: 5, period: "month" },
+  until: "2027-03-01T15:00:00.000Z",
+};
+const modeTerms = (extra: Partial<ScreenModeTerms>): ScreenModeTerms => ({
+  name: "recognise",
+  attribute: null,
+  mandate: null,
+  branding: null,
+  locale: null,
+  return_url: "https://shop.example/back",
+  cancel_url: "https://shop.example/back",
+  ...extra,
+});
 
 describe("the wire contract", () => {
   it("is what the service's document describes: the boot's and the outcome's shapes fit their answer schemas", () => {
@@ -55,12 +86,93 @@ describe("the wire contract", () => {
 });
 
 describe("screen modes", () => {
-  it("has a mode for every action the server creates sessions with (function API, agent verification cards, the owner's sign-in, /v1), but the named gap", () => {
-    const withScreen = Object.keys(screenModes).sort();
-    expect(withScreen.filter((action) => (withoutScreen as readonly string[]).includes(action))).toEqual([]);
-    expect([...withScreen, ...withoutScreen].sort()).toEqual([...screenActions].sort());
-    for (const action of screenActions)
-      expect(modeOf(action) !== undefined, action).toBe(!(withoutScreen as readonly string[]).includes(action));
+  it("has a mode for every action the server creates sessions with (function API, agent verification cards, the owner's sign-in, /v1), with no gap", () => {
+    expect(Object.keys(screenModes).sort()).toEqual([...screenActions].sort());
+    for (const action of screenActions) expect(modeOf(action), action).toBeDefined();
+    expect(modeOf("unheard_of"), "an action from a newer service: the page shows an error").toBeUndefined();
+  });
+
+  it("every mode's words exist in every locale the page speaks", () => {
+    const full = boot({
+      external_txn_ref: "order-1",
+      amount_cents: 100,
+      currency: "EUR",
+      consent: { version: "hosted-capture-1", retention_days: 365 },
+      card: { verification_id: "av_1", purpose: "p", agent_name: "a", requested_by: "agent" },
+      mode: modeTerms({ attribute: "document_verified", mandate: { ...mandate, step_up_of: "mdt_1" } }),
+    });
+    for (const language of locales) {
+      for (const [action, mode] of Object.entries(screenModes)) {
+        const booted = { ...full, action: action as ScreenAction };
+        const said = [mode.title(booted, catalogued(language)), mode.lead(booted, catalogued(language))];
+        for (const term of mode.terms(booted, catalogued(language), language)) said.push(term.label, term.value);
+        said.push(mode.consent(booted, catalogued(language)) ?? "");
+        for (const text of said) expect(text, `${language} ${action}`).not.toMatch(/[{}]|screen\./);
+      }
+    }
+  });
+
+  it("claim: the enrolment's screen (the consent asked and sent back accepted, as offered)", () => {
+    const consent = { version: "hosted-capture-1", retention_days: 365 };
+    const claim = boot({ action: "claim", consent, mode: modeTerms({ name: "claim" }) });
+    expect(screenModes.claim).toBe(screenModes.enroll);
+    expect(screenModes.claim.consent(claim, words)).toBe('screen.consent.label{"merchant":"Acme","days":365}');
+    expect(screenModes.claim.completion(claim, descriptor)).toEqual({
+      capture_nonce: "hcn_abcdefgh",
+      face_template: descriptor,
+      consent: { ...consent, accepted: true },
+    });
+  });
+
+  it("recognise and attribute: one capture of the session's person, no consent; attribute asks its question in words", () => {
+    const recognise = boot({ action: "recognise", mode: modeTerms({}) });
+    expect(screenModes.recognise.title(recognise, words)).toBe('screen.mode.recognise.title{"merchant":"Acme"}');
+    expect(screenModes.recognise.terms(recognise, words, "en")).toEqual([]);
+    const attribute = boot({ action: "attribute", mode: modeTerms({ name: "attribute", attribute: "document_verified" }) });
+    expect(screenModes.attribute.terms(attribute, catalogued("es"), "es")).toEqual([
+      { label: "Pregunta", value: "¿Consta en tu registro un documento de identidad válido y verificado?" },
+    ]);
+    for (const booted of [recognise, attribute]) {
+      const mode = modeOf(booted.action)!;
+      expect(mode.consent(booted, words)).toBeNull();
+      expect(mode.completion(booted, descriptor)).toEqual({ capture_nonce: "hcn_abcdefgh", face_template: descriptor });
+    }
+  });
+
+  it("mandate: the terms in plain words, in the session's locale: the agent, its scopes, where, the ceiling in the locale's money, until when", () => {
+    const granting = boot({ action: "mandate", locale: "pt-BR", mode: modeTerms({ name: "mandate", mandate }) });
+    const pt = catalogued("pt-BR");
+    expect(screenModes.mandate.title(granting, pt)).toBe("Permita que Travel helper aja por você");
+    const terms = screenModes.mandate.terms(granting, pt, "pt-BR");
+    const until = new Intl.DateTimeFormat("pt-BR", { dateStyle: "long", timeStyle: "short" }).format(new Date(mandate.until));
+    expect(terms.map((term) => ({ ...term, value: term.value.replace(/\s/g, " ") }))).toEqual([
+      { label: "Agente", value: "Travel helper" },
+      { label: "Pode", value: "Fazer compras e Fazer reservas" },
+      { label: "Só em países", value: "BR e PT" },
+      { label: "Limite", value: "R$ 1.500,00 e 5 ações por mês" },
+      { label: "Até", value: until.replace(/\s/g, " ") },
+    ]);
+    expect(until).toMatch(/2027/);
+    expect(screenModes.mandate.completion(granting, descriptor)).toEqual({ capture_nonce: "hcn_abcdefgh", face_template: descriptor });
+    const unnamed = boot({
+      action: "mandate",
+      mode: modeTerms({ name: "mandate", mandate: { ...mandate, agent_display_name: undefined } }),
+    });
+    expect(screenModes.mandate.title(unnamed, catalogued("en"))).toBe("Allow agent_travel_7 to act for you");
+  });
+
+  it("words a ceiling by what it limits and its period, with the locale's plural; none is said as none", () => {
+    const en = catalogued("en");
+    expect(ceilingWords({ count: 1, period: "day" }, en, "en")).toBe("1 action per day");
+    expect(ceilingWords({ count: 3, period: "lifetime" }, en, "en")).toBe("3 actions in total");
+    expect(ceilingWords({ amount: 2_500, currency: "USD", period: "week" }, en, "en")).toBe("$25.00 per week");
+    expect(ceilingWords({ amount: 999, currency: "EUR", period: "month" }, catalogued("es"), "es")?.replace(/\s/g, " ")).toBe(
+      "9,99 € al mes",
+    );
+    expect(ceilingWords(undefined, en, "en")).toBeNull();
+    const granting = boot({ action: "mandate", mode: modeTerms({ name: "mandate", mandate: { ...mandate, ceiling: undefined } }) });
+    expect(screenModes.mandate.terms(granting, en, "en")).toContainEqual({ label: "Limit", value: "No amount or number limit" });
+    expect(instantWords("2027-03-01T15:00:00.000Z", "en")).toMatch(/2027/);
   });
 
   it("enroll: asks the consent and sends it back accepted, as offered", () => {
@@ -151,6 +263,30 @@ describe("the theme on the screen", () => {
     const dark = { ...light, mode: "dark", color_background: "220 20% 8%", color_foreground: "0 0% 95%" };
     expect(colours(dark, "light")).toMatchObject({ "--background": "220 20% 92%", "--foreground": "0 0% 5%" });
     expect(colours(dark, "dark")).toMatchObject({ "--background": "220 20% 8%" });
+  });
+
+  it("makes the muted colour read as text on the background (4.5:1) in both schemes, moving its lightness no further than needed", () => {
+    const hsl = (value: string) => {
+      const [h, s, l] = value.replace(/%/g, "").split(" ").map(Number) as [number, number, number];
+      return { h, s, l };
+    };
+    for (const scheme of ["light", "dark"] as const) {
+      const painted = colours(light, scheme);
+      const ratio = contrastOf(hsl(painted["--muted"]!), hsl(painted["--background"]!));
+      expect(ratio, scheme).toBeGreaterThanOrEqual(4.5);
+      expect(ratio, scheme).toBeLessThan(4.8);
+    }
+    const readable = { ...light, color_muted: "210 10% 30%" };
+    expect(colours(readable, "light")["--muted"], "a muted colour that reads is kept").toBe("210 10% 30%");
+  });
+
+  it("takes a session's accent as the primary pair (its ink the more legible), mirrored for the other scheme like the theme's own", () => {
+    expect(accentTokens("#0a7d4f")).toEqual({ color_primary: "156 85.19% 26.47%", color_primary_fg: "0 0% 100%" });
+    expect(accentTokens("#ffd400")).toMatchObject({ color_primary_fg: "0 0% 0%" });
+    expect(accentTokens("#808080")).toMatchObject({ color_primary: "0 0% 50.2%" });
+    const branded = { ...light, ...accentTokens("#0a7d4f") };
+    expect(colours(branded, "light")).toMatchObject({ "--primary": "156 85.19% 26.47%", "--primary-fg": "0 0% 100%" });
+    expect(colours(branded, "dark")).toMatchObject({ "--primary": "156 85.19% 73.53%", "--primary-fg": "0 0% 0%" });
   });
 
   it("carries radii, fonts and weights; loads assets only from the service itself", () => {
