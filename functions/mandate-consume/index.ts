@@ -7,7 +7,7 @@
 
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuthInOperation } from "../../shared/edge/auth";
-import { idempotencyKeyOf } from "../../shared/edge/idempotency";
+import { idempotencyKeyOf, markReplay } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
 import { documented } from "../../shared/edge/openapi";
 import { decisionAnswerSchema } from "../../shared/mandates/answers";
@@ -28,6 +28,7 @@ app.post(
   async (c) => {
     const idempotency = { key: idempotencyKeyOf(c.req.raw.headers), rawBody: c.var.rawBody ?? "{}" };
     const decision = await consumeMandate(depsOf(c.var), c.var, c.var.input, idempotency);
+    markReplay(c, decision);
     c.header("content-language", c.var.locale);
     return c.json(decision);
   },

@@ -14,6 +14,7 @@ import { minorUnitAmount } from "../../shared/kernel/validation";
 import { currencySchema } from "../../shared/lib/money";
 import { decisionAnswerSchema, mandateObjectSchema, mandatePageAnswerSchema } from "../../shared/mandates/answers";
 import { consumeMandate, contextSchema, type DecisionBody } from "../../shared/mandates/decision";
+import { mandateUuid } from "../../shared/mandates/ids";
 import { issueActCodes, issueMandateStored, issueRuleCodes, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
@@ -130,6 +131,9 @@ mandates.post(
     // The ledger debits once per key: the caller's, or one of this request's own when it sent none.
     const key = idempotencyKeyOf(c.req.raw.headers) ?? `v1-check-${crypto.randomUUID()}`;
     const answer = await consumeMandate(depsOf(c.var), c.var, decision, { key, rawBody: JSON.stringify(decision) });
+    // A check that consumed is replayed by the mandate's ledger (the one rule of every surface), never from the store.
+    const consumed = mandateUuid(decision.mandate_id);
+    if (c.var.storedResponse && typeof answer.consumption_id === "string" && consumed) c.var.storedResponse.mandateId = consumed;
     c.header("content-language", c.var.locale);
     return c.json(answer);
   },

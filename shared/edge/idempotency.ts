@@ -6,6 +6,7 @@ import type { Principal } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { idempotencyKey } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
+import { canonicalJson } from "../lib/json";
 import type { AppEnv } from "./app";
 import { withDoc } from "./openapi";
 
@@ -32,6 +33,43 @@ export function idempotencyKeyOf(headers: Headers): string | null | undefined {
   return idempotencyKey(headers.get("idempotency-key") ?? undefined);
 }
 
+/** A response's JSON body, or null when it has none. */
+async function jsonOf(response: Response): Promise<unknown> {
+  return response
+    .clone()
+    .json()
+    .catch(() => null);
+}
+
+/** Whether an answer says it replays an earlier decision: a consume's, or the mandate block of a stand-in's act. */
+function saysReplay(body: unknown): boolean {
+  const answer = body as { idempotent_replay?: unknown; mandate?: { idempotent_replay?: unknown } } | null;
+  return answer?.idempotent_replay === true || answer?.mandate?.idempotent_replay === true;
+}
+
+/**
+ * `Idempotency-Status: replayed` on an answer that says it is a replay (`idempotent_replay: true`,
+ * at its top or in its mandate block), so that the header and the body never disagree: the ledger's
+ * replays of a consumption carry it as the response store's replays do.
+ */
+export function markReplay(c: Context, answer: unknown): void {
+  if (saysReplay(answer)) c.header("idempotency-status", "replayed");
+}
+
+/**
+ * Rewrites the response's JSON body in canonical form (keys sorted, lib/json.ts) and marks it when it
+ * says it is a replay. Every answer under a key is written so, the first time and from the store: the
+ * store keeps jsonb, whose key order is its own, so a replay written as it comes back would be the
+ * same JSON in other bytes; written canonically a replay from the store is byte for byte the original.
+ */
+async function writeKeyedAnswer(c: Context): Promise<unknown> {
+  const body = c.res.status < 500 ? await jsonOf(c.res) : null;
+  if (body === null) return null;
+  c.res = new Response(canonicalJson(body), c.res);
+  markReplay(c, body);
+  return body;
+}
+
 /** A route behind idempotency(): the handler's act completes `storedResponse` (absent without a key). */
 export type WithStoredResponse = { Variables: { storedResponse: PendingResponse | undefined } };
 
@@ -44,7 +82,12 @@ type KeyedEnv = AppEnv & { Variables: { principal: Principal } };
  * still running is `409 IDEMPOTENCY_IN_FLIGHT` with `Retry-After` (1 s, or the seconds left on the
  * lease of a request that has run for long);
  * a different body is `422 IDEMPOTENCY_KEY_REUSED`; a 5xx is never stored. Without the header the
- * request simply runs (the key is optional by default).
+ * request simply runs (the key is optional by default). A request that consumed a mandate (its record
+ * names the mandate) is replayed by the mandate's ledger instead: the handler runs again without a
+ * stored response, and the ledger, which holds the consumption under the same key, answers the
+ * replay by its one rule (mandate_consume; after revocation, the refusal `mandate_revoked`). Every
+ * answer under a key is written in canonical key order, so a replay from the store is byte for byte
+ * the original, and one that says it is a replay carries `Idempotency-Status: replayed`.
  *
  * The replay nonce that authentication left unclaimed (`replay: "idempotent"`) is claimed in the
  * same call, once the request is known to be no replay: an exact retry is answered whatever its
@@ -84,23 +127,29 @@ export function idempotency(
     if (begin.outcome === "mismatch") throw new ApiError("IDEMPOTENCY_KEY_REUSED");
     if (begin.outcome === "replay") {
       c.header("idempotency-status", "replayed");
-      return c.json(begin.body as object, begin.status as 200);
+      return c.body(canonicalJson(begin.body), begin.status as 200, { "content-type": "application/json" });
+    }
+    if (begin.outcome === "ledger") {
+      c.set("storedResponse", undefined);
+      await next();
+      await writeKeyedAnswer(c);
+      return;
     }
     const pending: PendingResponse = { record, stored: false };
     c.set("storedResponse", pending);
+    let body: unknown = null;
     try {
       await next();
+      body = await writeKeyedAnswer(c);
     } finally {
       if (!pending.stored) {
         const status = c.res.status;
-        const body =
-          status < 500
-            ? await c.res
-                .clone()
-                .json()
-                .catch(() => null)
-            : null;
-        await rpc(c.var.db(), "idempotency_finish", { ...record, status: body === null ? 500 : status, body });
+        await rpc(c.var.db(), "idempotency_finish", {
+          ...record,
+          status: body === null ? 500 : status,
+          body,
+          ...(pending.mandateId && { mandate_id: pending.mandateId }),
+        });
       }
     }
   }

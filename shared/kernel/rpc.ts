@@ -38,6 +38,8 @@ export interface IdempotencyRecord {
 export interface PendingResponse {
   record: IdempotencyRecord;
   stored: boolean;
+  /** The mandate the request consumed, when its act's RPC stored nothing: its replays go to the mandate's ledger. */
+  mandateId?: Uuid;
 }
 
 /** The answer an act stores under its request's record, in the act's own transaction. */
@@ -51,7 +53,9 @@ type IdempotencyBegin =
   | { outcome: "started" }
   | { outcome: "in_flight"; running_seconds: number; lease_left_seconds: number }
   | { outcome: "mismatch" }
-  | { outcome: "replay"; status: number; body: unknown };
+  | { outcome: "replay"; status: number; body: unknown }
+  /** The request consumed a mandate: the mandate's ledger answers its replay. */
+  | { outcome: "ledger" };
 
 declare module "./db/rpc" {
   interface RpcCatalogue {
@@ -71,7 +75,7 @@ declare module "./db/rpc" {
       },
       IdempotencyBegin,
     ];
-    idempotency_finish: [IdempotencyRecord & { status: number; body: unknown }, unknown];
+    idempotency_finish: [IdempotencyRecord & { status: number; body: unknown; mandate_id?: Uuid }, unknown];
     circuit_breaker_state: [
       { deployment: string; function_name: string; merchant_id: string; environment: Environment; now: Iso },
       { open: boolean; retry_after_seconds: number },

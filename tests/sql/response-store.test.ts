@@ -150,7 +150,7 @@ describe("the act and its stored answer commit together", () => {
     });
   });
 
-  it("mandate_transaction builds the approval and stores it with the consumption; a replay says the mandate's status now", async () => {
+  it("mandate_transaction builds the approval and stores it with the consumption, naming the mandate, so the ledger answers its replays", async () => {
     await rolledBack(async (tx) => {
       const grantor = await seedGrantor(tx, { at: T0 });
       const { id: mandateId } = await issueMandate(tx, grantor, {
@@ -199,9 +199,9 @@ describe("the act and its stored answer commit together", () => {
       expect(await a.row()).toEqual({ state: "done", response_status: 200, response_body: approval, mandate_id: mandateId });
       expect(await captured(tx, stand.capture.id)).toBe(true);
 
+      // A consumption's replay is the ledger's to answer (mandate_consume's one rule), before and after revocation.
       const replay = (seconds: number) => a.begin(seconds, "h1", `nonce-${seconds}-replay`);
-      const mandateBlock = (status: string) => ({ ...approval.mandate, idempotent_replay: true, mandate_status: status });
-      expect(await replay(3)).toEqual({ outcome: "replay", status: 200, body: { ...approval, mandate: mandateBlock("active") } });
+      expect(await replay(3)).toEqual({ outcome: "ledger" });
       await rawRpc(tx, "mandate_revoke", {
         mandate_id: mandateId,
         now: at(4),
@@ -209,7 +209,8 @@ describe("the act and its stored answer commit together", () => {
         merchant_id: grantor.merchantId,
         environment: "test",
       });
-      expect(await replay(5)).toEqual({ outcome: "replay", status: 200, body: { ...approval, mandate: mandateBlock("revoked") } });
+      expect(await replay(5)).toEqual({ outcome: "ledger" });
+      expect(await a.begin(6, "h2", "nonce-6-other")).toEqual({ outcome: "mismatch" });
     });
   });
 });

@@ -6,21 +6,22 @@
 -- ============================================================================
 
 -- idempotency_begin({merchant_id, environment, function_name, key, request_hash, now, lease_seconds, retention_seconds,
---   nonce?, window_seconds?}) -> {outcome: 'started' | 'replay' | 'in_flight' | 'mismatch', status?, body?,
+--   nonce?, window_seconds?}) -> {outcome: 'started' | 'replay' | 'ledger' | 'in_flight' | 'mismatch', status?, body?,
 --   running_seconds?, lease_left_seconds?}
 -- The record is looked at before the replay nonce: a finished request with the same body is replayed and a
 -- different body is a mismatch, whatever the nonce (spec 4.4 rule 7: an exact retry is answered, not refused
 -- for its nonce); only a request that starts claims the nonce (HA402 rolls the start back). A request still
--- running answers in_flight with how long it has run and how long its lease has left. A replayed act that a mandate stood in for
--- says so and says the mandate's status now (mandate.idempotent_replay, mandate.mandate_status), so that a
--- replay after revocation never reads as permission to act again. (private.mandates and
--- private.mandate_effective_status are in mandates.sql; PL/pgSQL resolves them when called.)
+-- running answers in_flight with how long it has run and how long its lease has left. A finished request that
+-- consumed a mandate (its record names the mandate: the sink's stand-in, a /v1 check that was allowed) is not
+-- replayed from here: 'ledger' sends it to the mandate's ledger, which holds its consumption under the same key
+-- for good and is the one place a replay of a consumption is answered (mandate_consume: the consumption with
+-- idempotent_replay and the mandate's status now; after revocation, the refusal mandate_revoked). Like a replay,
+-- it claims no nonce and leaves the record as it is.
 create or replace function public.idempotency_begin(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_row private.idempotency_keys;
-  v_body jsonb;
 begin
   insert into private.idempotency_keys as k (merchant_id, environment, function_name, idempotency_key, request_hash,
     state, created_at, lease_expires_at, expires_at)
@@ -53,16 +54,13 @@ begin
       'running_seconds', extract(epoch from v_now - v_row.created_at),
       'lease_left_seconds', extract(epoch from v_row.lease_expires_at - v_now));
   end if;
-  v_body := v_row.response_body;
   if v_row.mandate_id is not null then
-    v_body := v_body || jsonb_build_object('mandate', (v_body -> 'mandate') || jsonb_build_object(
-      'idempotent_replay', true,
-      'mandate_status', (select private.mandate_effective_status(m, v_now) from private.mandates m where m.id = v_row.mandate_id)));
+    return jsonb_build_object('outcome', 'ledger');
   end if;
-  return jsonb_build_object('outcome', 'replay', 'status', v_row.response_status, 'body', v_body);
+  return jsonb_build_object('outcome', 'replay', 'status', v_row.response_status, 'body', v_row.response_body);
 end $$;
 comment on function public.idempotency_begin(jsonb) is
-  'Starts a request under an Idempotency-Key and only then claims its replay nonce, or reports replay (a stand-in''s with the mandate''s status now) / in flight (how long it ran, how long its lease has left) / body mismatch.';
+  'Starts a request under an Idempotency-Key and only then claims its replay nonce, or reports replay / ledger (a consumption: the mandate''s ledger answers its replay) / in flight (how long it ran, how long its lease has left) / body mismatch.';
 
 -- private.idempotency_store({merchant_id, environment, function_name, key}, status, body, mandate_id) -> stored
 -- Completes the in-flight record of a key with the response to replay; false when the key has no record in
@@ -96,9 +94,10 @@ end $$;
 comment on function private.idempotency_store_act(jsonb, int, jsonb, uuid) is
   'Stores an act''s response under its Idempotency-Key in the act''s transaction (no-op without a key), or raises HA412.';
 
--- idempotency_finish({merchant_id, environment, function_name, key, status, body}) -> {stored}
--- For answers no act stored (refused before anything was written, invalid input …). A 5xx response is never
--- stored: the record is dropped so a retry executes again.
+-- idempotency_finish({merchant_id, environment, function_name, key, status, body, mandate_id?}) -> {stored}
+-- For answers no act stored (refused before anything was written, invalid input …), and for a consumption whose
+-- RPC stores no answer itself (a /v1 check: mandate_id names the mandate it consumed, so that its replays go to the
+-- ledger). A 5xx response is never stored: the record is dropped so a retry executes again.
 create or replace function public.idempotency_finish(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 begin
@@ -108,6 +107,6 @@ begin
       and function_name = p ->> 'function_name' and idempotency_key = p ->> 'key' and state = 'in_flight';
     return jsonb_build_object('stored', false);
   end if;
-  return jsonb_build_object('stored', private.idempotency_store(p, (p ->> 'status')::int, p -> 'body', null));
+  return jsonb_build_object('stored', private.idempotency_store(p, (p ->> 'status')::int, p -> 'body', (p ->> 'mandate_id')::uuid));
 end $$;
 comment on function public.idempotency_finish(jsonb) is 'Stores the response of a finished request (non-5xx) for replay.';
