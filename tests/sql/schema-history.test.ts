@@ -37,6 +37,16 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.mandate_page",
 ];
 
+/**
+ * The migrations written after the fold (they run on a 7ad62db database as on any), each with the
+ * snapshot lines of what it and its domain's functions add: the history has none of them, so they
+ * are left out of the comparison with it, and the upgrade must apply exactly these migrations.
+ */
+const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
+  "20261127003100_devices.sql": /(private|public)\.device_/,
+};
+const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
+
 /** A snapshot line's function name (schema.name), or null for any other fact. */
 function functionOf(line: string): string | null {
   return /^function ([a-z_]+\.[a-z_0-9]+)\(/.exec(line)?.[1] ?? null;
@@ -52,7 +62,13 @@ function sinceHistory(old: string[], fresh: string[]): { old: string[]; fresh: s
     const changed = name !== null && (BODIES_CHANGED_SINCE_7AD62DB.includes(name) || Object.values(RENAMED_SINCE_7AD62DB).includes(name));
     return changed ? line.replace(/ body md5 [0-9a-f]{32} /, " body md5 (changed on purpose) ") : line;
   };
-  return { old: renamed.map(forget).sort(), fresh: fresh.map(forget).sort() };
+  return {
+    old: renamed.map(forget).sort(),
+    fresh: fresh
+      .filter((line) => !addedSinceHistory(line))
+      .map(forget)
+      .sort(),
+  };
 }
 
 /** Runs `body` against a scratch database, dropped afterwards. */
@@ -92,8 +108,11 @@ describe.skipIf(!realPostgres)("the schema against its history (7ad62db)", () =>
       expect(schemaDifference(since.old, since.fresh)).toEqual({ onlyFirst: [], onlySecond: [] });
 
       const applied = await applyMigrations(db);
-      // only the domain files ran, and what they no longer define went: the renamed functions' old names
-      expect(applied.filter((a) => !a.startsWith("domains/") && !a.startsWith("dropped "))).toEqual([]);
+      // only the migrations since the fold and the domain files ran, and what they no longer define
+      // went: the renamed functions' old names
+      expect(applied.filter((a) => !a.startsWith("domains/") && !a.startsWith("dropped "))).toEqual(
+        Object.keys(MIGRATIONS_SINCE_7AD62DB).sort(),
+      );
       expect(
         applied
           .filter((a) => a.startsWith("dropped "))
