@@ -9,6 +9,7 @@ import { documented } from "../../shared/edge/openapi";
 import { mountReference } from "../../shared/edge/reference";
 import { mountOf } from "../../shared/kernel/registry";
 import { identity } from "./identity";
+import { announceEveryBudget } from "./limits";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
@@ -18,6 +19,7 @@ import { stampCurrentVersion } from "./version";
 const app = createFunctionApp("resource-api", { lowercaseCodes: true });
 
 app.use(stampCurrentVersion);
+app.use(announceEveryBudget);
 
 app.route("/identity", identity);
 app.route("/mandates", mandates);

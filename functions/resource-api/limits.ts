@@ -2,10 +2,13 @@
  * The resource API's rate limits (resource API 8): a token bucket per key and per group of
  * endpoints, then one per workspace (the merchant in one environment) over all its keys. Sandbox
  * budgets are a tenth of production's (docs/resource-api.md). `Service-RateLimit-*` announce the
- * tighter of the two on every response that presented a well-formed key.
+ * tighter of the two on every response that presented a well-formed key, and the client address's
+ * budget on every other response (receipt verification's, or that of unkeyed requests).
  */
 
-import type { RateLimitRule } from "../../shared/edge/rate-limit";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../shared/edge/app";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import type { Environment } from "../../shared/kernel/principal";
 
 /** Per second, with the burst the bucket holds: production's figures from the spec's table. */
@@ -36,3 +39,27 @@ export const receiptVerifyRule: RateLimitRule = { name: "v1-receipt-verify-ip", 
 
 /** The prefix of the headers that announce a request's budget. */
 export const RATE_LIMIT_HEADER_PREFIX = "service-ratelimit";
+
+/**
+ * Per client IP, what spends no key's budget: a request refused for its key (none, malformed,
+ * publishable), the document and its reference page, an unknown route.
+ */
+export const unkeyedRule: RateLimitRule = { name: "v1-unkeyed-ip", limit: 20, windowSeconds: 1, burst: 100 };
+
+const spendUnkeyed = rateLimit((c) => ({ rule: unkeyedRule, identifier: clientIp(c) }), { headerPrefix: RATE_LIMIT_HEADER_PREFIX });
+
+/**
+ * The resource API announces a budget on every response (resource API 8). A response no budget was
+ * announced on (see `unkeyedRule`) spends its client address's here, once answered: over it, the
+ * answer becomes `429 rate_limited`, keeping none of the answer's caching.
+ */
+export const announceEveryBudget: MiddlewareHandler<AppEnv> = async function announceEveryBudget(c, next) {
+  await next();
+  if (c.res.headers.has(`${RATE_LIMIT_HEADER_PREFIX}-limit`)) return;
+  try {
+    await spendUnkeyed(c, async () => {});
+  } catch (error) {
+    c.header("cache-control", undefined);
+    throw error;
+  }
+};

@@ -71,7 +71,7 @@ export function resourceApiDocument(app: RoutedApp) {
     title: "Human-authorisation service: resource API",
     version: currentVersion,
     description:
-      "The versioned resource API. Errors are {error, code} with lowercase codes; every keyed response carries Service-RateLimit-Limit, -Remaining and -Reset, and a 429 Retry-After. docs/resource-api.md describes each rule.",
+      "The versioned resource API. Errors are {error, code} with lowercase codes; every response carries Service-RateLimit-Limit, -Remaining and -Reset, and a 429 Retry-After. docs/resource-api.md describes each rule.",
     spellCode: (code) => code.toLowerCase(),
     securitySchemes: {
       secretKey: { type: "http", scheme: "bearer", description: "A secret key: sk_live_… (production) or sk_test_… (sandbox)." },
@@ -79,11 +79,11 @@ export function resourceApiDocument(app: RoutedApp) {
     webhooks: webhooks(),
     responseHeaders: {
       "Service-Version": "The dated version that answered.",
-      "Service-RateLimit-Limit": "The most requests the budget holds (keyed and receipt-verification answers).",
+      "Service-RateLimit-Limit": "The most requests the budget holds: the key's (or its workspace's, when tighter), else the client address's.",
       "Service-RateLimit-Remaining": "What is left of it.",
       "Service-RateLimit-Reset": "Seconds until it grows again.",
       "Retry-After": "On 429 rate_limited and 409 idempotency_in_flight: seconds to wait before retrying.",
-      "Idempotency-Status": "replayed when this is the stored answer of an earlier request with the same Idempotency-Key.",
+      "Idempotency-Status": "replayed when this answers an earlier request with the same Idempotency-Key again (the stored answer, or a check's consumption as the mandate's ledger replays it, with idempotent_replay true).",
     },
   });
 }
