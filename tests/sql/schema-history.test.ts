@@ -35,6 +35,9 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.hosted_session_event",
   "public.hosted_session_consume",
   "public.mandate_page",
+  // A replay of a consumption is the ledger's (issue 25): idempotency_begin answers 'ledger', idempotency_finish names the mandate.
+  "public.idempotency_begin",
+  "public.idempotency_finish",
 ];
 
 /**
@@ -43,6 +46,7 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
  * are left out of the comparison with it, and the upgrade must apply exactly these migrations.
  */
 const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
+  "20261127003000_v1_check_replays_by_ledger.sql": /(?!)/, // data only: adds no schema
   "20261127003100_devices.sql": /(private|public)\.device_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
@@ -52,7 +56,10 @@ function functionOf(line: string): string | null {
   return /^function ([a-z_]+\.[a-z_0-9]+)\(/.exec(line)?.[1] ?? null;
 }
 
-/** `old` as it reads after the renames: names replaced; where a body changed on purpose, the md5 left out of both. */
+/**
+ * `old` as it reads after the renames: names replaced; where a body changed on purpose, the md5 and
+ * the comment (which says what the body does) left out of both.
+ */
 function sinceHistory(old: string[], fresh: string[]): { old: string[]; fresh: string[] } {
   const renamed = old.map((line) =>
     Object.entries(RENAMED_SINCE_7AD62DB).reduce((text, [from, to]) => text.replaceAll(`${from}(`, `${to}(`), line),
@@ -60,7 +67,9 @@ function sinceHistory(old: string[], fresh: string[]): { old: string[]; fresh: s
   const forget = (line: string) => {
     const name = functionOf(line);
     const changed = name !== null && (BODIES_CHANGED_SINCE_7AD62DB.includes(name) || Object.values(RENAMED_SINCE_7AD62DB).includes(name));
-    return changed ? line.replace(/ body md5 [0-9a-f]{32} /, " body md5 (changed on purpose) ") : line;
+    return changed
+      ? line.replace(/ body md5 [0-9a-f]{32} /, " body md5 (changed on purpose) ").replace(/ comment .*$/, " comment (changed on purpose)")
+      : line;
   };
   return {
     old: renamed.map(forget).sort(),
