@@ -7,6 +7,7 @@ import { bindingNames } from "../../shared/kernel/config";
 import { connect } from "../../shared/kernel/db/client";
 import { cronsOf, type FunctionName, functionNames, hasAssets, mountOf } from "../../shared/kernel/registry";
 import { assetsRootOf, buildAll } from "./build";
+import { startClientAddressFront } from "./client-address";
 import { configuredDatabaseUrl, keepStatisticsFresh, startEmbeddedDatabase } from "./embedded-db";
 import { DIST_DIR } from "./functions";
 import { applyMigrations } from "./migrations";
@@ -19,6 +20,8 @@ const COMPATIBILITY_DATE = "2026-04-01";
 const COMPATIBILITY_FLAGS = ["nodejs_compat", "global_fetch_strictly_public"];
 /** The OAuth discovery documents sit at the origin's root (RFC 8414, RFC 9728); the MCP worker serves them. */
 const OAUTH_WELL_KNOWN_ROUTES = ["*/.well-known/oauth-authorization-server*", "*/.well-known/oauth-protected-resource*"];
+/** The workers bound to the OAuth provider's KV namespace (wrangler.toml says the same for deployment). */
+const OAUTH_WORKERS: ReadonlySet<string> = new Set(["mcp", "agent-verification-request"]);
 
 interface ServerOptions {
   port?: number;
@@ -85,8 +88,9 @@ export interface RunningServer {
 
 /**
  * Starts the service as it runs at the edge: the database (DATABASE_URL, or embedded PGlite),
- * migrations, one workerd worker per function from its own bundle, the router in front of them on
- * `host:port`, and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
+ * migrations, one workerd worker per function from its own bundle, the router beside them (every
+ * other path), a front on `host:port` that sets CF-Connecting-IP from the socket as the edge does
+ * (client-address.ts), and a minute timer driving the cron triggers (not started when `env.CRON_TIMER` is
  * "0": tests trigger every tick themselves, at the time they choose). With DATABASE_URL the workers
  * reach it through a local transaction pooler (`DB_POOLER`, scripts/local/pooler.ts: a private
  * PgBouncer where one is installed, else none; `DB_POOLER_SIZE` backends), as they reach Postgres
@@ -158,8 +162,9 @@ export async function startServer({
         // through to the function, whose app answers it FUNCTION_NOT_FOUND (createFunctionApp). A
         // Worker with its own mount (the resource API at /v1) takes that path and everything under it.
         routes: [...routesOf(b.name), ...(b.name === "mcp" ? OAUTH_WELL_KNOWN_ROUTES : [])],
-        // The MCP server's OAuth grants and tokens (hashed) live in Workers KV, in memory locally.
-        ...(b.name === "mcp" ? { kvNamespaces: ["OAUTH_KV"] } : {}),
+        // The MCP server's OAuth grants and tokens (hashed) live in Workers KV, in memory locally;
+        // agent-verification-request reads them too (it accepts an agent's bearer, spec 5 rule 4).
+        ...(OAUTH_WORKERS.has(b.name) ? { kvNamespaces: ["OAUTH_KV"] } : {}),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
         // Static assets reach the function only through its ASSETS binding (run_worker_first), as deployed.
         // Miniflare backs every Worker's assets with one storage directory, so each binding gets the
@@ -191,9 +196,10 @@ export async function startServer({
     ),
   ];
   let stopping = false;
+  // Miniflare listens privately; the front on host:port sets CF-Connecting-IP from the socket (client-address.ts).
   const miniflare = new Miniflare({
-    host,
-    port,
+    host: "127.0.0.1",
+    port: 0,
     workers,
     // Miniflare's own output handling (each line to the console, stderr in red), plus the one signal
     // it has no event for: workerd's output ending means workerd itself ended.
@@ -205,14 +211,16 @@ export async function startServer({
       });
     },
   });
-  const url = await miniflare.ready.then(
-    (ready) => ready.toString().replace(/\/$/, ""),
-    async (error) => {
-      await pooler?.stop();
-      await rateLimits?.stop();
-      throw error;
-    },
-  );
+  const stopBeforeReady = async (error: unknown): Promise<never> => {
+    stopping = true;
+    await miniflare.dispose().catch(() => undefined);
+    await pooler?.stop();
+    await rateLimits?.stop();
+    throw error;
+  };
+  const runtimeUrl = await miniflare.ready.catch(stopBeforeReady);
+  const front = await startClientAddressFront({ host, port, target: runtimeUrl.toString() }).catch(stopBeforeReady);
+  const url = front.url;
 
   const triggerCron = async (name: string, scheduledTime?: Date) => {
     const worker = (await miniflare.getWorker(name)) as unknown as {
@@ -233,6 +241,7 @@ export async function startServer({
     async stop() {
       stopping = true;
       timers.forEach(clearInterval);
+      await front.stop();
       await miniflare.dispose();
       await pooler?.stop();
       await rateLimits?.stop();

@@ -224,7 +224,11 @@ export function keyBudget(keyHash: string): string {
   return tenant ? tenantBudget(tenant) : `key:${keyHash}`;
 }
 
-/** The caller's IP as the edge reports it (CF-Connecting-IP at Cloudflare, the router locally). */
+/**
+ * The caller's IP as the edge reports it: CF-Connecting-IP, which Cloudflare sets from the
+ * connection whatever the client sent, and so does the local server's front
+ * (scripts/local/client-address.ts). No header a client chooses (X-Real-IP, X-Forwarded-For) is read.
+ */
 export function clientIp(c: Context): string {
-  return c.req.header("cf-connecting-ip") ?? c.req.header("x-real-ip") ?? "unknown";
+  return c.req.header("cf-connecting-ip") ?? "unknown";
 }

@@ -15,8 +15,7 @@ function freshAlias(prefix = "al"): string {
 
 function alias(body: Record<string, unknown>, options: Omit<CallOptions, "body"> & { ip?: string } = {}) {
   const { ip, ...rest } = options;
-  const headers = { ...rest.headers, ...(ip || !rest.key ? { "cf-connecting-ip": ip ?? freshIp() } : {}) };
-  return call(FN, { ...rest, method: "POST", body, headers });
+  return call(FN, { ...rest, method: "POST", body, ...(ip || !rest.key ? { from: ip ?? freshIp() } : {}) });
 }
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
@@ -210,7 +209,8 @@ describe("alias-availability", () => {
       const res = await call(FN, {
         method: "POST",
         rawBody: "{",
-        headers: { "content-type": "application/json", "cf-connecting-ip": freshIp() },
+        headers: { "content-type": "application/json" },
+        from: freshIp(),
       });
       expect(errorOf(res)).toEqual({ status: 400, code: "INVALID_JSON" });
     });

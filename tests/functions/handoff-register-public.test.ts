@@ -7,7 +7,7 @@ import { encode } from "uqr";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
-import { call, errorOf } from "../harness/http";
+import { call, errorOf, freshIp } from "../harness/http";
 import { boot, openSession } from "../harness/sessions";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
@@ -16,11 +16,9 @@ function register(key: string | null, body: unknown, now?: Date) {
   return call("handoff-register-public", { key, body, now });
 }
 
-/** A client address of its own for each claim unless one is given (claims are limited per IP). */
-const freshIp = () => `198.51.100.${Math.floor(Math.random() * 254) + 1}`;
-
 function claim(code: unknown, now?: Date, ip = freshIp()) {
-  return call("handoff-register-public/claim", { body: { handoff_code: code }, now, headers: { "cf-connecting-ip": ip } });
+  // A client address of its own for each claim unless one is given (claims are limited per IP).
+  return call("handoff-register-public/claim", { body: { handoff_code: code }, now, from: ip });
 }
 
 function status(key: string, handoffId: string, now?: Date) {
@@ -178,7 +176,7 @@ describe("handoff-register-public", () => {
     });
 
     it("claims are limited to 300 a minute per client address (429 RATE_LIMITED with Retry-After)", async () => {
-      const ip = `203.0.113.${Math.floor(Math.random() * 254) + 1}`;
+      const ip = freshIp();
       const answers = [];
       for (let i = 0; i < 301; i++) answers.push(await claim(`hoc_${"c".repeat(43)}`, undefined, ip));
       expect(answers.slice(0, 300).every((r) => r.body.code === "HANDOFF_CODE_INVALID")).toBe(true);

@@ -44,7 +44,7 @@ function statuses(results: CallResult[]): Record<number, number> {
 
 /** face-identify with a body that is refused after the limit is counted (no descriptor). */
 function identifyMalformed(key: string, ip: string) {
-  return call("face-identify", { key, body: { capture_nonce: "x" }, headers: { ...replayHeaders(), "cf-connecting-ip": ip } });
+  return call("face-identify", { key, body: { capture_nonce: "x" }, headers: replayHeaders(), from: ip });
 }
 
 // A test may wait up to 20 s for a fresh window (inOneWindow) before it spends its budget.
@@ -58,6 +58,14 @@ describe("rate limits", { timeout: 60_000 }, () => {
       expect(statuses(spent)).toEqual({ 400: 60 });
       const refused = await identifyMalformed(merchant.keys.pk_test, ip);
       expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+      // The address is the connection's: a CF-Connecting-IP the client makes up changes nothing (issue 25).
+      const spoofed = await call("face-identify", {
+        key: merchant.keys.pk_test,
+        body: { capture_nonce: "x" },
+        headers: { ...replayHeaders(), "cf-connecting-ip": freshIp(), "x-real-ip": freshIp() },
+        from: ip,
+      });
+      expect(errorOf(spoofed)).toEqual({ status: 429, code: "RATE_LIMITED" });
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(refused.body.retry_after_seconds).toBeGreaterThan(0);
       expect((await identifyMalformed(merchant.keys.pk_test, freshIp())).status).toBe(400);
@@ -70,7 +78,8 @@ describe("rate limits", { timeout: 60_000 }, () => {
       const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
       const keys = [merchant.keys.pk_test, merchant.keys.sk_test, second.key];
       // Publishable calls from 20 addresses, so no address reaches its own limit of 60.
-      const spent = await inWaves(Array.from({ length: 600 }, (_, i) => () => identifyMalformed(keys[i % 3], `198.51.100.${i % 20}`)));
+      const addresses = Array.from({ length: 20 }, freshIp);
+      const spent = await inWaves(Array.from({ length: 600 }, (_, i) => () => identifyMalformed(keys[i % 3], addresses[i % 20])));
       expect(statuses(spent)).toEqual({ 400: 600 });
       for (const key of keys) expect(errorOf(await identifyMalformed(key, freshIp()))).toEqual({ status: 429, code: "RATE_LIMITED" });
       expect((await identifyMalformed(merchant.keys.sk_live, freshIp())).status).toBe(400);
@@ -119,12 +128,12 @@ describe("rate limits", { timeout: 60_000 }, () => {
 
   describe("the hosted screen (hosted-capture): per session secret and per client IP", () => {
     const unknownToken = () => `hst_${randomHex(21)}a`;
-    const bootAs = (token: string, ip: string) =>
-      call("hosted-capture/boot", { body: { session_token: token }, headers: { "cf-connecting-ip": ip } });
+    const bootAs = (token: string, ip: string) => call("hosted-capture/boot", { body: { session_token: token }, from: ip });
     const screenAs = (route: "complete" | "cancel", credential: string | null, body: unknown, ip: string) =>
       call(`hosted-capture/${route}`, {
         body,
-        headers: { "cf-connecting-ip": ip, ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+        headers: credential ? { authorization: `Bearer ${credential}` } : {},
+        from: ip,
       });
 
     it("boot: 10 a minute per session token (then 429 with Retry-After), 600 per client IP", async () => {

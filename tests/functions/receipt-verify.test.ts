@@ -131,7 +131,7 @@ function uuidArray(ids: string[]): string {
 }
 
 function verify(query: Record<string, string>, headers: Record<string, string> = {}) {
-  return call(FN, { query, headers: { "cf-connecting-ip": freshIp(), ...headers } });
+  return call(FN, { query, headers, from: freshIp() });
 }
 
 /** Every key and string anywhere in a response, for the "nothing personal" assertion. */
@@ -196,10 +196,10 @@ describe("receipt-verify", () => {
           amount: null,
         });
       }
-      const posted = await call(FN, { body: { code: seeded.code }, headers: { "cf-connecting-ip": freshIp() } });
+      const posted = await call(FN, { body: { code: seeded.code }, from: freshIp() });
       expect(posted.status).toBe(200);
       expect(posted.body.receipt_id).toBe(seeded.receiptId);
-      const byId = await call(FN, { body: { id: seeded.receiptId.toUpperCase() }, headers: { "cf-connecting-ip": freshIp() } });
+      const byId = await call(FN, { body: { id: seeded.receiptId.toUpperCase() }, from: freshIp() });
       expect(byId.body).toMatchObject({ valid: true, receipt_id: seeded.receiptId });
     });
 
@@ -277,7 +277,7 @@ describe("receipt-verify", () => {
     });
 
     it("serves the public keys as a JWKS without private parts, and they verify receipts offline", async () => {
-      const res = await call(`${FN}/jwks`, { headers: { "cf-connecting-ip": freshIp() } });
+      const res = await call(`${FN}/jwks`, { from: freshIp() });
       expect(res.status).toBe(200);
       expect(res.headers.get("cache-control")).toBe("public, max-age=300");
       expect(Object.keys(res.body)).toEqual(["keys"]);
@@ -312,7 +312,7 @@ describe("receipt-verify", () => {
         expect(errorOf(res), JSON.stringify(query)).toEqual({ status: 400, code: "INVALID_INPUT" });
         expect(res.body.fields.length).toBeGreaterThan(0);
       }
-      const notJson = await call(FN, { rawBody: "{", headers: { "content-type": "application/json", "cf-connecting-ip": freshIp() } });
+      const notJson = await call(FN, { rawBody: "{", headers: { "content-type": "application/json" }, from: freshIp() });
       expect(errorOf(notJson)).toEqual({ status: 400, code: "INVALID_JSON" });
     });
 
@@ -326,13 +326,11 @@ describe("receipt-verify", () => {
 
     it("limits each IP generously (429 RATE_LIMITED with Retry-After)", async () => {
       const ip = freshIp();
-      const statuses = await Promise.all(
-        Array.from({ length: 300 }, () => call(FN, { headers: { "cf-connecting-ip": ip } }).then((r) => r.status)),
-      );
+      const statuses = await Promise.all(Array.from({ length: 300 }, () => call(FN, { from: ip }).then((r) => r.status)));
       expect(statuses.every((s) => s === 400)).toBe(true);
       // 300 per minute, sliding: right after a minute boundary the window frees a few more; a handful later it is full.
-      let limited = await call(FN, { headers: { "cf-connecting-ip": ip } });
-      for (let i = 0; i < 20 && limited.status !== 429; i++) limited = await call(FN, { headers: { "cf-connecting-ip": ip } });
+      let limited = await call(FN, { from: ip });
+      for (let i = 0; i < 20 && limited.status !== 429; i++) limited = await call(FN, { from: ip });
       expect(errorOf(limited)).toEqual({ status: 429, code: "RATE_LIMITED" });
       expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await verify({ id: randomUUID() })).status).toBe(404); // another IP is unaffected

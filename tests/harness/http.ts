@@ -1,13 +1,48 @@
-import { randomHex } from "../../shared/lib/crypto";
+import { request } from "node:http";
 import { expectDocumented } from "./contract";
 import { serviceUnderTest } from "./service";
 
 /**
- * A caller IP of its own (IPv6 documentation range), for CF-Connecting-IP: rate-limit buckets keyed
- * by client address never mix across tests or runs.
+ * A client address of its own to send from (`from`), so that rate-limit buckets keyed by client
+ * address never mix across tests or runs: a random address of 127.0.0.0/8 other than 127.0.0.x,
+ * which Linux's loopback accepts as a source. The service reads the address from the connection, as
+ * the edge does (scripts/local/client-address.ts): a header the client sends is never believed.
  */
 export function freshIp(): string {
-  return `2001:db8:${randomHex(2)}:${randomHex(2)}::${randomHex(2)}`;
+  const octet = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
+  return `127.${octet(1, 254)}.${octet(0, 255)}.${octet(1, 254)}`;
+}
+
+/**
+ * fetch, sent from the local address `from` (the harness's own HTTP/1.1 client: fetch cannot choose
+ * its source address). The answer is read whole.
+ */
+export function fetchFrom(
+  from: string,
+  url: URL | string,
+  init: { method: string; headers?: Record<string, string>; body?: string | Uint8Array },
+) {
+  const target = new URL(url);
+  return new Promise<Response>((resolve, reject) => {
+    const headers = { accept: "*/*", ...init.headers };
+    const sent = request(target, { method: init.method, headers, localAddress: from }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+      answer.on("error", reject);
+      answer.on("end", () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(answer.headers)) for (const one of [value ?? []].flat()) headers.append(name, one);
+        const status = answer.statusCode ?? 0;
+        const body = status === 204 || status === 304 || init.method === "HEAD" ? null : Buffer.concat(chunks);
+        const response = new Response(body, { status, headers });
+        Object.defineProperty(response, "url", { value: target.href });
+        resolve(response);
+      });
+    });
+    sent.on("error", reject);
+    sent.setTimeout(60_000, () => sent.destroy(new Error("no answer in 60 s")));
+    sent.end(init.body);
+  });
 }
 
 export interface CallOptions {
@@ -19,6 +54,8 @@ export interface CallOptions {
   query?: Record<string, string>;
   /** Sets the server clock for this request (the service honours it only in test mode). */
   now?: Date;
+  /** The client address to send from (freshIp): per-IP limits count it. */
+  from?: string;
 }
 
 export interface CallResult<T = any> {
@@ -41,7 +78,10 @@ export async function call<T = any>(name: string, options: CallOptions = {}): Pr
     headers["content-type"] ??= "application/json";
   }
   const method = options.method ?? (body === undefined ? "GET" : "POST");
-  return resultOf<T>(await fetch(url, { method, headers, body }), method);
+  const response = options.from
+    ? await fetchFrom(options.from, url, { method, headers, body })
+    : await fetch(url, { method, headers, body });
+  return resultOf<T>(response, method);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { encodeProof, type PresenceDescriptor, type ProofConsent } from "../../shared/engine";
 import { testDb } from "./factories";
-import { type CallResult, resultOf } from "./http";
+import { type CallResult, fetchFrom, resultOf } from "./http";
 import { CONSENT } from "./identity";
 import { serviceUnderTest } from "./service";
 
@@ -14,6 +14,8 @@ export interface ResourceCallOptions {
   idempotencyKey?: string;
   /** Sets the server clock for this request (the service honours it only in test mode). */
   now?: Date;
+  /** The client address to send from (freshIp): per-IP limits count it. */
+  from?: string;
 }
 
 /** One HTTP call to the resource API, `/v1<path>`, on the service under test. */
@@ -27,7 +29,10 @@ export async function v1<T = any>(path: string, options: ResourceCallOptions = {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
   const method = options.method ?? (body === undefined ? "GET" : "POST");
-  return resultOf<T>(await fetch(url, { method, headers, body }), method);
+  const response = options.from
+    ? await fetchFrom(options.from, url, { method, headers, body })
+    : await fetch(url, { method, headers, body });
+  return resultOf<T>(response, method);
 }
 
 /** The presence proof v1 of a capture, as the device SDK emits it; with the person's consent unless `consent` is null. */

@@ -57,9 +57,12 @@ export function readSession(key: string, sessionId: string, now?: Date) {
 }
 
 /** The screen's boot with the session token. */
-export function boot(sessionToken: unknown, options: { now?: Date; locale?: string; headers?: Record<string, string> } = {}) {
+export function boot(
+  sessionToken: unknown,
+  options: { now?: Date; locale?: string; headers?: Record<string, string>; from?: string } = {},
+) {
   const headers: Record<string, string> = { ...(options.locale ? { "accept-language": options.locale } : {}), ...options.headers };
-  return call("hosted-capture/boot", { body: { session_token: sessionToken }, headers, now: options.now });
+  return call("hosted-capture/boot", { body: { session_token: sessionToken }, headers, now: options.now, from: options.from });
 }
 
 /** A screen endpoint (complete or cancel) with the screen credential. */
@@ -67,10 +70,10 @@ export function screenCall(
   route: "complete" | "cancel",
   screenToken: string | null,
   body: unknown,
-  options: { now?: Date; locale?: string; headers?: Record<string, string> } = {},
+  options: { now?: Date; locale?: string; headers?: Record<string, string>; from?: string } = {},
 ) {
   const headers: Record<string, string> = { ...options.headers };
   if (screenToken) headers.authorization = `Bearer ${screenToken}`;
   if (options.locale) headers["accept-language"] = options.locale;
-  return call(`hosted-capture/${route}`, { body, headers, now: options.now });
+  return call(`hosted-capture/${route}`, { body, headers, now: options.now, from: options.from });
 }

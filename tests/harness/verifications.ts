@@ -36,19 +36,19 @@ export function tokenOfCard(url: string): string {
 
 /**
  * The hosted screen's endpoints as one person's browser calls them: from a client address of its
- * own (`cf-connecting-ip`), since the screen limits its endpoints per client address as well as per
- * session, and every test file calls from the same host.
+ * own (freshIp), since the screen limits its endpoints per client address as well as per session,
+ * and every test file calls from the same host.
  */
 export function screenClient() {
-  const client = { "cf-connecting-ip": freshIp() };
+  const from = freshIp();
   return {
-    boot: (token: unknown, options: Omit<Parameters<typeof boot>[1] & object, "headers"> = {}) =>
-      boot(token, { ...options, headers: client }),
+    boot: (token: unknown, options: Omit<Parameters<typeof boot>[1] & object, "headers" | "from"> = {}) =>
+      boot(token, { ...options, from }),
     screenCall: (
       route: "complete" | "cancel",
       screenToken: string | null,
       body: unknown,
       options: Omit<Parameters<typeof screenCall>[3] & object, "headers"> & { headers?: Record<string, string> } = {},
-    ) => screenCall(route, screenToken, body, { ...options, headers: { ...client, ...options.headers } }),
+    ) => screenCall(route, screenToken, body, { ...options, from }),
   };
 }

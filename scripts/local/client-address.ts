@@ -1,0 +1,80 @@
+/**
+ * The local server's front door: what the edge does before a request reaches a Worker, for the one
+ * header the service trusts from it. Cloudflare sets `CF-Connecting-IP` to the address the
+ * connection came from, whatever the client sent; Miniflare's entry only fills it in when the
+ * client sent none, so a client could pick its own address and escape every per-IP limit. This
+ * front listens where the service is reached, sets the header from the socket (and drops
+ * Miniflare's internal `MF-*` headers a client could also send), and passes the request on to
+ * Miniflare, streaming both ways.
+ */
+import { Agent, createServer, request as forward, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** Headers of one connection, not of the request: never forwarded (RFC 9110, 7.6.1). */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer"]);
+
+/** The socket's address as the edge writes it: IPv4 plainly, not as an IPv4-mapped IPv6 address. */
+export function connectingIp(remoteAddress: string | undefined): string {
+  const address = remoteAddress ?? "";
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+/** The request's headers as the Worker may see them: the client's, without spoofable ones, with the socket's address. */
+function forwardedHeaders(headers: IncomingHttpHeaders, remoteAddress: string | undefined): IncomingHttpHeaders {
+  const kept: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (HOP_BY_HOP.has(name) || name === "cf-connecting-ip" || name.startsWith("mf-")) continue;
+    kept[name] = value;
+  }
+  kept["cf-connecting-ip"] = connectingIp(remoteAddress);
+  return kept;
+}
+
+export interface ClientAddressFront {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the front on `host:port` (0: any free port), forwarding to `target` (Miniflare's own URL). */
+export async function startClientAddressFront({ host, port, target }: { host: string; port: number; target: string }) {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  const server: Server = createServer((incoming, outgoing) => {
+    const proxied = forward(
+      {
+        agent,
+        host: upstream.hostname,
+        port: upstream.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: forwardedHeaders(incoming.headers, incoming.socket.remoteAddress),
+      },
+      (answer) => {
+        const headers: IncomingHttpHeaders = {};
+        for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+        outgoing.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
+        answer.pipe(outgoing);
+      },
+    );
+    proxied.on("error", () => {
+      if (!outgoing.headersSent) outgoing.writeHead(502, { "content-type": "text/plain" });
+      outgoing.end("the local runtime did not answer");
+    });
+    incoming.pipe(proxied);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = server.address() as AddressInfo;
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  const shownHost = reachable.includes(":") ? `[${reachable}]` : reachable;
+  return {
+    url: `http://${shownHost}:${bound.port}`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  } satisfies ClientAddressFront;
+}
