@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { sha256Hex } from "../../shared/lib/crypto";
+import { disclose, discloseBody } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
-import { check, consume, issue, mandateBody, mandateFixture, proofCapture, standInRequest } from "../harness/mandates";
+import { check, consume, issue, mandateBody, mandateFixture, presenceCapture, proofCapture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 
 describe("mandate-issue", () => {
   it("issues a mandate against a fresh capture: 201, localised scope labels, assurance from the capture", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);
-    const captureId = await proofCapture(merchant, person, { document: true });
-    const body = mandateBody(person, captureId, { agent_display_name: "Shopping helper", scopes: ["purchase", "payment"] });
+    const terms = { agent_display_name: "Shopping helper", scopes: ["purchase", "payment"] };
+    const captureId = await proofCapture(merchant, person, { document: true, terms });
+    const body = mandateBody(person, captureId);
     const res = await issue(merchant.keys.sk_test, body, { headers: { "accept-language": "pt-BR" } });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({
@@ -36,11 +38,10 @@ describe("mandate-issue", () => {
   it("copies face_voice from a capture without a document, and refuses money scopes without one", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);
-    const captureId = await proofCapture(merchant, person);
-    const login = await issue(
-      merchant.keys.sk_test,
-      mandateBody(person, captureId, { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "daily" } }),
-    );
+    const captureId = await proofCapture(merchant, person, {
+      terms: { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "daily" } },
+    });
+    const login = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
     expect(login.status, login.text).toBe(201);
     expect(login.body.assurance_level).toBe("face_voice");
     const money = await issue(merchant.keys.sk_test, mandateBody(person, await proofCapture(merchant, person)));
@@ -64,6 +65,79 @@ describe("mandate-issue", () => {
     });
     const stranger = await merchantFactory();
     expect(errorOf(await issue(stranger.keys.sk_test, mandateBody(person, captureId)))).toEqual({ status: 403, code: "PROOF_INVALID" });
+  });
+
+  it("takes a grant capture for one mandate only: the same capture again within its five minutes is 403 PROOF_INVALID (proof_used)", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const first = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    expect(first.status, first.text).toBe(201);
+    const second = await issue(merchant.keys.sk_test, mandateBody(person, captureId), { now: new Date(Date.now() + 60_000) });
+    expect(errorOf(second)).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(second.body.reason).toBe("proof_used");
+    const [row] = await testDb()`select purpose, granted_mandate_id from private.captures where id = ${captureId}`;
+    expect(row).toEqual({
+      purpose: "grant",
+      granted_mandate_id: first.body.mandate_id.slice(4).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-"),
+    });
+    // A grant capture proves its grant alone: it attests nothing for a disclosure either.
+    const disclosed = await disclose(
+      merchant.keys.sk_test,
+      discloseBody(merchant, captureId, [{ key: "subject_ref", disclosure_type: "value" }]),
+    );
+    expect([errorOf(disclosed), disclosed.body.reason]).toEqual([{ status: 403, code: "ATTESTATION_INVALID" }, "not_for_disclosure"]);
+  });
+
+  it("proves only the terms the person was shown: a plain login is not_a_grant, other terms are terms_mismatch (403 PROOF_INVALID)", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const login = await presenceCapture(merchant, person, { document: true });
+    const plain = await issue(merchant.keys.sk_test, mandateBody(person, login));
+    expect([errorOf(plain), plain.body.reason]).toEqual([{ status: 403, code: "PROOF_INVALID" }, "not_a_grant"]);
+
+    const captureId = await proofCapture(merchant, person, { terms: { granted_to: "agent_shown" } });
+    const larger = mandateBody(person, captureId, {
+      ceiling: { kind: "amount", amount: 100_000_000, currency: "USD", period: "lifetime" },
+    });
+    const raised = await issue(merchant.keys.sk_test, larger);
+    expect([errorOf(raised), raised.body.reason]).toEqual([{ status: 403, code: "PROOF_INVALID" }, "terms_mismatch"]);
+    const otherAgent = await issue(merchant.keys.sk_test, mandateBody(person, captureId, { granted_to: "agent_other" }));
+    expect([errorOf(otherAgent), otherAgent.body.reason]).toEqual([{ status: 403, code: "PROOF_INVALID" }, "terms_mismatch"]);
+    // A refused issue uses nothing: the capture still proves what it showed.
+    const shown = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    expect(shown.status, shown.text).toBe(201);
+    expect(shown.body.granted_to).toBe("agent_shown");
+  });
+
+  it("the sink takes a grant's terms on a live login only, judged by mandate-issue's rules before the capture is used", async () => {
+    const merchant = await merchantFactory();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const { granted_by: _, ...terms } = mandateBody(person, crypto.randomUUID());
+    const { proof: __, ...grant } = terms;
+    const shot = person.capture();
+    const act = (extra: Record<string, unknown>) =>
+      transact(merchant.keys.sk_test, {
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        capture_nonce: shot.nonce,
+        face_template: shot.descriptor,
+        grant,
+        ...extra,
+      });
+    expect(errorOf(await act({ action: "ACTION_SIGNUP" }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(errorOf(await act({ grant: { ...grant, scopes: ["teleport"] } }))).toEqual({ status: 400, code: "UNKNOWN_SCOPE" });
+    expect(errorOf(await act({ grant: { ...grant, expires_at: new Date(Date.now() - 1000).toISOString() } }))).toEqual({
+      status: 400,
+      code: "EXPIRES_AT_NOT_IN_FUTURE",
+    });
+    // None of those used the capture.
+    const approved = await act({});
+    expect(approved.status, approved.text).toBe(200);
+    const [row] = await testDb()`select purpose, grant_terms_digest from private.captures where id = ${approved.body.transaction_id}`;
+    expect(row.purpose).toBe("grant");
+    expect(row.grant_terms_digest).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("validates scopes, constraints, ceilings, agent fields and expiry with the spec's codes", async () => {
@@ -446,14 +520,10 @@ describe("step-up (spec 3.1)", () => {
     const { merchant, person, mandate } = await mandateFixture();
     const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 600, currency: "USD" };
     expect((await consume(merchant.keys.sk_test, action)).body.remaining.amount).toBe(100);
-    const captureId = await proofCapture(merchant, person);
-    const stepUp = await issue(
-      merchant.keys.sk_test,
-      mandateBody(person, captureId, {
-        step_up_of: mandate.mandate_id,
-        ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
-      }),
-    );
+    const captureId = await proofCapture(merchant, person, {
+      terms: { step_up_of: mandate.mandate_id, ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" } },
+    });
+    const stepUp = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
     expect(stepUp.status, stepUp.text).toBe(201);
     expect(stepUp.body.step_up_of).toBe(mandate.mandate_id);
     const parent = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
@@ -475,8 +545,8 @@ describe("step-up (spec 3.1)", () => {
   it("refuses a step-up from another person's or a revoked mandate", async () => {
     const { merchant, mandate } = await mandateFixture();
     const other = await enrollStranger(merchant.keys.pk_test);
-    const captureId = await proofCapture(merchant, other, { document: true });
-    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId, { step_up_of: mandate.mandate_id })))).toEqual({
+    const captureId = await proofCapture(merchant, other, { document: true, terms: { step_up_of: mandate.mandate_id } });
+    expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(other, captureId)))).toEqual({
       status: 400,
       code: "STEP_UP_OF_INVALID",
     });
@@ -659,7 +729,9 @@ describe("no mandate is open-ended (issue 11)", () => {
     const person = await enrollStranger(merchant.keys.pk_test);
     const now = new Date(Date.now() + 1000);
     now.setUTCMilliseconds(0);
-    const captureId = await proofCapture(merchant, person, { document: true, at: now });
+    // The capture is made to grant the mandate that expires at the edge; the refused expiries are judged before the proof.
+    const edgeAt = new Date(now.getTime() + 365 * 86_400_000).toISOString();
+    const captureId = await proofCapture(merchant, person, { document: true, at: now, terms: { expires_at: edgeAt } });
     const attempt = (expires: string) => issue(merchant.keys.sk_test, mandateBody(person, captureId, { expires_at: expires }), { now });
     const far = await attempt("9999-12-31T23:59:59Z");
     expect(errorOf(far)).toEqual({ status: 400, code: "EXPIRES_AT_TOO_FAR" });
@@ -721,8 +793,8 @@ describe("a replayed consume after revocation is no permission (issue 11)", () =
   });
 });
 
-describe("the sink's replay of a stand-in says the mandate's status now (issue 11)", () => {
-  it("an exact retry after revocation replays the act with mandate_status revoked; a new act is refused", async () => {
+describe("the sink's replay of a stand-in is the ledger's: the mandate's status now, refused once revoked (issues 11, 25)", () => {
+  it("an exact retry replays the act with mandate_status active; after revocation it is the refusal mandate_revoked, marked replayed", async () => {
     const { merchant, person, mandate } = await mandateFixture({
       scopes: ["login"],
       ceiling: { kind: "count", count: 5, period: "lifetime" },
@@ -744,9 +816,18 @@ describe("the sink's replay of a stand-in says the mandate's status now (issue 1
     expect(before.body).toEqual(replayOf("active"));
 
     await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
+    // The same answer as mandate-consume's replay and the ledger's after 24 hours: the act happened (its
+    // consumption is named), but an agent that lost the answer must not act now.
     const after = await transact(merchant.keys.sk_test, request, { headers });
-    expect([after.status, after.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
-    expect(after.body).toEqual(replayOf("revoked"));
+    expect(errorOf(after)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(after.headers.get("idempotency-status")).toBe("replayed");
+    expect(after.body).toMatchObject({
+      allowed: false,
+      reason: "mandate_revoked",
+      idempotent_replay: true,
+      mandate_status: "revoked",
+      consumption_id: act.body.mandate.consumption_id,
+    });
 
     const next = await transact(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
       headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },

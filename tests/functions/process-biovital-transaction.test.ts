@@ -6,7 +6,7 @@ import { type DatabaseProxy, startDatabaseProxy } from "../harness/database-prox
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrollPerson, enrollStranger, randomFace, transact } from "../harness/identity";
+import { CONSENT, enrollPerson, enrollStranger, randomFace, transact } from "../harness/identity";
 import { issue, mandateBody, mandateFixture, standInRequest } from "../harness/mandates";
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
@@ -183,9 +183,11 @@ describe("process-biovital-transaction", () => {
         code: "DOCUMENT_REQUIRED",
       });
       // Nor does a money-scope mandate see a document: refused evidence left none.
-      const login = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      const { granted_by: _, proof: __, ...terms } = mandateBody(person, crypto.randomUUID());
+      const login = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { grant: terms }));
       expect(login.body.assurance_level).toBe("face_voice");
-      expect(errorOf(await issue(merchant.keys.sk_test, mandateBody(person, login.body.transaction_id)))).toEqual({
+      const granted = { ...terms, granted_by: person.subject_ref, proof: { capture_id: login.body.transaction_id } };
+      expect(errorOf(await issue(merchant.keys.sk_test, granted))).toEqual({
         status: 403,
         code: "DOCUMENT_REQUIRED",
       });
@@ -231,7 +233,13 @@ describe("process-biovital-transaction", () => {
         body(person.subject_ref, person.capture(), { ...pay, document: await passport() }),
       );
       expect(errorOf(sandboxPassport)).toEqual({ status: 403, code: "DOCUMENT_ISSUER_UNTRUSTED" });
-      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture()));
+      // Grants are made with grant captures showing their terms (mandate-issue's proof): one before the document.
+      const paymentTerms = (agent: string) => {
+        const { granted_by: _, proof: __, ...terms } = mandateBody(person, crypto.randomUUID(), { granted_to: agent, scopes: ["payment"] });
+        return terms;
+      };
+      const olderTerms = paymentTerms("agent_older");
+      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), { grant: olderTerms }));
       expect(login.body.assurance_level).toBe("face_voice");
 
       const paid = await transact(
@@ -240,12 +248,18 @@ describe("process-biovital-transaction", () => {
       );
       expect(paid.status, paid.text).toBe(200);
       expect(paid.body.assurance_level).toBe("face_voice_doc");
-      const grant = (captureId: string) => issue(merchant.keys.sk_live, mandateBody(person, captureId, { scopes: ["payment"] }));
-      const issued = await grant(paid.body.transaction_id);
+      const grant = (captureId: string, terms: Record<string, unknown>) =>
+        issue(merchant.keys.sk_live, { ...terms, granted_by: person.subject_ref, proof: { capture_id: captureId } });
+      // A payment proves no grant; a grant capture made now, with the document on record, proves one at face_voice_doc.
+      expect(errorOf(await grant(paid.body.transaction_id, paymentTerms("agent_payment")))).toEqual({ status: 403, code: "PROOF_INVALID" });
+      const newerTerms = paymentTerms("agent_newer");
+      const granting = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), { grant: newerTerms }));
+      expect(granting.body.assurance_level).toBe("face_voice_doc");
+      const issued = await grant(granting.body.transaction_id, newerTerms);
       expect(issued.status, issued.text).toBe(201);
       expect(issued.body.assurance_level).toBe("face_voice_doc");
-      // The login came before the document: its capture never infers one (4.7 rule 2).
-      const older = await grant(login.body.transaction_id);
+      // The older grant capture came before the document: it never infers one (4.7 rule 2).
+      const older = await grant(login.body.transaction_id, olderTerms);
       expect(older.status, older.text).toBe(201);
       expect(older.body.assurance_level).toBe("face_voice");
     });
@@ -382,6 +396,50 @@ describe("process-biovital-transaction", () => {
   });
 
   describe("replay and idempotency", () => {
+    it("a capture refused as another person's (IDENTITY_MISMATCH) is used up and recorded: the right person's act with it is CAPTURE_REPLAYED", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrollStranger(merchant.keys.pk_test);
+      const other = await enrollStranger(merchant.keys.pk_test);
+      const shot = person.capture();
+      const refused = await transact(merchant.keys.sk_test, body(other.subject_ref, shot));
+      expect(errorOf(refused)).toEqual({ status: 403, code: "IDENTITY_MISMATCH" });
+      const [row] =
+        await testDb()`select action, refusal_code, assurance_level, purpose from private.captures where capture_nonce = ${shot.nonce}`;
+      expect(row).toEqual({ action: "ACTION_LOGIN", refusal_code: "IDENTITY_MISMATCH", assurance_level: null, purpose: "login" });
+      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, shot)))).toEqual({
+        status: 409,
+        code: "CAPTURE_REPLAYED",
+      });
+      expect(
+        await testDb()`select 1 from private.receipts r join private.captures c on c.id = r.capture_id where c.capture_nonce = ${shot.nonce}`,
+      ).toHaveLength(0);
+    });
+
+    it("a capture refused below the gate (FACE_MATCH_BELOW_THRESHOLD) is used up and recorded: once the person is known it is still CAPTURE_REPLAYED", async () => {
+      const merchant = await merchantFactory();
+      const elsewhere = await merchantFactory();
+      const person = await enrollStranger(merchant.keys.pk_test);
+      // Known to another merchant only: at this one the face is nobody's.
+      const newcomer = await enrollStranger(elsewhere.keys.pk_test);
+      const shot = newcomer.capture();
+      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, shot)))).toEqual({
+        status: 403,
+        code: "FACE_MATCH_BELOW_THRESHOLD",
+      });
+      const [row] = await testDb()`select refusal_code, assurance_level from private.captures where capture_nonce = ${shot.nonce}`;
+      expect(row).toEqual({ refusal_code: "FACE_MATCH_BELOW_THRESHOLD", assurance_level: null });
+      const again = newcomer.capture();
+      const enrolled = await call("process-biovital-enrollment", {
+        key: merchant.keys.pk_test,
+        body: { capture_nonce: again.nonce, face_template: again.descriptor, consent: CONSENT },
+      });
+      expect(enrolled.status, enrolled.text).toBe(200);
+      expect(errorOf(await transact(merchant.keys.sk_test, body(enrolled.body.subject_ref, shot)))).toEqual({
+        status: 409,
+        code: "CAPTURE_REPLAYED",
+      });
+    });
+
     it("409 on x-service-nonce reuse and on a replayed capture", async () => {
       const merchant = await merchantFactory();
       const person = await enrollStranger(merchant.keys.pk_test);
@@ -392,7 +450,7 @@ describe("process-biovital-transaction", () => {
       expect(errorOf(await transact(merchant.keys.sk_test, request))).toEqual({ status: 409, code: "CAPTURE_REPLAYED" });
     });
 
-    it("replays the original body for the same Idempotency-Key and body, and refuses a different body", async () => {
+    it("replays the original body byte for byte for the same Idempotency-Key and body, and refuses a different body", async () => {
       const merchant = await merchantFactory();
       const person = await enrollStranger(merchant.keys.pk_test);
       const request = body(person.subject_ref, person.capture());
@@ -403,7 +461,8 @@ describe("process-biovital-transaction", () => {
       const again = await transact(merchant.keys.sk_test, request, { headers: { "idempotency-key": key } });
       expect(again.status).toBe(200);
       expect(again.headers.get("idempotency-status")).toBe("replayed");
-      expect(again.body).toEqual(first.body);
+      // The same bytes, not only the same JSON (issue 25): the store keeps jsonb, whose key order is its own.
+      expect(again.text).toBe(first.text);
       const [{ count }] = await testDb()`select count(*)::int as count from private.captures where service_hash = ${request.service_hash}`;
       expect(count).toBe(1);
       const different = await transact(
@@ -664,6 +723,44 @@ describe("process-biovital-transaction", () => {
         headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },
       });
       expect(standing.status, standing.text).toBe(200);
+    });
+
+    it("eleven 500s from a value the database refuses (SQLSTATE class 22) pause nobody; the next genuine request is approved", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 5, period: "lifetime" },
+      });
+      // A copy of the mandate whose stored ceiling is bigint's largest value (the table takes it; the API
+      // refuses any amount above 2^53 - 1). With an at-limit threshold set, consuming it overflows in the
+      // database's own arithmetic: 22003 numeric_value_out_of_range, a real value error, answered 500.
+      const copy = crypto.randomUUID();
+      await testDb()`
+        insert into private.mandates (id, merchant_id, environment, granted_by, granted_by_ref, granted_to, granted_to_kind, scopes,
+          constraints, ceiling_kind, ceiling_amount, ceiling_currency, ceiling_count, ceiling_period, assurance_level, capture_id,
+          expires_at, created_at, updated_at)
+        select ${copy}::uuid, merchant_id, environment, granted_by, granted_by_ref, granted_to, granted_to_kind, scopes,
+          constraints, 'amount', 9223372036854775807, 'USD', null, ceiling_period, assurance_level, capture_id,
+          expires_at, created_at, updated_at
+        from private.mandates where id = ${mandate.mandate_id.slice(4)}::uuid`;
+      await testDb()`update private.merchants set at_limit_threshold_percent = 80 where id = ${merchant.merchant_id}::uuid`;
+      const overflowing = {
+        action: "ACTION_LOGIN",
+        user_id: person.subject_ref,
+        mandate_id: `mdt_${copy.replace(/-/g, "")}`,
+        amount: 1,
+        currency: "USD",
+      };
+      // One more than the breaker's threshold (10 in a minute), one after another.
+      for (let i = 0; i < 11; i++) {
+        const failed = await transact(
+          merchant.keys.sk_test,
+          { ...overflowing, service_hash: `svc:${crypto.randomUUID()}` },
+          { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } },
+        );
+        expect(errorOf(failed), failed.text).toEqual({ status: 500, code: "INTERNAL_ERROR" });
+      }
+      const genuine = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture()));
+      expect(genuine.status, genuine.text).toBe(200);
     });
   });
 });
