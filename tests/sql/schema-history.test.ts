@@ -38,6 +38,12 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   // A replay of a consumption is the ledger's (issue 25): idempotency_begin answers 'ledger', idempotency_finish names the mandate.
   "public.idempotency_begin",
   "public.idempotency_finish",
+  // A capture carries its purpose and only a grant capture proves a grant, once (issue 25): mandate_issue checks and
+  // marks it, capture_record and identity_claim write the purpose, disclosure_subject refuses a card's or a grant's.
+  "public.capture_record",
+  "public.disclosure_subject",
+  "public.identity_claim",
+  "public.mandate_issue",
 ];
 
 /**
@@ -46,6 +52,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
  * are left out of the comparison with it, and the upgrade must apply exactly these migrations.
  */
 const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
+  "20261127002500_capture_purpose.sql":
+    /^column private\.captures #\d+ (purpose|grant_terms_digest|granted_mandate_id|refusal_code) |captures_(purpose_check|grant_terms_digest_check|granted_mandate_id_fkey|grant_shows_terms|grants_once)\b/,
   "20261127003000_v1_check_replays_by_ledger.sql": /(?!)/, // data only: adds no schema
   "20261127003100_devices.sql": /(private|public)\.device_/,
 };
