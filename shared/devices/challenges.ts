@@ -4,13 +4,18 @@
  * with the descriptor (shared/contracts/device.ts#assertionChallenge), and the verification consumes
  * it once, whatever it then concludes. Only the challenge's SHA-256 is stored.
  */
+import * as v from "valibot";
 import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";
+import { described } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { randomBase64Url, sha256Hex } from "../lib/crypto";
-import { DEVICE_CHALLENGE_TTL_SECONDS, type DeviceChallengePurpose, type DeviceRefused, refused } from "./policy";
+import { DEVICE_CHALLENGE_TTL_SECONDS, type DeviceChallengePurpose, type DeviceRefused, deviceChallengePurposes, refused } from "./policy";
 import type {} from "./rpc";
+
+/** device-challenge's body: what the capture the challenge will sign is for. */
+export const deviceChallengeSchema = v.object({ purpose: v.picklist(deviceChallengePurposes) });
 
 /** An issued challenge: the value the device signs (and the descriptor's capture_nonce), shown once. */
 export interface IssuedDeviceChallenge {
@@ -54,3 +59,14 @@ export async function consumeDeviceChallenge(
   if (outcome === "consumed") return null;
   return refused(outcome === "used" ? "challenge_used" : outcome === "expired" ? "challenge_expired" : "challenge_unknown");
 }
+
+/** device-challenge's answer. */
+export const deviceChallengeAnswerSchema = v.object({
+  challenge: described(
+    v.string(),
+    "43 characters of base64url, shown once: the descriptor's capture_nonce, and the first half of assertionChallenge.",
+  ),
+  purpose: described(v.picklist(deviceChallengePurposes), "What the signed capture is for, as asked."),
+  expires_at: described(v.pipe(v.string(), v.isoTimestamp()), "After this instant the challenge is refused."),
+  ttl_seconds: described(v.literal(DEVICE_CHALLENGE_TTL_SECONDS), "How long it lives: two minutes."),
+});

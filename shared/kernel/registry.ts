@@ -12,6 +12,7 @@ const functionRegistry = {
   "agent-verification-result": {},
   "alias-availability": {},
   "consent-retention": { crons: ["* * * * *"] },
+  "device-challenge": {},
   "disclose-claims": {},
   "face-identify": {},
   "handoff-register-public": {},

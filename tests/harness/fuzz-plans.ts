@@ -12,6 +12,7 @@ import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/age
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
 import { sessionModes } from "../../shared/contracts/hosted-screen";
+import { deviceChallengeSchema } from "../../shared/devices/challenges";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
@@ -441,6 +442,12 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           scenario: true,
           body: arbitraryOf(identifySchema, captureOverrides(skeletons, identifySchema)),
         },
+      ],
+    },
+    {
+      name: "device-challenge",
+      routes: [
+        { path: "", methods: ["POST"], input: "json", key: "publishable", replay: true, body: arbitraryOf(deviceChallengeSchema, {}) },
       ],
     },
     {
