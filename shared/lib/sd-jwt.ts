@@ -8,10 +8,6 @@ import { SDJwtInstance } from "@sd-jwt/core";
 import { randomBase64Url, toBase64Url } from "./crypto";
 import type { KeySet } from "./signing";
 
-// Moved to ./json (the browser client imports it there, without this file's package); kept here for
-// tests/functions/disclose-claims.test.ts until its import moves.
-export { canonicalJson } from "./json";
-
 const encoder = new TextEncoder();
 
 /** SHA-256 of `data` (a string is UTF-8): the SD-JWT `sha-256` hash algorithm. */

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { verifyConsentLedger } from "../../shared/consent/ledger";
-import { canonicalJson, contentDigest } from "../../shared/lib/sd-jwt";
+import { canonicalJson } from "../../shared/lib/json";
+import { contentDigest } from "../../shared/lib/sd-jwt";
 import {
   disclose,
   discloseBody,
