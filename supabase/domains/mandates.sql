@@ -319,8 +319,9 @@ begin
      or (v_threshold > 0 and (
           (m.ceiling_amount is not null and v_after_amount * 100 <= m.ceiling_amount * v_threshold
              and (v_after_amount + coalesce(v_amount, 0)) * 100 > m.ceiling_amount * v_threshold)
-          or (m.ceiling_count is not null and v_after_count * 100 <= m.ceiling_count * v_threshold
-             and (v_after_count + 1) * 100 > m.ceiling_count * v_threshold))) then
+          -- in bigint: a count ceiling may be int's largest value, and a hundred times it is not an int
+          or (m.ceiling_count is not null and v_after_count::bigint * 100 <= m.ceiling_count::bigint * v_threshold
+             and (v_after_count::bigint + 1) * 100 > m.ceiling_count::bigint * v_threshold))) then
     perform private.outbox_emit(m.merchant_id, m.environment, 'mandate.at_limit', jsonb_build_object(
       'mandate_id', private.public_id('mdt_', m.id),
       'consumption_id', private.public_id('cns_', v_id),

@@ -297,6 +297,12 @@ describe("checkMandate and consumeMandate: ceilings", () => {
     expect(await m.consume(at)).toMatchObject({ allowed: false, reason: "mandate_consumed" });
   });
 
+  it("a count ceiling as large as the API takes (2,147,483,647) consumes under the merchant's at-limit threshold, no overflow", async () => {
+    const m = await mandate({ scopes: ["login"], ceiling: { kind: "count", count: 2_147_483_647 } });
+    await domainDb()`update private.merchants set at_limit_threshold_percent = 80 where id = ${m.grantor.merchantId}::uuid`;
+    expect(await m.consume(at)).toMatchObject({ allowed: true, remaining: { count: 2_147_483_646 }, at_limit: false });
+  });
+
   it("both: whichever of count and amount runs out first decides, and a daily one is exhausted until midnight UTC", async () => {
     const ceiling = { kind: "both", amount: 1000, currency: "USD", count: 2, period: "daily" };
     const byCount = await mandate({ ceiling });

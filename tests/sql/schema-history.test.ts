@@ -44,6 +44,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.disclosure_subject",
   "public.identity_claim",
   "public.mandate_issue",
+  // The at-limit threshold's arithmetic on a count ceiling is bigint (issue 25: int overflowed above 21,474,836).
+  "public.mandate_consume",
 ];
 
 /**
