@@ -72,41 +72,70 @@ export function colours(theme: Record<string, string | number>, scheme: Scheme):
   }
   const muted = parseHsl(out["--muted"]);
   const shown = parseHsl(out["--background"]);
-  if (muted && shown) out["--muted"] = format(legibleOn(muted, shown));
+  const primary = parseHsl(out["--primary"]);
+  if (muted && shown) {
+    out["--muted"] = format(legibleOn(muted, shown, [rgbOf(shown), ...(primary ? [panelOf(shown, primary)] : [])]));
+  }
   return out;
 }
 
-/** The WCAG 2 relative luminance of an `H S% L%` colour. */
-function luminanceOf({ h, s, l }: Hsl): number {
+type Rgb = [number, number, number];
+
+/** An `H S% L%` colour as sRGB channels from 0 to 1. */
+function rgbOf({ h, s, l }: Hsl): Rgb {
   const a = (s / 100) * Math.min(l / 100, 1 - l / 100);
   const channel = (n: number) => {
     const k = (n + h / 30) % 12;
-    const c = l / 100 - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
-    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    return l / 100 - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
   };
-  return 0.2126 * channel(0) + 0.7152 * channel(8) + 0.0722 * channel(4);
+  return [channel(0), channel(8), channel(4)];
 }
+
+/** The WCAG 2 relative luminance of an sRGB colour. */
+function luminanceOf(rgb: Rgb): number {
+  const [r, g, b] = rgb.map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)) as Rgb;
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+const contrast = (a: Rgb, b: Rgb) => {
+  const [lighter, darker] = [luminanceOf(a), luminanceOf(b)].sort((x, y) => y - x) as [number, number];
+  return (lighter + 0.05) / (darker + 0.05);
+};
 
 /** The WCAG 2 contrast ratio of two colours (1 to 21). */
 export function contrastOf(a: Hsl, b: Hsl): number {
-  const [lighter, darker] = [luminanceOf(a), luminanceOf(b)].sort((x, y) => y - x) as [number, number];
-  return (lighter + 0.05) / (darker + 0.05);
+  return contrast(rgbOf(a), rgbOf(b));
 }
 
 /** WCAG 2 AA for text: the muted colour is the screen's secondary text, so it must read as text. */
 const TEXT_CONTRAST = 4.5;
 
+/** The primary's share in the panels' tint (screen.css: `.terms` and `.reading`, `hsl(var(--primary) / 0.07)`). */
+export const PANEL_TINT = 0.07;
+
 /**
- * `colour` moved away from `background` in lightness, a point at a time, until it reads on it as
- * text (TEXT_CONTRAST); as it is when it already does. A theme's muted grey is often drawn for
- * borders and hints and falls short (the default theme's: 3.3:1 on its background).
+ * `colour` moved away from the background in lightness, a point at a time, until it reads as text
+ * (TEXT_CONTRAST) on every surface it is shown on (the background, and the panels' tint of it); as
+ * it is when it already does. A theme's muted grey is often drawn for borders and hints and falls
+ * short (the default theme's: 3.3:1 on its background).
  */
-function legibleOn(colour: Hsl, background: Hsl): Hsl {
+function legibleOn(colour: Hsl, background: Hsl, surfaces: Rgb[]): Hsl {
   const step = background.l >= 50 ? -1 : 1;
   let value = colour;
-  while (contrastOf(value, background) < TEXT_CONTRAST && value.l > 0 && value.l < 100)
-    value = { ...value, l: clamp(value.l + step, 0, 100) };
+  const reads = (c: Hsl) => surfaces.every((surface) => contrast(rgbOf(c), surface) >= TEXT_CONTRAST);
+  while (!reads(value) && value.l > 0 && value.l < 100) value = { ...value, l: clamp(value.l + step, 0, 100) };
   return value;
+}
+
+/** The panels' surface: `primary` at PANEL_TINT over `background`, composited in sRGB as the browser does. */
+export function panelOf(background: Hsl, primary: Hsl): Rgb {
+  const [under, over] = [rgbOf(background), rgbOf(primary)];
+  return under.map((c, i) => c * (1 - PANEL_TINT) + over[i]! * PANEL_TINT) as Rgb;
+}
+
+/** The contrast of `text` on an sRGB surface (panelOf's). */
+export function contrastOnSurface(text: Hsl, surface: Rgb): number {
+  return contrast(rgbOf(text), surface);
 }
 
 /** Radii, fonts and weights: the same in both schemes. */
