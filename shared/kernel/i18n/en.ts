@@ -32,7 +32,7 @@ export const en = {
   "session.approved.verify": "Your presence is verified. You can close this page.",
   "session.approved.claim": "You are enrolled.",
   "session.approved.recognise": "You are recognised.",
-  "session.approved.attribute": "Confirmed.",
+  "session.approved.attribute": "It was you, and the question has been answered.",
   "session.approved.mandate": "Permission granted.",
   "session.refused.low_quality": "The picture or the sound was not clear enough. Try again with more light and less noise.",
   "session.refused.no_speech": "We could not hear you read the text aloud.",

@@ -34,7 +34,7 @@ export const es: Record<keyof typeof en, string> = {
   "session.approved.verify": "Tu presencia está verificada. Puedes cerrar esta página.",
   "session.approved.claim": "Tu registro está completo.",
   "session.approved.recognise": "Te reconocimos.",
-  "session.approved.attribute": "Confirmado.",
+  "session.approved.attribute": "Eras tú, y la pregunta ha sido respondida.",
   "session.approved.mandate": "Permiso concedido.",
   "session.refused.low_quality": "La imagen o el sonido no eran lo bastante claros. Inténtalo de nuevo con más luz y menos ruido.",
   "session.refused.no_speech": "No pudimos oírte leer el texto en voz alta.",

@@ -34,7 +34,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.approved.verify": "Sua presença foi verificada. Você pode fechar esta página.",
   "session.approved.claim": "Seu cadastro foi concluído.",
   "session.approved.recognise": "Reconhecemos você.",
-  "session.approved.attribute": "Confirmado.",
+  "session.approved.attribute": "Era você, e a pergunta foi respondida.",
   "session.approved.mandate": "Permissão concedida.",
   "session.refused.low_quality": "A imagem ou o som não estavam nítidos o suficiente. Tente de novo com mais luz e menos ruído.",
   "session.refused.no_speech": "Não conseguimos ouvir você ler o texto em voz alta.",
