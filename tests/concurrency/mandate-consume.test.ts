@@ -57,7 +57,7 @@ describe("mandate-consume under concurrency", () => {
       expect(allowed.filter((a) => a.at_limit)).toHaveLength(1);
       expect(allowed.find((a) => a.at_limit)!.remaining.amount).toBe(0);
       const book = await ledger(mandate.mandate_id);
-      expect(book).toMatchObject({ sum: CEILING, count: 100, status: "consumed", consumed_events: 100, at_limit_events: 1 });
+      expect(book).toMatchObject({ sum: CEILING, count: 100, status: "consumed", consumed_events: 100, at_limit_events: 2 }); // the default threshold (20 %), then zero
       expect(new Set(book.ids)).toEqual(new Set(allowed.map((a) => a.consumption_id)));
     },
     TIMEOUT,
@@ -83,7 +83,8 @@ describe("mandate-consume under concurrency", () => {
         count: 100,
         status: "active",
         consumed_events: 100,
-        at_limit_events: 0,
+        // The default threshold (20 %) warns once, before the first refusal; nothing reached zero.
+        at_limit_events: 1,
       });
     },
     TIMEOUT,

@@ -75,6 +75,32 @@ describe("mandate events through the outbox worker", () => {
     for (const event of events) expect(event).toMatchObject({ api_version: expect.any(String), attempt: 1 });
   });
 
+  it("with the default threshold, mandate.at_limit is written before a consumption that would overshoot is refused", async () => {
+    // A merchant that never set a threshold: the default must warn before the agent's first refusal
+    // (resource API 6: "crossed the configured threshold, before the agent is refused").
+    const merchant = await merchantFactory();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    const action = { mandate_id: granted.body.mandate_id, scope: "purchase", currency: "USD" };
+    // 600 of 700: 100 left, below 20% of the ceiling but not zero (at_limit stays false on the answer).
+    const crossing = await consume(merchant.keys.sk_test, { ...action, amount: 600 });
+    expect(crossing.body).toMatchObject({ allowed: true, at_limit: false, remaining: { amount: 100 } });
+    const events = async () =>
+      await testDb()`select type, data from private.outbox_events where merchant_id = ${merchant.merchant_id}::uuid order by created_at, type`;
+    const warned = (await events()).filter((e) => e.type === "mandate.at_limit");
+    expect(warned).toHaveLength(1);
+    expect(warned[0].data).toMatchObject({
+      mandate_id: granted.body.mandate_id,
+      consumption_id: crossing.body.consumption_id,
+      remaining: { amount: 100, currency: "USD" },
+      threshold_percent: 20,
+    });
+    // The next act would overshoot: refused, and the warning was already on its way.
+    expect((await consume(merchant.keys.sk_test, { ...action, amount: 200 })).body.reason).toBe("ceiling_exceeded");
+    expect((await events()).filter((e) => e.type === "mandate.at_limit")).toHaveLength(1);
+  });
+
   it("a refused consume writes no event", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);

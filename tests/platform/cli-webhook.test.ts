@@ -270,9 +270,9 @@ describe("webhook replay", () => {
 describe("webhook threshold", () => {
   it("reads and sets when mandate.at_limit fires", SLOW, async () => {
     const { merchant_id } = await merchantFactory();
-    expect(await ok(["threshold", "--merchant", merchant_id])).toEqual({ merchant_id, at_limit_threshold_percent: 0 });
-    expect(await ok(["threshold", "--merchant", merchant_id, "--percent", "20"])).toEqual({ merchant_id, at_limit_threshold_percent: 20 });
     expect(await ok(["threshold", "--merchant", merchant_id])).toEqual({ merchant_id, at_limit_threshold_percent: 20 });
+    expect(await ok(["threshold", "--merchant", merchant_id, "--percent", "35"])).toEqual({ merchant_id, at_limit_threshold_percent: 35 });
+    expect(await ok(["threshold", "--merchant", merchant_id])).toEqual({ merchant_id, at_limit_threshold_percent: 35 });
     await Promise.all([
       refused(["threshold", "--merchant", merchant_id, "--percent", "100"], 2, /--percent must be an integer from 0 to 99/),
       refused(["threshold", "--merchant", crypto.randomUUID(), "--percent", "5"], 1, /unknown merchant/),

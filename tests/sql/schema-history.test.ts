@@ -50,14 +50,15 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
 
 /**
  * The migrations written after the fold (they run on a 7ad62db database as on any), each with the
- * snapshot lines of what it and its domain's functions add: the history has none of them, so they
- * are left out of the comparison with it, and the upgrade must apply exactly these migrations.
+ * snapshot lines of what it and its domain's functions add or change: the history has none of them
+ * (or their old form), so they are left out of the comparison with it on both sides, and the upgrade must apply exactly these migrations.
  */
 const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127002500_capture_purpose.sql":
     /^column private\.captures #\d+ (purpose|grant_terms_digest|granted_mandate_id|refusal_code) |captures_(purpose_check|grant_terms_digest_check|granted_mandate_id_fkey|grant_shows_terms|grants_once)\b/,
   "20261127003000_v1_check_replays_by_ledger.sql": /(?!)/, // data only: adds no schema
   "20261127003100_devices.sql": /(private|public)\.device_/,
+  "20261127003200_at_limit_default.sql": /^column private\.merchants #\d+ at_limit_threshold_percent /,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
@@ -82,7 +83,10 @@ function sinceHistory(old: string[], fresh: string[]): { old: string[]; fresh: s
       : line;
   };
   return {
-    old: renamed.map(forget).sort(),
+    old: renamed
+      .filter((line) => !addedSinceHistory(line))
+      .map(forget)
+      .sort(),
     fresh: fresh
       .filter((line) => !addedSinceHistory(line))
       .map(forget)
