@@ -79,11 +79,13 @@ export function resourceApiDocument(app: RoutedApp) {
     webhooks: webhooks(),
     responseHeaders: {
       "Service-Version": "The dated version that answered.",
-      "Service-RateLimit-Limit": "The most requests the budget holds: the key's (or its workspace's, when tighter), else the client address's.",
+      "Service-RateLimit-Limit":
+        "The most requests the budget holds: the key's (or its workspace's, when tighter), else the client address's.",
       "Service-RateLimit-Remaining": "What is left of it.",
       "Service-RateLimit-Reset": "Seconds until it grows again.",
       "Retry-After": "On 429 rate_limited and 409 idempotency_in_flight: seconds to wait before retrying.",
-      "Idempotency-Status": "replayed when this answers an earlier request with the same Idempotency-Key again (the stored answer, or a check's consumption as the mandate's ledger replays it, with idempotent_replay true).",
+      "Idempotency-Status":
+        "replayed when this answers an earlier request with the same Idempotency-Key again (the stored answer, or a check's consumption as the mandate's ledger replays it, with idempotent_replay true).",
     },
   });
 }
