@@ -42,6 +42,25 @@ const configSchema = v.object({
    * loopback host: tests only (their documents are served on 127.0.0.1); deployed, only the public Internet.
    */
   OAUTH_CIMD_ALLOW_LOOPBACK: v.optional(v.picklist(["0", "1"]), "0"),
+  /**
+   * The public seal (docs/receipts.md#the-chain-sink): an EVM node's JSON-RPC URL and the anchoring
+   * account's key (0x and 64 hex), both or neither. Neither: roots are recorded locally only.
+   */
+  ANCHOR_CHAIN_RPC_URL: v.optional(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, "ANCHOR_CHAIN_RPC_URL must be an http(s) URL"))),
+  ANCHOR_CHAIN_PRIVATE_KEY: v.optional(
+    v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{64}$/, "ANCHOR_CHAIN_PRIVATE_KEY must be 0x followed by 64 hex characters")),
+  ),
+  /** Blocks an anchor's transaction must have (its own included) before the anchor is recorded (default 3). */
+  ANCHOR_CHAIN_CONFIRMATIONS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,3}$/, "ANCHOR_CHAIN_CONFIRMATIONS must be a number of blocks"),
+      v.transform(Number),
+      v.minValue(1),
+      v.maxValue(128),
+    ),
+    "3",
+  ),
   /** Per-attempt webhook timeout in milliseconds (default 15000). */
   WEBHOOK_TIMEOUT_MS: v.optional(
     v.pipe(

@@ -1,0 +1,218 @@
+/**
+ * The public seal against a real EVM node (ganache, started here from its npm package on a free
+ * port, stopped after): the receipt-anchor cron publishes a root in a transaction's calldata,
+ * receipt-verify names the transaction, and scripts/verify-receipt.ts, run as its own process with
+ * only the chain and the receipt, finds the receipt's root in that calldata. Nothing is mocked.
+ */
+import { execFile } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import ganache from "ganache";
+import { createPublicClient, type Hex, http } from "viem";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "../../scripts/local/ports";
+import { rpc } from "../../shared/kernel/db/rpc";
+import { randomHex } from "../../shared/lib/crypto";
+import { importSigningKeys } from "../../shared/lib/signing";
+import { anchorPendingReceipts } from "../../shared/receipts/anchor";
+import { ANCHOR_CALLDATA_TAG, anchorSinkFor, ChainAnchorSink } from "../../shared/receipts/chain-sink";
+import { buildReceipt, newReceiptCode } from "../../shared/receipts/signed-receipt";
+import { merchantFactory, testDb } from "../harness/factories";
+import { call, freshIp } from "../harness/http";
+import { useOwnService } from "../harness/own-service";
+
+const keys = await importSigningKeys(inject("signingKeysJwk"));
+
+const ANCHOR_KEY = `0x${randomBytes(32).toString("hex")}` as Hex;
+const CHAIN_ID = 31337;
+const node = ganache.server({
+  logging: { quiet: true },
+  chain: { chainId: CHAIN_ID },
+  wallet: { accounts: [{ secretKey: ANCHOR_KEY, balance: "0x8AC7230489E80000" }] },
+});
+await node.listen(0, "127.0.0.1");
+const RPC_URL = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+afterAll(() => node.close());
+
+const service = useOwnService("anchor_chain", ["receipt-anchor", "receipt-verify"], {
+  overrides: { ANCHOR_CHAIN_RPC_URL: RPC_URL, ANCHOR_CHAIN_PRIVATE_KEY: ANCHOR_KEY, ANCHOR_CHAIN_CONFIRMATIONS: "1" },
+});
+
+const chain = createPublicClient({ transport: http(RPC_URL) });
+
+/** Receipts far in the future: only the ticks these tests run, at their own time, anchor them. */
+let clock = Date.parse("2099-03-01T00:00:00Z");
+function later(): Date {
+  clock += 60_000;
+  return new Date(clock);
+}
+
+/** One live capture with its signed receipt, written by capture_record as the transaction sink writes it. */
+async function seedReceipt(issuedAt: Date) {
+  const sql = testDb();
+  const merchant = await merchantFactory();
+  const [identity] = await sql`insert into private.identities (environment, created_at) values ('live', ${issuedAt}) returning id`;
+  const captureId = randomUUID();
+  const receiptId = randomUUID();
+  const code = newReceiptCode();
+  const serviceHash = `order-${randomHex(6)}`;
+  const built = await buildReceipt(keys, {
+    receiptId,
+    code,
+    captureId,
+    merchantId: merchant.merchant_id,
+    environment: "live",
+    action: "ACTION_LOGIN",
+    assuranceLevel: "face",
+    serviceHash,
+    issuedAt,
+  });
+  await rpc(sql, "capture_record", {
+    capture: {
+      id: captureId,
+      merchant_id: merchant.merchant_id,
+      environment: "live",
+      identity_id: identity.id,
+      action: "ACTION_LOGIN",
+      service_hash: serviceHash,
+      amount_minor: null,
+      currency: null,
+      capture_nonce: `nonce-${randomHex(12)}`,
+      liveness_passed: true,
+      coercion_signal: false,
+      assurance_level: "face",
+      face_similarity: 0.93,
+      engine_version: "test",
+      created_at: issuedAt.toISOString(),
+    },
+    receipt: { id: receiptId, code, jws: built.jws, seal: built.seal },
+  });
+  return { receiptId, code, ...built };
+}
+
+function verify(code: string) {
+  return call("receipt-verify", { query: { code }, from: freshIp() });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "verify-receipt-"));
+
+/** scripts/verify-receipt.ts as its own process: the answer in a file, the node's URL, nothing else. */
+async function verifyFromChain(answer: unknown, extra: string[] = []) {
+  const file = join(scratch, `${randomUUID()}.json`);
+  writeFileSync(file, JSON.stringify(answer));
+  const args = ["--import", "tsx", "scripts/verify-receipt.ts", "--rpc", RPC_URL, "--answer", file, ...extra];
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: process.cwd(), timeout: 30_000 });
+    return { exit: 0, verdict: JSON.parse(stdout) };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    if (failed.code !== 1) throw new Error(`verify-receipt exited ${failed.code}: ${failed.stderr}`);
+    return { exit: 1, verdict: JSON.parse(failed.stdout) };
+  }
+}
+
+describe("receipt-anchor on a chain", () => {
+  it("publishes the root in a transaction's calldata, and the receipt verifies from the chain alone", async () => {
+    const first = await seedReceipt(later());
+    const second = await seedReceipt(later());
+
+    const summary = await service.own.tick("receipt-anchor", later());
+    expect(summary).toMatchObject({ anchors: 1, receipts: 2, contended: 0, sink: `eip155:${CHAIN_ID}` });
+
+    const res = await verify(first.code);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ valid: true, public_seal_status: "anchored" });
+    const seal = res.body.public_seal;
+    expect(seal.sink).toBe(`eip155:${CHAIN_ID}`);
+    const [, hash, block] = /^(0x[0-9a-f]{64})@(\d+)$/.exec(seal.sink_reference) ?? [];
+    expect(hash).toBeDefined();
+
+    // the chain holds exactly the tag and the root the service recorded
+    const transaction = await chain.getTransaction({ hash: hash as Hex });
+    expect(transaction.input).toBe(`0x${Buffer.from(ANCHOR_CALLDATA_TAG).toString("hex")}${seal.root}`);
+    expect(String(transaction.blockNumber)).toBe(block);
+
+    const { exit, verdict } = await verifyFromChain(res.body);
+    expect(exit).toBe(0);
+    expect(verdict).toMatchObject({
+      match: true,
+      root: seal.root,
+      seal: first.seal,
+      chain_id: CHAIN_ID,
+      transaction: hash,
+      block: Number(block),
+      receipt: { rid: first.receiptId, code: first.code, env: "live" },
+      reasons: [],
+    });
+
+    // the other leaf of the same tree reaches the same transaction through its own proof
+    const other = await verify(second.code);
+    expect(other.body.public_seal.sink_reference).toBe(seal.sink_reference);
+    expect((await verifyFromChain(other.body)).exit).toBe(0);
+  });
+
+  it("the independent check refuses another receipt, a forged proof and a transaction that is not the anchor", async () => {
+    const anchored = await seedReceipt(later());
+    await service.own.tick("receipt-anchor", later());
+    const answer = (await verify(anchored.code)).body;
+    const stranger = await seedReceipt(later());
+
+    const otherReceipt = await verifyFromChain(answer, ["--jws", stranger.jws]);
+    expect(otherReceipt).toMatchObject({ exit: 1, verdict: { match: false } });
+    expect(otherReceipt.verdict.reasons).toContain("the transaction's calldata is not this receipt's root");
+
+    // a one-leaf tree has an empty proof: a made-up sibling leads elsewhere
+    const forged = structuredClone(answer);
+    forged.public_seal.inclusion_proof = [{ hash: randomHex(32), side: "right" }];
+    expect(await verifyFromChain(forged)).toMatchObject({ exit: 1, verdict: { match: false } });
+
+    const unknownTx = structuredClone(answer);
+    unknownTx.public_seal.sink_reference = `0x${randomHex(32)}@1`;
+    const missing = await verifyFromChain(unknownTx);
+    expect(missing).toMatchObject({ exit: 1, verdict: { match: false, reasons: ["the transaction is not on this chain"] } });
+  });
+
+  it("an unreachable chain anchors nothing and the receipts stay valid and pending; the next tick anchors them", async () => {
+    const receipt = await seedReceipt(later());
+    const deadUrl = `http://127.0.0.1:${await freePort()}`;
+    const at = later();
+    await expect(
+      (async () => {
+        const sink = await anchorSinkFor({
+          ANCHOR_CHAIN_RPC_URL: deadUrl,
+          ANCHOR_CHAIN_PRIVATE_KEY: ANCHOR_KEY,
+          ANCHOR_CHAIN_CONFIRMATIONS: 1,
+        });
+        return anchorPendingReceipts(service.own.sql, sink, at);
+      })(),
+    ).rejects.toThrow();
+    expect((await verify(receipt.code)).body).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: null });
+
+    await service.own.tick("receipt-anchor", later());
+    const anchored = await verify(receipt.code);
+    expect(anchored.body).toMatchObject({ valid: true, public_seal_status: "anchored" });
+    expect((await verifyFromChain(anchored.body)).exit).toBe(0);
+  });
+
+  it("a transaction short of its confirmations records no anchor: the receipt says pending until one is confirmed", async () => {
+    const receipt = await seedReceipt(later());
+    // ganache mines a block per transaction and none without: the second confirmation never comes
+    const impatient = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 2, timeoutMs: 1500 });
+    const before = await chain.getBlockNumber({ cacheTime: 0 });
+    await expect(anchorPendingReceipts(service.own.sql, impatient, later())).rejects.toThrow(/to be confirmed/);
+    // sent and mined: one confirmation of the two asked
+    expect(await chain.getBlockNumber({ cacheTime: 0 })).toBe(before + 1n);
+    expect((await verify(receipt.code)).body).toMatchObject({ valid: true, public_seal_status: "pending" });
+
+    await service.own.tick("receipt-anchor", later());
+    expect((await verify(receipt.code)).body.public_seal_status).toBe("anchored");
+  });
+
+  it("without a chain the sink is the local one, and half a chain configuration is refused", async () => {
+    expect(await anchorSinkFor({ ANCHOR_CHAIN_CONFIRMATIONS: 3 })).toMatchObject({ name: "local" });
+    await expect(anchorSinkFor({ ANCHOR_CHAIN_RPC_URL: RPC_URL, ANCHOR_CHAIN_CONFIRMATIONS: 3 })).rejects.toThrow(/together/);
+  });
+});
