@@ -316,6 +316,13 @@ describe("each mode on the hosted screen", () => {
     expect(errorOf(await boot(tokenOf(session.url)))).toEqual({ status: 409, code: "SESSION_ALREADY_CONSUMED" });
   });
 
+  it("a session's locale the screen does not speak: the screen speaks the person's (their browser's), not a default", async () => {
+    const { key } = await merchantAndPerson();
+    const session = await createdSession(key, sessionBody("claim", { locale: "fr-CA" }));
+    const screen = await bootedSession(session.url, { locale: "pt-BR,pt;q=0.9" });
+    expect(screen).toMatchObject({ locale: "pt-BR", mode: { locale: "fr-CA" } });
+  });
+
   it("claim: the screen offers the hosted consent, enrols the person, and the result names their new facetoken; the person returns with session_id and status", async () => {
     const { key } = await merchantAndPerson();
     const session = await createdSession(
