@@ -25,11 +25,10 @@ import { pipeline } from "node:stream/promises";
 import { connect } from "../shared/kernel/db/client";
 import { addOwner, createMerchant } from "../shared/merchants/accounts";
 import { simulateCapture } from "../shared/simulator";
+import { NODE_22 } from "./local/node22";
 import { freePort } from "./local/ports";
 import { startServer } from "./local/server";
 
-/** The suite needs Node 22: the `node` package of the registry, run through npx (the only download). */
-const NODE = "node@22.23.3";
 /** The suite itself is a devDependency (pinned, its dependencies locked); run by that Node. */
 const SUITE = createRequire(import.meta.url).resolve("@modelcontextprotocol/conformance/dist/index.js");
 
@@ -218,7 +217,7 @@ async function runSuite(mode: string, label: string, args: string[], onAuthoriza
   const outDir = await mkdtemp(join(tmpdir(), "conformance-"));
   try {
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn("npx", ["-y", NODE, SUITE, ...args, "-o", outDir], {
+      const child = spawn("npx", ["-y", NODE_22, SUITE, ...args, "-o", outDir], {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";

@@ -6,9 +6,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { promisify } from "node:util";
-
-/** The Node 22 the tools run on: the registry's `node` package, fetched once through npx. */
-export const NODE_22 = "node@22.23.3";
+import { NODE_22 } from "../../scripts/local/node22";
 
 let node22: Promise<string> | undefined;
 
