@@ -14,7 +14,10 @@ import type {} from "./rpc";
 
 export const PAGE_SIZE = { min: 1, max: 100, default: 25 } as const;
 
-/** Every effective status a mandate can have (resource API 3.1 names three; revoked and consumed are the others). */
+/**
+ * The effective statuses a filter may name: resource API 3.1 names three, revoked is the fourth, and
+ * consumed is the function API's (4.10) which no mandate reads: a ceiling at zero, lifetime too, is exhausted.
+ */
 export const mandateStatuses = ["active", "expired", "exhausted", "consumed", "revoked"] as const;
 
 /** The query of `GET /v1/mandates`: every field optional; `limit` a whole number from 1 to 100. */

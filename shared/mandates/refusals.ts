@@ -37,9 +37,8 @@ export const refusals = {
     integration: false,
   },
   mandate_expired: { developer: "The mandate's expires_at has passed.", stepUp: true, integration: false },
-  mandate_consumed: { developer: "The mandate's lifetime ceiling is used up; it is terminal.", stepUp: true, integration: false },
   mandate_exhausted: {
-    developer: "The ceiling of the current period is used up; it resets at period_resets_at.",
+    developer: "The ceiling is used up: a periodic one until period_resets_at, a lifetime one (period_resets_at null) for good.",
     stepUp: true,
     integration: false,
   },

@@ -14,13 +14,12 @@ begin
   if (to_jsonb(new) - v_mutable) is distinct from (to_jsonb(old) - v_mutable) then
     raise exception 'a mandate cannot be changed; issue a new one' using errcode = 'HA423';
   end if;
-  if to_jsonb(new) is distinct from to_jsonb(old)
-     and (old.status = 'revoked' or (old.status = 'consumed' and new.status <> 'revoked')) then
-    raise exception 'a % mandate can only be revoked', old.status using errcode = 'HA423';
+  if to_jsonb(new) is distinct from to_jsonb(old) and old.status = 'revoked' then
+    raise exception 'a revoked mandate never changes again' using errcode = 'HA423';
   end if;
   return new;
 end $$;
-comment on function private.mandates_refuse_update() is 'Immutability: only status and its bookkeeping may change; a revoked mandate never changes again, and a consumed one can only be revoked.';
+comment on function private.mandates_refuse_update() is 'Immutability: only status and its bookkeeping may change; a revoked mandate never changes again.';
 
 create or replace trigger mandates_immutable before update on private.mandates
   for each row execute function private.mandates_refuse_update();
@@ -40,12 +39,13 @@ comment on function private.mandate_period(text, timestamptz) is 'Period bucket 
 
 -- (Replaced by 20261121009100_mandate_usage.sql with a read of the bucket's running total.)
 
--- Effective status at p_at: revoked > consumed > expired > exhausted > active.
+-- Effective status at p_at: revoked > expired > exhausted > active. A ceiling at zero is exhausted whatever
+-- its period (resource API 3.1); a lifetime one stays so, since its bucket never resets.
 create or replace function private.mandate_effective_status(m private.mandates, p_at timestamptz) returns text
 language plpgsql stable set search_path = '' as $$
 declare r record;
 begin
-  if m.status <> 'active' then return m.status; end if;
+  if m.status = 'revoked' then return 'revoked'; end if;
   if m.expires_at <= p_at then return 'expired'; end if;
   if m.ceiling_kind = 'none' then return 'active'; end if;
   r := private.mandate_remaining(m, p_at);
@@ -95,7 +95,6 @@ declare
   r record;
 begin
   if m.status = 'revoked' then return jsonb_build_object('allowed', false, 'reason', 'mandate_revoked'); end if;
-  if m.status = 'consumed' then return jsonb_build_object('allowed', false, 'reason', 'mandate_consumed'); end if;
   if m.expires_at <= p_at then return jsonb_build_object('allowed', false, 'reason', 'mandate_expired'); end if;
   if not (v_scope = any (m.scopes)) then return jsonb_build_object('allowed', false, 'reason', 'scope_not_granted'); end if;
 
@@ -327,10 +326,6 @@ begin
       'consumption_id', private.public_id('cns_', v_id),
       'remaining', v_remaining, 'period_resets_at', v_decision -> 'period_resets_at',
       'threshold_percent', v_threshold), v_now);
-  end if;
-
-  if v_at_limit and m.ceiling_period = 'lifetime' then
-    update private.mandates set status = 'consumed', updated_at = v_now where id = m.id;
   end if;
   return v_response;
 end $$;

@@ -41,7 +41,7 @@ const multiples = (n: number) => Array.from({ length: n }, (_, i) => i * AMOUNT)
 
 describe("mandate-consume under concurrency", () => {
   it(
-    `${REQUESTS} concurrent consumes of ${AMOUNT} against a lifetime ceiling of ${CEILING}: exactly 100 allowed, the rest mandate_consumed, ${CEILING} in the ledger`,
+    `${REQUESTS} concurrent consumes of ${AMOUNT} against a lifetime ceiling of ${CEILING}: exactly 100 allowed, the rest mandate_exhausted, ${CEILING} in the ledger`,
     async () => {
       const { merchant, mandate } = await mandateFixture({
         ceiling: { kind: "amount", amount: CEILING, currency: "USD", period: "lifetime" },
@@ -49,15 +49,15 @@ describe("mandate-consume under concurrency", () => {
       const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: AMOUNT, currency: "USD" };
       const results = await Promise.all(Array.from({ length: REQUESTS }, () => consume(merchant.keys.sk_test, action)));
 
-      // The lock serialises them: the 100th allowed one takes the remainder to 0 and stores `consumed`,
-      // so every later one is refused as mandate_consumed (never ceiling_exceeded: nothing is left).
-      expect(tally(results)).toEqual({ allowed: 100, mandate_consumed: 100 });
+      // The lock serialises them: the 100th allowed one takes the remainder to 0, so every later one
+      // is refused as mandate_exhausted (never ceiling_exceeded: nothing is left).
+      expect(tally(results)).toEqual({ allowed: 100, mandate_exhausted: 100 });
       const allowed = results.filter((r) => r.body.allowed).map((r) => r.body);
       expect(allowed.map((a) => a.remaining.amount).sort((a, b) => a - b)).toEqual(multiples(100));
       expect(allowed.filter((a) => a.at_limit)).toHaveLength(1);
       expect(allowed.find((a) => a.at_limit)!.remaining.amount).toBe(0);
       const book = await ledger(mandate.mandate_id);
-      expect(book).toMatchObject({ sum: CEILING, count: 100, status: "consumed", consumed_events: 100, at_limit_events: 2 }); // the default threshold (20 %), then zero
+      expect(book).toMatchObject({ sum: CEILING, count: 100, status: "active", consumed_events: 100, at_limit_events: 2 }); // the default threshold (20 %), then zero
       expect(new Set(book.ids)).toEqual(new Set(allowed.map((a) => a.consumption_id)));
     },
     TIMEOUT,

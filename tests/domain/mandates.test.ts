@@ -265,7 +265,7 @@ describe("issueMandate: only a grant capture of these terms proves a grant, once
 describe("checkMandate and consumeMandate: ceilings", () => {
   const at = "2027-03-02T10:00:00.000Z";
 
-  it("amount: debits within the ceiling, refuses past it with what remains, flags the last unit; a lifetime ceiling is then consumed", async () => {
+  it("amount: debits within the ceiling, refuses past it with what remains, flags the last unit; a lifetime ceiling is then exhausted", async () => {
     const m = await mandate();
     expect(await m.consume(at, { amount: 300 })).toMatchObject({
       allowed: true,
@@ -281,11 +281,11 @@ describe("checkMandate and consumeMandate: ceilings", () => {
       remaining: { amount: 400 },
     });
     expect(await m.consume(at, { amount: 400 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0 } });
-    expect(await m.consume(at, { amount: 1 })).toMatchObject({ allowed: false, reason: "mandate_consumed", step_up_available: true });
-    expect(await m.check(at, { amount: 0 })).toMatchObject({ allowed: false, reason: "mandate_consumed" });
+    expect(await m.consume(at, { amount: 1 })).toMatchObject({ allowed: false, reason: "mandate_exhausted", step_up_available: true });
+    expect(await m.check(at, { amount: 0 })).toMatchObject({ allowed: false, reason: "mandate_exhausted" });
   });
 
-  it("count: a lifetime count of three allows three acts, the third at the limit, then mandate_consumed", async () => {
+  it("count: a lifetime count of three allows three acts, the third at the limit, then mandate_exhausted", async () => {
     const m = await mandate({ scopes: ["login"], ceiling: { kind: "count", count: 3 } });
     const answers: Answer[] = [];
     for (let i = 0; i < 3; i++) answers.push(await m.consume(at));
@@ -294,7 +294,7 @@ describe("checkMandate and consumeMandate: ceilings", () => {
       [true, 1, false],
       [true, 0, true],
     ]);
-    expect(await m.consume(at)).toMatchObject({ allowed: false, reason: "mandate_consumed" });
+    expect(await m.consume(at)).toMatchObject({ allowed: false, reason: "mandate_exhausted", period_resets_at: null });
   });
 
   it("a count ceiling as large as the API takes (2,147,483,647) consumes under the merchant's at-limit threshold, no overflow", async () => {
@@ -555,10 +555,10 @@ describe("revokeMandate", () => {
 });
 
 describe("getMandate and listMandates: the effective status at the request's instant", () => {
-  it("reads revoked > consumed > expired > exhausted > active, beside the stored status, with nothing run in between", async () => {
+  it("reads revoked > expired > exhausted > active, beside the stored status, with nothing run in between", async () => {
     const grantor = await seedGrantor(domainDb(), { at: T0 });
     const daily = { scopes: ["login"], ceiling: { kind: "count", count: 1, period: "daily" }, expires_at: "2027-03-20T00:00:00Z" };
-    const [active, exhausted, consumed, revoked] = [
+    const [active, exhausted, spent, revoked] = [
       await mandate(daily, grantor),
       await mandate(daily, grantor),
       await mandate({ ...daily, ceiling: { kind: "count", count: 1 } }, grantor),
@@ -566,7 +566,7 @@ describe("getMandate and listMandates: the effective status at the request's ins
     ];
     const at = "2027-03-10T12:00:00.000Z";
     await exhausted.consume(at);
-    await consumed.consume(at);
+    await spent.consume(at);
     await revoked.revokeAsMerchant(at);
     const tenant = tenantOf(grantor);
     const statusAt = async (m: { id: string }, when: string) => {
@@ -576,16 +576,18 @@ describe("getMandate and listMandates: the effective status at the request's ins
     expect(await statusAt(active, at)).toEqual(["active", "active"]);
     expect(await statusAt(exhausted, at)).toEqual(["exhausted", "active"]);
     expect(await statusAt(exhausted, "2027-03-11T00:00:00.000Z")).toEqual(["active", "active"]);
-    expect(await statusAt(consumed, at)).toEqual(["consumed", "consumed"]);
+    // a lifetime ceiling at zero is exhausted too (resource API 3.1), for good: its bucket never resets
+    expect(await statusAt(spent, at)).toEqual(["exhausted", "active"]);
+    expect(await statusAt(spent, "2027-03-11T00:00:00.000Z")).toEqual(["exhausted", "active"]);
     expect(await statusAt(revoked, at)).toEqual(["revoked", "revoked"]);
-    // past expires_at: the terminal stored statuses still win, the others read expired
+    // past expires_at: revoked still wins, the others read expired; nothing reads consumed
     const later = "2027-03-20T00:00:00.000Z";
     const ids = async (status: "active" | "expired" | "consumed" | "revoked" | "exhausted", when: string) =>
       (await listMandates(depsAt(when), tenant, status)).mandates.map((m: Answer) => m.mandate_id).sort();
-    expect(await ids("expired", later)).toEqual([active.id, exhausted.id].sort());
-    expect(await ids("consumed", later)).toEqual([consumed.id]);
+    expect(await ids("expired", later)).toEqual([active.id, exhausted.id, spent.id].sort());
+    expect(await ids("consumed", at)).toEqual([]);
     expect(await ids("revoked", later)).toEqual([revoked.id]);
-    expect(await ids("exhausted", at)).toEqual([exhausted.id]);
+    expect(await ids("exhausted", at)).toEqual([exhausted.id, spent.id].sort());
     expect(await ids("active", at)).toEqual([active.id]);
   });
 

@@ -6,6 +6,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
 import { check, consume, issue, mandateBody, mandateFixture, presenceCapture, proofCapture, standInRequest } from "../harness/mandates";
+import { v1 } from "../harness/resource-api";
 import { serviceUnderTest } from "../harness/service";
 
 describe("mandate-issue", () => {
@@ -218,9 +219,25 @@ describe("mandate-consume and mandate-check", () => {
     const last = await consume(merchant.keys.sk_test, { ...action, amount: 400 });
     expect(last.body).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0, currency: "USD" } });
     const after = await consume(merchant.keys.sk_test, { ...action, amount: 1 });
-    expect(after.body).toMatchObject({ allowed: false, reason: "mandate_consumed" });
+    expect(after.body).toMatchObject({ allowed: false, reason: "mandate_exhausted", remaining: { amount: 0, currency: "USD" } });
+  });
+
+  it("a lifetime ceiling at zero reads exhausted (resource API 3.1), on both surfaces and in the status lists", async () => {
+    const { merchant, mandate } = await mandateFixture();
+    const action = { mandate_id: mandate.mandate_id, scope: "purchase", amount: 700, currency: "USD" };
+    expect((await consume(merchant.keys.sk_test, action)).body).toMatchObject({ allowed: true, at_limit: true });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
-    expect(got.body).toMatchObject({ status: "consumed", stored_status: "consumed" });
+    expect(got.body).toMatchObject({ status: "exhausted", stored_status: "active" });
+    const listed = async (status: string) =>
+      (await call("mandate-get", { key: merchant.keys.sk_test, query: { status } })).body.mandates.map(
+        (m: { mandate_id: string }) => m.mandate_id,
+      );
+    expect(await listed("exhausted")).toEqual([mandate.mandate_id]);
+    expect(await listed("consumed")).toEqual([]);
+    const read = await v1(`/mandates/${mandate.mandate_id}`, { key: merchant.keys.sk_test });
+    expect(read.body).toMatchObject({ status: "exhausted", remaining: 0 });
+    const refused = await consume(merchant.keys.sk_test, { ...action, amount: 1 });
+    expect(refused.body).toMatchObject({ allowed: false, reason: "mandate_exhausted", step_up_available: true });
   });
 
   it("refuses without an Idempotency-Key at HTTP 200, and replays a key once", async () => {
@@ -613,7 +630,7 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     expect(last.body.mandate).toMatchObject({ at_limit: true, remaining: { count: 0 } });
     const refused = await viaMandate(merchant, person, mandate.mandate_id);
     expect(errorOf(refused)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(refused.body.reason).toBe("mandate_consumed");
+    expect(refused.body.reason).toBe("mandate_exhausted");
   });
 
   it("a stand-in act is never proof for a new mandate", async () => {

@@ -137,8 +137,8 @@ describe("Idempotency-Key on /v1 writes", () => {
       Array.from({ length: 10 }, (_, i) => v1(`/mandates/${mandate.id}/check`, { key, body: act, idempotencyKey: `race-check-d${i}` })),
     );
     expect(distinct.filter((r) => r.body.allowed === true)).toHaveLength(6);
-    expect(distinct.filter((r) => r.body.allowed === false).map((r) => r.body.reason)).toEqual(Array(4).fill("mandate_consumed"));
-    expect((await v1(`/mandates/${mandate.id}`, { key })).body).toMatchObject({ remaining: 0, status: "consumed" });
+    expect(distinct.filter((r) => r.body.allowed === false).map((r) => r.body.reason)).toEqual(Array(4).fill("mandate_exhausted"));
+    expect((await v1(`/mandates/${mandate.id}`, { key })).body).toMatchObject({ remaining: 0, status: "exhausted" });
   });
 });
 

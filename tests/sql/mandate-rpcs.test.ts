@@ -230,7 +230,7 @@ describe("period buckets", () => {
 
 // ---------------------------------------------------------------------------------------------
 describe("ceilings", () => {
-  it("amount: refuses past the ceiling with what remains, flags the last unit, and a lifetime ceiling becomes stored consumed", async () => {
+  it("amount: refuses past the ceiling with what remains, flags the last unit, and a lifetime ceiling at zero reads exhausted, stored active", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { ceiling: { kind: "amount", amount: 700, currency: "USD", period: "lifetime" } });
       const at = "2027-03-02T10:00:00Z";
@@ -250,15 +250,19 @@ describe("ceilings", () => {
       expect(await m.get(at)).toMatchObject({ status: "active", stored_status: "active" });
       expect(await m.consume(at, { amount: 400 })).toMatchObject({ allowed: true, at_limit: true, remaining: { amount: 0 } });
       const [row] = await tx.unsafe(`select status, updated_at from private.mandates where id = $1`, [m.id]);
-      expect(row.status).toBe("consumed");
-      expect(row.updated_at.toISOString()).toBe(iso(at));
-      expect(await m.consume(at, { amount: 1 })).toEqual({ allowed: false, reason: "mandate_consumed" });
-      expect(await m.get(at)).toMatchObject({ status: "consumed", stored_status: "consumed" });
+      expect(row.status).toBe("active");
+      expect(await m.consume(at, { amount: 1 })).toEqual({
+        allowed: false,
+        reason: "mandate_exhausted",
+        remaining: { amount: 0, currency: "USD", count: null },
+        period_resets_at: null,
+      });
+      expect(await m.get(at)).toMatchObject({ status: "exhausted", stored_status: "active" });
       expect((await m.consumptions()).map((c) => Number(c.amount)).sort()).toEqual([300, 400]);
     });
   });
 
-  it("count: a lifetime count ceiling is consumed after its last use", async () => {
+  it("count: a lifetime count ceiling is exhausted after its last use", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { scopes: ["login"], ceiling: { kind: "count", count: 3, period: "lifetime" } });
       const at = "2027-03-02T10:00:00Z";
@@ -268,12 +272,12 @@ describe("ceilings", () => {
         [true, 1, false],
         [true, 0, true],
       ]);
-      expect(await m.consume(at)).toEqual({ allowed: false, reason: "mandate_consumed" });
-      expect(await m.get(at)).toMatchObject({ status: "consumed", stored_status: "consumed" });
+      expect(await m.consume(at)).toMatchObject({ allowed: false, reason: "mandate_exhausted", period_resets_at: null });
+      expect(await m.get(at)).toMatchObject({ status: "exhausted", stored_status: "active" });
     });
   });
 
-  it("both: whichever of count and amount runs out first decides; a periodic ceiling is exhausted, never stored consumed", async () => {
+  it("both: whichever of count and amount runs out first decides; a periodic ceiling is exhausted", async () => {
     await rolledBack(async (tx) => {
       const ceiling: Ceiling = { kind: "both", amount: 1000, currency: "USD", count: 3, period: "daily" };
       const at = "2027-03-02T10:00:00Z";
@@ -355,7 +359,7 @@ describe("ceilings", () => {
       expect(await child.consume(T0, { amount: 300 })).toMatchObject({ allowed: true, at_limit: true });
       expect(await parent.check(T0, { amount: 700 })).toMatchObject({ allowed: true, remaining: { amount: 700 } });
       expect(await parent.get(T0)).toMatchObject({ status: "active", stored_status: "active", consumptions: [] });
-      expect(await child.get(T0)).toMatchObject({ status: "consumed" });
+      expect(await child.get(T0)).toMatchObject({ status: "exhausted" });
     });
   });
 
@@ -442,7 +446,7 @@ describe("revocation", () => {
     });
   });
 
-  it("the database refuses un-revoking, rewriting a revocation, leaving consumed, and any change to an immutable column", async () => {
+  it("the database refuses un-revoking, rewriting a revocation, a stored consumed, and any change to an immutable column", async () => {
     await rolledBack(async (tx) => {
       const m = await mandateIn(tx, { constraints: { merchant_allowlist: ["acme"] } });
       const refused = (statement: string) =>
@@ -474,7 +478,7 @@ describe("revocation", () => {
       await refused(
         `update private.mandates set status = 'active', revoked_at = null, revoked_reason = null, revoked_by = null where id = $1`,
       );
-      await refused(`update private.mandates set status = 'consumed', revoked_at = null where id = $1`);
+      await refused(`update private.mandates set status = 'active', revoked_at = null where id = $1`);
       await refused(`update private.mandates set revoked_at = revoked_at + interval '1 hour' where id = $1`);
       await refused(`update private.mandates set revoked_reason = 'rewritten', updated_at = now() where id = $1`);
 
@@ -484,13 +488,11 @@ describe("revocation", () => {
         grantor: m.grantor,
       });
       await spent.consume(T0);
-      expect(await spent.get(T0)).toMatchObject({ stored_status: "consumed" });
+      // A used-up lifetime ceiling is derived (exhausted), never stored: `consumed` is no stored status any more.
+      expect(await spent.get(T0)).toMatchObject({ status: "exhausted", stored_status: "active" });
       await expect(
-        tx.savepoint((sp) => sp.unsafe(`update private.mandates set status = 'active' where id = $1`, [spent.id])),
-      ).rejects.toMatchObject({ code: "HA423" });
-      await expect(
-        tx.savepoint((sp) => sp.unsafe(`update private.mandates set updated_at = now() where id = $1`, [spent.id])),
-      ).rejects.toMatchObject({ code: "HA423" });
+        tx.savepoint((sp) => sp.unsafe(`update private.mandates set status = 'consumed' where id = $1`, [spent.id])),
+      ).rejects.toMatchObject({ code: "23514" });
       await expect(
         tx.savepoint((sp) => sp.unsafe(`update private.mandate_consumptions set amount = 0 where mandate_id = $1`, [spent.id])),
       ).rejects.toMatchObject({ code: "HA423" });
@@ -504,7 +506,7 @@ describe("revocation", () => {
 
 // ---------------------------------------------------------------------------------------------
 describe("effective status (mandate_get, mandate_list)", () => {
-  it("reports revoked > consumed > expired > exhausted > active, with the stored status beside it", async () => {
+  it("reports revoked > expired > exhausted > active (a lifetime ceiling at zero too), with the stored status beside it", async () => {
     await rolledBack(async (tx) => {
       const grantor = await seedGrantor(tx, { at: T0 });
       const expiresAt = new Date("2027-04-01T00:00:00Z");
@@ -512,18 +514,18 @@ describe("effective status (mandate_get, mandate_list)", () => {
       const make = (options: MandateOptions) => mandateIn(tx, { grantor, scopes: ["login"], expiresAt, ...options });
       const active = await make({ ceiling });
       const exhausted = await make({ ceiling });
-      const consumed = await make({ ceiling: { ...ceiling, period: "lifetime" } });
+      const spent = await make({ ceiling: { ...ceiling, period: "lifetime" } });
       const revoked = await make({ ceiling });
       const expiresSooner = await make({ ceiling, expiresAt: new Date("2027-03-20T00:00:00Z") });
       const at = "2027-03-10T12:00:00Z";
       await exhausted.consume(at);
-      await consumed.consume(at);
+      await spent.consume(at);
       await revoked.revoke(at);
 
       const expected: [typeof active, string, string][] = [
         [active, "active", "active"],
         [exhausted, "exhausted", "active"],
-        [consumed, "consumed", "consumed"],
+        [spent, "exhausted", "active"],
         [revoked, "revoked", "revoked"],
         [expiresSooner, "active", "active"],
       ];
@@ -537,12 +539,12 @@ describe("effective status (mandate_get, mandate_list)", () => {
             .sort(),
         );
       }
-      // past every expiry: the terminal stored statuses win, everything else is expired; exhausted resets first
+      // past every expiry: revoked wins, everything else is expired; nothing reads consumed
       const later = "2027-05-01T00:00:00Z";
       expect((await list(tx, grantor, "expired", later)).map((x) => x.mandate_id).sort()).toEqual(
-        [active, exhausted, expiresSooner].map((m) => m.publicId).sort(),
+        [active, exhausted, spent, expiresSooner].map((m) => m.publicId).sort(),
       );
-      expect((await list(tx, grantor, "consumed", later)).map((x) => x.mandate_id)).toEqual([consumed.publicId]);
+      expect(await list(tx, grantor, "consumed", later)).toEqual([]);
       expect((await list(tx, grantor, "revoked", later)).map((x) => x.mandate_id)).toEqual([revoked.publicId]);
       expect(await exhausted.get("2027-03-11T00:00:00Z")).toMatchObject({ status: "active" });
       expect(await exhausted.get("2027-03-10T12:00:00Z")).toMatchObject({
@@ -739,6 +741,6 @@ describe("outbox", () => {
       allowed: true,
       idempotent_replay: false,
     });
-    expect(await counts()).toEqual({ consumptions: 1, events: 2, status: "consumed" });
+    expect(await counts()).toEqual({ consumptions: 1, events: 2, status: "active" });
   });
 });

@@ -46,6 +46,10 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.mandate_issue",
   // The at-limit threshold's arithmetic on a count ceiling is bigint (issue 25: int overflowed above 21,474,836).
   "public.mandate_consume",
+  // A lifetime ceiling at zero reads exhausted, derived; consumed is no stored status any more (issue 29).
+  "private.mandate_decide",
+  "private.mandate_effective_status",
+  "private.mandates_refuse_update",
 ];
 
 /**
@@ -59,6 +63,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003000_v1_check_replays_by_ledger.sql": /(?!)/, // data only: adds no schema
   "20261127003100_devices.sql": /(private|public)\.device_/,
   "20261127003200_at_limit_default.sql": /^column private\.merchants #\d+ at_limit_threshold_percent /,
+  "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

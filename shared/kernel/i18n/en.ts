@@ -18,7 +18,6 @@ export const en = {
   "scope.booking.description": "Reserve appointments, tables or tickets that need no payment now.",
   "refusal.mandate_revoked": "This authorisation was revoked.",
   "refusal.mandate_expired": "This authorisation has expired. Please grant a new one.",
-  "refusal.mandate_consumed": "This authorisation has been fully used.",
   "refusal.mandate_exhausted": "The limit of this authorisation is used up until {resets}.",
   "refusal.ceiling_exceeded": "This action is above what you authorised.",
   "refusal.scope_not_granted": "You did not authorise this kind of action.",

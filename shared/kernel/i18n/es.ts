@@ -20,7 +20,6 @@ export const es: Record<keyof typeof en, string> = {
   "scope.booking.description": "Reservar citas, mesas o entradas que no requieren pago ahora.",
   "refusal.mandate_revoked": "Esta autorización fue revocada.",
   "refusal.mandate_expired": "Esta autorización ha caducado. Concede una nueva.",
-  "refusal.mandate_consumed": "Esta autorización ya se usó por completo.",
   "refusal.mandate_exhausted": "El límite de esta autorización está agotado hasta {resets}.",
   "refusal.ceiling_exceeded": "Esta acción supera lo que autorizaste.",
   "refusal.scope_not_granted": "No autorizaste este tipo de acción.",

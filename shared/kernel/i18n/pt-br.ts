@@ -20,7 +20,6 @@ export const ptBR: Record<keyof typeof en, string> = {
   "scope.booking.description": "Reservar consultas, mesas ou ingressos que não exigem pagamento agora.",
   "refusal.mandate_revoked": "Esta autorização foi revogada.",
   "refusal.mandate_expired": "Esta autorização expirou. Conceda uma nova.",
-  "refusal.mandate_consumed": "Esta autorização já foi totalmente usada.",
   "refusal.mandate_exhausted": "O limite desta autorização está esgotado até {resets}.",
   "refusal.ceiling_exceeded": "Esta ação ultrapassa o que você autorizou.",
   "refusal.scope_not_granted": "Você não autorizou este tipo de ação.",
