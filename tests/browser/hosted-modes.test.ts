@@ -8,7 +8,8 @@
  * `GET /v1/sessions/{id}` shows the result. axe-core checks every state shown, in both schemes.
  *
  * The camera's face is enrolled by the claim session first; the other modes are for that person
- * (its facetoken), so the tests run in order. Four accepted readings of 15 s (the length the
+ * (its facetoken), so the tests run in order; the money mandate, which the person cancels, is for
+ * another person the merchant enrolled. Four accepted readings of 15 s (the length the
  * engine's v2 figures are measured at), one per mode; the money mandate and the cancel need none.
  */
 import { readFileSync } from "node:fs";
@@ -19,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { formatMinorUnits } from "../../client/screen/modes";
 import { accentTokens } from "../../client/screen/theme";
 import { merchantFactory } from "../harness/factories";
+import { enrollStranger } from "../harness/identity";
 import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
 import { type GuardedBrowser, openBrowser } from "./chromium";
@@ -35,7 +37,7 @@ import {
 } from "./hosted-screen";
 import { litCamera } from "./lit-camera";
 
-const FUNCTIONS = ["resource-api", "hosted-capture", "merchant-theme-get"];
+const FUNCTIONS = ["resource-api", "hosted-capture", "merchant-theme-get", "process-biovital-enrollment"];
 const ACCEPTED_SECONDS = 15;
 const TEST_TIMEOUT = 180_000;
 
@@ -316,9 +318,11 @@ describe("a /v1 hosted session, from POST /v1/sessions through the screen back t
   );
 
   it("mandate with a money ceiling (pt-BR): the ceiling in the locale's money; the person cancels and lands on cancel_url", async () => {
+    // No capture here, so the person need not be the camera's: one the merchant enrolled by the function API.
+    const person = await enrollStranger(merchant.keys.pk_test);
     const session = await openV1Session({
       mode: "mandate",
-      facetoken,
+      facetoken: person.subject_ref,
       locale: "pt-BR",
       mandate: {
         granted_to: "agent_shopper_2",
