@@ -108,7 +108,7 @@ export const agentTools: readonly AgentTool[] = [
     description: "One mandate by id with its last 100 consumptions, or the merchant's mandates in one status (GET mandate-get).",
     scopes: READ,
     schema: mandateQuerySchema,
-    run: ({ deps, agent }, query) => ("status" in query ? listMandates(deps, agent, query.status) : getMandate(deps, agent, query.id)),
+    run: ({ deps, agent }, query) => ("status" in query ? listMandates(deps, agent, query) : getMandate(deps, agent, query.id)),
   }),
   tool({
     name: "mandate-revoke",

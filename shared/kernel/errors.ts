@@ -124,7 +124,6 @@ export const errorCatalogue = {
   UNSUPPORTED_MEDIA_TYPE: [415, "The request body must be application/json."],
   FACE_TEMPLATE_REQUIRED: [422, "face_template (the presence descriptor) is required."],
   IDEMPOTENCY_KEY_REUSED: [422, "This Idempotency-Key was used with a different request body."],
-  LIST_TOO_LARGE: [422, "More mandates have this status than one answer may hold (1000); this surface has no cursor."],
   RATE_LIMITED: [429, "Too many requests; retry after the time given in Retry-After."],
   IDENTITY_CREATE_FAILED: [500, "The identity could not be created."],
   TEMPLATE_STORE_FAILED: [500, "The protected template could not be stored."],

@@ -133,7 +133,10 @@ export const mandateReadSchema = v.union([
     stored_status: described(v.string(), "The status as stored (the effective one is `status`)."),
     consumptions: described(v.array(consumptionSchema), "The mandate's consumptions, newest first."),
   }),
-  v.object({ mandates: described(v.array(mandateSchema), "The mandates the query names.") }),
+  v.object({
+    mandates: described(v.array(mandateSchema), "The mandates the query names, newest first, at most 1,000."),
+    has_more: described(v.boolean(), "Whether more follow: ask again with issued_before set to the last mandate_id."),
+  }),
 ]);
 
 /** mandate-revoke's answer. */

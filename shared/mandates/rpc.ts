@@ -96,7 +96,7 @@ declare module "../kernel/db/rpc" {
     mandate_get: [TenantAt & { mandate_id: Uuid }, MandateView | null];
     mandate_issue: [MandateToIssue, MandateView];
     mandate_issue_stored: [MandateToIssue & { stored_response?: { record: IdempotencyRecord } }, Record<string, unknown>];
-    mandate_list: [TenantAt & { status: string; limit: number }, MandateView[]];
+    mandate_list: [TenantAt & { status: string; limit: number; issued_before?: Uuid }, MandateView[] | null];
     mandate_page: [
       TenantAt & {
         limit: number;

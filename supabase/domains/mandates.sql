@@ -346,22 +346,34 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.mandate_get(jsonb) is 'One mandate of this merchant with its last 100 consumptions, newest first; null when unknown or not its own.';
 
--- mandate_list({merchant_id, environment, status, now, limit}) -> [mandate json with stored_status], newest first,
--- by effective status; at most limit rows (the caller asks one more than it answers, to tell a list that is too large).
+-- mandate_list({merchant_id, environment, status, now, limit, issued_before?}) -> [mandate json with stored_status] | null
+-- This merchant's mandates by effective status, newest first by (created_at, id), at most limit rows (the caller
+-- asks one more than it answers, to say whether more follow). With issued_before (a mandate's uuid) only those
+-- issued before that mandate in the same order; null when issued_before is not a mandate of this merchant and
+-- environment (answered as not_found, like a read of it).
 create or replace function public.mandate_list(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
-  select coalesce(jsonb_agg(j order by created_at desc, id desc), '[]'::jsonb)
-  from (
-    select private.mandate_json(m, (p ->> 'now')::timestamptz) || jsonb_build_object('stored_status', m.status) as j,
-      m.created_at, m.id
-    from private.mandates m
-    where m.merchant_id = (p ->> 'merchant_id')::uuid and m.environment = p ->> 'environment'
-      and private.mandate_effective_status(m, (p ->> 'now')::timestamptz) = p ->> 'status'
-    order by m.created_at desc, m.id desc
-    limit (p ->> 'limit')::int
-  ) listed
+  with tenant as (
+    select (p ->> 'merchant_id')::uuid as merchant_id, p ->> 'environment' as environment, (p ->> 'now')::timestamptz as at
+  ), anchor as (
+    select b.created_at, b.id from private.mandates b, tenant t
+    where p ? 'issued_before' and b.id = (p ->> 'issued_before')::uuid
+      and b.merchant_id = t.merchant_id and b.environment = t.environment
+  )
+  select case when p ? 'issued_before' and not exists (select 1 from anchor) then null
+    else coalesce((
+      select jsonb_agg(j order by created_at desc, id desc)
+      from (
+        select private.mandate_json(m, t.at) || jsonb_build_object('stored_status', m.status) as j, m.created_at, m.id
+        from private.mandates m, tenant t
+        where m.merchant_id = t.merchant_id and m.environment = t.environment
+          and (not p ? 'issued_before' or (m.created_at, m.id) < (select a.created_at, a.id from anchor a))
+          and private.mandate_effective_status(m, t.at) = p ->> 'status'
+        order by m.created_at desc, m.id desc
+        limit (p ->> 'limit')::int
+      ) listed), '[]'::jsonb) end
 $$;
-comment on function public.mandate_list(jsonb) is 'This merchant''s mandates whose effective status is the one asked, each with stored_status, newest first, at most limit.';
+comment on function public.mandate_list(jsonb) is 'This merchant''s mandates whose effective status is the one asked, each with stored_status, newest first, at most limit, optionally only those issued before a given one of its mandates (null when that one is not its own).';
 
 -- mandate_revoke({mandate_id, now, reason?, by: 'issuing_merchant' | 'granting_human' | 'service_role',
 --   merchant_id?, environment?, identity_id?}) -> {revoked, already_revoked, mandate_id, status, revoked_at} | null

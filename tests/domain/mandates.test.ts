@@ -583,7 +583,7 @@ describe("getMandate and listMandates: the effective status at the request's ins
     // past expires_at: revoked still wins, the others read expired; nothing reads consumed
     const later = "2027-03-20T00:00:00.000Z";
     const ids = async (status: "active" | "expired" | "consumed" | "revoked" | "exhausted", when: string) =>
-      (await listMandates(depsAt(when), tenant, status)).mandates.map((m: Answer) => m.mandate_id).sort();
+      (await listMandates(depsAt(when), tenant, { status })).mandates.map((m: Answer) => m.mandate_id).sort();
     expect(await ids("expired", later)).toEqual([active.id, exhausted.id, spent.id].sort());
     expect(await ids("consumed", at)).toEqual([]);
     expect(await ids("revoked", later)).toEqual([revoked.id]);

@@ -50,6 +50,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.mandate_decide",
   "private.mandate_effective_status",
   "private.mandates_refuse_update",
+  // A status list is read on past 1,000 with issued_before (issue 29).
+  "public.mandate_list",
 ];
 
 /**
