@@ -19,13 +19,6 @@ type AliasFormatCode =
   | "ALIAS_DOUBLE_UNDERSCORE"
   | "ALIAS_RESERVED";
 
-interface NormalisedAlias {
-  /** The alias as it would be stored: the value echoed back to the caller. */
-  alias: string;
-  /** True when normalisation had to strip characters outside `[a-z0-9_]`. */
-  stripped: boolean;
-}
-
 export interface AliasVerdict {
   alias: string;
   formatOk: boolean;
@@ -136,33 +129,40 @@ export const RESERVED_ALIASES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Normalises raw input: trimmed, one leading `@` dropped, lowercased, then every character outside
- * `[a-z0-9_]` stripped (inner spaces, dots, hyphens, a second `@`, any non-ASCII letter).
+ * Normalises raw input before it is judged (spec 4.17 rule 2): composed (NFC), trimmed, one leading
+ * `@` dropped, lowercased, then every invalid character that is no letter, mark or digit stripped
+ * (spaces, dots, hyphens, a second `@`, punctuation, symbols, emoji). A letter or digit outside
+ * `a-z0-9` (`é`, Cyrillic, Arabic-Indic digits) is kept: stripping it would respell the name the
+ * person typed (`josé` would become `jos`), so the verdict refuses it as ALIAS_INVALID_CHARS.
  *
- * @example normaliseAlias("  @Ana.Maria ") // { alias: "anamaria", stripped: true }
+ * @example normaliseAlias("  @Ana.Maria ") // "anamaria"
+ * @example normaliseAlias("José") // "josé"
  */
-export function normaliseAlias(input: string): NormalisedAlias {
-  const lowered = input.trim().replace(/^@/, "").toLowerCase();
-  const alias = lowered.replace(/[^a-z0-9_]/g, "");
-  return { alias, stripped: alias !== lowered };
+export function normaliseAlias(input: string): string {
+  return input
+    .normalize("NFC")
+    .trim()
+    .replace(/^@/, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}_]/gu, "");
 }
 
 /**
- * Normalises and judges an alias. The first failing rule wins, in this order:
- * ALIAS_INVALID_CHARS (normalisation stripped characters: what was typed is not what would be
- * stored, so it is refused while the stripped alias is echoed), ALIAS_TOO_SHORT, ALIAS_TOO_LONG,
- * ALIAS_MUST_START_WITH_LETTER, ALIAS_TRAILING_UNDERSCORE, ALIAS_DOUBLE_UNDERSCORE, ALIAS_RESERVED.
+ * Normalises and judges an alias: the normalised alias is what is validated, echoed and stored.
+ * The first failing rule wins, in this order: ALIAS_INVALID_CHARS (a letter or digit outside
+ * `a-z0-9` that normalisation keeps), ALIAS_TOO_SHORT, ALIAS_TOO_LONG, ALIAS_MUST_START_WITH_LETTER,
+ * ALIAS_TRAILING_UNDERSCORE, ALIAS_DOUBLE_UNDERSCORE, ALIAS_RESERVED.
  *
- * @example aliasVerdict("@Alice") // { alias: "alice", formatOk: true, formatCode: null }
+ * @example aliasVerdict("@Ana.Maria") // { alias: "anamaria", formatOk: true, formatCode: null }
  */
 export function aliasVerdict(input: string): AliasVerdict {
-  const { alias, stripped } = normaliseAlias(input);
-  const formatCode = formatCodeOf(alias, stripped);
+  const alias = normaliseAlias(input);
+  const formatCode = formatCodeOf(alias);
   return { alias, formatOk: formatCode === null, formatCode };
 }
 
-function formatCodeOf(alias: string, stripped: boolean): AliasFormatCode | null {
-  if (stripped) return "ALIAS_INVALID_CHARS";
+function formatCodeOf(alias: string): AliasFormatCode | null {
+  if (/[^a-z0-9_]/.test(alias)) return "ALIAS_INVALID_CHARS";
   if (alias.length < ALIAS_MIN_LENGTH) return "ALIAS_TOO_SHORT";
   if (alias.length > ALIAS_MAX_LENGTH) return "ALIAS_TOO_LONG";
   if (!/^[a-z]/.test(alias)) return "ALIAS_MUST_START_WITH_LETTER";

@@ -40,6 +40,21 @@ describe("alias-availability", () => {
       expect(res.body).toMatchObject({ alias: name, format_ok: true, format_code: null, available: true });
     });
 
+    it("strips separators and symbols before validating (spec 4.17 rule 2): the stripped alias is judged, echoed and reserved", async () => {
+      const m = await merchantFactory();
+      const name = freshAlias("ana");
+      const dotted = `${name.slice(0, 3)}.${name.slice(3, 6)}-${name.slice(6)}`;
+      for (const input of [` @${dotted.toUpperCase()}! `, `@@${name}`, `${name.slice(0, 2)} ${name.slice(2)}`]) {
+        const res = await alias({ alias: input }, { key: m.keys.sk_test });
+        expect(res.body, input).toEqual({ alias: name, format_ok: true, format_code: null, available: true, suggestions: [] });
+      }
+      const reserved = await alias({ action: "reserve", alias: `${dotted}!` }, { key: m.keys.sk_test });
+      expect(reserved.body).toMatchObject({ alias: name, format_ok: true, reserved: true });
+      expect((await alias({ alias: name }, { key: m.keys.pk_test })).body).toMatchObject({ alias: name, available: false });
+      // stripping never smuggles a reserved word past the list
+      expect((await alias({ alias: "ad.min" })).body).toMatchObject({ alias: "admin", format_ok: false, format_code: "ALIAS_RESERVED" });
+    });
+
     it("reserves with a default TTL of 300 s and returns the full reserve shape", async () => {
       const m = await merchantFactory();
       const name = freshAlias();
@@ -151,8 +166,11 @@ describe("alias-availability", () => {
       ["ab", "ab", "ALIAS_TOO_SHORT"],
       ["a".repeat(31), "a".repeat(31), "ALIAS_TOO_LONG"],
       ["9lives", "9lives", "ALIAS_MUST_START_WITH_LETTER"],
-      ["Ana.Maria", "anamaria", "ALIAS_INVALID_CHARS"],
-      ["@@ana", "ana", "ALIAS_INVALID_CHARS"],
+      // a letter or digit outside a-z and 0-9 is not stripped (that would respell the name): it is refused
+      ["José", "josé", "ALIAS_INVALID_CHARS"],
+      ["@Мария", "мария", "ALIAS_INVALID_CHARS"],
+      ["ana٣", "ana٣", "ALIAS_INVALID_CHARS"],
+      ["a.b", "ab", "ALIAS_TOO_SHORT"],
       ["ana_", "ana_", "ALIAS_TRAILING_UNDERSCORE"],
       ["ana__maria", "ana__maria", "ALIAS_DOUBLE_UNDERSCORE"],
       ["@Admin", "admin", "ALIAS_RESERVED"],
