@@ -1,10 +1,10 @@
 /**
- * POST /functions/v1/alias-availability (spec 3.4, 4.17): check, reserve and release a public alias
- * (shared/aliases/availability.ts). Publishable or secret key; without a key only `check`, against
+ * POST /functions/v1/alias-availability (spec 3.4, 4.17): check, reserve and release a public alias, and
+ * claim it for a person (secret key only) (shared/aliases/availability.ts). Publishable or secret key; without a key only `check`, against
  * the live namespace. Rate limited per action, per merchant and environment (per IP without a key). Every
  * response is `cache-control: no-store`.
  */
-import { aliasAnswerSchema, checkAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
+import { aliasAnswerSchema, checkAlias, claimAlias, releaseAlias, reserveAlias } from "../../shared/aliases/availability";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input, type WithInput } from "../../shared/edge/input";
@@ -24,7 +24,7 @@ app.post(
   documented({
     summary: "Check, reserve or claim an alias",
     success: { status: 200, description: "The alias's availability, hold or release", schema: aliasAnswerSchema },
-    answers: ["API_KEY_REQUIRED", "ALIAS_TAKEN", "CLAIM_TOKEN_INVALID"],
+    answers: ["API_KEY_REQUIRED", "AUTH_REQUIRED", "ALIAS_TAKEN", "CLAIM_TOKEN_INVALID", "not_found"],
   }),
   apiKeyAuth("anonymous"),
   input("json", aliasRequestSchema),
@@ -41,7 +41,10 @@ app.post(
     if (body.action === "check") return c.json(await checkAlias(deps, principal?.environment ?? "live", body.alias));
     if (!principal) throw new ApiError("API_KEY_REQUIRED");
     if (body.action === "reserve") return c.json(await reserveAlias(deps, principal, body.alias, body.ttl_seconds));
-    return c.json(await releaseAlias(deps, principal, body.alias, body.claim_token));
+    if (body.action === "release") return c.json(await releaseAlias(deps, principal, body.alias, body.claim_token));
+    // Attaching a handle to a person is the merchant's server's act (it knows who enrolled), never a browser's.
+    if (principal.kind !== "merchant_key" || principal.keyKind !== "secret") throw new ApiError("AUTH_REQUIRED");
+    return c.json(await claimAlias(deps, principal, body.alias, body.claim_token, body.subject_ref));
   },
 );
 

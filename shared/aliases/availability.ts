@@ -1,5 +1,5 @@
 /**
- * alias-availability (spec 3.4, 4.17): check, reserve and release a public alias. Aliases are
+ * alias-availability (spec 3.4, 4.17): check, reserve, release and claim a public alias. Aliases are
  * unique per environment across merchants; a reservation is released only by the merchant that
  * made it, with its claim token.
  */
@@ -66,6 +66,25 @@ export async function releaseAlias(deps: Deps, tenant: Tenant, alias: string, cl
   return { alias: released.alias, released: true };
 }
 
+/**
+ * Attaches this merchant's reservation to a person it knows (`subjectRef`, as enrolment answered it),
+ * redeeming `claimToken` once: the alias is the person's with no expiry. `409 CLAIM_TOKEN_INVALID`
+ * when the token holds no live reservation of the alias; `404 not_found` for an unknown person.
+ */
+export async function claimAlias(deps: Deps, tenant: Tenant, alias: string, claimToken: string, subjectRef: string) {
+  const verdict = aliasVerdict(alias);
+  if (!verdict.formatOk) return { ...formatFields(verdict), claimed: false };
+  const claimed = await rpc(deps.sql, "alias_claim", {
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    merchant_id: tenant.merchantId,
+    alias: verdict.alias,
+    claim_token_hash: await sha256Hex(claimToken),
+    subject_ref: subjectRef,
+  });
+  return { alias: claimed.alias, claimed: true, claimed_at: new Date(claimed.claimed_at).toISOString() };
+}
+
 /** alias-availability's answer, by action: check (available, suggestions), reserve (reserved, claim_token), release (released). */
 export const aliasAnswerSchema = v.object({
   alias: described(v.string(), "The alias, normalised."),
@@ -78,4 +97,6 @@ export const aliasAnswerSchema = v.object({
   expires_at: v.optional(described(v.pipe(v.string(), v.isoTimestamp()), "reserve: when the hold ends.")),
   ttl_seconds: v.optional(described(v.number(), "reserve: how long the hold lasts.")),
   released: v.optional(described(v.literal(true), "release: it is free again.")),
+  claimed: v.optional(described(v.boolean(), "claim: whether it is now attached to the person, for good.")),
+  claimed_at: v.optional(described(v.pipe(v.string(), v.isoTimestamp()), "claim: when it was attached.")),
 });

@@ -14,5 +14,9 @@ declare module "../kernel/db/rpc" {
       { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string },
       { alias: string; released: true },
     ];
+    alias_claim: [
+      { environment: Environment; now: Iso; merchant_id: Uuid; alias: string; claim_token_hash: string; subject_ref: string },
+      { alias: string; claimed_at: Iso },
+    ];
   }
 }

@@ -1,5 +1,5 @@
 -- ============================================================================
--- Aliases: availability, timed reservation, release.
+-- Aliases: availability, timed reservation, release, claim by a person.
 -- Functions and triggers only, each defined once (create or replace); the
 -- tables they use are in supabase/migrations. Applied after the migrations by
 -- scripts/local/migrations.ts, which drops any function no domain file defines.
@@ -75,3 +75,39 @@ begin
   return jsonb_build_object('alias', v_alias, 'released', true);
 end $$;
 comment on function public.alias_release(jsonb) is 'Frees an alias early; only the reserving merchant holding the claim token can, while the reservation is live.';
+
+-- alias_claim({environment, merchant_id, alias, claim_token_hash, subject_ref, now})
+--   -> {alias, claimed_at} | HA002 when this merchant's token does not hold a live reservation of the alias
+--   | HA404 when subject_ref is no person this merchant knows in this environment
+-- Redeems the claim token: the reservation becomes a claim by the person (no expiry), the token's hash is
+-- cleared so it redeems once. The person is looked up first, so an unknown one spends no token.
+create or replace function public.alias_claim(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_identity uuid;
+  v_row private.aliases;
+begin
+  select s.identity_id into v_identity
+  from private.subject_refs s
+  join private.identities i on i.id = s.identity_id
+  where s.merchant_id = (p ->> 'merchant_id')::uuid and s.subject_ref = p ->> 'subject_ref'
+    and i.environment = p ->> 'environment';
+  if v_identity is null then
+    raise exception 'unknown subject_ref' using errcode = 'HA404';
+  end if;
+  update private.aliases
+  set state = 'claimed', identity_id = v_identity, claimed_at = (p ->> 'now')::timestamptz,
+      claim_token_hash = null, expires_at = null
+  where environment = p ->> 'environment'
+    and alias = p ->> 'alias'
+    and state = 'reserved'
+    and merchant_id = (p ->> 'merchant_id')::uuid
+    and claim_token_hash = p ->> 'claim_token_hash'
+    and expires_at > (p ->> 'now')::timestamptz
+  returning * into v_row;
+  if not found then
+    raise exception 'claim token does not hold this alias' using errcode = 'HA002';
+  end if;
+  return jsonb_build_object('alias', v_row.alias, 'claimed_at', v_row.claimed_at);
+end $$;
+comment on function public.alias_claim(jsonb) is 'Attaches a reserved alias to a person this merchant knows (subject_ref), redeeming the claim token once; the alias is then held with no expiry.';

@@ -3,6 +3,7 @@ import { RESERVED_ALIASES } from "../../shared/aliases/alias";
 import { randomHex, sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallOptions, call, errorOf, freshIp } from "../harness/http";
+import { enrollStranger } from "../harness/identity";
 
 const FN = "alias-availability";
 const CHECK_KEYS = ["alias", "available", "format_code", "format_ok", "suggestions"];
@@ -212,7 +213,8 @@ describe("alias-availability", () => {
       [{ action: "check" }, ["alias"]],
       [{ alias: 42 }, ["alias"]],
       [{ alias: "a".repeat(129) }, ["alias"]],
-      [{ action: "claim", alias: "abc" }, ["action"]],
+      [{ action: "claim", alias: "abc" }, ["claim_token", "subject_ref"]],
+      [{ action: "transfer", alias: "abc" }, ["action"]],
       [{ action: "release", alias: "abc" }, ["claim_token"]],
       [["abc"], ["body"]],
     ])("%j → 400 INVALID_INPUT with fields %j", async (body, fields) => {
@@ -380,5 +382,71 @@ describe("alias-availability", () => {
       expect(statuses.every((s) => s === 409)).toBe(true);
       expect(errorOf(await release())).toEqual({ status: 429, code: "RATE_LIMITED" });
     });
+  });
+});
+
+describe("alias-availability claim: a reserved alias attached to the person (spec 2.6: a public handle attached to the identity)", () => {
+  async function reservedFor() {
+    const merchant = await merchantFactory();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const name = freshAlias("me");
+    const now = new Date();
+    const reserved = await alias({ action: "reserve", alias: `@${name}`, ttl_seconds: 60 }, { key: merchant.keys.pk_test, now });
+    expect(reserved.body).toMatchObject({ alias: name, reserved: true });
+    return { merchant, person, name, now, claimToken: reserved.body.claim_token as string };
+  }
+
+  it("redeems the claim token with the merchant's secret key: the alias is the person's for good, the token spent", async () => {
+    const { merchant, person, name, now, claimToken } = await reservedFor();
+    const body = { action: "claim", alias: ` @${name.toUpperCase()}`, claim_token: claimToken, subject_ref: person.subject_ref };
+    const claimed = await alias(body, { key: merchant.keys.sk_test, now });
+    expect(claimed.status, claimed.text).toBe(200);
+    expect(claimed.body).toEqual({ alias: name, claimed: true, claimed_at: now.toISOString() });
+    expect(claimed.headers.get("cache-control")).toBe("no-store");
+    // held past the reservation's TTL, by nobody's reservation: no one can reserve it, nor release it
+    const later = new Date(now.getTime() + 3_600_000);
+    expect((await alias({ alias: name }, { key: merchant.keys.pk_test, now: later })).body).toMatchObject({ available: false });
+    expect(errorOf(await alias({ action: "reserve", alias: name }, { key: merchant.keys.pk_test, now: later }))).toEqual({
+      status: 409,
+      code: "ALIAS_TAKEN",
+    });
+    expect(errorOf(await alias({ action: "release", alias: name, claim_token: claimToken }, { key: merchant.keys.pk_test }))).toEqual({
+      status: 409,
+      code: "CLAIM_TOKEN_INVALID",
+    });
+    // the token is redeemed: a second claim with it is refused
+    expect(errorOf(await alias(body, { key: merchant.keys.sk_test, now }))).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
+    const [row] = await testDb()`
+      select a.state, a.claim_token_hash, a.expires_at, a.identity_id = s.identity_id as attached
+      from private.aliases a join private.subject_refs s on s.subject_ref = ${person.subject_ref}
+      where a.environment = 'test' and a.alias = ${name}`;
+    expect(row).toEqual({ state: "claimed", claim_token_hash: null, expires_at: null, attached: true });
+  });
+
+  it("refuses a publishable key, another merchant, an expired hold, a wrong token and a person the merchant does not know", async () => {
+    const { merchant, person, name, now, claimToken } = await reservedFor();
+    const body = { action: "claim", alias: name, claim_token: claimToken, subject_ref: person.subject_ref };
+    expect(errorOf(await alias(body, { key: merchant.keys.pk_test, now }))).toEqual({ status: 401, code: "AUTH_REQUIRED" });
+    expect(errorOf(await alias(body))).toEqual({ status: 401, code: "API_KEY_REQUIRED" });
+    const other = await merchantFactory();
+    expect(errorOf(await alias(body, { key: other.keys.sk_test, now }))).toMatchObject({ status: 404, code: "not_found" });
+    const stranger = await enrollStranger(other.keys.pk_test);
+    expect(errorOf(await alias({ ...body, subject_ref: stranger.subject_ref }, { key: merchant.keys.sk_test, now }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+    expect(errorOf(await alias({ ...body, claim_token: `ct_${"A".repeat(43)}` }, { key: merchant.keys.sk_test, now }))).toEqual({
+      status: 409,
+      code: "CLAIM_TOKEN_INVALID",
+    });
+    expect(errorOf(await alias({ ...body, subject_ref: undefined }, { key: merchant.keys.sk_test, now }))).toMatchObject({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
+    const expired = new Date(now.getTime() + 61_000);
+    expect(errorOf(await alias(body, { key: merchant.keys.sk_test, now: expired }))).toEqual({ status: 409, code: "CLAIM_TOKEN_INVALID" });
+    // a bad format is the 200 of every action, with nothing claimed
+    const bad = await alias({ ...body, alias: "ad.min" }, { key: merchant.keys.sk_test, now });
+    expect(bad.body).toEqual({ alias: "admin", format_ok: false, format_code: "ALIAS_RESERVED", claimed: false });
   });
 });
