@@ -30,6 +30,9 @@ function forwardedHeaders(headers: IncomingHttpHeaders, remoteAddress: string | 
   return kept;
 }
 
+/** The most bytes of request line and headers the front reads: as much as the service's largest body. */
+const MAX_HEAD_BYTES = 256 * 1024;
+
 export interface ClientAddressFront {
   url: string;
   stop(): Promise<void>;
@@ -39,7 +42,9 @@ export interface ClientAddressFront {
 export async function startClientAddressFront({ host, port, target }: { host: string; port: number; target: string }) {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
-  const server: Server = createServer((incoming, outgoing) => {
+  // Node's default (16 KiB of request line and headers) is far below workerd's, which answered
+  // every request the front now takes first: a long query string must reach the Worker's own answer.
+  const server: Server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, (incoming, outgoing) => {
     const proxied = forward(
       {
         agent,
@@ -61,6 +66,16 @@ export async function startClientAddressFront({ host, port, target }: { host: st
       outgoing.end("the local runtime did not answer");
     });
     incoming.pipe(proxied);
+  });
+  // A request the front cannot parse (a request line and headers over MAX_HEAD_BYTES, say) is
+  // answered as the runtime answers it (docs/functions.md, "Every function": 431, or 400, no JSON),
+  // and the rest of what the client sends is read and dropped: closing at once would reset a client
+  // still writing, which then never sees the answer.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return;
+    const status = error.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    socket.on("data", () => {});
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

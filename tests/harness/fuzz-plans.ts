@@ -22,7 +22,7 @@ import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
 import { recognitionSchema } from "../../shared/identity/recognitions";
 import { decisionSchema } from "../../shared/mandates/decision";
-import { issueSchema } from "../../shared/mandates/issue";
+import { grantTermsSchema, issueSchema } from "../../shared/mandates/issue";
 import { mandatePageSchema } from "../../shared/mandates/page";
 import { mandateQuerySchema } from "../../shared/mandates/read";
 import { revokeSchema } from "../../shared/mandates/revoke";
@@ -208,6 +208,9 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     currency: fc.option(currencies, { nil: undefined, freq: 2 }),
     document: sometimes(documentEvidence, 4),
     mandate_id: fc.option(fc.constant(MARK.mandate), { nil: undefined, freq: 2 }),
+    // a grant's terms in one request of six: a sink request that always carried one would always be
+    // judged by mandate-issue's rules first, and the run would never reach an approval
+    grant: sometimes(arbitraryOf(grantTermsSchema), 6),
     scope: fc.option(scope, { nil: undefined, freq: 2 }),
     "context.merchant": fc.option(contexts, { nil: undefined }),
   }).map((body: any) => {

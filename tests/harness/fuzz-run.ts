@@ -3,6 +3,7 @@
  * fixtures, judges every answer against docs/functions.md (./documented-answers.ts), and checks the
  * ledger: every row a request can write is attributed to an answer that says it was written.
  */
+import * as v from "valibot";
 import { encodeProof } from "../../shared/engine";
 import type { Sql } from "../../shared/kernel/db/client";
 import { rpc } from "../../shared/kernel/db/rpc";
@@ -10,6 +11,7 @@ import { cronsOf, type FunctionName, mountOf } from "../../shared/kernel/registr
 import { randomBase62 } from "../../shared/lib/crypto";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { mandateUuid } from "../../shared/mandates/ids";
+import { grantTermsOf, grantTermsSchema } from "../../shared/mandates/issue";
 import type { CreatedMerchant } from "../../shared/merchants/accounts";
 import { addOwner, createKey } from "../../shared/merchants/accounts";
 import { sessionUuid } from "../../shared/sessions/tokens";
@@ -21,7 +23,7 @@ import { MARK } from "./fuzz-plans";
 import { RawJson, type Recipe } from "./fuzz-requests";
 import { fetchFrom, freshIp } from "./http";
 import { randomFace } from "./identity";
-import { issue, mandateBody, mandateFixture, presenceCapture, proofCapture } from "./mandates";
+import { grantableTerms, issue, mandateBody, mandateFixture, presenceCapture, proofCapture } from "./mandates";
 import { serviceUnderTest } from "./service";
 import { consumeSession, openSession } from "./sessions";
 import { requestCard } from "./verifications";
@@ -38,7 +40,7 @@ interface Screen {
 export interface Cohort {
   merchant: CreatedMerchant;
   revokedKey: string;
-  person: { subject_ref: string; session_token: string; face: number[] };
+  person: Awaited<ReturnType<typeof mandateFixture>>["person"];
   mandateId: string;
   spareMandateId: string;
   agentMandateId: string;
@@ -205,6 +207,8 @@ export interface Outcome {
   ms: number;
   /** The capture nonce, Idempotency-Key and user_id the request carried, if any. */
   captureNonce?: string;
+  /** A grant capture made for this request's terms before it was sent: its transaction's id and nonce. */
+  grantCapture?: { id: string; nonce: string };
   idempotencyKey?: string;
   subjectRef?: string;
   carriedDocument: boolean;
@@ -253,6 +257,31 @@ function screenFor(c: Cohort, recipe: Recipe): Screen | undefined {
 }
 
 /** Sends `recipe` for `c` and returns its answer; never throws for an answer, only for no answer at all. */
+/** A grant capture of the terms of `body` (a mandate-issue body proven by the cohort's login), or undefined where no grant could show them. */
+async function grantFor(
+  c: Cohort,
+  body: unknown,
+  now: Date,
+  surface: "function" | "resource",
+): Promise<{ id: string; nonce: string } | undefined> {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const { granted_by, proof, ...terms } = body as Record<string, unknown>;
+  if (granted_by !== c.person.subject_ref || (proof as { capture_id?: unknown } | null)?.capture_id !== c.captureId) return undefined;
+  let grant: Record<string, unknown> | null = null;
+  if (surface === "resource") grant = grantableTerms(terms, c.person.subject_ref, now);
+  else {
+    const parsed = v.safeParse(grantTermsSchema, terms);
+    try {
+      if (parsed.success && grantTermsOf(parsed.output, now)) grant = terms;
+    } catch {}
+  }
+  if (!grant) return undefined;
+  const id = await presenceCapture(c.merchant, c.person, { grant }).catch(() => undefined);
+  if (!id) return undefined;
+  const [row] = await testDb()<{ nonce: string }[]>`select capture_nonce as nonce from private.captures where id = ${id}::uuid`;
+  return { id, nonce: row.nonce };
+}
+
 export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
   const now = Date.now();
   const { route } = recipe;
@@ -375,6 +404,15 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     if ([...params].length) url += `?${params}`;
   }
   const resolvedBody = recipe.body.kind === "json" || recipe.body.kind === "form" ? resolve(recipe.body.value, markers, now) : undefined;
+  // A login proves no grant (issue 25): a mandate-issue whose proof is the cohort's login and whose
+  // terms a person could be shown gets a grant capture of exactly those terms first, made through
+  // the sink as the person's app would, so the run still reaches issued mandates.
+  const v1Create = recipe.fn === "resource-api" && route.path === "/mandates" && recipe.method === "POST";
+  const grantCapture =
+    (recipe.fn === "mandate-issue" || v1Create) && recipe.body.kind === "json"
+      ? await grantFor(c, resolvedBody, new Date(now), v1Create ? "resource" : "function")
+      : undefined;
+  if (grantCapture) (resolvedBody as { proof: unknown }).proof = { capture_id: grantCapture.id };
   let body: string | Blob | undefined;
   if (recipe.body.kind === "json") body = serialize(resolvedBody);
   else if (recipe.body.kind === "form") {
@@ -423,6 +461,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
     // a proof the plan built carries the request's nonce inside it
     captureNonce: typeof sent?.capture_nonce === "string" ? sent.capture_nonce : typeof sent?.proof === "string" ? captureNonce : undefined,
     idempotencyKey,
+    grantCapture,
     subjectRef: typeof sent?.user_id === "string" ? sent.user_id : undefined,
     carriedDocument: sent !== undefined && sent !== null && typeof sent === "object" && "document" in sent,
     screen,
@@ -574,6 +613,10 @@ export class Attribution {
 
   record(o: Outcome): void {
     const { recipe } = o;
+    if (o.grantCapture) {
+      this.approved.add(o.grantCapture.id);
+      this.claimedNonces.add(o.grantCapture.nonce);
+    }
     const path = recipe.route.path;
     if (o.tool) this.act({ fn: o.tool.name, status: o.tool.status, code: o.tool.code, body: o.tool.body });
     else if (recipe.fn === "resource-api") this.act({ fn: resourceAct(recipe.method, path), status: o.status, code: o.code, body: o.body });

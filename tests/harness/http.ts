@@ -24,7 +24,10 @@ export function fetchFrom(
 ) {
   const target = new URL(url);
   return new Promise<Response>((resolve, reject) => {
-    const headers = { accept: "*/*", ...init.headers };
+    // Content-Length as fetch sends it: Node's client frames no body of its own on DELETE or OPTIONS,
+    // and an unframed body is the next request's bytes to the server (a 400 that is no answer of ours).
+    const length = init.body === undefined ? undefined : String(Buffer.byteLength(init.body));
+    const headers = { accept: "*/*", ...(length === undefined ? {} : { "content-length": length }), ...init.headers };
     const sent = request(target, { method: init.method, headers, localAddress: from }, (answer) => {
       const chunks: Buffer[] = [];
       answer.on("data", (chunk: Buffer) => chunks.push(chunk));

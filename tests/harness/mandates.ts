@@ -100,7 +100,7 @@ export async function withGrantProof(
 }
 
 /** Resource-API terms in mandate-issue's names, as the sink's `grant` takes them, or null when the rules refuse them. */
-function grantableTerms(terms: Record<string, unknown>, grantedBy: string, now: Date) {
+export function grantableTerms(terms: Record<string, unknown>, grantedBy: string, now: Date) {
   const parsed = v.safeParse(mandateTermsSchema, terms);
   if (!parsed.success) return null;
   const { granted_by: _, proof: __, ...grant } = issueInputOf(parsed.output, grantedBy, { capture_id: crypto.randomUUID() });
