@@ -2,6 +2,10 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Two test files at a time (vitest's default is one fewer than the cores: one here). Most files
+    // wait on the service's workers and Postgres, in other processes, so a second one fills the wait;
+    // the browser project still runs alone, after the others (its singleFork and groupOrder).
+    maxWorkers: 2,
     projects: [
       {
         test: {
