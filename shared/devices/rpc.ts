@@ -7,8 +7,8 @@ import type { Environment } from "../kernel/principal";
 import type { Iso, TenantAt, Uuid } from "../kernel/rpc";
 import type { AttestationVerdict, DeviceChallengePurpose } from "./policy";
 
-/** A credential as the device RPCs answer it (private.device_credential_json). */
-export interface DeviceCredentialRow {
+/** What registration records of a credential: the facts the ceremony established. */
+interface RegisteredCredential {
   device_id: Uuid;
   identity_id: Uuid;
   environment: Environment;
@@ -21,6 +21,10 @@ export interface DeviceCredentialRow {
   attestation_verdict: AttestationVerdict;
   backup_eligible: boolean;
   backup_state: boolean;
+}
+
+/** A credential as the device RPCs answer it (private.device_credential_json). */
+export interface DeviceCredentialRow extends RegisteredCredential {
   created_at: Iso;
   last_used_at: Iso | null;
   sign_count_regressed_at: Iso | null;
@@ -33,21 +37,7 @@ type ChallengeAt = TenantAt & { purpose: DeviceChallengePurpose; challenge_hash:
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     device_credential_register: [
-      {
-        environment: Environment;
-        now: Iso;
-        identity_id: Uuid;
-        device_id: Uuid;
-        credential_id: string;
-        public_key_hex: string;
-        sign_count: number;
-        transports: string[];
-        aaguid: Uuid;
-        attestation_format: string;
-        attestation_verdict: AttestationVerdict;
-        backup_eligible: boolean;
-        backup_state: boolean;
-      },
+      RegisteredCredential & { now: Iso },
       { registered: true; device: DeviceCredentialRow } | { registered: false; reason: "identity_unknown" | "credential_exists" },
     ];
     device_credential_get: [{ environment: Environment; credential_id: string }, { device: DeviceCredentialRow | null }];
