@@ -5,6 +5,7 @@
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
 
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { type Authenticated, secretKeyOrUserAuth } from "../../shared/edge/auth";
 import { circuitBreaker } from "../../shared/edge/circuit-breaker";
@@ -15,6 +16,7 @@ import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/r
 import { transactionAnswerSchema } from "../../shared/identity/answers";
 import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 import { issueRuleCodes } from "../../shared/mandates/issue";
 import { transactionSchema } from "../../shared/transactions/input";
@@ -58,7 +60,8 @@ app.post(
     const keys = await keyMaterialOf(c.var);
     const idempotencyKey = idempotencyKeyOf(c.req.raw.headers) ?? undefined;
     const storedResponse = c.var.storedResponse;
-    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey, storedResponse }));
+    const device = { assertion: c.var.input.device_assertion, rp: firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url)) };
+    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey, storedResponse, device }));
   },
 );
 

@@ -10,7 +10,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse } from "@simple
 import { decodeAttestationObject } from "@simplewebauthn/server/helpers";
 import * as v from "valibot";
 import { assertionChallenge } from "../contracts/device";
-import { rpc } from "../kernel/db/rpc";
+import { type RpcParams, rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { fromBase64Url, toHex } from "../lib/crypto";
@@ -64,15 +64,18 @@ export interface DeviceRegistration {
   rp: RelyingParty;
 }
 
+/** A registration that verified: the credential's facts, to be stored for an identity (device_credential_register). */
+export type VerifiedCredential = Omit<RpcParams<"device_credential_register">, "environment" | "now" | "identity_id">;
+
 /**
- * Verifies a registration and records the credential for the identity in the tenant's environment.
- * The challenge is consumed first, so a failed registration cannot be retried with it.
+ * Verifies a registration (challenge consumed first, ceremony, attestation) without storing it: an
+ * enrolment stores the credential in the transaction that creates its identity (identity_enroll).
  */
-export async function registerDevice(
+export async function verifyDeviceRegistration(
   deps: Deps,
   tenant: Tenant,
-  input: DeviceRegistration,
-): Promise<{ ok: true; device: DeviceView } | DeviceRefused> {
+  input: Omit<DeviceRegistration, "identityId">,
+): Promise<{ ok: true; credential: VerifiedCredential } | DeviceRefused> {
   const parsed = v.safeParse(registrationResponseSchema, input.response);
   if (!parsed.success) return refused("response_malformed");
   const response = parsed.output;
@@ -105,21 +108,39 @@ export async function registerDevice(
   }
   if (!info) return refused("attestation_invalid");
   const attestation = attestationVerdictOf(response.response.attestationObject);
+  return {
+    ok: true,
+    credential: {
+      device_id: crypto.randomUUID(),
+      credential_id: info.credential.id,
+      public_key_hex: toHex(info.credential.publicKey),
+      sign_count: info.credential.counter,
+      transports: (response.response.transports ?? []).filter((t) => (authenticatorTransports as readonly string[]).includes(t)),
+      aaguid: info.aaguid,
+      attestation_format: attestation.format,
+      attestation_verdict: attestation.verdict,
+      backup_eligible: facts.flags.be,
+      backup_state: facts.flags.bs,
+    },
+  };
+}
 
+/**
+ * Verifies a registration and records the credential for the identity in the tenant's environment.
+ * The challenge is consumed first, so a failed registration cannot be retried with it.
+ */
+export async function registerDevice(
+  deps: Deps,
+  tenant: Tenant,
+  input: DeviceRegistration,
+): Promise<{ ok: true; device: DeviceView } | DeviceRefused> {
+  const verified = await verifyDeviceRegistration(deps, tenant, input);
+  if (!verified.ok) return verified;
   const registered = await rpc(deps.sql, "device_credential_register", {
+    ...verified.credential,
     environment: tenant.environment,
     now: deps.now.toISOString(),
     identity_id: input.identityId,
-    device_id: crypto.randomUUID(),
-    credential_id: info.credential.id,
-    public_key_hex: toHex(info.credential.publicKey),
-    sign_count: info.credential.counter,
-    transports: (response.response.transports ?? []).filter((t) => (authenticatorTransports as readonly string[]).includes(t)),
-    aaguid: info.aaguid,
-    attestation_format: attestation.format,
-    attestation_verdict: attestation.verdict,
-    backup_eligible: facts.flags.be,
-    backup_state: facts.flags.bs,
   });
   if (!registered.registered) return refused(registered.reason);
   return { ok: true, device: deviceView(registered.device) };

@@ -1,3 +1,4 @@
+import type { CaptureDevice } from "../devices/capture";
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
 import { FACE_MATCH_GATE, judge } from "../identity/presence";
@@ -31,8 +32,16 @@ export async function judgeAndRecord(
   body: TransactionBody,
   descriptor: PresenceDescriptor,
   identity: ResolvedIdentity,
-  { scenario, storedResponse, intent }: Pick<ActOptions, "scenario" | "storedResponse" | "intent">,
+  {
+    scenario,
+    storedResponse,
+    intent,
+    device: evidence,
+  }: Pick<ActOptions, "scenario" | "storedResponse" | "intent"> & {
+    device: { verified: CaptureDevice };
+  },
 ): Promise<Approval> {
+  const device = evidence.verified;
   const { protector } = keys.templates;
   const live = protector.protect(descriptor.face.embedding);
   if (!identity.template || identity.template.key_id !== protector.keyId)
@@ -56,6 +65,7 @@ export async function judgeAndRecord(
       judged: { ...judged, liveness_passed: false, liveness_reason: null, coercion_signal: false },
       intent: intentOf(body, intent),
       refusal: mismatch,
+      device,
     });
     await record({ capture, receipt: null }, { status: mismatch.status, body: mismatch.body() });
     if (storedResponse) storedResponse.stored = true;
@@ -87,8 +97,11 @@ export async function judgeAndRecord(
     },
     intent: intentOf(body, intent),
     refusal,
+    device,
   });
-  const receipt = refusal ? null : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now);
+  const receipt = refusal
+    ? null
+    : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now, undefined, device.device_binding);
   const approval: Approval | null = receipt && {
     success: true,
     status: "approved",
@@ -98,6 +111,7 @@ export async function judgeAndRecord(
     assurance_level: assurance,
     receipt_id: receipt.id,
     receipt_code: receipt.code,
+    device_binding: device.device_binding,
   };
   await record(
     { capture, receipt, document: refusal ? null : newDocument, baseline: baseline ? null : baselineFromResult(judgement.result) },

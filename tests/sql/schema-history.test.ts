@@ -52,6 +52,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.mandates_refuse_update",
   // A status list is read on past 1,000 with issued_before (issue 29).
   "public.mandate_list",
+  // A capture records the device that signed it, and an enrolment stores the person's first device (issue 27).
+  "public.identity_enroll",
 ];
 
 /**
@@ -68,6 +70,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function public\.alias_claim\()/,
+  "20261127100000_capture_devices.sql":
+    /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
