@@ -93,8 +93,7 @@ export class FaceModels {
           // Read by the screen benchmark (scripts/bench/screen.ts): when the networks were ready.
           performance.mark(FACE_MODELS_READY_MARK);
           resolve(new FaceModels(worker, event.data.backend, event.data.loadMs));
-        }
-        else if (event.data.type === "error") reject(new Error(event.data.message));
+        } else if (event.data.type === "error") reject(new Error(event.data.message));
       };
       worker.onerror = (event) => reject(new Error(event.message || "the face worker failed to start"));
       worker.postMessage({ type: "init", base: assets });
