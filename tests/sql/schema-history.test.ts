@@ -68,6 +68,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003100_devices.sql": /(private|public)\.device_/,
   "20261127003200_at_limit_default.sql": /^column private\.merchants #\d+ at_limit_threshold_percent /,
   "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
+  "20261127110000_device_management.sql": /(private|public)\.device_/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
   "20261127160000_person_sessions.sql": /(private|public)\.person_/,

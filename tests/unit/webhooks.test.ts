@@ -110,6 +110,8 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.consumed",
       "mandate.at_limit",
       "mandate.revoked",
+      "device.registered",
+      "device.revoked",
       "session.completed",
       "session.expired",
     ]);
