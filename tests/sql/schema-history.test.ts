@@ -52,6 +52,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.mandates_refuse_update",
   // A status list is read on past 1,000 with issued_before (issue 29).
   "public.mandate_list",
+  // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
+  "public.face_identify",
 ];
 
 /**
