@@ -54,6 +54,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.mandate_list",
   // Release and claim share the live-reservation rule (private.alias_reservation_held, added with the claims).
   "public.alias_release",
+  // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
+  "public.face_identify",
 ];
 
 /**
