@@ -110,6 +110,7 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.consumed",
       "mandate.at_limit",
       "mandate.revoked",
+      "consent.withdrawn",
       "session.completed",
       "session.expired",
     ]);
