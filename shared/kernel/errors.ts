@@ -80,7 +80,6 @@ export const errorCatalogue = {
   BIOMETRIC_LIVENESS_FAILED: [403, "The capture did not prove a live person."],
   LIVENESS_REQUIRED: [403, "The proof does not show a live person at this instant; capture again (see reason)."],
   PROOF_INVALID: [403, "proof.capture_id must be a live, uncoerced capture of the granting human, at most five minutes old."],
-  MANDATE_REFUSED: [403, "The mandate does not cover this act; see reason."],
   DOCUMENT_REQUIRED: [403, "This act needs a valid, unexpired identity document on record for the person."],
   DOCUMENT_DATA_GROUP_MISMATCH: [403, "A data group sent does not hash to the value the document's security object signs (data_group)."],
   DOCUMENT_SIGNATURE_INVALID: [403, "The document's security object is not validly signed by the Document Signer certificate it carries."],

@@ -115,5 +115,7 @@ export interface ActOptions {
   /** What the person was shown when it is not the action's own (a hosted card, /v1 attribute or grant); the sink's `grant` sets it too. */
   intent?: CaptureIntent;
   idempotencyKey?: string;
+  /** The request's `x-service-nonce`, claimed before the act: the stand-in's consume key without an Idempotency-Key (D-426). */
+  replayNonce?: string;
   storedResponse?: PendingResponse;
 }
