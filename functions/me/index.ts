@@ -17,13 +17,17 @@ import { ApiError } from "../../shared/kernel/errors";
 import { jsonObject } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import {
+  consentLedgerSchema,
   personMandatesSchema,
+  personMerchantsSchema,
   personSessionSchema,
   revokedSchema,
   signedInSchema,
   signedOutSchema,
   signInStartedSchema,
+  withdrawnSchema,
 } from "../../shared/persons/answers";
+import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
 import {
   authenticatePersonSession,
@@ -194,6 +198,45 @@ app.post(
   csrf,
   input("json", revokeSchema),
   async (c) => c.json(await revokePersonMandates(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.get(
+  "/merchants",
+  documented({
+    summary: "The merchants that hold the person, with the consents given each",
+    success: { status: 200, description: "The merchants", schema: personMerchantsSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonMerchants(depsOf(c.var), c.var.person)),
+);
+
+app.get(
+  "/consent-ledger",
+  documented({
+    summary: "The person's consent ledger, readable, with its hash chain checked",
+    success: { status: 200, description: "The ledger", schema: consentLedgerSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await readConsentLedger(depsOf(c.var), c.var.person)),
+);
+
+app.post(
+  "/consents/withdraw",
+  documented({
+    summary: "Withdraw consent at one merchant (revoke-consent's effect)",
+    success: { status: 200, description: "Withdrawn", schema: withdrawnSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", withdrawSchema),
+  async (c) => c.json(await withdrawConsent(depsOf(c.var), c.var.person, c.var.input)),
 );
 
 export default app;

@@ -79,3 +79,69 @@ export const revokedSchema = v.object({
     "Each mandate revoked by this request (already_revoked: it was before).",
   ),
 });
+
+export const personMerchantsSchema = v.object({
+  merchants: described(
+    v.array(
+      v.object({
+        merchant_id: v.string(),
+        name: described(v.string(), "The merchant's display name."),
+        known_since: instant("When the merchant first took the person on."),
+        consent_state: described(v.picklist(["active", "revoked", "missing"]), "Whether a consent with the merchant stands now."),
+        consents: v.array(
+          v.object({
+            version: described(v.string(), "The consent text's version the person accepted."),
+            retention_days: v.pipe(v.number(), v.integer()),
+            granted_at: instant("When the person consented."),
+            retained_until: instant("When the retention runs out, unless withdrawn before."),
+            ended_at: orNull(v.string(), "When it ended (withdrawn or ran out)."),
+            ended_by: orNull(v.picklist(["consent_withdrawn", "consent_expired"]), "How it ended."),
+          }),
+        ),
+      }),
+    ),
+    "Each merchant that holds the person, oldest first.",
+  ),
+});
+
+export const consentLedgerSchema = v.object({
+  entries: described(
+    v.array(
+      v.object({
+        seq: v.pipe(v.number(), v.integer()),
+        kind: described(
+          v.picklist(["consent_granted", "consent_withdrawn", "consent_expired", "disclosure", "disclosure_revoked", "data_erased"]),
+          "What the entry records.",
+        ),
+        merchant: v.object({ merchant_id: v.string(), name: v.string() }),
+        recorded_at: instant("When it was recorded."),
+        ends_seq: v.optional(v.pipe(v.number(), v.integer())),
+        version: v.optional(v.string()),
+        retention_days: v.optional(v.pipe(v.number(), v.integer())),
+        purpose: v.optional(described(v.string(), "A disclosure's transaction type.")),
+        claims: v.optional(
+          described(
+            v.array(v.object({ key: v.string(), disclosure_type: v.string(), status: v.string() })),
+            "A disclosure's claims: which, how, and whether each was disclosed; never a value.",
+          ),
+        ),
+        disclosure_expires_at: v.optional(v.string()),
+        reason: v.optional(v.string()),
+        prev_hash: described(v.string(), "The previous entry's row_hash (64 zeros for the first)."),
+        row_hash: described(v.string(), "SHA-256 over this entry and prev_hash."),
+      }),
+    ),
+    "The person's consent ledger, in order.",
+  ),
+  verification: v.object({
+    ok: described(v.boolean(), "Whether every entry's hash and link recompute."),
+    entries: v.pipe(v.number(), v.integer()),
+    breaks: v.array(v.object({ seq: v.pipe(v.number(), v.integer()), reason: v.string() })),
+  }),
+});
+
+export const withdrawnSchema = v.object({
+  revoked: v.literal(true),
+  already_revoked: described(v.boolean(), "True when the consent had ended before this request."),
+  revoked_at: instant("When it was withdrawn."),
+});

@@ -35,6 +35,42 @@ export interface PersonMandateView {
   [field: string]: unknown;
 }
 
+/** A merchant that holds the person, with the consents the person gave it (public.person_merchants). */
+export interface PersonMerchantView {
+  merchant_id: Uuid;
+  name: string;
+  known_since: Iso;
+  consent_state: "active" | "revoked" | "missing";
+  consents: {
+    version: string;
+    retention_days: number;
+    granted_at: Iso;
+    retained_until: Iso;
+    ended_at: Iso | null;
+    ended_by: "consent_withdrawn" | "consent_expired" | null;
+  }[];
+}
+
+/** The person's consent ledger, readable, and its chain checked (public.person_consent_ledger). */
+export interface PersonLedgerView {
+  entries: {
+    seq: number;
+    kind: string;
+    merchant: { merchant_id: Uuid; name: string };
+    recorded_at: Iso;
+    ends_seq?: number;
+    version?: string;
+    retention_days?: number;
+    purpose?: string;
+    claims?: { key: string; disclosure_type: string; status: string }[];
+    disclosure_expires_at?: Iso;
+    reason?: string;
+    prev_hash: string;
+    row_hash: string;
+  }[];
+  verification: { ok: boolean; entries: number; breaks: { seq: number; reason: string }[] };
+}
+
 interface PersonAt {
   identity_id: Uuid;
   environment: Environment;
@@ -59,6 +95,12 @@ declare module "../kernel/db/rpc" {
     person_session_touch: [{ token_hash: string; now: Iso }, PersonSessionView | { reason: "unknown" | "ended" | "expired" }];
     person_session_end: [{ session_id: Uuid; now: Iso }, { ended: true }];
     person_mandates: [PersonAt, PersonMandateView[]];
+    person_merchants: [{ identity_id: Uuid; environment: Environment }, PersonMerchantView[]];
+    person_consent_ledger: [{ identity_id: Uuid }, PersonLedgerView];
+    person_consent_withdraw: [
+      PersonAt & { merchant_id: Uuid; reason?: string },
+      { revoked: true; already_revoked: boolean; revoked_at: Iso } | null,
+    ];
     person_mandate_revoke: [
       PersonAt & { reason?: string } & ({ mandate_id: Uuid } | { merchant_id: Uuid; granted_to: string }),
       { revoked: { mandate_id: string; already_revoked: boolean; revoked_at: Iso }[] } | null,

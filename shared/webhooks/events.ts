@@ -38,6 +38,11 @@ export const eventCatalogue = {
     firesWhen: "A person the merchant holds revoked one of their devices; it signs nothing from the next request on.",
     data: ["device_id", "subject_ref", "revoked_at"],
   },
+  "consent.withdrawn": {
+    firesWhen:
+      "The person withdrew their consent with the merchant on their own page (docs/decisions.md, D-468); revoke-consent's effect, at once.",
+    data: ["subject_ref", "withdrawn_at", "withdrawn_by"],
+  },
   "session.completed": {
     firesWhen: "A hosted session ended with an outcome: completed, failed (the capture was refused) or cancelled by the person.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],

@@ -188,3 +188,87 @@ begin
   return jsonb_build_object('revoked', v_done);
 end $$;
 comment on function public.person_mandate_revoke(jsonb) is 'The granting person revokes one of their mandates, or every standing one of one agent at one merchant, each as mandate-revoke does.';
+
+-- person_merchants({identity_id, environment}) -> [{merchant_id, name, known_since, consent_state, consents: [...]}]
+-- Each merchant that holds the person (a pseudonym was recorded for them there), oldest first, with every consent
+-- the person gave it: version, retention, when granted, until when retained, and how and when it ended.
+create or replace function public.person_merchants(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select coalesce(jsonb_agg(jsonb_build_object(
+    'merchant_id', m.id, 'name', m.name, 'known_since', r.created_at,
+    'consent_state', private.consent_state(r.identity_id, m.id),
+    'consents', coalesce((
+      select jsonb_agg(jsonb_build_object(
+        'version', c.version, 'retention_days', c.retention_days, 'granted_at', c.granted_at,
+        'retained_until', c.granted_at + make_interval(days => c.retention_days), 'ended_at', c.revoked_at,
+        'ended_by', (select e.kind from private.consent_ledger e
+                     where e.refers_to = c.id and e.kind in ('consent_withdrawn', 'consent_expired')))
+        order by c.granted_at)
+      from private.consents c where c.identity_id = r.identity_id and c.merchant_id = m.id), '[]'::jsonb))
+    order by r.created_at, m.id), '[]'::jsonb)
+  from private.subject_refs r
+  join private.identities i on i.id = r.identity_id
+  join private.merchants m on m.id = r.merchant_id
+  where r.identity_id = (p ->> 'identity_id')::uuid and i.environment = p ->> 'environment'
+$$;
+comment on function public.person_merchants(jsonb) is 'The merchants that hold one person, each with the consents the person gave it and how they ended.';
+
+-- person_consent_ledger({identity_id}) -> {entries: [...], verification: {ok, entries, breaks: [{seq, reason}]}}
+-- The person's hash-chained consent ledger in order, readable: each entry's kind, merchant, time, the entry it
+-- ends, what it recorded (a consent's version and retention; a disclosure's purpose, claims by key and type and
+-- whether each was disclosed, never a value; an end's reason), and its hashes; then the chain checked.
+create or replace function public.person_consent_ledger(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object(
+    'entries', coalesce((
+      select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+        'seq', l.seq, 'kind', l.kind,
+        'merchant', jsonb_build_object('merchant_id', m.id, 'name', m.name),
+        'recorded_at', l.recorded_at,
+        'ends_seq', (select t.seq from private.consent_ledger t where t.id = l.refers_to),
+        'version', l.payload ->> 'version', 'retention_days', (l.payload ->> 'retention_days')::int,
+        'purpose', l.payload ->> 'transaction_type',
+        'claims', (select jsonb_agg(jsonb_build_object('key', c ->> 'key', 'disclosure_type', c ->> 'disclosure_type',
+                                                        'status', c ->> 'status'))
+                   from jsonb_array_elements(case when l.kind = 'disclosure' then l.payload -> 'claims' end) c),
+        'disclosure_expires_at', case when l.kind = 'disclosure' then l.payload ->> 'expires_at' end,
+        'reason', l.payload ->> 'reason',
+        'prev_hash', l.prev_hash, 'row_hash', l.row_hash)) order by l.seq)
+      from private.consent_ledger l join private.merchants m on m.id = l.merchant_id
+      where l.identity_id = (p ->> 'identity_id')::uuid), '[]'::jsonb),
+    'verification', (
+      select jsonb_build_object('ok', v -> 'ok', 'entries', v -> 'entries',
+        'breaks', coalesce((select jsonb_agg(jsonb_build_object('seq', b -> 'seq', 'reason', b -> 'reason'))
+                            from jsonb_array_elements(v -> 'breaks') b), '[]'::jsonb))
+      from public.consent_ledger_verify(jsonb_build_object('identity_id', p ->> 'identity_id')) v))
+$$;
+comment on function public.person_consent_ledger(jsonb) is 'One person''s consent ledger in readable form, with its hash chain checked; no disclosed value.';
+
+-- person_consent_withdraw({identity_id, environment, merchant_id, now, reason?})
+--   -> revoke-consent's answer without the pseudonym | null
+-- The person withdraws their consent with one merchant: exactly revoke-consent by subject_ref (the ledger's
+-- consent_withdrawn entries, the disclosures' documents deleted, the first-party sessions with the merchant
+-- revoked; the retention cron then erases what the consent covered), and the merchant hears of it with a
+-- consent.withdrawn event, once. null when the merchant does not hold the person.
+create or replace function public.person_consent_withdraw(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_ref text;
+  v_done jsonb;
+begin
+  select r.subject_ref into v_ref from private.subject_refs r join private.identities i on i.id = r.identity_id
+  where r.identity_id = (p ->> 'identity_id')::uuid and r.merchant_id = (p ->> 'merchant_id')::uuid
+    and i.environment = p ->> 'environment';
+  if v_ref is null or private.consent_state((p ->> 'identity_id')::uuid, (p ->> 'merchant_id')::uuid) = 'missing' then
+    return null;
+  end if;
+  v_done := public.consent_revoke(jsonb_build_object('merchant_id', p ->> 'merchant_id', 'environment', p ->> 'environment',
+    'subject_ref', v_ref, 'now', v_now) || case when p ? 'reason' then jsonb_build_object('reason', p ->> 'reason') else '{}' end);
+  if not (v_done ->> 'already_revoked')::boolean then
+    perform private.outbox_emit((p ->> 'merchant_id')::uuid, p ->> 'environment', 'consent.withdrawn',
+      jsonb_build_object('subject_ref', v_ref, 'withdrawn_at', v_now, 'withdrawn_by', 'person'), v_now);
+  end if;
+  return v_done - 'subject_ref';
+end $$;
+comment on function public.person_consent_withdraw(jsonb) is 'The person withdraws their consent with one merchant, as revoke-consent does, and the merchant gets consent.withdrawn.';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
-import { errorOf } from "../harness/http";
+import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
 import { Browser, proveOnScreen, signIn } from "../harness/me";
@@ -262,5 +262,102 @@ describe("me: mandates at every merchant", () => {
       status: 400,
       code: "INVALID_INPUT",
     });
+  }, 240_000);
+});
+
+describe("me: merchants, consents and the consent ledger", () => {
+  it("shows each merchant since when and under which consent; the ledger readable and verified; withdraws at one merchant", async () => {
+    const { shop, travel, person, atTravel } = await personAtTwoMerchants();
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+
+    const merchants = await browser.call("/merchants");
+    expect(merchants.status, merchants.text).toBe(200);
+    expect(merchants.body.merchants.map((m: Record<string, unknown>) => m.name)).toEqual(["Corner shop", "Travel desk"]);
+    expect(merchants.body.merchants[1]).toMatchObject({
+      merchant_id: travel.merchant_id,
+      consent_state: "active",
+      consents: [{ version: "2026-11", retention_days: 365, ended_at: null, ended_by: null }],
+    });
+    expect(merchants.text).not.toContain(person.subject_ref);
+
+    const ledger = await browser.call("/consent-ledger");
+    expect(ledger.status, ledger.text).toBe(200);
+    expect(ledger.body.verification).toEqual({ ok: true, entries: 2, breaks: [] });
+    expect(ledger.body.entries.map((e: Record<string, unknown>) => [e.seq, e.kind, (e.merchant as { name: string }).name])).toEqual([
+      [1, "consent_granted", "Corner shop"],
+      [2, "consent_granted", "Travel desk"],
+    ]);
+    expect(ledger.body.entries[0].prev_hash).toBe("0".repeat(64));
+    expect(ledger.body.entries[1].prev_hash).toBe(ledger.body.entries[0].row_hash);
+
+    // Withdrawing needs the confirmation that the consequences were shown, the CSRF token, the same site.
+    expect(errorOf(await browser.post("/consents/withdraw", { merchant_id: travel.merchant_id }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
+    expect(errorOf(await browser.call("/consents/withdraw", { body: { merchant_id: travel.merchant_id, confirm: true } }))).toEqual({
+      status: 403,
+      code: "CSRF_TOKEN_INVALID",
+    });
+    expect(
+      errorOf(
+        await browser.post(
+          "/consents/withdraw",
+          { merchant_id: travel.merchant_id, confirm: true },
+          { headers: { "sec-fetch-site": "cross-site" } },
+        ),
+      ),
+    ).toEqual({ status: 403, code: "CROSS_SITE_REQUEST" });
+    expect(errorOf(await browser.post("/consents/withdraw", { merchant_id: crypto.randomUUID(), confirm: true }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+
+    const withdrawn = await browser.post("/consents/withdraw", { merchant_id: travel.merchant_id, confirm: true });
+    expect(withdrawn.status, withdrawn.text).toBe(200);
+    expect(withdrawn.body).toMatchObject({ revoked: true, already_revoked: false });
+    // The merchant's next call sees it: face-identify no longer knows the person there, and it heard of it.
+    const shot = person.capture();
+    const identified = await call("face-identify", {
+      key: travel.keys.pk_test,
+      body: { capture_nonce: shot.nonce, face_template: shot.descriptor },
+      headers: replayHeaders(),
+    });
+    expect(identified.body).toMatchObject({ matched: false });
+    expect(await events(travel.merchant_id, "consent.withdrawn")).toEqual([
+      { data: { subject_ref: atTravel.subject_ref, withdrawn_at: withdrawn.body.revoked_at, withdrawn_by: "person" } },
+    ]);
+    expect(await events(shop.merchant_id, "consent.withdrawn")).toEqual([]);
+    expect((await browser.post("/consents/withdraw", { merchant_id: travel.merchant_id, confirm: true })).body.already_revoked).toBe(true);
+    expect((await events(travel.merchant_id, "consent.withdrawn")).length).toBe(1);
+
+    const after = await browser.call("/consent-ledger");
+    expect(after.body.verification).toEqual({ ok: true, entries: 3, breaks: [] });
+    expect(after.body.entries[2]).toMatchObject({ seq: 3, kind: "consent_withdrawn", ends_seq: 2, merchant: { name: "Travel desk" } });
+    expect((await browser.call("/merchants")).body.merchants[1]).toMatchObject({
+      consent_state: "revoked",
+      consents: [{ ended_by: "consent_withdrawn" }],
+    });
+
+    // Another person's session sees none of it, and cannot withdraw for them.
+    const other = await enrollStranger(shop.keys.pk_test);
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, other);
+    expect((await intruder.call("/merchants")).body.merchants.map((m: Record<string, unknown>) => m.merchant_id)).toEqual([
+      shop.merchant_id,
+    ]);
+    expect((await intruder.call("/consent-ledger")).body.entries.length).toBe(1);
+    expect(errorOf(await intruder.post("/consents/withdraw", { merchant_id: travel.merchant_id, confirm: true }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+    for (const route of ["/merchants", "/consent-ledger"]) {
+      expect(errorOf(await new Browser().call(route))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+      expect(errorOf(await browser.call(route, { headers: { origin: "https://evil.example" } }))).toEqual({
+        status: 403,
+        code: "CROSS_SITE_REQUEST",
+      });
+    }
   }, 240_000);
 });

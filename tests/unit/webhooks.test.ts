@@ -112,6 +112,7 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.revoked",
       "device.registered",
       "device.revoked",
+      "consent.withdrawn",
       "session.completed",
       "session.expired",
     ]);
