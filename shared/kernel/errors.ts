@@ -84,7 +84,7 @@ export const errorCatalogue = {
   ACCESS_REVOKED: [403, "Access for this person has been revoked (session, consent or template)."],
   ATTESTATION_INVALID: [
     403,
-    "biometric_attestation.capture_id must be a live, uncoerced capture of the person by this merchant, at most five minutes old; see reason.",
+    "biometric_attestation must lead to a live, uncoerced capture of the person by this merchant, at most five minutes old (its capture_id, or the registered key of the person's device); see reason.",
   ],
   CONSENT_MISSING: [403, "No consent of this person with this merchant is on record, or the consent token is unknown."],
   CONSENT_REVOKED: [403, "The consent was revoked or withdrawn, or its retention ran out."],
