@@ -1,5 +1,6 @@
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
+import { documentRefused } from "../identity/documents";
 import { matchScore, sameFace, searchOutcome } from "../identity/face-match";
 import { judge } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
@@ -45,6 +46,10 @@ export async function judgeAndRecord(
       ...params,
       // The answer, approval or refusal, is stored with the act it answers (a refused capture is written too).
       ...(storedResponse && { stored_response: { record: storedResponse.record, ...answer } }),
+    }).catch((error: unknown) => {
+      // The document is another person's (HA438): the same refusal as every document problem, in full (D-427).
+      if (error instanceof ApiError && error.code === "DOCUMENT_REQUIRED") throw documentRefused("document_already_bound");
+      throw error;
     });
 
   const mismatch = await faceMismatch(keys.templates, tenant, identity, live, similarity, scenario);
