@@ -320,6 +320,16 @@ describe("process-biovital-transaction", () => {
       expect(Object.keys(res.body).sort()).toEqual(["code", "error"]);
     });
 
+    it("refuses another real person as the enrolled one: cosine 0.894 is two persons under face-api (D-385)", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrollStranger(merchant.keys.pk_test);
+      for (const similarity of [0.894, 0.959]) {
+        const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ similarity })));
+        expect(errorOf(res)).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
+      }
+      expect((await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ similarity: 0.975 })))).status).toBe(200);
+    });
+
     it("refuses an unknown user_id and another merchant's subject_ref", async () => {
       const a = await merchantFactory();
       const b = await merchantFactory();

@@ -52,6 +52,10 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.mandates_refuse_update",
   // A status list is read on past 1,000 with issued_before (issue 29).
   "public.mandate_list",
+  // Release and claim share the live-reservation rule (private.alias_reservation_held, added with the claims).
+  "public.alias_release",
+  // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
+  "public.face_identify",
 ];
 
 /**
@@ -66,8 +70,10 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003100_devices.sql": /(private|public)\.device_/,
   "20261127003200_at_limit_default.sql": /^column private\.merchants #\d+ at_limit_threshold_percent /,
   "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
+  "20261127110000_device_management.sql": /(private|public)\.device_/,
   "20261127003400_alias_claims.sql":
-    /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function public\.alias_claim\()/,
+    /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

@@ -110,6 +110,9 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.consumed",
       "mandate.at_limit",
       "mandate.revoked",
+      "device.registered",
+      "device.revoked",
+      "consent.withdrawn",
       "session.completed",
       "session.expired",
     ]);
