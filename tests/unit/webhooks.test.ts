@@ -112,6 +112,7 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.revoked",
       "session.completed",
       "session.expired",
+      "webhook.test",
     ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");
