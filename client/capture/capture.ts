@@ -69,6 +69,9 @@ export interface CaptureStats {
   modelLoadMs: number;
 }
 
+/** The performance mark a page sets when the face worker's networks are ready (scripts/bench/screen.ts reads it). */
+export const FACE_MODELS_READY_MARK = "face-models-ready";
+
 /**
  * The face worker with its networks loaded and warmed up. Loading takes seconds (about 7 MB of
  * weights, WebAssembly compilation): pages start it first, while the person reads why the camera
@@ -86,8 +89,11 @@ export class FaceModels {
     const worker = new Worker(new URL("face-worker.js", assets), { type: "module" });
     return new Promise<FaceModels>((resolve, reject) => {
       worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
-        if (event.data.type === "ready") resolve(new FaceModels(worker, event.data.backend, event.data.loadMs));
-        else if (event.data.type === "error") reject(new Error(event.data.message));
+        if (event.data.type === "ready") {
+          // Read by the screen benchmark (scripts/bench/screen.ts): when the networks were ready.
+          performance.mark(FACE_MODELS_READY_MARK);
+          resolve(new FaceModels(worker, event.data.backend, event.data.loadMs));
+        } else if (event.data.type === "error") reject(new Error(event.data.message));
       };
       worker.onerror = (event) => reject(new Error(event.message || "the face worker failed to start"));
       worker.postMessage({ type: "init", base: assets });

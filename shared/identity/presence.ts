@@ -2,9 +2,6 @@ import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor, type 
 import { ApiError } from "../kernel/errors";
 import type { ForcedScenario } from "./scenario";
 
-/** The match gate of spec 8: cosine similarity of protected templates at or above this is the same face. */
-export const FACE_MATCH_GATE = 0.75;
-
 /** A validated descriptor, or `400 INVALID_INPUT` naming the offending fields under `face_template`. */
 export function descriptorFrom(faceTemplate: unknown, captureNonce: string | undefined): PresenceDescriptor {
   if (captureNonce === undefined) throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce"] });

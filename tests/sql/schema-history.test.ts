@@ -56,6 +56,10 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.request_authenticate",
   // Every sent attempt is kept for the delivery log (issue 30).
   "public.webhook_deliveries_record",
+  // Release and claim share the live-reservation rule (private.alias_reservation_held, added with the claims).
+  "public.alias_release",
+  // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
+  "public.face_identify",
 ];
 
 /**
@@ -72,8 +76,10 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
   "20261127150000_management.sql":
     /^column private\.api_keys #\d+ (scopes|name|expires_at|last_used_at|rolled_to) |^constraint private\.api_keys api_keys_(check|name_check|rolled_to_fkey|scopes_check) |(private|public)\.management_|webhook_delivery_attempts|^column private\.webhook_deliveries #\d+ origin |webhook_deliveries_origin_check/,
+  "20261127110000_device_management.sql": /(private|public)\.device_/,
   "20261127003400_alias_claims.sql":
-    /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function public\.alias_claim\()/,
+    /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

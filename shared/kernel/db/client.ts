@@ -28,7 +28,8 @@ const sqlStateCodes: Record<string, ErrorCode> = {
   HA432: "STEP_UP_OF_INVALID",
   HA440: "ALLOWANCE_EXHAUSTED",
   HA441: "ALREADY_CLAIMED",
-  HA438: "DOCUMENT_ALREADY_BOUND",
+  // Its detail names the reason, document_already_bound (D-427).
+  HA438: "DOCUMENT_REQUIRED",
   HA445: "ATTESTATION_INVALID",
   HA446: "CONSENT_MISSING",
   HA450: "KEY_INACTIVE",
