@@ -18,8 +18,10 @@ import { jsonObject } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import {
   consentLedgerSchema,
+  personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
+  personReceiptsSchema,
   personSessionSchema,
   revokedSchema,
   signedInSchema,
@@ -29,6 +31,7 @@ import {
 } from "../../shared/persons/answers";
 import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
+import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
 import {
   authenticatePersonSession,
   endPersonSession,
@@ -237,6 +240,30 @@ app.post(
   csrf,
   input("json", withdrawSchema),
   async (c) => c.json(await withdrawConsent(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.get(
+  "/disclosures",
+  documented({
+    summary: "What each merchant received about the person (claims by key, never a value)",
+    success: { status: 200, description: "The disclosures", schema: personDisclosuresSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonDisclosures(depsOf(c.var), c.var.person)),
+);
+
+app.get(
+  "/receipts",
+  documented({
+    summary: "The person's own acts, approved with their receipt and refused",
+    success: { status: 200, description: "The acts", schema: personReceiptsSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
 );
 
 export default app;

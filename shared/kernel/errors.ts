@@ -57,7 +57,7 @@ export const errorCatalogue = {
   API_KEY_REQUIRED: [401, "An API key is required in the x-service-api-key header."],
   INVALID_API_KEY: [401, "The API key is unknown or has been revoked."],
   INVALID_USER_TOKEN: [401, "The bearer token is not a valid, unexpired user session token."],
-  INSUFFICIENT_SCOPE: [403, "The agent was not granted the scope this tool needs."],
+  INSUFFICIENT_SCOPE: [403, "The credential was not granted the scope this needs (an agent's tool, a key's management)."],
   AUTH_REQUIRED: [401, "This endpoint needs a secret key; a publishable key is not accepted here."],
   USER_TOKEN_REQUIRED: [
     401,
@@ -84,7 +84,7 @@ export const errorCatalogue = {
   ACCESS_REVOKED: [403, "Access for this person has been revoked (session, consent or template)."],
   ATTESTATION_INVALID: [
     403,
-    "biometric_attestation.capture_id must be a live, uncoerced capture of the person by this merchant, at most five minutes old; see reason.",
+    "biometric_attestation must lead to a live, uncoerced capture of the person by this merchant, at most five minutes old (its capture_id, or the registered key of the person's device); see reason.",
   ],
   CONSENT_MISSING: [403, "No consent of this person with this merchant is on record, or the consent token is unknown."],
   CONSENT_REVOKED: [403, "The consent was revoked or withdrawn, or its retention ran out."],
@@ -108,6 +108,8 @@ export const errorCatalogue = {
   AUDIT_ID_REUSED: [409, "zk_proof_audit_id was already used for another disclosure of this merchant."],
   ALIAS_TAKEN: [409, "The alias is already held by someone else."],
   CLAIM_TOKEN_INVALID: [409, "The claim token does not hold this alias."],
+  KEY_INACTIVE: [409, "Only an active key can be rolled: this one is revoked, expired or already rolled."],
+  ENDPOINT_DISABLED: [409, "The webhook endpoint is disabled; enable it first."],
   WEBHOOK_ENDPOINT_LIMIT: [409, "At most 16 active webhook endpoints per merchant and environment; disable one first."],
   SESSION_ALREADY_CONSUMED: [409, "This session token was already exchanged: a hosted session is single use."],
   SESSION_ENDED: [409, "This hosted session has already ended; see state."],

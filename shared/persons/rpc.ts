@@ -71,6 +71,31 @@ export interface PersonLedgerView {
   verification: { ok: boolean; entries: number; breaks: { seq: number; reason: string }[] };
 }
 
+/** What one merchant received about the person (public.person_disclosures). */
+export interface PersonDisclosureView {
+  disclosure_seq: number;
+  merchant: { merchant_id: Uuid; name: string };
+  disclosed_at: Iso;
+  purpose: string;
+  claims: { key: string; disclosure_type: string; status: string }[];
+  expires_at: Iso;
+  revoked_at: Iso | null;
+}
+
+/** One of the person's own acts, approved with its receipt or refused (public.person_receipts). */
+export interface PersonActView {
+  transaction_id: Uuid;
+  merchant: { merchant_id: Uuid; name: string };
+  action: string;
+  purpose: string | null;
+  approved: boolean;
+  refusal: string | null;
+  assurance_level: string | null;
+  amount: { minor: number; currency: string } | null;
+  created_at: Iso;
+  receipt: { receipt_id: Uuid; code: string; issued_at: Iso } | null;
+}
+
 interface PersonAt {
   identity_id: Uuid;
   environment: Environment;
@@ -101,6 +126,8 @@ declare module "../kernel/db/rpc" {
       PersonAt & { merchant_id: Uuid; reason?: string },
       { revoked: true; already_revoked: boolean; revoked_at: Iso } | null,
     ];
+    person_disclosures: [{ identity_id: Uuid }, PersonDisclosureView[]];
+    person_receipts: [{ identity_id: Uuid; environment: Environment }, PersonActView[]];
     person_mandate_revoke: [
       PersonAt & { reason?: string } & ({ mandate_id: Uuid } | { merchant_id: Uuid; granted_to: string }),
       { revoked: { mandate_id: string; already_revoked: boolean; revoked_at: Iso }[] } | null,

@@ -51,6 +51,11 @@ export const eventCatalogue = {
     firesWhen: "A hosted session was not finished within its ttl_seconds; written by the outbox worker's first tick after expires_at.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
   },
+  "webhook.test": {
+    firesWhen:
+      "The merchant asked to test an endpoint (POST /v1/webhook_endpoints/{id}/test, or the console): sent to that endpoint only, never fanned out.",
+    data: ["endpoint_id", "message"],
+  },
 } as const satisfies Record<string, EventDefinition>;
 
 type EventType = keyof typeof eventCatalogue;

@@ -272,3 +272,53 @@ begin
   return v_done - 'subject_ref';
 end $$;
 comment on function public.person_consent_withdraw(jsonb) is 'The person withdraws their consent with one merchant, as revoke-consent does, and the merchant gets consent.withdrawn.';
+
+-- person_disclosures({identity_id}) -> [{disclosure_seq, merchant, disclosed_at, purpose, claims, expires_at, revoked_at}]
+-- What each merchant received about the person, newest first: which claims (by key, how, and whether each was
+-- disclosed), when, for which purpose, until when, and whether it was revoked since. The ledger holds no value,
+-- so none is answered.
+create or replace function public.person_disclosures(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select coalesce(jsonb_agg(jsonb_build_object(
+    'disclosure_seq', l.seq,
+    'merchant', jsonb_build_object('merchant_id', m.id, 'name', m.name),
+    'disclosed_at', l.recorded_at,
+    'purpose', l.payload ->> 'transaction_type',
+    'claims', coalesce((select jsonb_agg(jsonb_build_object('key', c ->> 'key', 'disclosure_type', c ->> 'disclosure_type',
+                                                             'status', c ->> 'status'))
+                        from jsonb_array_elements(l.payload -> 'claims') c), '[]'::jsonb),
+    'expires_at', l.payload ->> 'expires_at',
+    'revoked_at', (select e.recorded_at from private.consent_ledger e where e.refers_to = l.id and e.kind = 'disclosure_revoked'))
+    order by l.seq desc), '[]'::jsonb)
+  from private.consent_ledger l join private.merchants m on m.id = l.merchant_id
+  where l.identity_id = (p ->> 'identity_id')::uuid and l.kind = 'disclosure'
+$$;
+comment on function public.person_disclosures(jsonb) is 'What each merchant received about one person: claims by key, when, for which purpose; never a value.';
+
+-- person_receipts({identity_id, environment}) -> [{transaction_id, merchant, action, purpose, approved, refusal, assurance_level,
+--   amount, created_at, receipt}] at most 200, newest first
+-- The person's own acts at every merchant, approved (with the receipt's id and code, for receipt-verify) and refused
+-- (with why). Amounts whose personal data the retention erased stay null.
+create or replace function public.person_receipts(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select coalesce(jsonb_agg(j order by created_at desc, id desc), '[]'::jsonb)
+  from (
+    select c.id, c.created_at, jsonb_build_object(
+      'transaction_id', c.id,
+      'merchant', jsonb_build_object('merchant_id', m.id, 'name', m.name),
+      'action', c.action, 'purpose', c.purpose,
+      'approved', r.id is not null,
+      'refusal', case when r.id is null then coalesce(c.refusal_code, c.liveness_reason,
+                                                      case when not c.liveness_passed then 'liveness_failed' end) end,
+      'assurance_level', c.assurance_level,
+      'amount', case when c.amount_minor is not null then jsonb_build_object('minor', c.amount_minor, 'currency', c.currency) end,
+      'created_at', c.created_at,
+      'receipt', case when r.id is not null then jsonb_build_object('receipt_id', r.id, 'code', r.code, 'issued_at', r.issued_at) end) as j
+    from private.captures c
+    join private.merchants m on m.id = c.merchant_id
+    left join private.receipts r on r.capture_id = c.id
+    where c.identity_id = (p ->> 'identity_id')::uuid and c.environment = p ->> 'environment'
+    order by c.created_at desc, c.id desc
+    limit 200) listed
+$$;
+comment on function public.person_receipts(jsonb) is 'One person''s own acts at every merchant, approved with their receipt (for receipt-verify) and refused with why.';

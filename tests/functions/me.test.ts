@@ -5,10 +5,11 @@
  * an expired or replayed one, and a cross-site request.
  */
 import { describe, expect, it } from "vitest";
+import { disclose, discloseBody } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrollStranger } from "../harness/identity";
-import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
+import { enrollStranger, transact } from "../harness/identity";
+import { consume, issue, mandateBody, presenceCapture, proofCapture } from "../harness/mandates";
 import { Browser, proveOnScreen, signIn } from "../harness/me";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
@@ -355,6 +356,75 @@ describe("me: merchants, consents and the consent ledger", () => {
     for (const route of ["/merchants", "/consent-ledger"]) {
       expect(errorOf(await new Browser().call(route))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
       expect(errorOf(await browser.call(route, { headers: { origin: "https://evil.example" } }))).toEqual({
+        status: 403,
+        code: "CROSS_SITE_REQUEST",
+      });
+    }
+  }, 240_000);
+});
+
+describe("me: disclosures and receipts", () => {
+  it("shows which claims each merchant received, when and why, never a value; every act approved or refused, receipts verifiable", async () => {
+    const { shop, travel, person } = await personAtTwoMerchants();
+    const captureId = await presenceCapture(shop, person, { document: true });
+    const fields = [
+      { key: "issuing_country", disclosure_type: "value", requires_kyc: true },
+      { key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "age_over", public_input: { threshold: 18 } },
+    ];
+    const disclosed = await disclose(shop.keys.sk_test, discloseBody(shop, captureId, fields));
+    expect(disclosed.status, disclosed.text).toBe(200);
+    expect(disclosed.text).toContain("UTO");
+    // A refused act at the other merchant: a coerced capture.
+    const shot = person.capture({ state: "coerced" });
+    const refused = await transact(travel.keys.sk_test, {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: (await enrollStranger(travel.keys.pk_test, person.face)).subject_ref,
+      capture_nonce: shot.nonce,
+      face_template: shot.descriptor,
+    });
+    expect(errorOf(refused)).toEqual({ status: 403, code: "COERCION_DETECTED" });
+
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    const disclosures = await browser.call("/disclosures");
+    expect(disclosures.status, disclosures.text).toBe(200);
+    expect(disclosures.body.disclosures).toEqual([
+      expect.objectContaining({
+        merchant: { merchant_id: shop.merchant_id, name: "Corner shop" },
+        purpose: "account_opening",
+        claims: [
+          { key: "issuing_country", disclosure_type: "value", status: "disclosed" },
+          { key: "age_over_18", disclosure_type: "zk_proof", status: "disclosed" },
+        ],
+        revoked_at: null,
+      }),
+    ]);
+    expect(disclosures.text).not.toContain("UTO");
+    expect(disclosures.text).not.toContain('"value":');
+
+    const receipts = await browser.call("/receipts");
+    expect(receipts.status, receipts.text).toBe(200);
+    const acts = receipts.body.acts as Record<string, any>[];
+    const approved = acts.find((act) => act.transaction_id === captureId)!;
+    expect(approved).toMatchObject({ merchant: { name: "Corner shop" }, action: "ACTION_LOGIN", approved: true, refusal: null });
+    const verified = await call("receipt-verify", { query: { code: approved.receipt.code } });
+    expect(verified.body).toMatchObject({ valid: true, transaction_id: captureId, merchant_id: shop.merchant_id });
+    expect(new URL(approved.receipt.verify_url).pathname).toBe("/functions/v1/receipt-verify");
+    expect(acts.find((act) => act.merchant.name === "Travel desk" && !act.approved)).toMatchObject({
+      approved: false,
+      refusal: "COERCION_DETECTED",
+      receipt: null,
+    });
+
+    // Another person's session sees none of it.
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    expect((await intruder.call("/disclosures")).body.disclosures).toEqual([]);
+    expect(JSON.stringify((await intruder.call("/receipts")).body)).not.toContain(captureId);
+    for (const route of ["/disclosures", "/receipts"]) {
+      expect(errorOf(await new Browser().call(route))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+      expect(errorOf(await browser.call(route, { headers: { "sec-fetch-site": "cross-site" } }))).toEqual({
         status: 403,
         code: "CROSS_SITE_REQUEST",
       });

@@ -115,6 +115,7 @@ describe("endpoint URLs and subscriptions", () => {
       "consent.withdrawn",
       "session.completed",
       "session.expired",
+      "webhook.test",
     ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");
