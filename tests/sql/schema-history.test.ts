@@ -54,6 +54,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.mandate_list",
   // Release and claim share the live-reservation rule (private.alias_reservation_held, added with the claims).
   "public.alias_release",
+  // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
+  "public.consent_retention_sweep",
 ];
 
 /**
@@ -70,7 +72,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127003300_lifetime_exhausted.sql": /^(column private\.mandates #\d+ status |constraint private\.mandates mandates_status_check )/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
-  "20261127160000_person_sessions.sql": /(private|public)\.person_/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.consent_erase_covered\(/,
+  "20261127160100_person_erasure.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

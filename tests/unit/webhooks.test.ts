@@ -111,6 +111,7 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.at_limit",
       "mandate.revoked",
       "consent.withdrawn",
+      "identity.erased",
       "session.completed",
       "session.expired",
     ]);
