@@ -541,7 +541,9 @@ describe("me: erasure", () => {
     await signIn(browser, shop.merchant_id, person);
     const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
     const db = testDb();
-    expect((await db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)[0].n).toBeGreaterThan(0);
+    expect((await db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)[0].n).toBeGreaterThan(
+      0,
+    );
     expect(
       (
         await db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
