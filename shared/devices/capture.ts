@@ -16,7 +16,14 @@ import type { Tenant } from "../kernel/principal";
 import { verifyDeviceAssertion } from "./assertion";
 import type { RelyingParty } from "./ceremony";
 import { type DeviceChallengePurpose, type DeviceRefusal, deviceBindingOf, deviceIdOf } from "./policy";
-import { type VerifiedCredential, verifyDeviceRegistration } from "./registration";
+import { verifyRegistration } from "./registration";
+import type { PendingRegistration } from "./rpc";
+
+/**
+ * A new person's first passkey, verified and named, for the enrolment's transaction to store
+ * (identity_enroll registers it through device_credential_register, with the identity).
+ */
+export type VerifiedCredential = PendingRegistration & { device_id: string; device_binding: Exclude<DeviceBinding, "none"> };
 
 /**
  * The body fields a capture's device answer travels in: `device_assertion` (what
@@ -152,7 +159,7 @@ export async function enrolmentDevice(
     // An assertion cannot enrol a face nobody holds: its credential would be somebody's already.
     throw unauthorizedDevice(input.assertion === undefined ? "device_missing" : "credential_other_identity");
   }
-  const verified = await verifyDeviceRegistration(deps, tenant, {
+  const verified = await verifyRegistration(deps, tenant, {
     purpose: "enroll",
     challenge: input.challenge,
     descriptorDigest: await descriptorDigest(input.descriptor),
@@ -160,6 +167,6 @@ export async function enrolmentDevice(
     rp: input.rp,
   });
   if (!verified.ok) throw unauthorizedDevice(verified.reason);
-  const { credential } = verified;
-  return { credential, device: { device_binding: deviceBindingOf(credential), device_id: credential.device_id } };
+  const credential = { ...verified.registration, device_id: crypto.randomUUID(), device_binding: deviceBindingOf(verified.registration) };
+  return { credential, device: { device_binding: credential.device_binding, device_id: credential.device_id } };
 }

@@ -10,7 +10,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse } from "@simple
 import { decodeAttestationObject } from "@simplewebauthn/server/helpers";
 import * as v from "valibot";
 import { assertionChallenge } from "../contracts/device";
-import { type RpcParams, rpc } from "../kernel/db/rpc";
+import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { fromBase64Url, toHex } from "../lib/crypto";
@@ -18,8 +18,16 @@ import { attestationVerdictOf } from "./attestation";
 import { checkCeremony, type RelyingParty, registrationResponseSchema } from "./ceremony";
 import { consumeDeviceChallenge } from "./challenges";
 import { type DeviceView, deviceView } from "./devices";
-import { authenticatorTransports, type DeviceChallengePurpose, type DeviceRefused, refused } from "./policy";
-import type {} from "./rpc";
+import { jwkOfCoseKey, keyThumbprint } from "./keys";
+import {
+  authenticatorTransports,
+  type DeviceChallengePurpose,
+  type DeviceRefused,
+  type DeviceRegisteredVia,
+  deviceBindingOf,
+  refused,
+} from "./policy";
+import type { PendingRegistration } from "./rpc";
 
 /**
  * The public-key algorithms a device may register: ES256, EdDSA, RS256 (COSE -7, -8, -257), as
@@ -54,9 +62,8 @@ export function deviceRegistrationOptions(
   });
 }
 
-/** What registering a device takes: whose it is, the challenge and descriptor it covers, the browser's answer. */
-export interface DeviceRegistration {
-  identityId: string;
+/** What verifying a registration takes: the challenge and descriptor it covers, the browser's answer. */
+export interface RegistrationCeremony {
   purpose: DeviceChallengePurpose;
   challenge: string;
   descriptorDigest: string;
@@ -64,18 +71,21 @@ export interface DeviceRegistration {
   rp: RelyingParty;
 }
 
-/** A registration that verified: the credential's facts, to be stored for an identity (device_credential_register). */
-export type VerifiedCredential = Omit<RpcParams<"device_credential_register">, "environment" | "now" | "identity_id">;
+/** What registering a device takes: whose it is, and the ceremony. */
+export interface DeviceRegistration extends RegistrationCeremony {
+  identityId: string;
+}
 
 /**
- * Verifies a registration (challenge consumed first, ceremony, attestation) without storing it: an
- * enrolment stores the credential in the transaction that creates its identity (identity_enroll).
+ * Verifies a registration ceremony without giving the credential to anyone: the challenge (consumed
+ * first, so a failed registration cannot be retried with it), the client data and authenticator
+ * data, the attestation. Answers the facts a credential is stored with (storeRegistration), or why not.
  */
-export async function verifyDeviceRegistration(
+export async function verifyRegistration(
   deps: Deps,
   tenant: Tenant,
-  input: Omit<DeviceRegistration, "identityId">,
-): Promise<{ ok: true; credential: VerifiedCredential } | DeviceRefused> {
+  input: RegistrationCeremony,
+): Promise<{ ok: true; registration: PendingRegistration } | DeviceRefused> {
   const parsed = v.safeParse(registrationResponseSchema, input.response);
   if (!parsed.success) return refused("response_malformed");
   const response = parsed.output;
@@ -108,10 +118,15 @@ export async function verifyDeviceRegistration(
   }
   if (!info) return refused("attestation_invalid");
   const attestation = attestationVerdictOf(response.response.attestationObject);
+  let thumbprint: string;
+  try {
+    thumbprint = await keyThumbprint(jwkOfCoseKey(info.credential.publicKey));
+  } catch {
+    return refused("attestation_invalid");
+  }
   return {
     ok: true,
-    credential: {
-      device_id: crypto.randomUUID(),
+    registration: {
       credential_id: info.credential.id,
       public_key_hex: toHex(info.credential.publicKey),
       sign_count: info.credential.counter,
@@ -121,27 +136,53 @@ export async function verifyDeviceRegistration(
       attestation_verdict: attestation.verdict,
       backup_eligible: facts.flags.be,
       backup_state: facts.flags.bs,
+      key_thumbprint: thumbprint,
     },
   };
 }
 
 /**
- * Verifies a registration and records the credential for the identity in the tenant's environment.
- * The challenge is consumed first, so a failed registration cannot be retried with it.
+ * Stores a verified registration as a credential of `identityId` in the tenant's environment, with
+ * `device.registered` to the merchants holding the person. `via` says how it came (policy.ts); with
+ * `documentLds` (a re-proof by document) only while that document is on record for the person.
+ */
+export async function storeRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  identityId: string,
+  registration: PendingRegistration,
+  options: { via?: DeviceRegisteredVia; documentLds?: string } = {},
+): Promise<{ ok: true; device: DeviceView } | DeviceRefused | { ok: false; reason: "document_not_on_record" }> {
+  const registered = await rpc(deps.sql, "device_credential_register", {
+    ...registration,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    identity_id: identityId,
+    device_id: crypto.randomUUID(),
+    device_binding: deviceBindingOf(registration),
+    ...(options.via ? { registered_via: options.via } : {}),
+    ...(options.documentLds ? { document_lds_sha256: options.documentLds } : {}),
+  });
+  if (!registered.registered) {
+    return registered.reason === "document_not_on_record" ? { ok: false, reason: registered.reason } : refused(registered.reason);
+  }
+  return { ok: true, device: deviceView(registered.device) };
+}
+
+/**
+ * Verifies a registration and records the credential for the identity in the tenant's environment
+ * (as the ceremony of an enrollment does). The challenge is consumed first, so a failed
+ * registration cannot be retried with it.
  */
 export async function registerDevice(
   deps: Deps,
   tenant: Tenant,
   input: DeviceRegistration,
 ): Promise<{ ok: true; device: DeviceView } | DeviceRefused> {
-  const verified = await verifyDeviceRegistration(deps, tenant, input);
+  const verified = await verifyRegistration(deps, tenant, input);
   if (!verified.ok) return verified;
-  const registered = await rpc(deps.sql, "device_credential_register", {
-    ...verified.credential,
-    environment: tenant.environment,
-    now: deps.now.toISOString(),
-    identity_id: input.identityId,
-  });
-  if (!registered.registered) return refused(registered.reason);
-  return { ok: true, device: deviceView(registered.device) };
+  const stored = await storeRegistration(deps, tenant, input.identityId, verified.registration);
+  // Only a re-proof by document names a document, so only it can be refused for one.
+  if (!stored.ok && stored.reason === "document_not_on_record") throw new Error("no document was named");
+  return stored;
 }

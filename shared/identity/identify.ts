@@ -14,7 +14,8 @@ import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { identifyAnswerSchema } from "./answers";
-import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import { matchScore, searchOutcome } from "./face-match";
+import { descriptorFrom, judge } from "./presence";
 import type {} from "./rpc";
 import type { ForcedScenario } from "./scenario";
 import { subjectRef } from "./subject-ref";
@@ -65,10 +66,11 @@ export async function identifyOnDevice(
   }).catch((error) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
-  const similarity = match.similarity ?? 0;
   // An unmatched answer carries no similarity at all (docs/decisions.md, D-073): the nearest neighbour's
-  // score below the gate would let a caller climb towards someone else's face, query by query.
-  if (!match.identity_id || similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
+  // score below the gate would let a caller climb towards someone else's face, query by query. A near
+  // miss (two consented persons both at the gate, too close to tell apart: D-385) answers no one either.
+  const outcome = searchOutcome(match.identity_id ? (match.similarity ?? null) : null, match.second_similarity ?? null);
+  if (!match.identity_id || outcome !== "matched" || scenario === "subject_mismatch") {
     return { answer: { matched: false, subject_ref: null, confidence: 0 }, device: null };
   }
   // The match and the device are judged together: a known face counts only signed on one of its own
@@ -81,7 +83,7 @@ export async function identifyOnDevice(
     assertion: body.device_assertion,
     rp,
   });
-  const confidence = Math.min(1, Math.round(similarity * 10_000) / 10_000);
+  const confidence = matchScore(match.similarity ?? 0);
   // The pseudonym was recorded when this merchant enrolled the person (their consent with it).
   const ref = await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId);
   return { answer: { matched: true, subject_ref: ref, confidence, device_binding: device.device_binding }, device };

@@ -3,7 +3,7 @@
  * templates, the identity a transaction names, attributes and the document trust list.
  */
 
-import type { VerifiedCredential } from "../devices/registration";
+import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
@@ -85,7 +85,8 @@ declare module "../kernel/db/rpc" {
     ];
     face_identify: [
       { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
-      { identity_id?: Uuid; similarity?: number },
+      /** The best match's cosine and the runner-up's (a near miss when they are close: D-385). */
+      { identity_id?: Uuid; similarity?: number; second_similarity?: number },
     ];
     face_template_search: [
       {

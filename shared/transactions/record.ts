@@ -2,9 +2,9 @@
 import type { DeviceBinding } from "../contracts/device";
 import type { CaptureDevice, DeviceEvidence } from "../devices/capture";
 import { ENGINE_VERSION } from "../engine";
-import { documentTypes } from "../identity/documents";
+import { documentRefused } from "../identity/documents";
 import type { ForcedScenario } from "../identity/scenario";
-import { ApiError } from "../kernel/errors";
+import type { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
@@ -103,13 +103,9 @@ export async function actReceipt(
   return { id, code, jws, seal };
 }
 
-/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record (rule 3). */
+/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record and has none (rule 3). */
 export function documentRequired(action: TransactionAction): ApiError {
-  return new ApiError("DOCUMENT_REQUIRED", {
-    action,
-    required: "a valid identity document on record",
-    accepted_documents: documentTypes,
-  });
+  return documentRefused("document_missing", { action });
 }
 
 /**
@@ -122,6 +118,8 @@ export interface ActOptions {
   /** What the person was shown when it is not the action's own (a hosted card, /v1 attribute or grant); the sink's `grant` sets it too. */
   intent?: CaptureIntent;
   idempotencyKey?: string;
+  /** The request's `x-service-nonce`, claimed before the act: the stand-in's consume key without an Idempotency-Key (D-426). */
+  replayNonce?: string;
   storedResponse?: PendingResponse;
   /** The device of a live act's capture: its assertion to verify, or one verified already in the same request. */
   device: DeviceEvidence;

@@ -1,42 +1,26 @@
 /**
- * A software WebAuthn authenticator for HTTP tests: a real ES256 key pair (WebCrypto) that builds
- * and signs the exact structures a platform authenticator does (authenticator data, CBOR attestation
- * object with a COSE key, client data JSON, a DER ECDSA signature over authData ‖ SHA-256(clientData)),
- * so the service verifies the real protocol with @simplewebauthn/server. It plays both the
- * authenticator and the browser (the client data's origin), and each knob is a way a real one can
- * misbehave: user verification off, another origin, another RP ID, a counter that goes back.
- * The browser tests use Chromium's virtual authenticator instead (tests/browser/).
+ * A WebAuthn authenticator in the test process, for the HTTP tests: it makes real registrations
+ * (attestation `none`, a fresh ES256 key) and real assertions (ECDSA P-256 over the authenticator
+ * data and the client data's hash, DER as authenticators sign) for any relying party and origin,
+ * so the service's own verification (@simplewebauthn/server and shared/devices/ceremony.ts) runs
+ * on them as on a browser's. The browser tests use Chromium's CDP virtual authenticator instead.
+ * `userVerified: false`, another origin or RP ID, and a counter that goes back are what a test
+ * asks for by option; nothing here knows what the service will decide.
  */
+import { createHash, generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { isoCBOR } from "@simplewebauthn/server/helpers";
 import { expect } from "vitest";
 import { assertionChallenge, descriptorDigest } from "../../shared/contracts/device";
-import type { RelyingParty } from "../../shared/devices/ceremony";
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
-import { fromBase64Url, toBase64Url } from "../../shared/lib/crypto";
+import { firstPartyRelyingParty, type RelyingParty } from "../../shared/devices/ceremony";
+import { toBase64Url } from "../../shared/lib/crypto";
 import { call, replayHeaders } from "./http";
 import { serviceUnderTest } from "./service";
 
-/** The service's own relying party, as it computes it for requests to the service under test. */
-export function serviceRelyingParty(): RelyingParty {
-  return firstPartyRelyingParty(serviceUnderTest().baseUrl);
-}
+const sha256 = (data: Uint8Array | string) => new Uint8Array(createHash("sha256").update(data).digest());
 
-/** How one ceremony may go wrong on purpose (each defaults to what a good authenticator does). */
-export interface CeremonyKnobs {
-  /** User verification (the device's biometric or PIN) performed: the UV flag. */
-  userVerified?: boolean;
-  /** The page's origin the browser writes into the client data. */
-  origin?: string;
-  /** The RP ID whose hash the authenticator writes into its data. */
-  rpId?: string;
-  /** The counter to sign with (default: one more than the last). */
-  signCount?: number;
-}
-
-const encoder = new TextEncoder();
-
-async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+/** The flags byte of authenticator data (WebAuthn 6.1). */
+function flags(options: { up: boolean; uv: boolean; be: boolean; bs: boolean; at: boolean }): number {
+  return (options.up ? 0x01 : 0) | (options.uv ? 0x04 : 0) | (options.be ? 0x08 : 0) | (options.bs ? 0x10 : 0) | (options.at ? 0x40 : 0);
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
@@ -49,62 +33,70 @@ function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** An ECDSA signature as WebCrypto gives it (r ‖ s, 32 bytes each) in the DER form WebAuthn carries. */
-function derSignature(raw: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
-  const integer = (bytes: Uint8Array) => {
-    let start = 0;
-    while (start < bytes.length - 1 && bytes[start] === 0) start++;
-    const trimmed = bytes.slice(start);
-    const body = trimmed[0] & 0x80 ? concat(new Uint8Array([0]), trimmed) : trimmed;
-    return concat(new Uint8Array([0x02, body.length]), body);
-  };
-  const sequence = concat(integer(raw.slice(0, 32)), integer(raw.slice(32)));
-  return concat(new Uint8Array([0x30, sequence.length]), sequence);
+const uint32 = (n: number) => new Uint8Array([(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+
+export interface CeremonyOptions {
+  /** The RP ID the authenticator data names (default: the origin's host name). */
+  rpId?: string;
+  userVerified?: boolean;
+  /** A synced (multi-device) passkey: BE and BS set. */
+  synced?: boolean;
+  crossOrigin?: boolean;
 }
 
-/** A passkey on a software authenticator: one credential, its key pair and counter. */
-export class SoftwareAuthenticator {
-  readonly credentialId = toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
-  private signCount = 0;
+/** One credential of a software authenticator: register it once, then sign assertions with it. */
+export class SoftwareCredential {
+  readonly id = toBase64Url(randomBytes(32));
+  private readonly keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  private counter = 0;
 
-  private constructor(
-    private readonly keys: CryptoKeyPair,
-    /** Backup eligible and backed up (a synced passkey): the BE and BS flags. */
-    readonly synced: boolean,
-  ) {}
-
-  /** A new authenticator with a fresh ES256 key; `synced` (default true) as most platform passkeys are. */
-  static async create(options: { synced?: boolean } = {}): Promise<SoftwareAuthenticator> {
-    const keys = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"])) as CryptoKeyPair;
-    return new SoftwareAuthenticator(keys, options.synced ?? true);
+  /** The public key as SPKI PEM (what `biometric_attestation.device_pubkey_pem` carries). */
+  get publicKeyPem(): string {
+    return this.keys.publicKey.export({ type: "spki", format: "pem" }).toString();
   }
 
-  private async authenticatorData(rpId: string, knobs: CeremonyKnobs, attested: Uint8Array | null): Promise<Uint8Array<ArrayBuffer>> {
-    const uv = knobs.userVerified ?? true;
-    const flags = 0x01 | (uv ? 0x04 : 0) | (this.synced ? 0x08 | 0x10 : 0) | (attested ? 0x40 : 0);
-    const count = new Uint8Array(4);
-    new DataView(count.buffer).setUint32(0, knobs.signCount ?? this.signCount);
-    return concat(await sha256(encoder.encode(rpId)), new Uint8Array([flags]), count, attested ?? new Uint8Array());
+  /** The public key as a JWK (what an SD-JWT's `cnf.jwk` should hold). */
+  get publicJwk(): { kty: string; crv: string; x: string; y: string } {
+    const { kty, crv, x, y } = this.keys.publicKey.export({ format: "jwk" });
+    return { kty: kty!, crv: crv!, x: x!, y: y! };
   }
 
-  private clientData(type: "webauthn.create" | "webauthn.get", challenge: string, origin: string): Uint8Array<ArrayBuffer> {
-    return encoder.encode(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+  /** Signs `data` with the credential's key as a JWS ES256 signature (raw r‖s), for a key-binding JWT. */
+  signJws(data: string): string {
+    return toBase64Url(sign("sha256", Buffer.from(data), { key: this.keys.privateKey, dsaEncoding: "ieee-p1363" }));
   }
 
-  /** What startRegistration would resolve to for `challenge` (base64url), attestation `none`. */
-  async register(challenge: string, rp: RelyingParty = serviceRelyingParty(), knobs: CeremonyKnobs = {}) {
-    const jwk = await crypto.subtle.exportKey("jwk", this.keys.publicKey);
-    const coseKey = new Map<number, number | Uint8Array>([
-      [1, 2],
-      [3, -7],
-      [-1, 1],
-      [-2, fromBase64Url(jwk.x as string)],
-      [-3, fromBase64Url(jwk.y as string)],
-    ]);
-    const id = fromBase64Url(this.credentialId);
-    const idLength = new Uint8Array([id.length >> 8, id.length & 0xff]);
-    const attested = concat(new Uint8Array(16), idLength, id, isoCBOR.encode(coseKey));
-    const authData = await this.authenticatorData(knobs.rpId ?? rp.id, knobs, attested);
+  private coseKey(): Uint8Array {
+    const { x, y } = this.publicJwk;
+    return isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(x, "base64url")],
+        [-3, Buffer.from(y, "base64url")],
+      ]),
+    );
+  }
+
+  private clientData(type: string, challenge: string, origin: string, options: CeremonyOptions): string {
+    return toBase64Url(Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: options.crossOrigin ?? false })));
+  }
+
+  /** A `startRegistration` answer for `challenge` (the WebAuthn challenge, base64url) at `origin`. */
+  register(challenge: string, origin: string, options: CeremonyOptions = {}) {
+    const rpId = options.rpId ?? new URL(origin).hostname;
+    const synced = options.synced ?? false;
+    const credentialId = Buffer.from(this.id, "base64url");
+    const authData = concat(
+      sha256(rpId),
+      new Uint8Array([flags({ up: true, uv: options.userVerified ?? true, be: synced, bs: synced, at: true })]),
+      uint32(this.counter),
+      new Uint8Array(16),
+      new Uint8Array([credentialId.length >> 8, credentialId.length & 255]),
+      credentialId,
+      this.coseKey(),
+    );
     const attestationObject = isoCBOR.encode(
       new Map<string, unknown>([
         ["fmt", "none"],
@@ -113,11 +105,11 @@ export class SoftwareAuthenticator {
       ]) as never,
     );
     return {
-      id: this.credentialId,
-      rawId: this.credentialId,
+      id: this.id,
+      rawId: this.id,
       type: "public-key",
       response: {
-        clientDataJSON: toBase64Url(this.clientData("webauthn.create", challenge, knobs.origin ?? rp.origins[0])),
+        clientDataJSON: this.clientData("webauthn.create", challenge, origin, options),
         attestationObject: toBase64Url(attestationObject),
         transports: ["internal"],
       },
@@ -126,39 +118,93 @@ export class SoftwareAuthenticator {
     };
   }
 
-  /** What startAuthentication would resolve to for `challenge` (base64url); the counter counts up. */
-  async assert(challenge: string, rp: RelyingParty = serviceRelyingParty(), knobs: CeremonyKnobs = {}) {
-    if (knobs.signCount === undefined) this.signCount++;
-    const authData = await this.authenticatorData(knobs.rpId ?? rp.id, knobs, null);
-    const clientDataJSON = this.clientData("webauthn.get", challenge, knobs.origin ?? rp.origins[0]);
-    const signed = concat(authData, await sha256(clientDataJSON));
-    const raw = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, this.keys.privateKey, signed));
+  /** A `startAuthentication` answer for `challenge` at `origin`; the counter rises unless `counter` says otherwise. */
+  assert(challenge: string, origin: string, options: CeremonyOptions & { counter?: number } = {}) {
+    const rpId = options.rpId ?? new URL(origin).hostname;
+    const synced = options.synced ?? false;
+    this.counter = options.counter ?? this.counter + 1;
+    const authData = concat(
+      sha256(rpId),
+      new Uint8Array([flags({ up: true, uv: options.userVerified ?? true, be: synced, bs: synced, at: false })]),
+      uint32(this.counter),
+    );
+    const clientDataJSON = this.clientData("webauthn.get", challenge, origin, options);
+    const signature = sign("sha256", concat(authData, sha256(Buffer.from(clientDataJSON, "base64url"))), this.keys.privateKey);
     return {
-      id: this.credentialId,
-      rawId: this.credentialId,
+      id: this.id,
+      rawId: this.id,
       type: "public-key",
-      response: {
-        clientDataJSON: toBase64Url(clientDataJSON),
-        authenticatorData: toBase64Url(authData),
-        signature: toBase64Url(derSignature(raw)),
-      },
+      response: { clientDataJSON, authenticatorData: toBase64Url(authData), signature: toBase64Url(signature) },
       clientExtensionResults: {},
       authenticatorAttachment: "platform",
     };
   }
+}
 
-  /** Registers over a capture's descriptor: the WebAuthn challenge is assertionChallenge(challenge, digest). */
-  async registerCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}, rp?: RelyingParty) {
-    return this.register(assertionChallenge(challenge, await descriptorDigest(descriptor)), rp, knobs);
+/** The service's own relying party, as it computes it for requests to the service under test. */
+export function serviceRelyingParty(): RelyingParty {
+  return firstPartyRelyingParty(serviceUnderTest().baseUrl);
+}
+
+/** How one capture's ceremony may go wrong on purpose (each defaults to what a good authenticator does). */
+export interface CeremonyKnobs {
+  /** User verification (the device's biometric or PIN) performed: the UV flag. */
+  userVerified?: boolean;
+  /** The page's origin the browser writes into the client data (default: the service's). */
+  origin?: string;
+  /** The RP ID whose hash the authenticator writes (default: the service's). */
+  rpId?: string;
+  /** The counter to sign with (default: one more than the last). */
+  signCount?: number;
+}
+
+/**
+ * A person's passkey as the live-mode HTTP tests use it: one SoftwareCredential that registers over,
+ * and signs, a capture's descriptor (the WebAuthn challenge is assertionChallenge(issued challenge,
+ * descriptorDigest(descriptor)): shared/contracts/device.ts) for the service's relying party.
+ */
+export class SoftwareAuthenticator {
+  private readonly credential = new SoftwareCredential();
+
+  private constructor(
+    /** Backup eligible and backed up: the BE and BS flags (a synced passkey). */
+    readonly synced: boolean,
+  ) {}
+
+  /** A new passkey; `synced` (default true) as most platform passkeys are. */
+  static async create(options: { synced?: boolean } = {}): Promise<SoftwareAuthenticator> {
+    return new SoftwareAuthenticator(options.synced ?? true);
   }
 
-  /** Signs a capture's descriptor: the WebAuthn challenge is assertionChallenge(challenge, digest). */
-  async signCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}, rp?: RelyingParty) {
-    return this.assert(assertionChallenge(challenge, await descriptorDigest(descriptor)), rp, knobs);
+  get credentialId(): string {
+    return this.credential.id;
+  }
+
+  /** startRegistration's answer over a capture. */
+  async registerCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}) {
+    const rp = serviceRelyingParty();
+    const webauthnChallenge = assertionChallenge(challenge, await descriptorDigest(descriptor));
+    return this.credential.register(webauthnChallenge, knobs.origin ?? rp.origins[0], {
+      rpId: knobs.rpId ?? rp.id,
+      userVerified: knobs.userVerified,
+      synced: this.synced,
+    });
+  }
+
+  /** startAuthentication's answer over a capture; the counter rises unless `signCount` says otherwise. */
+  async signCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}) {
+    const rp = serviceRelyingParty();
+    const webauthnChallenge = assertionChallenge(challenge, await descriptorDigest(descriptor));
+    return this.credential.assert(webauthnChallenge, knobs.origin ?? rp.origins[0], {
+      rpId: knobs.rpId ?? rp.id,
+      userVerified: knobs.userVerified,
+      synced: this.synced,
+      ...(knobs.signCount === undefined ? {} : { counter: knobs.signCount }),
+    });
   }
 }
 
-/** A device challenge issued by the service under test (device-challenge) for `purpose`. */
+/** A device challenge issued by the service under test (device-challenge) for `purpose`, at `now`. */
 export async function deviceChallenge(key: string, purpose: string, now?: Date): Promise<string> {
   const res = await call("device-challenge", { key, body: { purpose }, headers: replayHeaders(now), now });
   expect(res.status, res.text).toBe(200);
