@@ -57,7 +57,8 @@ function speak(wanted: string): void {
 }
 
 const api = new URL("./", location.href);
-const assets = new URL("assets/", api).href;
+// The folder this script came from: the assets of its own version (D-406), the face worker and models beside it.
+const assets = new URL("./", import.meta.url).href;
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 /** Free reading: 20 s (docs/presence-descriptor.md allows 5 to 30); paced: 30 s, which the paced checks need. */

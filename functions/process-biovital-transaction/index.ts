@@ -1,7 +1,7 @@
 /**
  * POST /functions/v1/process-biovital-transaction (spec 4.4): the authorisation sink
  * (shared/transactions/transact.ts). Server key or first-party user JWT; replay guard; optional
- * Idempotency-Key (an exact retry is replayed before its nonce is claimed, and the act stores its
+ * Idempotency-Key, also with a mandate (an exact retry is replayed before its nonce is claimed, and the act stores its
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
 
@@ -12,8 +12,7 @@ import { idempotency, idempotencyKeyOf } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
-import { transactionAnswerSchema } from "../../shared/identity/answers";
-import { documentEvidenceCodes } from "../../shared/identity/documents";
+import { transactionOutcomeSchema } from "../../shared/identity/answers";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 import { issueRuleCodes } from "../../shared/mandates/issue";
@@ -30,10 +29,10 @@ app.post(
   "/",
   documented({
     summary: "Record an act of a live person: identify, judge and sign a receipt",
-    success: { status: 200, description: "Approved, with its receipt", schema: transactionAnswerSchema },
+    description: "With mandate_id, a mandate's refusal is 200 with success false, allowed false and a reason (spec 7.2).",
+    success: { status: 200, description: "Approved with its receipt, or a mandate's refusal", schema: transactionOutcomeSchema },
     answers: [
       ...scenarioCodes,
-      ...documentEvidenceCodes,
       // A grant's terms (`grant`) are judged by mandate-issue's rules, with their codes.
       ...issueRuleCodes,
       "IDENTITY_MISMATCH",
@@ -43,7 +42,6 @@ app.post(
       "DOCUMENT_REQUIRED",
       "UNAUTHORIZED_DEVICE",
       "ACCESS_REVOKED",
-      "MANDATE_REFUSED",
       "CAPTURE_REPLAYED",
     ],
   }),
@@ -57,8 +55,12 @@ app.post(
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
     const idempotencyKey = idempotencyKeyOf(c.req.raw.headers) ?? undefined;
+    // Authentication (or the response store) claimed it before the act: the stand-in's key without an Idempotency-Key (D-426).
+    const replayNonce = c.req.header("x-service-nonce");
     const storedResponse = c.var.storedResponse;
-    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, { scenario, idempotencyKey, storedResponse }));
+    const options = { scenario, idempotencyKey, replayNonce, storedResponse };
+    c.header("content-language", c.var.locale);
+    return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, options));
   },
 );
 

@@ -5,12 +5,16 @@
  */
 import * as v from "valibot";
 import { described, orNull } from "../kernel/answers";
+import { decisionAnswerSchema } from "../mandates/answers";
 
 /** face-identify's answer: the person the merchant knows, or no one (then no similarity). */
 export const identifyAnswerSchema = v.object({
   matched: described(v.boolean(), "Whether the live face is a person the merchant has enrolled."),
   subject_ref: orNull(v.string(), "The merchant's pseudonym of the person, when matched."),
-  confidence: described(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), "The match's similarity when matched; 0 when not."),
+  confidence: described(
+    v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    "The match score when matched (calibrated so that 0.75 is the gate, D-385); 0 when not.",
+  ),
 });
 
 /** process-biovital-enrollment's answer. */
@@ -25,7 +29,7 @@ export const enrollmentAnswerSchema = v.object({
 /** process-biovital-transaction's answer: the act approved, with its signed receipt. */
 export const transactionAnswerSchema = v.object({
   success: v.literal(true),
-  status: described(v.literal("approved"), "The act was approved (a refusal is an error)."),
+  status: described(v.literal("approved"), "The act was approved (a live act's refusal is an error; a mandate's is the refusal answer)."),
   transaction_id: described(v.string(), "The act's id."),
   service_hash: described(v.string(), "What the act was about, as sent."),
   immutability_seal: described(v.string(), "The receipt's seal."),
@@ -34,3 +38,18 @@ export const transactionAnswerSchema = v.object({
   receipt_code: described(v.string(), "The receipt's short code."),
   mandate: v.optional(described(v.record(v.string(), v.unknown()), "The mandate's decision, when a mandate stood in.")),
 });
+
+/**
+ * process-biovital-transaction's refusal when a mandate stood in (spec 7.2, D-425): the decision's
+ * refusal as mandate-consume answers it, with `success: false` and `status: "refused"`.
+ */
+export const transactionRefusalSchema = v.object({
+  ...decisionAnswerSchema.entries,
+  success: v.literal(false),
+  status: described(v.literal("refused"), "The mandate did not cover the act; nothing was recorded."),
+  allowed: v.literal(false),
+  reason: decisionAnswerSchema.entries.reason.wrapped,
+});
+
+/** Every 200 of the sink: an approved act, or a mandate's refusal. */
+export const transactionOutcomeSchema = v.union([transactionAnswerSchema, transactionRefusalSchema]);

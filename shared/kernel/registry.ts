@@ -29,6 +29,7 @@ const functionRegistry = {
   "mandate-revoke": {},
   "mandate-scopes": {},
   mcp: {},
+  me: {},
   "merchant-theme-get": {},
   openapi: { assets: true },
   "process-biovital-enrollment": {},

@@ -8,8 +8,7 @@ import type { Decision } from "./rpc";
  */
 export const refusals = {
   idempotency_key_required: {
-    developer:
-      "Idempotency-Key header (8 to 200 characters) is required on mandate-consume and on process-biovital-transaction with mandate_id.",
+    developer: "Idempotency-Key header (8 to 200 characters) is required on mandate-consume.",
     stepUp: false,
     integration: true,
   },

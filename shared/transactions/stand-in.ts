@@ -1,6 +1,5 @@
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
-import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
@@ -21,14 +20,33 @@ const ACTION_SCOPES: Record<TransactionAction, Scope> = {
 };
 
 /**
+ * A refusal of the sink's stand-in (spec 7.2, D-425): HTTP 200 with `allowed: false`, the stable
+ * `reason`, the English `developer_message`, the localised `user_message` (absent on integration
+ * errors) and `step_up_available`, as mandate-consume answers; `success: false` and `status:
+ * "refused"` beside them, so that a client reading the sink's own `success` never acts on it.
+ */
+export type StandInRefusal = Record<string, unknown> & { success: false; status: "refused"; allowed: false; reason: string };
+
+/**
+ * The key the stand-in consumes under (D-426): the request's Idempotency-Key, or without one the
+ * request's replay nonce (`x-service-nonce`, claimed once per merchant and environment by
+ * authentication before the act runs). A retry of the same request is its nonce again: `409
+ * NONCE_REUSED` before anything runs, and the ledger, which keeps the consumption under the
+ * nonce's key for good, could not debit it twice even past the replay window. The space keeps the
+ * two key spaces apart: an Idempotency-Key is printable characters without spaces.
+ */
+export function standInConsumeKey(idempotencyKey: string | undefined, replayNonce: string | undefined): string | undefined {
+  return idempotencyKey ?? (replayNonce === undefined ? undefined : `x-service-nonce ${replayNonce}`);
+}
+
+/**
  * Spec 4.4 rule 5: the mandate stands in for the live capture. The act consumes the mandate
- * through the same row-locked consume, idempotent per Idempotency-Key, which is required here as on
- * mandate-consume (there is no default key: without one the act is refused with
- * `idempotency_key_required`); it is recorded with its receipt in the same RPC, which also builds
- * the approval and stores it under the key (`storedResponse`). A refusal is `403 MANDATE_REFUSED`
- * carrying the refusal reason; a replayed key after revocation is refused too. The receipt says
- * nobody was present: act `ACTION_MANDATE`, assurance `mandate`, with the mandate, the act and the
- * grant's level.
+ * through the same row-locked consume, idempotent per consume key (standInConsumeKey: the
+ * Idempotency-Key, optional as 4.1 says, or the request's replay nonce); it is recorded with its
+ * receipt in the same RPC, which also builds the approval and stores it under the Idempotency-Key
+ * (`storedResponse`). A refusal is the spec's 200 refusal (StandInRefusal); a replayed key after
+ * revocation is refused too. The receipt says nobody was present: act `ACTION_MANDATE`, assurance
+ * `mandate`, with the mandate, the act and the grant's level.
  */
 export async function transactWithMandate(
   deps: Deps,
@@ -36,12 +54,15 @@ export async function transactWithMandate(
   tenant: Tenant,
   body: TransactionBody & { mandate_id: string },
   identity: { identity_id: string; hasDocument: boolean },
-  { idempotencyKey, storedResponse }: Pick<ActOptions, "idempotencyKey" | "storedResponse">,
-): Promise<StandInApproval> {
-  const refuse = (decision: Decision): never => {
-    throw new ApiError("MANDATE_REFUSED", answer(decision, deps.locale));
-  };
-  if (!idempotencyKey) return refuse({ allowed: false, reason: "idempotency_key_required" });
+  { idempotencyKey, replayNonce, storedResponse }: Pick<ActOptions, "idempotencyKey" | "replayNonce" | "storedResponse">,
+): Promise<StandInApproval | StandInRefusal> {
+  const refuse = (decision: Decision): StandInRefusal => ({
+    success: false,
+    status: "refused",
+    ...(answer(decision, deps.locale) as { allowed: false; reason: string }),
+  });
+  const consumeKey = standInConsumeKey(idempotencyKey, replayNonce);
+  if (!consumeKey) return refuse({ allowed: false, reason: "idempotency_key_required" });
   const mandateId = mandateUuid(body.mandate_id);
   if (!mandateId) return refuse({ allowed: false, reason: "mandate_not_found" });
   if (DOCUMENT_ACTIONS.has(body.action) && !identity.hasDocument) throw documentRequired(body.action);
@@ -61,7 +82,7 @@ export async function transactWithMandate(
     consume: {
       ...scope,
       mandate_id: mandateId,
-      idempotency_key: idempotencyKey,
+      idempotency_key: consumeKey,
       request_hash: await sha256Hex(JSON.stringify(body)),
       scope: body.scope ?? ACTION_SCOPES[body.action],
       amount: body.amount,

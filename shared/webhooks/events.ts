@@ -38,6 +38,11 @@ export const eventCatalogue = {
     firesWhen: "A person the merchant holds revoked one of their devices; it signs nothing from the next request on.",
     data: ["device_id", "subject_ref", "revoked_at"],
   },
+  "consent.withdrawn": {
+    firesWhen:
+      "The person withdrew their consent with the merchant on their own page (docs/decisions.md, D-468); revoke-consent's effect, at once.",
+    data: ["subject_ref", "withdrawn_at", "withdrawn_by"],
+  },
   "session.completed": {
     firesWhen: "A hosted session ended with an outcome: completed, failed (the capture was refused) or cancelled by the person.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
@@ -45,6 +50,11 @@ export const eventCatalogue = {
   "session.expired": {
     firesWhen: "A hosted session was not finished within its ttl_seconds; written by the outbox worker's first tick after expires_at.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
+  },
+  "webhook.test": {
+    firesWhen:
+      "The merchant asked to test an endpoint (POST /v1/webhook_endpoints/{id}/test, or the console): sent to that endpoint only, never fanned out.",
+    data: ["endpoint_id", "message"],
   },
 } as const satisfies Record<string, EventDefinition>;
 

@@ -6,6 +6,22 @@
 -- ============================================================================
 
 -- ----------------------------------------------------------------------------
+-- Helpers
+-- ----------------------------------------------------------------------------
+
+-- Whether the request's merchant holds this row's live reservation by its claim token: the one rule
+-- release and claim both apply (inlined by the planner; the callers keep the key lookup explicit).
+-- Lookup by hash: the hash of a 256-bit random token gives nothing to time.
+create or replace function private.alias_reservation_held(a private.aliases, p jsonb) returns boolean
+language sql stable set search_path = '' as $$
+  select a.state = 'reserved'
+     and a.merchant_id = (p ->> 'merchant_id')::uuid
+     and a.claim_token_hash = p ->> 'claim_token_hash'
+     and a.expires_at > (p ->> 'now')::timestamptz
+$$;
+comment on function private.alias_reservation_held(private.aliases, jsonb) is 'Whether the request''s merchant holds the row''s live reservation by its claim token (the rule of alias_release and alias_claim).';
+
+-- ----------------------------------------------------------------------------
 -- RPCs
 -- ----------------------------------------------------------------------------
 
@@ -60,14 +76,10 @@ language plpgsql security definer set search_path = '' as $$
 declare
   v_alias text;
 begin
-  -- Lookup by hash: the hash of a 256-bit random token gives nothing to time.
   delete from private.aliases
   where environment = p ->> 'environment'
     and alias = p ->> 'alias'
-    and state = 'reserved'
-    and merchant_id = (p ->> 'merchant_id')::uuid
-    and claim_token_hash = p ->> 'claim_token_hash'
-    and expires_at > (p ->> 'now')::timestamptz
+    and private.alias_reservation_held(aliases, p)
   returning alias into v_alias;
   if not found then
     raise exception 'claim token does not hold this alias' using errcode = 'HA002';
@@ -100,10 +112,7 @@ begin
       claim_token_hash = null, expires_at = null
   where environment = p ->> 'environment'
     and alias = p ->> 'alias'
-    and state = 'reserved'
-    and merchant_id = (p ->> 'merchant_id')::uuid
-    and claim_token_hash = p ->> 'claim_token_hash'
-    and expires_at > (p ->> 'now')::timestamptz
+    and private.alias_reservation_held(aliases, p)
   returning * into v_row;
   if not found then
     raise exception 'claim token does not hold this alias' using errcode = 'HA002';

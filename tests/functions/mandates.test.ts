@@ -559,6 +559,59 @@ describe("step-up (spec 3.1)", () => {
     });
   });
 
+  it("takes a face-only capture (level face) as the proof of a step-up, and of nothing else (spec 4.7 rule 8, D-428)", async () => {
+    const { merchant, person, mandate } = await mandateFixture();
+    const {
+      granted_by: _,
+      proof: __,
+      ...terms
+    } = mandateBody(person, crypto.randomUUID(), {
+      step_up_of: mandate.mandate_id,
+      ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
+    });
+    const act = (shot: { nonce: string; descriptor: unknown }, extra: Record<string, unknown>) =>
+      transact(merchant.keys.sk_test, {
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        capture_nonce: shot.nonce,
+        face_template: shot.descriptor,
+        ...extra,
+      });
+    // The person looks at the screen and says nothing: judged face and voice, that is no presence.
+    const silent = person.capture({ faceOnly: true });
+    const asFaceVoice = await act(silent, { grant: terms });
+    expect(errorOf(asFaceVoice)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+    expect(asFaceVoice.body.reason).toBe("no_speech");
+    // Face only: only a step-up's grant, and only under the light challenge.
+    const noStepUp = await act(person.capture({ faceOnly: true }), { grant: { ...terms, step_up_of: undefined }, presence: "face" });
+    expect(errorOf(noStepUp)).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(noStepUp.body.fields).toEqual(["presence"]);
+    const withoutLight = await act(person.capture(), { grant: terms, presence: "face" });
+    expect(errorOf(withoutLight)).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(withoutLight.body.fields).toEqual(["face_template.version"]);
+
+    const granted = await act(person.capture({ faceOnly: true }), { grant: terms, presence: "face" });
+    expect(granted.status, granted.text).toBe(200);
+    expect(granted.body.assurance_level).toBe("face");
+    // The receipt says what was proven: the face.
+    const verified = await call("receipt-verify", { query: { code: granted.body.receipt_code } });
+    expect(verified.body).toMatchObject({ valid: true, assurance_level: "face" });
+    // Not the proof of a grant that steps up from nothing.
+    const proven: Record<string, unknown> = {
+      ...terms,
+      granted_by: person.subject_ref,
+      proof: { capture_id: granted.body.transaction_id },
+    };
+    const { step_up_of: ___, ...standalone } = proven;
+    const refused = await issue(merchant.keys.sk_test, standalone);
+    expect(errorOf(refused)).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(refused.body.reason).toBe("face_only_not_a_step_up");
+    const stepUp = await issue(merchant.keys.sk_test, proven);
+    expect(stepUp.status, stepUp.text).toBe(201);
+    expect(stepUp.body).toMatchObject({ step_up_of: mandate.mandate_id, assurance_level: "face" });
+  });
+
   it("refuses a step-up from another person's or a revoked mandate", async () => {
     const { merchant, mandate } = await mandateFixture();
     const other = await enrollStranger(merchant.keys.pk_test);
@@ -628,9 +681,26 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     expect(replay.body.mandate.idempotent_replay).toBe(true);
     const last = await viaMandate(merchant, person, mandate.mandate_id);
     expect(last.body.mandate).toMatchObject({ at_limit: true, remaining: { count: 0 } });
-    const refused = await viaMandate(merchant, person, mandate.mandate_id);
-    expect(errorOf(refused)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(refused.body.reason).toBe("mandate_exhausted");
+    // A refusal is the spec's refusal shape (7.2), HTTP 200, localised; nothing is recorded.
+    const refused = await viaMandate(
+      merchant,
+      person,
+      mandate.mandate_id,
+      {},
+      { ...replayHeaders(), "idempotency-key": `idem-${crypto.randomUUID()}`, "accept-language": "pt-BR" },
+    );
+    expect(refused.status, refused.text).toBe(200);
+    expect(refused.body).toMatchObject({
+      success: false,
+      status: "refused",
+      allowed: false,
+      reason: "mandate_exhausted",
+      step_up_available: true,
+    });
+    expect(refused.body.developer_message).toMatch(/ceiling is used up/);
+    expect(refused.body.user_message).toEqual(expect.any(String));
+    expect(refused.headers.get("content-language")).toBe("pt-BR");
+    expect(refused.body).not.toHaveProperty("transaction_id");
   });
 
   it("a stand-in act is never proof for a new mandate", async () => {
@@ -653,8 +723,9 @@ describe("process-biovital-transaction with mandate_id (spec 4.4 rule 5)", () =>
     expect(errorOf(res)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
     await proofCapture(merchant, other, { document: true });
     const again = await viaMandate(merchant, other, mandate.mandate_id, { action: "ACTION_PAYMENT", amount: 10, currency: "BRL" });
-    expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(again.body.reason).toBe("mandate_not_found");
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ success: false, allowed: false, reason: "mandate_not_found", step_up_available: false });
+    expect(again.body).not.toHaveProperty("user_message");
   });
 });
 
@@ -707,8 +778,8 @@ describe("a mandate standing in is visible on the receipt (issue 11)", () => {
   });
 });
 
-describe("the stand-in has no default idempotency key (issue 11)", () => {
-  it("refuses an act without Idempotency-Key; a reused service_hash with a new key is a new act; revocation refuses the next one", async () => {
+describe("the stand-in's Idempotency-Key is optional (spec 4.1, D-426)", () => {
+  it("without a key the act runs once under its replay nonce: a retry is 409 NONCE_REUSED and debits nothing; a reused service_hash with a new nonce is a new act; revocation refuses the next one", async () => {
     const { merchant, person, mandate } = await mandateFixture({
       scopes: ["login"],
       ceiling: { kind: "count", count: 5, period: "lifetime" },
@@ -719,22 +790,27 @@ describe("the stand-in has no default idempotency key (issue 11)", () => {
       user_id: person.subject_ref,
       mandate_id: mandate.mandate_id,
     };
-    const missing = await transact(merchant.keys.sk_test, body);
-    expect(errorOf(missing)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(missing.body).toMatchObject({ allowed: false, reason: "idempotency_key_required", step_up_available: false });
-    expect(missing.body).not.toHaveProperty("user_message");
-
-    const first = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
-    const second = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
+    const headers = replayHeaders();
+    const first = await transact(merchant.keys.sk_test, body, { headers });
     expect(first.status, first.text).toBe(200);
+    expect(first.body.mandate).toMatchObject({ idempotent_replay: false, remaining: { count: 4 } });
+    // The same request again (its answer lost, say): the nonce is used, nothing runs.
+    const retry = await transact(merchant.keys.sk_test, body, { headers });
+    expect(errorOf(retry)).toEqual({ status: 409, code: "NONCE_REUSED" });
+    // The ledger holds the act under the nonce: even a request that passed the guard could not debit it twice.
+    const ledger =
+      await testDb()`select idempotency_key from private.mandate_consumptions where mandate_id = ${mandate.mandate_id.slice(4)}::uuid`;
+    expect(ledger.map((row) => row.idempotency_key)).toEqual([`x-service-nonce ${headers["x-service-nonce"]}`]);
+
+    const second = await transact(merchant.keys.sk_test, body);
     expect(second.status, second.text).toBe(200);
     expect(second.body.transaction_id).not.toBe(first.body.transaction_id);
     expect(second.body.mandate).toMatchObject({ idempotent_replay: false, remaining: { count: 3 } });
 
     await call("mandate-revoke", { key: merchant.keys.sk_test, body: { mandate_id: mandate.mandate_id } });
-    const after = await transact(merchant.keys.sk_test, body, { headers: { "idempotency-key": `idem-${crypto.randomUUID()}` } });
-    expect(errorOf(after)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(after.body.reason).toBe("mandate_revoked");
+    const after = await transact(merchant.keys.sk_test, body);
+    expect(after.status, after.text).toBe(200);
+    expect(after.body).toMatchObject({ success: false, allowed: false, reason: "mandate_revoked" });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
     expect(got.body.consumptions).toHaveLength(2);
   });
@@ -805,8 +881,8 @@ describe("a replayed consume after revocation is no permission (issue 11)", () =
     // The same act replayed through the ledger after revocation is refused.
     await testDb()`delete from private.idempotency_keys where idempotency_key = ${sinkKey}`;
     const again = await transact(merchant.keys.sk_test, sinkBody, { headers: { "idempotency-key": sinkKey } });
-    expect(errorOf(again)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(again.body).toMatchObject({ reason: "mandate_revoked", idempotent_replay: true, mandate_status: "revoked" });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ allowed: false, reason: "mandate_revoked", idempotent_replay: true, mandate_status: "revoked" });
   });
 });
 
@@ -836,7 +912,7 @@ describe("the sink's replay of a stand-in is the ledger's: the mandate's status 
     // The same answer as mandate-consume's replay and the ledger's after 24 hours: the act happened (its
     // consumption is named), but an agent that lost the answer must not act now.
     const after = await transact(merchant.keys.sk_test, request, { headers });
-    expect(errorOf(after)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
+    expect(after.status, after.text).toBe(200);
     expect(after.headers.get("idempotency-status")).toBe("replayed");
     expect(after.body).toMatchObject({
       allowed: false,
@@ -849,8 +925,8 @@ describe("the sink's replay of a stand-in is the ledger's: the mandate's status 
     const next = await transact(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
       headers: { "idempotency-key": `idem-${crypto.randomUUID()}` },
     });
-    expect(errorOf(next)).toEqual({ status: 403, code: "MANDATE_REFUSED" });
-    expect(next.body.reason).toBe("mandate_revoked");
+    expect(next.status, next.text).toBe(200);
+    expect(next.body).toMatchObject({ success: false, allowed: false, reason: "mandate_revoked" });
     const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
     expect(got.body.consumptions).toHaveLength(1);
   });

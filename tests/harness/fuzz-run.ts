@@ -481,7 +481,7 @@ export async function send(c: Cohort, recipe: Recipe): Promise<Outcome> {
 // ---------------------------------------------------------------- judging answers
 
 /** The functions whose 200 answers may be refusals with `allowed: false` and a `reason`. */
-const DECISIONS = new Set(["mandate-check", "mandate-consume", "resource-api"]);
+const DECISIONS = new Set(["mandate-check", "mandate-consume", "process-biovital-transaction", "resource-api"]);
 
 /** What is wrong with an answer, by the documented answers; empty when nothing is. */
 export function problemsOf(outcome: Outcome, docs: DocumentedAnswers): string[] {
@@ -503,7 +503,7 @@ export function problemsOf(outcome: Outcome, docs: DocumentedAnswers): string[] 
   if (status >= 400 && !listed(`${status} `) && (typeof body?.error !== "string" || typeof body?.code !== "string")) {
     problems.push(`${status}: the body is not {error, code}`);
   }
-  const refusal = (DECISIONS.has(recipe.fn) && status === 200 && body?.allowed === false) || code === "MANDATE_REFUSED";
+  const refusal = DECISIONS.has(recipe.fn) && status === 200 && body?.allowed === false;
   if (refusal && !docs.refusalReasons.has(body?.reason)) problems.push(`refusal reason ${body?.reason}: not listed`);
   if (recipe.fn === "alias-availability" && status === 200 && body?.format_ok === false && !documented.formatCodes.has(body.format_code)) {
     problems.push(`format_code ${body.format_code}: not listed`);

@@ -112,8 +112,10 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.revoked",
       "device.registered",
       "device.revoked",
+      "consent.withdrawn",
       "session.completed",
       "session.expired",
+      "webhook.test",
     ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");

@@ -1,0 +1,269 @@
+/**
+ * /functions/v1/me: the person's own page on the service's origin (docs/decisions.md, D-465 to
+ * D-467). The person signs in by proving presence (shared/persons/session.ts), holds a short session
+ * in a `__Host-` cookie, and sees and revokes what they authorised at every merchant. Every route
+ * refuses a request from another site; every state-changing one also needs the session's CSRF token.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import * as v from "valibot";
+import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
+import { documented, withDoc } from "../../shared/edge/openapi";
+import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
+import { serviceBaseUrl } from "../../shared/kernel/config";
+import { ApiError } from "../../shared/kernel/errors";
+import { jsonObject } from "../../shared/kernel/validation";
+import { canonicalUuid } from "../../shared/lib/uuid";
+import {
+  consentLedgerSchema,
+  personDisclosuresSchema,
+  personMandatesSchema,
+  personMerchantsSchema,
+  personReceiptsSchema,
+  personSessionSchema,
+  revokedSchema,
+  signedInSchema,
+  signedOutSchema,
+  signInStartedSchema,
+  withdrawnSchema,
+} from "../../shared/persons/answers";
+import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
+import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
+import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
+import {
+  authenticatePersonSession,
+  endPersonSession,
+  finishPersonSignIn,
+  newBrowserSecret,
+  PERSON_SESSION_TTL_SECONDS,
+  type PersonSession,
+  requireCsrfToken,
+  SIGN_IN_SCREEN_TTL_SECONDS,
+  sessionAnswer,
+  startPersonSignIn,
+} from "../../shared/persons/session";
+
+/** The browser's sign-in secret: host-only, never sent cross-site, as long as the capture screen may last. */
+const SIGN_IN_COOKIE = "__Host-me-sign-in";
+/** The person's session: host-only, never sent cross-site, never read by a script (D-466). */
+const SESSION_COOKIE = "__Host-me-session";
+
+/** Rate limits (D-466): per client address for the sign-in, per session for everything after it. */
+export const meLimits = {
+  signInIp: { name: "me-sign-in-ip", limit: 10, windowSeconds: 600 },
+  finishIp: { name: "me-sign-in-finish-ip", limit: 60, windowSeconds: 60 },
+  session: { name: "me-session", limit: 120, windowSeconds: 60 },
+} as const satisfies Record<string, RateLimitRule>;
+
+type Signed = { Variables: { person: PersonSession } };
+
+const cookie = (name: string, value: string, maxAge: number) =>
+  `${name}=${value}; Max-Age=${maxAge}; Path=/; Secure; HttpOnly; SameSite=Strict`;
+
+/**
+ * `403 CROSS_SITE_REQUEST` for a request another site made: the browser says so in Sec-Fetch-Site
+ * (anything but same-origin, or none for a typed address), or its Origin is not the service's. The
+ * cookies are SameSite=Strict too; this refuses a request that carries none as well (a login CSRF).
+ */
+const sameOrigin: MiddlewareHandler<AppEnv> = withDoc(
+  async function sameOrigin(c, next) {
+    const site = c.req.header("sec-fetch-site");
+    if (site !== undefined && site !== "same-origin" && site !== "none") throw new ApiError("CROSS_SITE_REQUEST");
+    const origin = c.req.header("origin");
+    if (origin !== undefined && origin !== new URL(serviceBaseUrl(c.var.config, c.req.url)).origin)
+      throw new ApiError("CROSS_SITE_REQUEST");
+    await next();
+  },
+  { answers: ["CROSS_SITE_REQUEST"] },
+);
+
+/** The person's session from its cookie (its idle timeout moved on), then its per-session limit. */
+const personSession: MiddlewareHandler<AppEnv & Signed> = withDoc(
+  async function personSession(c, next) {
+    c.set("person", await authenticatePersonSession(depsOf(c.var), getCookie(c, SESSION_COOKIE)));
+    await next();
+  },
+  { answers: ["PERSON_SESSION_REQUIRED", "PERSON_SESSION_EXPIRED"] },
+);
+
+const perSession = rateLimit<AppEnv & Signed>((c) => ({ rule: meLimits.session, identifier: `person:${c.var.person.sessionId}` }));
+const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: `ip:${clientIp(c)}` }));
+
+/** Every state-changing request carries the session's CSRF token in `x-csrf-token`. */
+const csrf: MiddlewareHandler<AppEnv & Signed> = withDoc(
+  async function csrf(c, next) {
+    await requireCsrfToken(c.var.person, c.req.header("x-csrf-token"));
+    await next();
+  },
+  { answers: ["CSRF_TOKEN_INVALID"] },
+);
+
+const signInSchema = v.pipe(
+  jsonObject,
+  v.strictObject({
+    merchant_id: v.pipe(v.string(), v.maxLength(64)),
+    environment: v.picklist(["test", "live"]),
+  }),
+);
+const finishSchema = v.pipe(jsonObject, v.strictObject({ session_id: v.pipe(v.string(), v.maxLength(64)) }));
+
+const app = createFunctionApp("me");
+app.use(noStore);
+
+app.post(
+  "/sign-in",
+  documented({
+    summary: "Start signing in: a capture screen to prove presence on",
+    success: { status: 201, description: "The capture screen, bound to this browser by a cookie", schema: signInStartedSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  perIp(meLimits.signInIp),
+  input("json", signInSchema),
+  async (c) => {
+    const merchantId = canonicalUuid(c.var.input.merchant_id);
+    if (!merchantId) throw new ApiError("not_found");
+    const browserSecret = newBrowserSecret();
+    const tenant = { merchantId, environment: c.var.input.environment };
+    const started = await startPersonSignIn(depsOf(c.var), tenant, browserSecret, serviceBaseUrl(c.var.config, c.req.url));
+    c.header("set-cookie", cookie(SIGN_IN_COOKIE, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3));
+    return c.json(started, 201);
+  },
+);
+
+app.post(
+  "/sign-in/finish",
+  documented({
+    summary: "Finish signing in once the screen identified the person",
+    success: { status: 200, description: "Signed in: the session's cookie is set", schema: signedInSchema },
+    answers: ["SIGN_IN_PENDING", "SIGN_IN_FAILED"],
+  }),
+  sameOrigin,
+  perIp(meLimits.finishIp),
+  input("json", finishSchema),
+  async (c: Context<AppEnv & { Variables: { input: v.InferOutput<typeof finishSchema> } }>) => {
+    const signedIn = await finishPersonSignIn(depsOf(c.var), c.var.input.session_id, getCookie(c, SIGN_IN_COOKIE) ?? "");
+    c.header("set-cookie", cookie(SESSION_COOKIE, signedIn.token, PERSON_SESSION_TTL_SECONDS));
+    c.header("set-cookie", cookie(SIGN_IN_COOKIE, "", 0), { append: true });
+    return c.json(signedIn.answer);
+  },
+);
+
+app.get(
+  "/session",
+  documented({
+    summary: "The session: its environment and its ends",
+    success: { status: 200, description: "Signed in", schema: personSessionSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  (c) => c.json(sessionAnswer(c.var.person)),
+);
+
+app.post(
+  "/sign-out",
+  documented({ summary: "Sign out", success: { status: 200, description: "Signed out", schema: signedOutSchema } }),
+  sameOrigin,
+  personSession,
+  csrf,
+  async (c) => {
+    const ended = await endPersonSession(depsOf(c.var), c.var.person);
+    c.header("set-cookie", cookie(SESSION_COOKIE, "", 0));
+    return c.json(ended);
+  },
+);
+
+app.get(
+  "/mandates",
+  documented({
+    summary: "Every mandate the person granted, at every merchant",
+    success: { status: 200, description: "The mandates", schema: personMandatesSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonMandates(depsOf(c.var), c.var.person)),
+);
+
+app.post(
+  "/mandates/revoke",
+  documented({
+    summary: "Revoke one mandate, or every standing mandate of one agent at one merchant",
+    success: { status: 200, description: "Revoked", schema: revokedSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", revokeSchema),
+  async (c) => c.json(await revokePersonMandates(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.get(
+  "/merchants",
+  documented({
+    summary: "The merchants that hold the person, with the consents given each",
+    success: { status: 200, description: "The merchants", schema: personMerchantsSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonMerchants(depsOf(c.var), c.var.person)),
+);
+
+app.get(
+  "/consent-ledger",
+  documented({
+    summary: "The person's consent ledger, readable, with its hash chain checked",
+    success: { status: 200, description: "The ledger", schema: consentLedgerSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await readConsentLedger(depsOf(c.var), c.var.person)),
+);
+
+app.post(
+  "/consents/withdraw",
+  documented({
+    summary: "Withdraw consent at one merchant (revoke-consent's effect)",
+    success: { status: 200, description: "Withdrawn", schema: withdrawnSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", withdrawSchema),
+  async (c) => c.json(await withdrawConsent(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.get(
+  "/disclosures",
+  documented({
+    summary: "What each merchant received about the person (claims by key, never a value)",
+    success: { status: 200, description: "The disclosures", schema: personDisclosuresSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonDisclosures(depsOf(c.var), c.var.person)),
+);
+
+app.get(
+  "/receipts",
+  documented({
+    summary: "The person's own acts, approved with their receipt and refused",
+    success: { status: 200, description: "The acts", schema: personReceiptsSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
+);
+
+export default app;

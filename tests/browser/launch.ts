@@ -1,0 +1,99 @@
+/**
+ * Launching Debian's Chromium (never a downloaded browser) for the browser tests and the screen
+ * benchmark (scripts/bench/screen.ts): its flags, the fake camera and microphone, and a CPU cgroup
+ * that puts it ahead of the service and the database. Free of vitest, so scripts can use it.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** The launch flags of DESIGN.md section 4; the dead proxy keeps Chromium's own calls on the machine. */
+export function chromiumFlags(media?: { video: string; audio: string }): string[] {
+  return [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--proxy-server=127.0.0.1:9",
+    ...(media
+      ? [
+          "--use-fake-device-for-media-stream",
+          "--use-fake-ui-for-media-stream",
+          `--use-file-for-fake-video-capture=${media.video}`,
+          `--use-file-for-fake-audio-capture=${media.audio}`,
+        ]
+      : []),
+  ];
+}
+
+/** A CPU cgroup the browser runs in: its processes file, and the one the test process returns to. */
+interface CpuGroup {
+  procs: string;
+  home: string;
+}
+
+/** The browser's CPU share against the rest of the machine: eight times a default process's. */
+const BROWSER_SHARE = { shares: "8192", weight: "800" };
+
+/**
+ * The browser's CPU cgroup, made if missing: under cgroup v1's `cpu` hierarchy (`cpu.shares`), or
+ * v2's where the cpu controller is delegated (`cpu.weight`). Null where cgroups cannot be made
+ * (not root, or neither is mounted).
+ */
+function browserCpuGroup(): CpuGroup | null {
+  if (!existsSync("/proc/self/cgroup")) return null;
+  const own = readFileSync("/proc/self/cgroup", "utf8").split("\n");
+  const layouts = [
+    {
+      root: "/sys/fs/cgroup/cpu",
+      line: own.find((l) => l.split(":")[1]?.split(",").includes("cpu")),
+      file: "cpu.shares",
+      value: BROWSER_SHARE.shares,
+    },
+    { root: "/sys/fs/cgroup", line: own.find((l) => l.startsWith("0::")), file: "cpu.weight", value: BROWSER_SHARE.weight },
+  ];
+  for (const { root, line, file, value } of layouts) {
+    const dir = join(root, "hauth-browser");
+    try {
+      if (!line || !existsSync(join(root, "cgroup.procs"))) continue;
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, file), value);
+      return { procs: join(dir, "cgroup.procs"), home: join(root, line.split(":").slice(2).join(":"), "cgroup.procs") };
+    } catch {
+      // This layout is not mounted, or not ours to change: try the next.
+    }
+  }
+  return null;
+}
+
+/**
+ * Launches Chromium in a CPU cgroup with a larger share than the test process, the service under
+ * test and the database (where the user may make one: root in CI); every process the browser
+ * starts later (renderers, the fake camera's capture service) is in it too. Chromium's fake camera
+ * reads its file on a timer that never catches up: when other work on a busy machine delays it,
+ * the video falls behind the fake microphone for good, which no real camera does, and the mouth
+ * and the voice drift apart. A nice value would not do: Chromium sets its own threads' priorities,
+ * and starts renderers and services at the default one.
+ */
+export async function launchAhead(media?: { video: string; audio: string }): Promise<Browser> {
+  const group = browserCpuGroup();
+  const enter = (procs: string) => {
+    try {
+      writeFileSync(procs, String(process.pid));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // The test process steps into the group for the launch only, so the browser starts inside it.
+  const moved = group !== null && enter(group.procs);
+  try {
+    return await chromium.launch({ executablePath: CHROMIUM, args: chromiumFlags(media) });
+  } finally {
+    if (moved) enter(group.home);
+  }
+}
