@@ -17,8 +17,9 @@ import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { jsonObject } from "../kernel/validation";
 import { verifyDocument } from "./document-verification";
-import { documentEvidenceCodes, documentEvidenceSchema } from "./documents";
-import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import { documentEvidenceSchema } from "./documents";
+import { FACE_MATCH_GATE } from "./face-match";
+import { descriptorFrom, judge } from "./presence";
 import { bestMatch, type Templates } from "./template-store";
 
 /** device-add/passport: the add_device challenge (the descriptor's capture_nonce), the live capture, the passport's chip data, the new passkey. */
@@ -39,7 +40,6 @@ export const reproofCodes = [
   "BIOMETRIC_LIVENESS_FAILED",
   "COERCION_DETECTED",
   "DOCUMENT_REQUIRED",
-  ...documentEvidenceCodes.filter((code) => code !== "DOCUMENT_ALREADY_BOUND"),
 ] as const satisfies readonly ErrorCode[];
 
 /**
@@ -47,8 +47,9 @@ export const reproofCodes = [
  * prove. Refusals, in order: the registration (`403 UNAUTHORIZED_DEVICE` with `reason`, the
  * challenge consumed whatever follows), no enrolled face at the gate (`403
  * FACE_MATCH_BELOW_THRESHOLD`), the capture (`403 BIOMETRIC_LIVENESS_FAILED`, `COERCION_DETECTED`),
- * the document's passive authentication (its codes), and a document that is not on the person's
- * record (`403 DOCUMENT_REQUIRED`, `reason: document_not_on_record`).
+ * the document's passive authentication (`403 DOCUMENT_REQUIRED` with its cause as `reason`, D-427),
+ * and a document that is not on the person's record (`403 DOCUMENT_REQUIRED`, `reason:
+ * document_not_on_record`).
  */
 export async function reproveDevice(
   deps: Deps,
