@@ -43,6 +43,11 @@ export const eventCatalogue = {
       "The person withdrew their consent with the merchant on their own page (docs/decisions.md, D-468); revoke-consent's effect, at once.",
     data: ["subject_ref", "withdrawn_at", "withdrawn_by"],
   },
+  "identity.erased": {
+    firesWhen:
+      "The person erased themselves at this merchant (or at every merchant) on their own page (docs/decisions.md, D-470); nothing else is said.",
+    data: ["subject_ref", "erased_at"],
+  },
   "session.completed": {
     firesWhen: "A hosted session ended with an outcome: completed, failed (the capture was refused) or cancelled by the person.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
@@ -50,6 +55,11 @@ export const eventCatalogue = {
   "session.expired": {
     firesWhen: "A hosted session was not finished within its ttl_seconds; written by the outbox worker's first tick after expires_at.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
+  },
+  "webhook.test": {
+    firesWhen:
+      "The merchant asked to test an endpoint (POST /v1/webhook_endpoints/{id}/test, or the console): sent to that endpoint only, never fanned out.",
+    data: ["endpoint_id", "message"],
   },
 } as const satisfies Record<string, EventDefinition>;
 

@@ -113,8 +113,10 @@ describe("endpoint URLs and subscriptions", () => {
       "device.registered",
       "device.revoked",
       "consent.withdrawn",
+      "identity.erased",
       "session.completed",
       "session.expired",
+      "webhook.test",
     ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");
