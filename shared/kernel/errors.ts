@@ -91,6 +91,10 @@ export const errorCatalogue = {
   CONSENT_EXPIRED: [403, "The consent token has expired; ask for a new disclosure."],
   MERCHANT_MISMATCH: [403, "merchant_id is not the merchant of this key."],
   NOT_MERCHANT_OWNER: [403, "Only an owner of the merchant may ask for an agent verification card."],
+  PRESENCE_PROOF_INVALID: [
+    403,
+    "Erasing needs a fresh presence proof of this session: completed, approved, the same person, at most five minutes old, once (see reason).",
+  ],
   CSRF_TOKEN_INVALID: [403, "x-csrf-token must be the CSRF token of this session."],
   CROSS_SITE_REQUEST: [403, "The request came from another site; the person's own page answers its own origin only."],
   not_found: [404, "Not found."],

@@ -195,3 +195,12 @@ export const personReceiptsSchema = v.object({
     "The person's own acts at every merchant, approved and refused, newest first (at most 200).",
   ),
 });
+
+export const erasedSchema = v.object({
+  erased: v.literal(true),
+  merchants: described(v.pipe(v.number(), v.integer()), "How many merchants it erased the person at (each told by identity.erased)."),
+  identity_erased: described(
+    v.boolean(),
+    "True when no consent stands anywhere any more: the identity itself is erased and the session ended.",
+  ),
+});
