@@ -588,3 +588,30 @@ begin
   return jsonb_build_object('object', 'owner', 'subject_ref', v_owner.subject_ref, 'removed', true);
 end $$;
 comment on function public.management_owner_remove(jsonb) is 'Removes an owner of the environment (never the last one), audited. HA404, HA452.';
+
+-- ----------------------------------------------------------------------------
+-- Read views for support
+-- ----------------------------------------------------------------------------
+-- management_sessions_page({merchant_id, environment, now, limit, status?, mode?, facetoken?, after?: {created_at, id}})
+--   -> {data: [session], more, last}: the environment's /v1 sessions, newest first, at the request clock.
+create or replace function public.management_sessions_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with page as (
+    select s, s.created_at, s.id from private.hosted_sessions s
+    where s.merchant_id = (p ->> 'merchant_id')::uuid and s.environment = p ->> 'environment' and s.return_url is not null
+      and (not p ? 'mode' or s.action = p ->> 'mode')
+      and (not p ? 'facetoken' or s.facetoken = p ->> 'facetoken')
+      and (not p ? 'status' or private.mode_session_status(s, (p ->> 'now')::timestamptz) = p ->> 'status')
+      and (not p ? 'after' or (s.created_at, s.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by s.created_at desc, s.id desc
+    limit (p ->> 'limit')::int + 1
+  ), numbered as (select page.*, row_number() over (order by created_at desc, id desc) as n from page)
+  select jsonb_build_object(
+    'data', coalesce(jsonb_agg(private.mode_session_json(s, (p ->> 'now')::timestamptz) order by n)
+                       filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
+    'more', count(*) > (p ->> 'limit')::int,
+    'last', (array_agg(jsonb_build_object('created_at', private.iso_utc(created_at), 'id', id) order by n)
+             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
+  from numbered
+$$;
+comment on function public.management_sessions_page(jsonb) is 'One page of the environment''s /v1 sessions, newest first, filtered by status, mode and facetoken, after a keyset cursor.';

@@ -378,6 +378,48 @@ describe("/v1/owners and /v1/usage", () => {
   });
 });
 
+describe("read views for support", () => {
+  it("pages the environment's sessions with filters, and lets a dashboard key read sessions and mandates but not act", async () => {
+    const merchant = await merchantFactory();
+    const key = merchant.keys.sk_test;
+    const made = [];
+    for (let i = 0; i < 3; i++) {
+      const session = await v1("/sessions", {
+        key,
+        body: { mode: "claim", return_url: "https://example.com/back", metadata: { n: String(i) } },
+      });
+      expect(session.status, session.text).toBe(201);
+      made.push(session.body.id as string);
+    }
+    const dashboard = await keyWith(merchant, ["management.read"]);
+    const first = await v1("/sessions", { key: dashboard, query: { limit: "2" } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.data.map((s: { id: string }) => s.id)).toEqual([made[2], made[1]]);
+    expect(first.text).not.toContain("hst_");
+    const second = await v1("/sessions", { key: dashboard, query: { limit: "2", cursor: first.body.next_cursor } });
+    expect(second.body.data.map((s: { id: string }) => s.id)).toEqual([made[0]]);
+    expect(second.body.next_cursor).toBeNull();
+    expect((await v1("/sessions", { key, query: { status: "open", mode: "claim" } })).body.data).toHaveLength(3);
+    expect((await v1("/sessions", { key, query: { mode: "recognise" } })).body.data).toEqual([]);
+    // after their 30 minutes they read expired
+    const later = new Date(Date.now() + 31 * 60_000);
+    expect((await v1("/sessions", { key, query: { status: "expired" }, now: later })).body.data).toHaveLength(3);
+    expect(errorOf(await v1("/sessions", { key, query: { status: "lost" } }))).toEqual({ status: 400, code: "invalid_input" });
+    expect((await v1(`/sessions/${made[0]}`, { key: dashboard })).status).toBe(200);
+    expect((await v1("/mandates", { key: dashboard, query: { status: "active" } })).status).toBe(200);
+    // another merchant's pages hold none of them; a write-only key reads nothing; the dashboard key acts nowhere
+    const other = await merchantFactory();
+    expect((await v1("/sessions", { key: other.keys.sk_test })).body.data).toEqual([]);
+    expect(errorOf(await v1(`/sessions/${made[0]}`, { key: other.keys.sk_test }))).toEqual({ status: 404, code: "not_found" });
+    const writeOnly = await keyWith(merchant, ["management.write"]);
+    expect(errorOf(await v1("/sessions", { key: writeOnly }))).toEqual({ status: 403, code: "insufficient_scope" });
+    expect(errorOf(await v1("/sessions", { key: dashboard, body: { mode: "claim", return_url: "https://example.com/back" } }))).toEqual({
+      status: 403,
+      code: "insufficient_scope",
+    });
+  });
+});
+
 /** Every operation, to hold each to the same rules. */
 interface Operation {
   name: string;
