@@ -18,8 +18,11 @@ import { jsonObject } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import {
   consentLedgerSchema,
+  erasedSchema,
+  personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
+  personReceiptsSchema,
   personSessionSchema,
   revokedSchema,
   signedInSchema,
@@ -28,7 +31,9 @@ import {
   withdrawnSchema,
 } from "../../shared/persons/answers";
 import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
+import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
+import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
 import {
   authenticatePersonSession,
   endPersonSession,
@@ -237,6 +242,64 @@ app.post(
   csrf,
   input("json", withdrawSchema),
   async (c) => c.json(await withdrawConsent(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.get(
+  "/disclosures",
+  documented({
+    summary: "What each merchant received about the person (claims by key, never a value)",
+    success: { status: 200, description: "The disclosures", schema: personDisclosuresSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonDisclosures(depsOf(c.var), c.var.person)),
+);
+
+app.get(
+  "/receipts",
+  documented({
+    summary: "The person's own acts, approved with their receipt and refused",
+    success: { status: 200, description: "The acts", schema: personReceiptsSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
+);
+
+app.post(
+  "/presence",
+  documented({
+    summary: "Open a capture screen to confirm an erasure by proving presence again",
+    success: { status: 201, description: "The capture screen, bound to this session", schema: signInStartedSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", presenceSchema),
+  async (c) => c.json(await startPresenceProof(depsOf(c.var), c.var.person, c.var.input, serviceBaseUrl(c.var.config, c.req.url)), 201),
+);
+
+app.post(
+  "/erase",
+  documented({
+    summary: "Erase the person at one merchant or at every merchant (irreversible)",
+    success: { status: 200, description: "Erased", schema: erasedSchema },
+    answers: ["not_found", "PRESENCE_PROOF_INVALID"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", eraseSchema),
+  async (c) => {
+    const erased = await erasePerson(depsOf(c.var), c.var.person, c.var.input);
+    if (erased.identity_erased) c.header("set-cookie", cookie(SESSION_COOKIE, "", 0));
+    return c.json(erased);
+  },
 );
 
 export default app;

@@ -84,13 +84,17 @@ export const errorCatalogue = {
   ACCESS_REVOKED: [403, "Access for this person has been revoked (session, consent or template)."],
   ATTESTATION_INVALID: [
     403,
-    "biometric_attestation.capture_id must be a live, uncoerced capture of the person by this merchant, at most five minutes old; see reason.",
+    "biometric_attestation must lead to a live, uncoerced capture of the person by this merchant, at most five minutes old (its capture_id, or the registered key of the person's device); see reason.",
   ],
   CONSENT_MISSING: [403, "No consent of this person with this merchant is on record, or the consent token is unknown."],
   CONSENT_REVOKED: [403, "The consent was revoked or withdrawn, or its retention ran out."],
   CONSENT_EXPIRED: [403, "The consent token has expired; ask for a new disclosure."],
   MERCHANT_MISMATCH: [403, "merchant_id is not the merchant of this key."],
   NOT_MERCHANT_OWNER: [403, "Only an owner of the merchant may ask for an agent verification card."],
+  PRESENCE_PROOF_INVALID: [
+    403,
+    "Erasing needs a fresh presence proof of this session: completed, approved, the same person, at most five minutes old, once (see reason).",
+  ],
   CSRF_TOKEN_INVALID: [403, "x-csrf-token must be the CSRF token of this session."],
   CROSS_SITE_REQUEST: [403, "The request came from another site; the person's own page answers its own origin only."],
   not_found: [404, "Not found."],

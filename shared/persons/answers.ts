@@ -145,3 +145,62 @@ export const withdrawnSchema = v.object({
   already_revoked: described(v.boolean(), "True when the consent had ended before this request."),
   revoked_at: instant("When it was withdrawn."),
 });
+
+const merchantRef = v.object({ merchant_id: v.string(), name: described(v.string(), "The merchant's display name.") });
+
+export const personDisclosuresSchema = v.object({
+  disclosures: described(
+    v.array(
+      v.object({
+        disclosure_seq: described(v.pipe(v.number(), v.integer()), "The disclosure's entry in the consent ledger."),
+        merchant: merchantRef,
+        disclosed_at: instant("When it was disclosed."),
+        purpose: described(v.string(), "The transaction type the merchant gave."),
+        claims: described(
+          v.array(v.object({ key: v.string(), disclosure_type: v.string(), status: v.string() })),
+          "Which claims, how, and whether each was disclosed; never a value.",
+        ),
+        expires_at: instant("When the merchant's consent token stops opening it."),
+        revoked_at: orNull(v.string(), "When it was revoked, if it was."),
+      }),
+    ),
+    "What each merchant received about the person, newest first.",
+  ),
+});
+
+export const personReceiptsSchema = v.object({
+  acts: described(
+    v.array(
+      v.object({
+        transaction_id: v.string(),
+        merchant: merchantRef,
+        action: v.string(),
+        purpose: v.nullable(v.string()),
+        approved: v.boolean(),
+        refusal: orNull(v.string(), "Why it was refused (a refusal code), on a refused act."),
+        assurance_level: v.nullable(v.string()),
+        amount: orNull(v.object({ minor: v.pipe(v.number(), v.integer()), currency: v.string() }), "The act's amount, unless erased."),
+        created_at: instant("When the act was made."),
+        receipt: orNull(
+          v.object({
+            receipt_id: v.string(),
+            code: described(v.string(), "RCPT-…: receipt-verify checks it, without a key."),
+            issued_at: v.string(),
+            verify_url: described(v.string(), "receipt-verify for this code."),
+          }),
+          "The receipt of an approved act.",
+        ),
+      }),
+    ),
+    "The person's own acts at every merchant, approved and refused, newest first (at most 200).",
+  ),
+});
+
+export const erasedSchema = v.object({
+  erased: v.literal(true),
+  merchants: described(v.pipe(v.number(), v.integer()), "How many merchants it erased the person at (each told by identity.erased)."),
+  identity_erased: described(
+    v.boolean(),
+    "True when no consent stands anywhere any more: the identity itself is erased and the session ended.",
+  ),
+});

@@ -71,6 +71,31 @@ export interface PersonLedgerView {
   verification: { ok: boolean; entries: number; breaks: { seq: number; reason: string }[] };
 }
 
+/** What one merchant received about the person (public.person_disclosures). */
+export interface PersonDisclosureView {
+  disclosure_seq: number;
+  merchant: { merchant_id: Uuid; name: string };
+  disclosed_at: Iso;
+  purpose: string;
+  claims: { key: string; disclosure_type: string; status: string }[];
+  expires_at: Iso;
+  revoked_at: Iso | null;
+}
+
+/** One of the person's own acts, approved with its receipt or refused (public.person_receipts). */
+export interface PersonActView {
+  transaction_id: Uuid;
+  merchant: { merchant_id: Uuid; name: string };
+  action: string;
+  purpose: string | null;
+  approved: boolean;
+  refusal: string | null;
+  assurance_level: string | null;
+  amount: { minor: number; currency: string } | null;
+  created_at: Iso;
+  receipt: { receipt_id: Uuid; code: string; issued_at: Iso } | null;
+}
+
 interface PersonAt {
   identity_id: Uuid;
   environment: Environment;
@@ -100,6 +125,20 @@ declare module "../kernel/db/rpc" {
     person_consent_withdraw: [
       PersonAt & { merchant_id: Uuid; reason?: string },
       { revoked: true; already_revoked: boolean; revoked_at: Iso } | null,
+    ];
+    person_disclosures: [{ identity_id: Uuid }, PersonDisclosureView[]];
+    person_receipts: [{ identity_id: Uuid; environment: Environment }, PersonActView[]];
+    person_presence_begin: [
+      { session: HostedSessionRecord; person_session_id: Uuid; identity_id: Uuid },
+      { started: false } | { started: true; session: HostedSessionView },
+    ];
+    person_erase: [
+      PersonAt & { person_session_id: Uuid; presence_session_id: Uuid; merchant_id?: Uuid },
+      (
+        | { erased: true; merchants: number; identity_erased: boolean }
+        | { erased: false; reason: "unknown" | "used" | "pending" | "refused" | "stale" | "mismatch" }
+        | null
+      ),
     ];
     person_mandate_revoke: [
       PersonAt & { reason?: string } & ({ mandate_id: Uuid } | { merchant_id: Uuid; granted_to: string }),

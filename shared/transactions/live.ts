@@ -71,8 +71,9 @@ export async function judgeAndRecord(
   // Evidence that fails passive authentication is refused before anything is judged or written.
   const newDocument = body.document ? await verifyDocument(deps.sql, tenant.environment, body.document, deps.now) : null;
   const { baseline } = identity;
-  const judgement = judge(descriptor, deps.now, baseline, scenario);
-  const assurance: AssuranceLevel = identity.document || newDocument ? "face_voice_doc" : "face_voice";
+  const judgement = judge(descriptor, deps.now, baseline, scenario, body.presence);
+  // A face-only capture is level `face` whatever is on record: it proves no voice (D-428).
+  const assurance: AssuranceLevel = body.presence === "face" ? "face" : identity.document || newDocument ? "face_voice_doc" : "face_voice";
   const refusal = !judgement.livenessPassed
     ? new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: judgement.refusal })
     : judgement.coercion

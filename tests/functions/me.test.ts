@@ -5,10 +5,11 @@
  * an expired or replayed one, and a cross-site request.
  */
 import { describe, expect, it } from "vitest";
+import { disclose, discloseBody } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrollStranger } from "../harness/identity";
-import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
+import { enrollStranger, transact } from "../harness/identity";
+import { consume, issue, mandateBody, presenceCapture, proofCapture } from "../harness/mandates";
 import { Browser, proveOnScreen, signIn } from "../harness/me";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
@@ -359,5 +360,265 @@ describe("me: merchants, consents and the consent ledger", () => {
         code: "CROSS_SITE_REQUEST",
       });
     }
+  }, 240_000);
+});
+
+describe("me: disclosures and receipts", () => {
+  it("shows which claims each merchant received, when and why, never a value; every act approved or refused, receipts verifiable", async () => {
+    const { shop, travel, person } = await personAtTwoMerchants();
+    const captureId = await presenceCapture(shop, person, { document: true });
+    const fields = [
+      { key: "issuing_country", disclosure_type: "value", requires_kyc: true },
+      { key: "age_over_18", disclosure_type: "zk_proof", circuit_id: "age_over", public_input: { threshold: 18 } },
+    ];
+    const disclosed = await disclose(shop.keys.sk_test, discloseBody(shop, captureId, fields));
+    expect(disclosed.status, disclosed.text).toBe(200);
+    expect(disclosed.text).toContain("UTO");
+    // A refused act at the other merchant: a coerced capture.
+    const shot = person.capture({ state: "coerced" });
+    const refused = await transact(travel.keys.sk_test, {
+      action: "ACTION_LOGIN",
+      service_hash: `svc:${crypto.randomUUID()}`,
+      user_id: (await enrollStranger(travel.keys.pk_test, person.face)).subject_ref,
+      capture_nonce: shot.nonce,
+      face_template: shot.descriptor,
+    });
+    expect(errorOf(refused)).toEqual({ status: 403, code: "COERCION_DETECTED" });
+
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    const disclosures = await browser.call("/disclosures");
+    expect(disclosures.status, disclosures.text).toBe(200);
+    expect(disclosures.body.disclosures).toEqual([
+      expect.objectContaining({
+        merchant: { merchant_id: shop.merchant_id, name: "Corner shop" },
+        purpose: "account_opening",
+        claims: [
+          { key: "issuing_country", disclosure_type: "value", status: "disclosed" },
+          { key: "age_over_18", disclosure_type: "zk_proof", status: "disclosed" },
+        ],
+        revoked_at: null,
+      }),
+    ]);
+    expect(disclosures.text).not.toContain("UTO");
+    expect(disclosures.text).not.toContain('"value":');
+
+    const receipts = await browser.call("/receipts");
+    expect(receipts.status, receipts.text).toBe(200);
+    const acts = receipts.body.acts as Record<string, any>[];
+    const approved = acts.find((act) => act.transaction_id === captureId)!;
+    expect(approved).toMatchObject({ merchant: { name: "Corner shop" }, action: "ACTION_LOGIN", approved: true, refusal: null });
+    const verified = await call("receipt-verify", { query: { code: approved.receipt.code } });
+    expect(verified.body).toMatchObject({ valid: true, transaction_id: captureId, merchant_id: shop.merchant_id });
+    expect(new URL(approved.receipt.verify_url).pathname).toBe("/functions/v1/receipt-verify");
+    expect(acts.find((act) => act.merchant.name === "Travel desk" && !act.approved)).toMatchObject({
+      approved: false,
+      refusal: "COERCION_DETECTED",
+      receipt: null,
+    });
+
+    // Another person's session sees none of it.
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    expect((await intruder.call("/disclosures")).body.disclosures).toEqual([]);
+    expect(JSON.stringify((await intruder.call("/receipts")).body)).not.toContain(captureId);
+    for (const route of ["/disclosures", "/receipts"]) {
+      expect(errorOf(await new Browser().call(route))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+      expect(errorOf(await browser.call(route, { headers: { "sec-fetch-site": "cross-site" } }))).toEqual({
+        status: 403,
+        code: "CROSS_SITE_REQUEST",
+      });
+    }
+  }, 240_000);
+});
+
+/** Opens the presence proof that confirms an erasure, at `merchantId`, and proves it with `face`'s capture. */
+async function proveAgain(browser: Browser, merchantId: string, face: Person, now?: Date) {
+  const opened = await browser.post("/presence", { merchant_id: merchantId }, { now });
+  expect(opened.status, opened.text).toBe(201);
+  expect((await proveOnScreen(opened.body.url, face, now)).body.state).toBe("completed");
+  return opened.body.session_id as string;
+}
+
+const identifies = async (merchant: Merchant, person: Person) => {
+  const shot = person.capture();
+  const res = await call("face-identify", {
+    key: merchant.keys.pk_test,
+    body: { capture_nonce: shot.nonce, face_template: shot.descriptor },
+    headers: replayHeaders(),
+  });
+  return res.body.matched as boolean;
+};
+
+describe("me: erasure", () => {
+  it("erases at one merchant, confirmed by a fresh presence proof: its mandates revoked, the merchant told, the other untouched", async () => {
+    const { shop, travel, person, atTravel, shopping, booking } = await personAtTwoMerchants();
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+
+    // No proof, a proof of another session, an unknown id: refused, nothing erased.
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: "hs_00" })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "unknown",
+    });
+    const otherSession = new Browser();
+    await signIn(otherSession, shop.merchant_id, person);
+    const theirs = await proveAgain(otherSession, travel.merchant_id, person);
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: theirs })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "unknown",
+    });
+    expect(errorOf(await browser.post("/erase", { merchant_id: travel.merchant_id, presence_session_id: theirs }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
+    // Someone else's face on the proof's screen: a mismatch.
+    const stranger = await enrollStranger(travel.keys.pk_test);
+    const byStranger = await proveAgain(browser, travel.merchant_id, stranger);
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: byStranger })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "mismatch",
+    });
+    // A proof older than five minutes: stale.
+    const old = await proveAgain(browser, travel.merchant_id, person);
+    const later = new Date(Date.now() + 6 * 60_000);
+    await browser.call("/session", { now: new Date(Date.now() + 60_000) });
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: old }, { now: later })).body,
+    ).toMatchObject({ code: "PRESENCE_PROOF_INVALID", reason: "stale" });
+    expect(await identifies(travel, person)).toBe(true);
+
+    const proof = await proveAgain(browser, travel.merchant_id, person);
+    const erased = await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: proof });
+    expect(erased.status, erased.text).toBe(200);
+    expect(erased.body).toEqual({ erased: true, merchants: 1, identity_erased: false });
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: proof })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "used",
+    });
+
+    // The merchant's next calls see it; it was told that, and only that.
+    expect(await identifies(travel, person)).toBe(false);
+    expect(
+      (await consume(travel.keys.sk_test, { mandate_id: booking.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body,
+    ).toMatchObject({
+      allowed: false,
+      reason: "mandate_revoked",
+    });
+    const told = await testDb()`select type, data from private.outbox_events where merchant_id = ${travel.merchant_id}::uuid
+      and type in ('identity.erased', 'mandate.revoked', 'consent.withdrawn') order by created_at, type`;
+    expect(told.map((e) => e.type).sort()).toEqual(["identity.erased", "mandate.revoked"]);
+    expect(told.find((e) => e.type === "identity.erased")!.data).toEqual({
+      subject_ref: atTravel.subject_ref,
+      erased_at: expect.any(String),
+    });
+    expect(await events(shop.merchant_id, "identity.erased")).toEqual([]);
+    // The other merchant is untouched: its mandate stands, it still knows the person, the session goes on.
+    expect(await identifies(shop, person)).toBe(true);
+    expect(
+      (await consume(shop.keys.sk_test, { mandate_id: shopping.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body.allowed,
+    ).toBe(true);
+    expect((await browser.call("/merchants")).body.merchants.map((m: Record<string, unknown>) => m.consent_state)).toEqual([
+      "active",
+      "revoked",
+    ]);
+  }, 240_000);
+
+  it("erases at every merchant: nothing that identifies the person remains, table by table, and the merchants' next calls see it", async () => {
+    const { shop, travel, person, shopping, booking } = await personAtTwoMerchants();
+    const captureId = await presenceCapture(shop, person, { document: true });
+    const fields = [{ key: "identity_document", disclosure_type: "document" }];
+    expect((await disclose(shop.keys.sk_test, discloseBody(shop, captureId, fields))).status).toBe(200);
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
+    const db = testDb();
+    expect((await db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)[0].n).toBeGreaterThan(
+      0,
+    );
+    expect(
+      (
+        await db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
+      where l.identity_id = ${identity_id}`
+      )[0].n,
+    ).toBe(1);
+
+    const proof = await proveAgain(browser, shop.merchant_id, person);
+    const erased = await browser.post("/erase", { all: true, confirm: true, presence_session_id: proof });
+    expect(erased.status, erased.text).toBe(200);
+    expect(erased.body).toEqual({ erased: true, merchants: 2, identity_erased: true });
+    expect(erased.headers.getSetCookie()[0]).toMatch(/^__Host-me-session=; Max-Age=0;/);
+    expect(errorOf(await browser.call("/mandates"))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+
+    // Table by table.
+    const count = async (query: Promise<{ n: number }[]>) => (await query)[0].n;
+    expect(await count(db`select count(*)::int as n from private.face_templates where identity_id = ${identity_id}`)).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)).toBe(0);
+    expect(
+      await count(db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
+        where l.identity_id = ${identity_id}`),
+    ).toBe(0);
+    expect(await db`select baseline, erased_at is not null as erased from private.identities where id = ${identity_id}`).toEqual([
+      { baseline: null, erased: true },
+    ]);
+    expect(
+      await count(db`select count(*)::int as n from private.captures where identity_id = ${identity_id}
+        and (face_similarity is not null or amount_minor is not null or currency is not null or liveness_reason is not null
+             or personal_data_erased_at is null)`),
+    ).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.sessions where identity_id = ${identity_id} and revoked_at is null`)).toBe(
+      0,
+    );
+    expect(
+      await count(db`select count(*)::int as n from private.person_sessions where identity_id = ${identity_id} and ended_at is null`),
+    ).toBe(0);
+    expect(
+      await count(db`select count(*)::int as n from private.device_credentials where identity_id = ${identity_id} and revoked_at is null`),
+    ).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.aliases where identity_id = ${identity_id}`)).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.consents where identity_id = ${identity_id} and revoked_at is null`)).toBe(
+      0,
+    );
+    expect(
+      await db`select kind, count(*)::int as n from private.consent_ledger where identity_id = ${identity_id} group by kind order by kind`,
+    ).toEqual([
+      { kind: "consent_granted", n: 2 },
+      { kind: "consent_withdrawn", n: 2 },
+      { kind: "data_erased", n: 2 },
+      { kind: "disclosure", n: 1 },
+    ]);
+    expect(await count(db`select count(*)::int as n from private.mandates where granted_by = ${identity_id} and status <> 'revoked'`)).toBe(
+      0,
+    );
+    // What stays: pseudonyms and receipts, which name no one (D-470).
+    expect(await count(db`select count(*)::int as n from private.subject_refs where identity_id = ${identity_id}`)).toBe(2);
+
+    // The merchants' next calls.
+    expect(await identifies(shop, person)).toBe(false);
+    expect(await identifies(travel, person)).toBe(false);
+    for (const [merchant, mandate] of [
+      [shop, shopping],
+      [travel, booking],
+    ] as const) {
+      expect(
+        (await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body,
+      ).toMatchObject({
+        allowed: false,
+        reason: "mandate_revoked",
+      });
+      expect((await events(merchant.merchant_id, "identity.erased")).length).toBe(1);
+    }
+    // Signing in again finds nobody.
+    const again = new Browser();
+    const started = await again.call("/sign-in", { body: { merchant_id: shop.merchant_id, environment: "test" } });
+    expect((await proveOnScreen(started.body.url, person)).body.state).toBe("failed");
   }, 240_000);
 });

@@ -64,6 +64,8 @@ type CaptureOptions = {
   similarity?: number;
   /** A descriptor v2 under the light challenge (what the hosted screen sends). */
   light?: boolean;
+  /** A silent descriptor v2 under the light challenge: a face-only capture (D-428). */
+  faceOnly?: boolean;
 };
 
 /**

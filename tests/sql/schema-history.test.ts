@@ -60,6 +60,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.alias_release",
   // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
   "public.face_identify",
+  // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
+  "public.consent_retention_sweep",
 ];
 
 /**
@@ -80,7 +82,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127150100_owner_invitations.sql": /owner_invitation/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
-  "20261127160000_person_sessions.sql": /(private|public)\.person_/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.consent_erase_covered\(/,
+  "20261127160100_person_erasure.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
