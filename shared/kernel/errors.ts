@@ -118,6 +118,8 @@ export const errorCatalogue = {
   CLAIM_TOKEN_INVALID: [409, "The claim token does not hold this alias."],
   KEY_INACTIVE: [409, "Only an active key can be rolled: this one is revoked, expired or already rolled."],
   ENDPOINT_DISABLED: [409, "The webhook endpoint is disabled; enable it first."],
+  LAST_OWNER: [409, "The last owner of an account cannot be removed; invite another owner first."],
+  ALREADY_OWNER: [409, "This person already owns the account."],
   WEBHOOK_ENDPOINT_LIMIT: [409, "At most 16 active webhook endpoints per merchant and environment; disable one first."],
   SESSION_ALREADY_CONSUMED: [409, "This session token was already exchanged: a hosted session is single use."],
   SESSION_ENDED: [409, "This hosted session has already ended; see state."],
