@@ -74,6 +74,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
   "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.consent_erase_covered\(/,
   "20261127160100_person_erasure.sql": /(private|public)\.person_/,
+  "20261127160200_person_exports.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
