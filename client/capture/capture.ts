@@ -71,6 +71,8 @@ export interface CaptureStats {
 
 /** The performance mark a page sets when the face worker's networks are ready (scripts/bench/screen.ts reads it). */
 export const FACE_MODELS_READY_MARK = "face-models-ready";
+/** The mark set when the recognition network is ready too (it loads after the others: D-407). */
+export const FACE_RECOGNITION_READY_MARK = "face-recognition-ready";
 
 /**
  * The face worker with its networks loaded and warmed up. Loading takes seconds (about 7 MB of
@@ -93,7 +95,8 @@ export class FaceModels {
           // Read by the screen benchmark (scripts/bench/screen.ts): when the networks were ready.
           performance.mark(FACE_MODELS_READY_MARK);
           resolve(new FaceModels(worker, event.data.backend, event.data.loadMs));
-        } else if (event.data.type === "error") reject(new Error(event.data.message));
+        } else if (event.data.type === "recognition") performance.mark(FACE_RECOGNITION_READY_MARK);
+        else if (event.data.type === "error") reject(new Error(event.data.message));
       };
       worker.onerror = (event) => reject(new Error(event.message || "the face worker failed to start"));
       worker.postMessage({ type: "init", base: assets });
@@ -171,6 +174,16 @@ export class PresenceCapture {
     meter: VoiceMeter;
   } = null;
   private stopped = false;
+  /**
+   * The recording's faces whose descriptors wait for the recognition network (D-407): how many are
+   * still to come, where they go, and who waits for the last.
+   */
+  private deferred: {
+    window: { t0: number; end: number };
+    faces: FaceObservation[];
+    pending: number;
+    drained?: () => void;
+  } | null = null;
   readonly stats: CaptureStats;
 
   private constructor(
@@ -299,6 +312,8 @@ export class PresenceCapture {
       meter: new VoiceMeter(grid, this.microphone.sampleRate),
     };
     this.recording = recording;
+    const deferred: NonNullable<typeof this.deferred> = { window: recording, faces: recording.faces, pending: 0 };
+    this.deferred = deferred;
     let lit: LitSample[] | null = null;
     if (options.light) {
       lit = this.lit = [];
@@ -313,6 +328,9 @@ export class PresenceCapture {
       this.lit = null;
       this.recording = null;
     }
+    // Faces seen before the recognition network was ready are described once it is.
+    if (deferred.pending > 0) await new Promise<void>((resolve) => (deferred.drained = resolve));
+    this.deferred = null;
     const frames = lit?.filter((s) => this.inWindow(s.t, recording)).sort((a, b) => a.t - b.t);
     return buildDescriptor({
       nonce,
@@ -360,7 +378,7 @@ export class PresenceCapture {
   }
 
   /** Whether a frame at `t` belongs to `recording` (half a second either side, for the interpolation at its ends). */
-  private inWindow(t: number, recording = this.recording): boolean {
+  private inWindow(t: number, recording: { t0: number; end: number } | null = this.recording): boolean {
     return recording !== null && t >= recording.t0 - 0.5 && t <= recording.end + 0.5;
   }
 
@@ -412,7 +430,10 @@ export class PresenceCapture {
     }
     this.workerBusy = true;
     const detect = t - this.lastDetectT >= DETECT_EVERY_S || !this.lastFace;
-    const describe = this.recording !== null && t - this.lastDescribeT >= DESCRIBE_EVERY_S && this.recording.faces.length < MAX_DESCRIPTORS;
+    const describe =
+      this.recording !== null &&
+      t - this.lastDescribeT >= DESCRIBE_EVERY_S &&
+      this.recording.faces.length + (this.deferred?.pending ?? 0) < MAX_DESCRIPTORS;
     if (detect) this.lastDetectT = t;
     if (describe) this.lastDescribeT = t;
     // The worker gets its own reference to the frame; this one closes once the skin is read.
@@ -468,6 +489,14 @@ export class PresenceCapture {
       console.error(`face worker: ${message.message}`);
       return;
     }
+    if (message.type === "recognition") performance.mark(FACE_RECOGNITION_READY_MARK);
+    const deferred = this.deferred;
+    if (message.type === "descriptor" && deferred && this.inWindow(message.t, deferred.window)) {
+      this.stats.describeMs.push(message.ms);
+      deferred.faces.push({ score: message.score, descriptor: message.descriptor });
+      // Counted down here and up when the frame's result says it was deferred, in either order.
+      if (--deferred.pending <= 0) deferred.drained?.();
+    }
     if (message.type !== "frame") return;
     this.workerBusy = false;
     this.take(message);
@@ -500,6 +529,7 @@ export class PresenceCapture {
       this.stats.landmarkTimes.push(t);
       this.recording!.mouth.push({ t, opening: face.mouth });
       if (face.descriptor) this.recording!.faces.push({ score: face.score, descriptor: face.descriptor });
+      if (face.deferred && this.deferred && ++this.deferred.pending <= 0) this.deferred.drained?.();
     }
   }
 }

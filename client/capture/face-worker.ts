@@ -81,22 +81,44 @@ async function init(base: string): Promise<void> {
   await tf.setBackend("wasm");
   await tf.ready();
   const models = new URL("models/", base).href;
-  await Promise.all([
-    faceapi.nets.tinyFaceDetector.loadFromUri(models),
-    faceapi.nets.faceLandmark68Net.loadFromUri(models),
-    faceapi.nets.faceRecognitionNet.loadFromUri(models),
-  ]);
-  // The first run of each network compiles its kernels: do it now, not in the first real frame.
-  for (const [size, run] of [
-    [DETECT_WIDTH, (input: faceapi.tf.Tensor3D) => faceapi.nets.tinyFaceDetector.locateFaces(input, detectorOptions)],
-    [112, (input: faceapi.tf.Tensor3D) => faceapi.nets.faceLandmark68Net.detectLandmarks(input)],
-    [150, (input: faceapi.tf.Tensor3D) => faceapi.nets.faceRecognitionNet.computeFaceDescriptor(input)],
-  ] as const) {
-    const blank = tf.browser.fromPixels(new ImageData(size, size));
-    await run(blank);
-    blank.dispose();
-  }
+  // The detector and the landmarks first: the quality gates need them, and "Start reading" waits
+  // for the gates. The recognition network (most of the bytes) follows while the person reads and
+  // records; faces to describe before it is ready wait for it (D-407).
+  await Promise.all([faceapi.nets.tinyFaceDetector.loadFromUri(models), faceapi.nets.faceLandmark68Net.loadFromUri(models)]);
+  await warmUp(DETECT_WIDTH, (input) => faceapi.nets.tinyFaceDetector.locateFaces(input, detectorOptions));
+  await warmUp(112, (input) => faceapi.nets.faceLandmark68Net.detectLandmarks(input));
   scope.postMessage({ type: "ready", backend: tf.getBackend(), loadMs: Math.round(performance.now() - started) });
+  await faceapi.nets.faceRecognitionNet.loadFromUri(models);
+  await warmUp(150, (input) => faceapi.nets.faceRecognitionNet.computeFaceDescriptor(input));
+  recognitionReady = true;
+  scope.postMessage({ type: "recognition", loadMs: Math.round(performance.now() - started) });
+  // After the frame results of the faces waiting have gone out (they leave in microtasks), so the page counts each before its descriptor.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  for (const face of waiting.splice(0)) await describeLater(face);
+}
+
+/** The first run of a network compiles its kernels: done on a blank image, not in the first real frame. */
+async function warmUp(size: number, run: (input: faceapi.tf.Tensor3D) => Promise<unknown>): Promise<void> {
+  const blank = tf.browser.fromPixels(new ImageData(size, size));
+  await run(blank);
+  blank.dispose();
+}
+
+/** Whether the recognition network is loaded; until it is, aligned faces wait in `waiting`. */
+let recognitionReady = false;
+const waiting: { t: number; score: number; face: ImageBitmap }[] = [];
+
+/** The descriptor of a face that waited for the recognition network, sent on its own. */
+async function describeLater({ t, score, face }: { t: number; score: number; face: ImageBitmap }): Promise<void> {
+  const started = performance.now();
+  const input = tf.browser.fromPixels(face);
+  face.close();
+  try {
+    const descriptor = (await faceapi.nets.faceRecognitionNet.computeFaceDescriptor(input)) as Float32Array;
+    scope.postMessage({ type: "descriptor", t, score, descriptor, ms: performance.now() - started });
+  } finally {
+    input.dispose();
+  }
 }
 
 async function detect(frame: VideoFrame): Promise<void> {
@@ -145,22 +167,41 @@ async function look(request: FrameRequest): Promise<FrameResult> {
     const drift = { x: cx - (region.x + region.width / 2), y: cy - (region.y + region.height / 2) };
     tracked = { ...tracked, region: squareAround({ ...region, x: region.x + drift.x, y: region.y + drift.y }, width, height) };
     let descriptor: Float32Array | null = null;
+    let deferred = false;
     if (request.describe) {
       const t2 = performance.now();
       const placed = new faceapi.FaceLandmarks68(
         landmarks.map((p) => new faceapi.Point(p.x / width, p.y / height)),
         { width, height },
       );
-      const face = await cut(frame, squareAround(placed.align(), width, height), 150);
-      descriptor = (await faceapi.nets.faceRecognitionNet.computeFaceDescriptor(face)) as Float32Array;
-      face.dispose();
+      const aligned = squareAround(placed.align(), width, height);
+      if (recognitionReady) {
+        const face = await cut(frame, aligned, 150);
+        descriptor = (await faceapi.nets.faceRecognitionNet.computeFaceDescriptor(face)) as Float32Array;
+        face.dispose();
+      } else {
+        const face = await createImageBitmap(frame, aligned.x, aligned.y, aligned.width, aligned.height, {
+          resizeWidth: 150,
+          resizeHeight: 150,
+          resizeQuality: "medium",
+        });
+        waiting.push({ t: request.t, score: tracked.score, face });
+        deferred = true;
+      }
       timings.describe = performance.now() - t2;
     }
     const skin = skinMask(landmarks, width, height);
     return {
       type: "frame",
       t: request.t,
-      face: { score: tracked.score, landmarks, skin: { box: skin.box, mask: skin.mask }, mouth: mouthOpening(landmarks), descriptor },
+      face: {
+        score: tracked.score,
+        landmarks,
+        skin: { box: skin.box, mask: skin.mask },
+        mouth: mouthOpening(landmarks),
+        descriptor,
+        deferred,
+      },
       timings: { ...timings, total: performance.now() - started },
     };
   } finally {

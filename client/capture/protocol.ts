@@ -42,9 +42,29 @@ export interface FrameResult {
     skin: { box: PixelBox; mask: Uint8Array };
     mouth: number;
     descriptor: Float32Array | null;
+    /** The descriptor was asked for before the recognition network was ready: a DescriptorMessage brings it later. */
+    deferred: boolean;
   };
   /** Time spent per network on this frame, ms. */
   timings: { detect: number; landmarks: number; describe: number; total: number };
+}
+
+/** Worker → page: the recognition network is loaded and warmed up (after `ready`: the detector and landmarks come first). */
+export interface RecognitionReadyMessage {
+  type: "recognition";
+  /** From init to now, ms. */
+  loadMs: number;
+}
+
+/** Worker → page: the descriptor of a face that waited for the recognition network (a frame result said `deferred`). */
+export interface DescriptorMessage {
+  type: "descriptor";
+  /** Capture-clock time of the frame the face was cut from, seconds. */
+  t: number;
+  score: number;
+  descriptor: Float32Array;
+  /** Time to compute it, ms. */
+  ms: number;
 }
 
 export interface ErrorMessage {
@@ -52,4 +72,4 @@ export interface ErrorMessage {
   message: string;
 }
 
-export type WorkerMessage = ReadyMessage | FrameResult | ErrorMessage;
+export type WorkerMessage = ReadyMessage | RecognitionReadyMessage | DescriptorMessage | FrameResult | ErrorMessage;

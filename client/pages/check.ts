@@ -38,7 +38,8 @@ function randomNonce(): string {
 
 async function main(): Promise<void> {
   const loaded = performance.now();
-  const assets = new URL("assets/", location.href).href;
+  // The folder this script came from: the assets of its own version (D-406), the face worker and models beside it.
+  const assets = new URL("./", import.meta.url).href;
   status.textContent = "Loading the face models…";
   const models = await FaceModels.load(assets);
   const capture = await PresenceCapture.open({ assets, video }, models);

@@ -57,7 +57,8 @@ function speak(wanted: string): void {
 }
 
 const api = new URL("./", location.href);
-const assets = new URL("assets/", api).href;
+// The folder this script came from: the assets of its own version (D-406), the face worker and models beside it.
+const assets = new URL("./", import.meta.url).href;
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 /** Free reading: 20 s (docs/presence-descriptor.md allows 5 to 30); paced: 30 s, which the paced checks need. */
@@ -302,8 +303,8 @@ class Screen {
     for (const button of document.querySelectorAll<HTMLButtonElement>("[data-cancel]")) {
       button.addEventListener("click", () => this.cancel("person_cancelled"));
     }
-    // The models load while the person reads (seconds of download and compilation).
-    this.models = FaceModels.load(assets);
+    // The models load while the person reads (seconds of download and compilation); started before the boot where there is a camera.
+    this.models = earlyModels ?? FaceModels.load(assets);
     this.models.catch(() => {});
     show("intro");
   }
@@ -523,12 +524,20 @@ function sendBack(returnTo: string, merchant: string): void {
   };
 }
 
+/**
+ * The face models, started as soon as the page knows the device has a camera: the face worker's
+ * script and weights download while the session boots (D-407).
+ */
+let earlyModels: Promise<FaceModels> | null = null;
+
 async function main(): Promise<void> {
   show("loading");
   const taken = takeFragment();
   if (!taken) return showError(new ScreenError("screen.error.no_token", false));
   if ("handoff" in taken) return claimHandoff(taken.handoff);
   if (!(await hasCamera())) return handOff(taken.token);
+  earlyModels = FaceModels.load(assets);
+  earlyModels.catch(() => {});
   await start(taken.token);
 }
 

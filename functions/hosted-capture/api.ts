@@ -126,7 +126,6 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
       success: { status: 200, description: "How the session ended", schema: sessionEndedSchema },
       answers: [
         ...scenarioCodes,
-        "DOCUMENT_UNREADABLE",
         "CONSENT_REQUIRED",
         ...SESSION_STATE_CODES,
         "CAPTURE_REPLAYED",

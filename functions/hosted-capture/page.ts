@@ -7,7 +7,7 @@
 import type { Context, Hono } from "hono";
 import { SCREEN_PAGE_PATH } from "../../shared/contracts/hosted-screen";
 import type { AppEnv } from "../../shared/edge/app";
-import { staticAsset } from "../../shared/edge/assets";
+import { assetVersion, versionedAsset } from "../../shared/edge/assets";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { type Locale, locales, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
@@ -43,14 +43,14 @@ function html(c: Context<AppEnv>, body: string): Response {
 }
 
 /** The device check: computes a descriptor from this device's camera and microphone and shows it; posts nothing. */
-function checkPage(): string {
+function checkPage(assets: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Camera and microphone check</title>
-<link rel="stylesheet" href="assets/screen.css">
+<link rel="stylesheet" href="${assets}screen.css">
 </head>
 <body>
 <main class="screen">
@@ -63,7 +63,7 @@ function checkPage(): string {
 <pre id="descriptor" hidden></pre>
 <pre id="stats" hidden></pre>
 </main>
-<script type="module" src="assets/check.js"></script>
+<script type="module" src="${assets}check.js"></script>
 </body>
 </html>
 `;
@@ -91,7 +91,7 @@ function screenWords(): Record<Locale, Record<string, string>> {
  * `data-words-label`, `data-words-alt` for attributes) so the page can speak a session's locale.
  * The session token stays in the URL's fragment, which no request carries.
  */
-function sessionPage(locale: Locale): string {
+function sessionPage(locale: Locale, assets: string): string {
   const m = (key: MessageKey) => translate(locale, key).replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
   return `<!doctype html>
 <html lang="${locale}">
@@ -100,7 +100,7 @@ function sessionPage(locale: Locale): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title data-words="screen.loading">${m("screen.loading")}</title>
-<link rel="stylesheet" href="assets/screen.css">
+<link rel="stylesheet" href="${assets}screen.css">
 ${jsonBlock("messages", screenWords())}
 </head>
 <body class="hosted" data-state="loading">
@@ -184,7 +184,7 @@ ${jsonBlock("messages", screenWords())}
 </section>
 </main>
 <footer id="footer-note" class="footer-note" hidden></footer>
-<script type="module" src="assets/session.js"></script>
+<script type="module" src="${assets}session.js"></script>
 </body>
 </html>
 `;
@@ -193,15 +193,22 @@ ${jsonBlock("messages", screenWords())}
 const PAGE = { status: 200, description: "The page", contentType: "text/html" };
 const ASSET = { status: 200, description: "The file, with its own content type", contentType: "*/*" };
 
+/** The folder of the current version of the screen's assets, relative to the pages (D-406). */
+async function assetsOf(c: Context<AppEnv>): Promise<string> {
+  return `assets/${await assetVersion(c, "hosted-capture")}/`;
+}
+
 /** Registers the pages and assets on the function's app. */
 export function mountPages(app: Hono<AppEnv>): void {
-  app.get("/check", documented({ summary: "The device check page", success: PAGE }), noStore, (c) => html(c, checkPage()));
+  app.get("/check", documented({ summary: "The device check page", success: PAGE }), noStore, async (c) =>
+    html(c, checkPage(await assetsOf(c))),
+  );
   app.get(
     SCREEN_PAGE_PATH,
     documented({ summary: "The hosted screen (the session token in the fragment)", success: PAGE }),
     noStore,
-    (c) => {
-      const response = html(c, sessionPage(c.var.locale));
+    async (c) => {
+      const response = html(c, sessionPage(c.var.locale, await assetsOf(c)));
       response.headers.set("content-language", c.var.locale);
       response.headers.set("vary", "accept-language");
       return response;
@@ -209,9 +216,8 @@ export function mountPages(app: Hono<AppEnv>): void {
   );
 
   app.get("/assets/*", documented({ summary: "The screen's scripts, styles and models", success: ASSET }), async (c) => {
-    const response = await staticAsset(c, "hosted-capture", c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length));
+    const response = await versionedAsset(c, "hosted-capture", c.req.path.slice(c.req.path.indexOf("/assets/") + "/assets".length));
     secure(response.headers);
-    response.headers.set("cache-control", "public, max-age=3600");
     return response;
   });
 }

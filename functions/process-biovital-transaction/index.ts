@@ -13,7 +13,6 @@ import { input } from "../../shared/edge/input";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { transactionOutcomeSchema } from "../../shared/identity/answers";
-import { documentEvidenceCodes } from "../../shared/identity/documents";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 import { issueRuleCodes } from "../../shared/mandates/issue";
@@ -34,7 +33,6 @@ app.post(
     success: { status: 200, description: "Approved with its receipt, or a mandate's refusal", schema: transactionOutcomeSchema },
     answers: [
       ...scenarioCodes,
-      ...documentEvidenceCodes,
       // A grant's terms (`grant`) are judged by mandate-issue's rules, with their codes.
       ...issueRuleCodes,
       "IDENTITY_MISMATCH",

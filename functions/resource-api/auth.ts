@@ -14,10 +14,14 @@ import { bearerOf, credentialParam, learnKeyTenant } from "../../shared/kernel/a
 import { rpc } from "../../shared/kernel/db/rpc";
 import { ApiError } from "../../shared/kernel/errors";
 import { sha256Hex } from "../../shared/lib/crypto";
+import { type KeyScope, requireScope } from "../../shared/management/caller";
 import { type LimitGroup, RATE_LIMIT_HEADER_PREFIX, ruleOf } from "./limits";
 import { answerWithPinned, requestedVersion, supportedVersions } from "./version";
 
-type Env = AppEnv & CredentialPresented & KeyAuthenticated;
+/** The scopes of the key that authenticated the request (docs/management.md, "Scopes"). */
+export type KeyScoped = { Variables: { keyScopes: readonly string[] } };
+
+type Env = AppEnv & CredentialPresented & KeyAuthenticated & KeyScoped;
 
 /** The bearer key checked without the database; sets `credential`. */
 const presentBearerKey: MiddlewareHandler<Env> = async function presentBearerKey(c, next) {
@@ -35,7 +39,11 @@ const presentBearerKey: MiddlewareHandler<Env> = async function presentBearerKey
 const authenticateKey: MiddlewareHandler<Env> = async function authenticateKey(c, next) {
   const requested = requestedVersion(c);
   const credential = c.var.credential;
-  const key = await rpc(c.var.db(), "bearer_key_authenticate", { credential: credentialParam(credential), now: c.var.now.toISOString() });
+  const key = await rpc(c.var.db(), "bearer_key_authenticate", {
+    // any scope: this surface checks the route's scope itself (keyPolicy), to answer 403 insufficient_scope
+    credential: { ...credentialParam(credential), any_scope: true },
+    now: c.var.now.toISOString(),
+  });
   learnKeyTenant(credential.keyHash, { merchantId: key.merchant_id, environment: credential.environment });
   c.set("principal", {
     kind: "merchant_key",
@@ -44,6 +52,7 @@ const authenticateKey: MiddlewareHandler<Env> = async function authenticateKey(c
     keyKind: credential.kind,
     keyId: key.key_id,
   });
+  c.set("keyScopes", key.scopes);
   answerWithPinned(c, requested, key.api_version);
   return next();
 };
@@ -56,6 +65,15 @@ const announce = { headerPrefix: RATE_LIMIT_HEADER_PREFIX };
  * @example mandates.get("/", secretKey("reads"), input("query", mandatePageSchema), handler)
  */
 export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
+  return keyPolicy(group, "api");
+}
+
+/**
+ * The policy of a keyed route: a secret key, counted against `group`'s bucket, holding `scope`
+ * (`403 insufficient_scope` otherwise). The acts of the resource API need `api`; the account's
+ * management needs `management.read` or `management.write` (D-446).
+ */
+export function keyPolicy(group: LimitGroup, scope: KeyScope): MiddlewareHandler<Env> {
   const steps: MiddlewareHandler<Env>[] = [
     presentBearerKey,
     rateLimit<Env>((c) => ({ rule: ruleOf(group, c.var.credential.environment), identifier: `key:${c.var.credential.keyHash}` }), announce),
@@ -64,6 +82,10 @@ export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
       (c) => ({ rule: ruleOf("workspace", c.var.principal.environment), identifier: tenantBudget(c.var.principal) }),
       announce,
     ),
+    async function holdsScope(c, next) {
+      requireScope(c.var.keyScopes, scope);
+      return next();
+    },
   ];
   return withDoc(
     async function authenticateSecretKey(c, next) {
@@ -72,7 +94,7 @@ export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
     } as MiddlewareHandler<Env>,
     {
       security: ["secretKey"],
-      answers: ["API_KEY_REQUIRED", "INVALID_API_KEY", "AUTH_REQUIRED", "UNSUPPORTED_VERSION", "RATE_LIMITED"],
+      answers: ["API_KEY_REQUIRED", "INVALID_API_KEY", "AUTH_REQUIRED", "UNSUPPORTED_VERSION", "RATE_LIMITED", "INSUFFICIENT_SCOPE"],
       headers: [
         {
           name: "Service-Version",

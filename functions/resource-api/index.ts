@@ -10,6 +10,7 @@ import { mountReference } from "../../shared/edge/reference";
 import { mountOf } from "../../shared/kernel/registry";
 import { identity } from "./identity";
 import { announceEveryBudget } from "./limits";
+import { account, apiKeys, auditEvents, webhookDeliveries, webhookEndpoints, webhookEvents } from "./management";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
@@ -25,6 +26,13 @@ app.route("/identity", identity);
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
 app.route("/sessions", sessions);
+// The account's management (docs/management.md; D-445).
+app.route("/api_keys", apiKeys);
+app.route("/webhook_endpoints", webhookEndpoints);
+app.route("/webhook_deliveries", webhookDeliveries);
+app.route("/webhook_events", webhookEvents);
+app.route("/audit_events", auditEvents);
+app.route("/account", account);
 
 app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
   c.header("cache-control", "public, max-age=300");

@@ -20,6 +20,7 @@ const production = {
   sessions: { limit: 100, burst: 200 },
   writes: { limit: 100, burst: 200 },
   reads: { limit: 300, burst: 600 },
+  management: { limit: 20, burst: 40 },
   workspace: { limit: 3000, burst: 5000 },
 } as const;
 
@@ -27,10 +28,16 @@ export type LimitGroup = Exclude<keyof typeof production, "workspace">;
 
 const SANDBOX_SHARE = 10;
 
-/** The rule of a group in an environment: `live` as the spec's table, `test` a tenth of it. */
+/**
+ * Groups whose budget is the same in both environments: managing the sandbox account is as much
+ * work as managing the live one (docs/management.md, "Rate limits"; D-450).
+ */
+const SAME_IN_SANDBOX: ReadonlySet<string> = new Set(["management"]);
+
+/** The rule of a group in an environment: `live` as the spec's table, `test` a tenth of it (management: the same). */
 export function ruleOf(group: LimitGroup | "workspace", environment: Environment): RateLimitRule {
   const { limit, burst } = production[group];
-  const share = environment === "live" ? 1 : SANDBOX_SHARE;
+  const share = environment === "live" || SAME_IN_SANDBOX.has(group) ? 1 : SANDBOX_SHARE;
   return { name: `v1-${group}-${environment}`, limit: limit / share, windowSeconds: 1, burst: burst / share };
 }
 

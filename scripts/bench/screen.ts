@@ -37,9 +37,17 @@ if (hasFlag("help")) {
   --runs 3                    runs per profile and cache state (medians shown)
   --profiles slow-4g,fast-4g  network profiles (also: none)
   --no-frames                 skip the per-frame cost of a recording
+  --agreement                 only the embedding agreement of the shipped (8-bit) recognition
+                              weights with the package's (scripts/bench/face-agreement.ts)
 
 Environment: BENCH_ADMIN_URL (the server of the scratch database, default postgres://postgres@127.0.0.1:5432/postgres).
 `);
+  process.exit(0);
+}
+
+if (hasFlag("agreement")) {
+  const { faceAgreement } = await import("./face-agreement");
+  await faceAgreement();
   process.exit(0);
 }
 
@@ -59,6 +67,8 @@ const DB_NAME = "hauth_bench_screen";
 const FUNCTIONS = ["hosted-session-create", "hosted-capture", "merchant-theme-get"];
 /** The performance mark the page sets once the face worker's networks are ready (client/capture/capture.ts). */
 const MODELS_MARK = "face-models-ready";
+/** And once the recognition network is ready too (it loads after the others, while the person reads). */
+const RECOGNITION_MARK = "face-recognition-ready";
 const READY_TIMEOUT_MS = 240_000;
 
 for (const name of PROFILES) if (!(name in NETWORKS)) throw new Error(`unknown profile ${name}`);
@@ -69,6 +79,8 @@ interface Run {
   introMs: number;
   modelsMs: number;
   startEnabledMs: number;
+  /** NaN when the page never marked it before "Start reading" was enabled (it may come later). */
+  recognitionMs: number;
   bytesBeforeStart: number;
   /** What each file cost on the wire before "Start reading" (path below assets/ → bytes). */
   files: Map<string, number>;
@@ -175,6 +187,10 @@ async function openScreen(context: BrowserContext, url: string, network: Network
       const models = performance.getEntriesByName(modelsMark)[0];
       return { intro: own.intro, start: own.start, paint: paint?.startTime ?? Number.NaN, models: models?.startTime ?? Number.NaN };
     }, MODELS_MARK);
+    const recognition = await page
+      .waitForFunction((mark) => performance.getEntriesByName(mark)[0]?.startTime, RECOGNITION_MARK, { timeout: READY_TIMEOUT_MS })
+      .then((handle) => handle.jsonValue() as Promise<number>)
+      .catch(() => Number.NaN);
     const files = new Map<string, number>();
     for (const url of new Set([...seen.protocol.keys(), ...seen.playwright.keys()])) {
       const name = url.includes("/assets/") ? url.slice(url.indexOf("/assets/") + 8) : new URL(url).pathname.split("/").pop()!;
@@ -186,6 +202,7 @@ async function openScreen(context: BrowserContext, url: string, network: Network
       introMs: marks.intro,
       modelsMs: marks.models,
       startEnabledMs: marks.start,
+      recognitionMs: recognition,
       bytesBeforeStart: bytes,
       files,
     };
@@ -249,7 +266,7 @@ async function main(): Promise<void> {
       ] as const) {
         const m = (pick: (r: Run) => number) => median(runs.map(pick));
         rows.push(
-          `| ${network} | ${cache} | ${kb(m((r) => r.bytesBeforeStart))} | ${ms(m((r) => r.firstPaintMs))} | ${ms(m((r) => r.introMs))} | ${ms(m((r) => r.modelsMs))} | ${ms(m((r) => r.startEnabledMs))} |`,
+          `| ${network} | ${cache} | ${kb(m((r) => r.bytesBeforeStart))} | ${ms(m((r) => r.firstPaintMs))} | ${ms(m((r) => r.introMs))} | ${ms(m((r) => r.modelsMs))} | ${ms(m((r) => r.startEnabledMs))} | ${ms(m((r) => r.recognitionMs))} |`,
         );
       }
       if (network === PROFILES[0]) {
@@ -257,8 +274,10 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\n## The hosted screen (${RUNS} runs per cell, medians)\n`);
-    console.log("| network | cache | bytes before Start reading | first paint | intro readable | models ready | Start reading enabled |");
-    console.log("|---|---|---|---|---|---|---|");
+    console.log(
+      "| network | cache | bytes before Start reading | first paint | intro readable | models ready | Start reading enabled | recognition ready |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
     for (const row of rows) console.log(row);
     console.log(`\n### What each file cost on the wire (${PROFILES[0]}, cold, median)\n`);
     console.log("| file | bytes |");

@@ -60,7 +60,7 @@ const simulate = {
   /**
    * simulate capture --person 1..1000 [--attack none|photo|replay|lipsync|screen|earlier_capture|injected|relit_puppet]
    *   [--nonce N] [--seconds 5..30] [--sample-rate 10..60] [--state calm|coerced] [--captured-at ISO] [--seed INT]
-   *   [--paced] [--light]
+   *   [--paced] [--light] [--face-only]
    * Prints one descriptor (docs/presence-descriptor.md). `captured_at` is now unless --captured-at;
    * otherwise equal flags give an equal descriptor. --paced: the reader follows the nonce's
    * challenge schedule and the descriptor declares `signals.schedule: "nonce-v1"`. --light: the
@@ -91,6 +91,10 @@ const simulate = {
     const lightFlag = flags.light;
     if (lightFlag !== undefined && lightFlag !== true && lightFlag !== "true") throw bad("--light takes no value");
     const light = lightFlag !== undefined;
+    const faceOnlyFlag = flags["face-only"];
+    if (faceOnlyFlag !== undefined && faceOnlyFlag !== true && faceOnlyFlag !== "true") throw bad("--face-only takes no value");
+    const faceOnly = faceOnlyFlag !== undefined;
+    if (faceOnly && !light) throw bad("--face-only needs --light");
     if (!light && !(ATTACK_TYPES as readonly string[]).includes(attack) && attack !== "none") throw bad(`--attack ${attack} needs --light`);
     return simulateCapture({
       person,
@@ -103,6 +107,7 @@ const simulate = {
       ...(seed !== undefined ? { seed } : {}),
       ...(paced ? { paced: true } : {}),
       ...(light ? { light: true } : {}),
+      ...(faceOnly ? { faceOnly: true } : {}),
     });
   },
 

@@ -1,10 +1,15 @@
-import { copyFile, mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { createHash } from "node:crypto";
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
 import { build } from "esbuild";
 import { FUNCTION_API_DOCUMENT_FILE } from "../../functions/openapi/file";
+import { ASSET_VERSION_FILE, type AssetVersion, EDGE_COMPRESSED } from "../../shared/edge/assets";
 import { type FunctionName, functionNames, hasAssets } from "../../shared/kernel/registry";
 import { functionApiDocument } from "./function-api-document";
 import { DIST_DIR, FUNCTIONS_DIR, ROOT } from "./functions";
+import { quantiseWeights, type WeightGroup } from "./weights";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
 
@@ -63,12 +68,16 @@ export function assetsDirOf(name: string, outDir = DIST_DIR): string {
 
 /**
  * The hosted capture screen's static assets: the browser client bundled for the browser (the
- * pages, the face worker, the microphone's AudioWorklet), its style sheet, and the model weights
- * and .wasm files copied from their npm packages, so the page fetches them from the service.
+ * pages, the face worker, the microphone's AudioWorklet), its style sheet, the model weights in 8
+ * bits (scripts/local/weights.ts) and the .wasm files from their npm packages, so the page fetches
+ * them from the service. They go into a folder named by their content (`<dir>/<version>/`, and
+ * `<dir>/version.json` names it), so a browser may keep them for good (`immutable`: page.ts); the
+ * files the edge does not compress (the weights) get a Brotli and a gzip copy beside them (D-406).
  */
 async function buildCaptureAssets(dir: string): Promise<void> {
-  await mkdir(join(dir, "models"), { recursive: true });
-  await mkdir(join(dir, "wasm"), { recursive: true });
+  const staging = join(dir, `.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  await mkdir(join(staging, "models"), { recursive: true });
+  await mkdir(join(staging, "wasm"), { recursive: true });
   await build({
     entryPoints: {
       check: join(ROOT, "client", "pages", "check.ts"),
@@ -76,7 +85,7 @@ async function buildCaptureAssets(dir: string): Promise<void> {
       "face-worker": join(ROOT, "client", "capture", "face-worker.ts"),
       "audio-worklet": join(ROOT, "client", "capture", "audio-worklet.ts"),
     },
-    outdir: dir,
+    outdir: staging,
     bundle: true,
     format: "esm",
     platform: "browser",
@@ -85,14 +94,83 @@ async function buildCaptureAssets(dir: string): Promise<void> {
     sourcemap: false,
     logLevel: "warning",
   });
-  const copies: [string, string][] = [[join(ROOT, "client", "pages", "screen.css"), join(dir, "screen.css")]];
   const models = join(ROOT, "node_modules", "@vladmandic", "face-api", "model");
-  for (const model of FACE_MODELS) {
-    for (const file of [`${model}-weights_manifest.json`, `${model}.bin`]) copies.push([join(models, file), join(dir, "models", file)]);
-  }
   const wasm = join(ROOT, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
-  for (const file of TFJS_WASM) copies.push([join(wasm, file), join(dir, "wasm", file)]);
-  await Promise.all(copies.map(([from, to]) => copyFile(from, to)));
+  await Promise.all([
+    copyFile(join(ROOT, "client", "pages", "screen.css"), join(staging, "screen.css")),
+    ...FACE_MODELS.map((model) => writeModel(models, model, join(staging, "models"))),
+    ...TFJS_WASM.map((file) => copyFile(join(wasm, file), join(staging, "wasm", file))),
+  ]);
+  const files = (await readdir(staging, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(staging, join(entry.parentPath, entry.name)))
+    .sort();
+  const digest = createHash("sha256");
+  for (const file of files)
+    digest
+      .update(file)
+      .update("\0")
+      .update(await readFile(join(staging, file)))
+      .update("\0");
+  const version = digest.digest("hex").slice(0, 16);
+  // The edge compresses scripts, styles, JSON and .wasm itself (EDGE_COMPRESSED); the weights get copies made here.
+  await Promise.all(
+    files.filter((file) => !EDGE_COMPRESSED.has(file.slice(file.lastIndexOf(".") + 1))).map((file) => writeCompressed(join(staging, file))),
+  );
+  // Swapped in whole: a server reading the folder while another build runs sees one version or the other.
+  const target = join(dir, version);
+  await rm(target, { recursive: true, force: true });
+  await rename(staging, target);
+  const temporary = join(dir, `version.json.${process.pid}.tmp`);
+  await writeFile(temporary, JSON.stringify({ version } satisfies AssetVersion));
+  await rename(temporary, join(dir, ASSET_VERSION_FILE));
+  // Earlier versions go: only the one version.json names is served.
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name !== version && !entry.name.startsWith(".staging-")) {
+      await rm(join(dir, entry.name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** A face-api network's weights manifest and shards from `from`, its float tensors in 8 bits, into `to` as `<model>-weights_manifest.json` and `<model>.bin`. */
+async function writeModel(from: string, model: string, to: string): Promise<void> {
+  const manifest = JSON.parse(await readFile(join(from, `${model}-weights_manifest.json`), "utf8")) as WeightGroup[];
+  const groups = await Promise.all(
+    manifest.map(async (group) => Buffer.concat(await Promise.all(group.paths.map((path) => readFile(join(from, path)))))),
+  );
+  const quantised = quantiseWeights(manifest, groups, `${model}.bin`);
+  await writeFile(join(to, `${model}-weights_manifest.json`), JSON.stringify(quantised.manifest));
+  await writeFile(join(to, `${model}.bin`), quantised.data);
+}
+
+/** Compressed copies already made, by the SHA-256 of what they compress: Brotli at quality 11 takes seconds a megabyte, and every server start builds. */
+const COMPRESSED_CACHE = join(DIST_DIR, "cache", "compressed");
+
+/** Writes `<file>.br` (Brotli, quality 11) and `<file>.gz` (gzip, level 9) beside `file`. */
+async function writeCompressed(file: string): Promise<void> {
+  const data = await readFile(file);
+  const key = createHash("sha256").update(data).digest("hex");
+  await mkdir(COMPRESSED_CACHE, { recursive: true });
+  const compress = {
+    br: (bytes: Buffer) =>
+      promisify(brotliCompress)(bytes, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+      }),
+    gz: (bytes: Buffer) => promisify(gzip)(bytes, { level: 9 }),
+  };
+  await Promise.all(
+    (["br", "gz"] as const).map(async (suffix) => {
+      const cached = join(COMPRESSED_CACHE, `${key}.${suffix}`);
+      const encoded = await readFile(cached).catch(async () => {
+        const made = await compress[suffix](data);
+        const temporary = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+        await writeFile(temporary, made);
+        await rename(temporary, cached);
+        return made;
+      });
+      await writeFile(`${file}.${suffix}`, encoded);
+    }),
+  );
 }
 
 /**
@@ -130,7 +208,8 @@ async function buildAssets(name: string, dir: string): Promise<number> {
   await builder(dir);
   let bytes = 0;
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) bytes += (await stat(join(entry.parentPath, entry.name))).size;
+    // The compressed copies are not counted: they are other encodings of the same files.
+    if (entry.isFile() && !/\.(br|gz)$/.test(entry.name)) bytes += (await stat(join(entry.parentPath, entry.name))).size;
   }
   return bytes;
 }

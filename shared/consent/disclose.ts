@@ -5,15 +5,18 @@
  * the documents disclosed behind it until it expires or is revoked (revoke.ts). The disclosure is a
  * consent ledger entry written in the same transaction that issues it: no entry, no disclosure.
  */
-import { calculateJwkThumbprint, exportJWK, importSPKI, type JWK } from "jose";
+import { calculateJwkThumbprint, type JWK } from "jose";
 import * as v from "valibot";
+import { jwkOfCoseKey, jwkOfSpkiPem, keyThumbprint } from "../devices/keys";
+import { deviceRef } from "../devices/policy";
+import type {} from "../devices/rpc";
 import { described } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import { jsonObject, ttlSeconds } from "../kernel/validation";
-import { randomBase64Url, sha256Hex } from "../lib/crypto";
+import { fromHex, randomBase64Url, sha256Hex } from "../lib/crypto";
 import { canonicalJson } from "../lib/json";
 import { contentDigest, issueSdJwt } from "../lib/sd-jwt";
 import type { KeySet } from "../lib/signing";
@@ -39,7 +42,6 @@ const requestedField = v.strictObject({
   public_input: v.optional(v.record(v.string(), v.unknown())),
 });
 
-/** The body (spec 4.5). `biometric_attestation.capture_id` names the capture that proved the person present. */
 /** What disclosing can be refused with, besides its input's own codes (docs/functions.md, disclose-claims). */
 export const discloseCodes = [
   "UNKNOWN_CLAIM",
@@ -66,10 +68,14 @@ export const discloseSchema = v.pipe(
       v.maxLength(MAX_REQUESTED_FIELDS),
       v.check((fields) => new Set(fields.map((field) => field.key)).size === fields.length, "keys must be unique"),
     ),
+    // The spec's fields (liveness_passed, vrc_confidence, device_pubkey_pem), and capture_id, which the spec does not
+    // name: optional, for a merchant that holds the transaction_id; without it the device key finds the capture (D-368).
     biometric_attestation: v.strictObject({
-      capture_id: v.pipe(
-        v.string(),
-        v.check((id) => canonicalUuid(id) !== null, "a capture id (transaction_id)"),
+      capture_id: v.optional(
+        v.pipe(
+          v.string(),
+          v.check((id) => canonicalUuid(id) !== null, "a capture id (transaction_id)"),
+        ),
       ),
       liveness_passed: v.optional(v.boolean()),
       vrc_confidence: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
@@ -96,19 +102,23 @@ export const jwksUri = (baseUrl: string) => `${baseUrl}/functions/v1/receipt-ver
 const fetchUrl = (baseUrl: string) => `${baseUrl}/functions/v1/disclose-claims/fetch`;
 
 /**
- * The device key of `biometric_attestation.device_pubkey_pem` (an SPKI PEM, P-256 or Ed25519) as the
- * SD-JWT's confirmation key; anything else is `400 INVALID_INPUT` on that field.
+ * The registered device whose key `biometric_attestation.device_pubkey_pem` is (an SPKI PEM of an
+ * ES256, EdDSA or RS256 key), found by the key's JWK thumbprint in the tenant's environment, with the
+ * registered key as the SD-JWT's confirmation key. A PEM that is no such key is `400 INVALID_INPUT`
+ * on that field; a key no device of this environment registered, or one revoked, `403
+ * ATTESTATION_INVALID` (`device_unknown`, `device_revoked`).
  */
-async function deviceKey(pem: string): Promise<JWK> {
-  for (const alg of ["ES256", "EdDSA"]) {
-    try {
-      const { kty, crv, x, y } = await exportJWK(await importSPKI(pem, alg, { extractable: true }));
-      return Object.fromEntries(Object.entries({ kty, crv, x, y }).filter(([, value]) => value !== undefined)) as JWK;
-    } catch {
-      // try the next algorithm
-    }
-  }
-  throw new ApiError("INVALID_INPUT", { fields: ["biometric_attestation.device_pubkey_pem"] });
+async function presentedDevice(deps: Deps, tenant: Tenant, pem: string): Promise<{ deviceId: string; identityId: string; jwk: JWK }> {
+  const jwk = await jwkOfSpkiPem(pem);
+  if (!jwk) throw new ApiError("INVALID_INPUT", { fields: ["biometric_attestation.device_pubkey_pem"] });
+  const { device } = await rpc(deps.sql, "device_credential_by_key", {
+    environment: tenant.environment,
+    key_thumbprint: await keyThumbprint(jwk),
+  });
+  if (!device) throw new ApiError("ATTESTATION_INVALID", { reason: "device_unknown" });
+  if (device.revoked_at !== null && new Date(device.revoked_at) <= deps.now)
+    throw new ApiError("ATTESTATION_INVALID", { reason: "device_revoked" });
+  return { deviceId: device.device_id, identityId: device.identity_id, jwk: jwkOfCoseKey(fromHex(device.public_key_hex)) };
 }
 
 /** What the SD-JWT says of a disclosed claim: the value, the predicate's result, or the document's digest. */
@@ -120,26 +130,34 @@ function signedClaim(claim: ResolvedClaim, digests: Map<string, string>): unknow
 }
 
 /**
- * Discloses the requested fields of the person `biometric_attestation.capture_id` proved present.
- * `merchant_id` must be the key's (`403 MERCHANT_MISMATCH`); an attestation that says liveness failed
- * is `403 BIOMETRIC_LIVENESS_FAILED`; a field with `requires_kyc` for a person without a verified
- * document is `403 DOCUMENT_REQUIRED`; no consent with the merchant `403 CONSENT_MISSING`, an ended
- * one `403 CONSENT_REVOKED`.
+ * Discloses the requested fields of the person a fresh capture proved present (D-368): the capture
+ * `biometric_attestation.capture_id` names, or else the newest fresh capture this merchant made of
+ * the person whose registered device key `device_pubkey_pem` is; with the key, the SD-JWT's `cnf`
+ * holds it and the capture must be that device's person's. Neither: `403 ATTESTATION_INVALID`
+ * (`capture_unidentified`). `merchant_id` must be the key's (`403 MERCHANT_MISMATCH`); an attestation
+ * that says liveness failed is `403 BIOMETRIC_LIVENESS_FAILED`; a field with `requires_kyc` for a
+ * person without a verified document is `403 DOCUMENT_REQUIRED`; no consent with the merchant `403
+ * CONSENT_MISSING`, an ended one `403 CONSENT_REVOKED`.
  */
 export async function discloseClaims(deps: Deps, issuer: Issuer, tenant: Tenant, body: DiscloseBody) {
   if (body.merchant_id.toLowerCase() !== tenant.merchantId.toLowerCase()) throw new ApiError("MERCHANT_MISMATCH");
   checkRequestedFields(body.requestedFields);
   const attestation = body.biometric_attestation;
   if (attestation.liveness_passed === false) throw new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: "attested_failed" });
-  const cnf = attestation.device_pubkey_pem === undefined ? undefined : { jwk: await deviceKey(attestation.device_pubkey_pem) };
+  const device = attestation.device_pubkey_pem === undefined ? null : await presentedDevice(deps, tenant, attestation.device_pubkey_pem);
+  const captureId = attestation.capture_id === undefined ? null : canonicalUuid(attestation.capture_id)!;
+  if (!captureId && !device) throw new ApiError("ATTESTATION_INVALID", { reason: "capture_unidentified" });
+  const cnf = device ? { jwk: device.jwk } : undefined;
 
   const subject = await rpc(deps.sql, "disclosure_subject", {
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
     now: deps.now.toISOString(),
-    capture_id: canonicalUuid(attestation.capture_id)!,
+    ...(captureId ? { capture_id: captureId } : { identity_id: device!.identityId }),
     proof_max_age_seconds: ATTESTATION_MAX_AGE_SECONDS,
   });
+  // A key presented with a capture must be a device of the capture's person.
+  if (device && device.identityId !== subject.identity_id) throw new ApiError("ATTESTATION_INVALID", { reason: "device_not_the_persons" });
   if (!subject.document && body.requestedFields.some((field) => field.requires_kyc)) throw new ApiError("DOCUMENT_REQUIRED");
 
   const today = deps.now.toISOString().slice(0, 10);
@@ -181,7 +199,8 @@ export async function discloseClaims(deps: Deps, issuer: Issuer, tenant: Tenant,
     transaction_type: body.transaction_type,
     claims: claims.map(ledgerClaim),
     attestation: {
-      capture_id: canonicalUuid(attestation.capture_id),
+      capture_id: subject.capture_id,
+      ...(device ? { device_id: deviceRef(device.deviceId) } : {}),
       ...(attestation.liveness_passed === undefined ? {} : { liveness_passed: attestation.liveness_passed }),
       ...(attestation.vrc_confidence === undefined ? {} : { vrc_confidence: attestation.vrc_confidence }),
       ...(cnf ? { device_key_thumbprint: await calculateJwkThumbprint(cnf.jwk) } : {}),

@@ -46,7 +46,11 @@ export interface LedgerVerification {
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
-    disclosure_subject: [TenantAt & { capture_id: Uuid; proof_max_age_seconds: number }, DisclosureSubject];
+    disclosure_subject: [
+      TenantAt & ({ capture_id: Uuid } | { identity_id: Uuid }) & { proof_max_age_seconds: number },
+      // capture_id: the capture that proved the person present, the one named or the newest found (D-368)
+      DisclosureSubject & { capture_id: Uuid },
+    ];
     disclosure_record: [
       {
         id: Uuid;

@@ -12,6 +12,14 @@ import type { DeviceBinding } from "../contracts/device";
 export const deviceChallengePurposes = ["enroll", "login", "payment", "sign", "verify", "attribute", "grant", "add_device"] as const;
 export type DeviceChallengePurpose = (typeof deviceChallengePurposes)[number];
 
+/**
+ * How a credential came to be registered: `enroll` (in the ceremony of a capture that enrolled or
+ * identified the person), `device_approval` (a registered device of the person signed its
+ * registration), `document` (re-proof with a verified document on record plus a live capture).
+ */
+export const deviceRegisteredVia = ["enroll", "device_approval", "document"] as const;
+export type DeviceRegisteredVia = (typeof deviceRegisteredVia)[number];
+
 /** How long an issued challenge may be signed and sent: two minutes (issue 27). */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 120;
 

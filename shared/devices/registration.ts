@@ -18,8 +18,16 @@ import { attestationVerdictOf } from "./attestation";
 import { checkCeremony, type RelyingParty, registrationResponseSchema } from "./ceremony";
 import { consumeDeviceChallenge } from "./challenges";
 import { type DeviceView, deviceView } from "./devices";
-import { authenticatorTransports, type DeviceChallengePurpose, type DeviceRefused, refused } from "./policy";
-import type {} from "./rpc";
+import { jwkOfCoseKey, keyThumbprint } from "./keys";
+import {
+  authenticatorTransports,
+  type DeviceChallengePurpose,
+  type DeviceRefused,
+  type DeviceRegisteredVia,
+  deviceBindingOf,
+  refused,
+} from "./policy";
+import type { PendingRegistration } from "./rpc";
 
 /**
  * The public-key algorithms a device may register: ES256, EdDSA, RS256 (COSE -7, -8, -257), as
@@ -54,9 +62,8 @@ export function deviceRegistrationOptions(
   });
 }
 
-/** What registering a device takes: whose it is, the challenge and descriptor it covers, the browser's answer. */
-export interface DeviceRegistration {
-  identityId: string;
+/** What verifying a registration takes: the challenge and descriptor it covers, the browser's answer. */
+export interface RegistrationCeremony {
   purpose: DeviceChallengePurpose;
   challenge: string;
   descriptorDigest: string;
@@ -64,15 +71,21 @@ export interface DeviceRegistration {
   rp: RelyingParty;
 }
 
+/** What registering a device takes: whose it is, and the ceremony. */
+export interface DeviceRegistration extends RegistrationCeremony {
+  identityId: string;
+}
+
 /**
- * Verifies a registration and records the credential for the identity in the tenant's environment.
- * The challenge is consumed first, so a failed registration cannot be retried with it.
+ * Verifies a registration ceremony without giving the credential to anyone: the challenge (consumed
+ * first, so a failed registration cannot be retried with it), the client data and authenticator
+ * data, the attestation. Answers the facts a credential is stored with (storeRegistration), or why not.
  */
-export async function registerDevice(
+export async function verifyRegistration(
   deps: Deps,
   tenant: Tenant,
-  input: DeviceRegistration,
-): Promise<{ ok: true; device: DeviceView } | DeviceRefused> {
+  input: RegistrationCeremony,
+): Promise<{ ok: true; registration: PendingRegistration } | DeviceRefused> {
   const parsed = v.safeParse(registrationResponseSchema, input.response);
   if (!parsed.success) return refused("response_malformed");
   const response = parsed.output;
@@ -105,22 +118,71 @@ export async function registerDevice(
   }
   if (!info) return refused("attestation_invalid");
   const attestation = attestationVerdictOf(response.response.attestationObject);
+  let thumbprint: string;
+  try {
+    thumbprint = await keyThumbprint(jwkOfCoseKey(info.credential.publicKey));
+  } catch {
+    return refused("attestation_invalid");
+  }
+  return {
+    ok: true,
+    registration: {
+      credential_id: info.credential.id,
+      public_key_hex: toHex(info.credential.publicKey),
+      sign_count: info.credential.counter,
+      transports: (response.response.transports ?? []).filter((t) => (authenticatorTransports as readonly string[]).includes(t)),
+      aaguid: info.aaguid,
+      attestation_format: attestation.format,
+      attestation_verdict: attestation.verdict,
+      backup_eligible: facts.flags.be,
+      backup_state: facts.flags.bs,
+      key_thumbprint: thumbprint,
+    },
+  };
+}
 
+/**
+ * Stores a verified registration as a credential of `identityId` in the tenant's environment, with
+ * `device.registered` to the merchants holding the person. `via` says how it came (policy.ts); with
+ * `documentLds` (a re-proof by document) only while that document is on record for the person.
+ */
+export async function storeRegistration(
+  deps: Deps,
+  tenant: Tenant,
+  identityId: string,
+  registration: PendingRegistration,
+  options: { via?: DeviceRegisteredVia; documentLds?: string } = {},
+): Promise<{ ok: true; device: DeviceView } | DeviceRefused | { ok: false; reason: "document_not_on_record" }> {
   const registered = await rpc(deps.sql, "device_credential_register", {
+    ...registration,
     environment: tenant.environment,
     now: deps.now.toISOString(),
-    identity_id: input.identityId,
+    identity_id: identityId,
     device_id: crypto.randomUUID(),
-    credential_id: info.credential.id,
-    public_key_hex: toHex(info.credential.publicKey),
-    sign_count: info.credential.counter,
-    transports: (response.response.transports ?? []).filter((t) => (authenticatorTransports as readonly string[]).includes(t)),
-    aaguid: info.aaguid,
-    attestation_format: attestation.format,
-    attestation_verdict: attestation.verdict,
-    backup_eligible: facts.flags.be,
-    backup_state: facts.flags.bs,
+    device_binding: deviceBindingOf(registration),
+    ...(options.via ? { registered_via: options.via } : {}),
+    ...(options.documentLds ? { document_lds_sha256: options.documentLds } : {}),
   });
-  if (!registered.registered) return refused(registered.reason);
+  if (!registered.registered) {
+    return registered.reason === "document_not_on_record" ? { ok: false, reason: registered.reason } : refused(registered.reason);
+  }
   return { ok: true, device: deviceView(registered.device) };
+}
+
+/**
+ * Verifies a registration and records the credential for the identity in the tenant's environment
+ * (as the ceremony of an enrollment does). The challenge is consumed first, so a failed
+ * registration cannot be retried with it.
+ */
+export async function registerDevice(
+  deps: Deps,
+  tenant: Tenant,
+  input: DeviceRegistration,
+): Promise<{ ok: true; device: DeviceView } | DeviceRefused> {
+  const verified = await verifyRegistration(deps, tenant, input);
+  if (!verified.ok) return verified;
+  const stored = await storeRegistration(deps, tenant, input.identityId, verified.registration);
+  // Only a re-proof by document names a document, so only it can be refused for one.
+  if (!stored.ok && stored.reason === "document_not_on_record") throw new Error("no document was named");
+  return stored;
 }

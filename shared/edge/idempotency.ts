@@ -70,6 +70,23 @@ async function writeKeyedAnswer(c: Context): Promise<unknown> {
   return body;
 }
 
+interface IdempotencyOptions {
+  /**
+   * Top-level fields of the answer the store keeps as null: a secret shown once (a new API key, an
+   * endpoint's signing secret) is never kept in the clear, so its replay answers `null` there
+   * (docs/management.md, "Idempotency"; D-451).
+   */
+  forget?: readonly string[];
+}
+
+/** `body` with the `forget` fields set to null, for the store. */
+function withoutSecrets(body: unknown, forget: readonly string[]): unknown {
+  if (forget.length === 0 || body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const kept: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const field of forget) if (field in kept) kept[field] = null;
+  return kept;
+}
+
 /** A route behind idempotency(): the handler's act completes `storedResponse` (absent without a key). */
 export type WithStoredResponse = { Variables: { storedResponse: PendingResponse | undefined } };
 
@@ -102,6 +119,7 @@ type KeyedEnv = AppEnv & { Variables: { principal: Principal } };
  */
 export function idempotency(
   scopeOf: string | ((c: Context<KeyedEnv & WithStoredResponse>) => string),
+  { forget = [] }: IdempotencyOptions = {},
 ): MiddlewareHandler<KeyedEnv & WithStoredResponse> {
   return withDoc(applyIdempotency, {
     answers: ["IDEMPOTENCY_KEY_INVALID", "IDEMPOTENCY_IN_FLIGHT", "IDEMPOTENCY_KEY_REUSED"],
@@ -147,7 +165,7 @@ export function idempotency(
         await rpc(c.var.db(), "idempotency_finish", {
           ...record,
           status: body === null ? 500 : status,
-          body,
+          body: withoutSecrets(body, forget),
           ...(pending.mandateId && { mandate_id: pending.mandateId }),
         });
       }

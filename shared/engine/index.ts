@@ -91,8 +91,17 @@ export interface PresenceBaseline {
   hr_variability_bpm: number;
 }
 
+/**
+ * What the capture must prove beyond the face (D-428): `face_voice` (the default), speech coupled
+ * with the pulse the camera reads; `face`, no voice at all: the face's own evidence, its quality,
+ * its pulse and the reflection of the nonce's light sequence, which is then required.
+ */
+export type PresenceModality = "face_voice" | "face";
+
 /** Options of {@link evaluatePresence}. */
 interface EvaluateOptions {
+  /** Default `face_voice`. */
+  modality?: PresenceModality;
   /** The identity's baseline, when one exists; enables the coercion signal. */
   baseline?: PresenceBaseline | null;
   /** When given, a descriptor whose `capture_nonce` differs is refused with `nonce_mismatch`. */
@@ -217,7 +226,13 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   const light = descriptor.version === 2 && signals.light ? checkLight(signals.light, descriptor.capture_nonce, fs, cfg) : undefined;
 
   let livenessReason: LivenessReason | null = null;
-  if (!quality.passed) livenessReason = "low_quality";
+  const faceOnly = options.modality === "face";
+  if (faceOnly) {
+    // Face only: the light's reflection is what shows the face is in front of this screen now (a pulse alone replays).
+    if (!quality.passed) livenessReason = "low_quality";
+    else if (!light?.passed) livenessReason = "light_not_followed";
+    else if (!pulse.passed) livenessReason = "no_pulse";
+  } else if (!quality.passed) livenessReason = "low_quality";
   else if (!speech.passed) livenessReason = "no_speech";
   // Before the pulse: a v2 pulse is taken with the reflection of the nonce's sequence removed, so
   // where the skin did not follow that sequence the pulse is no evidence either way.
@@ -235,10 +250,10 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
     // Beat timing too noisy to see a breath-locked swing: ask for better light, not a retry as is.
     livenessReason = coupling.beat_noise_bpm > cfg.coupling.maxBeatNoiseBpm ? "low_quality" : "pulse_speech_uncoupled";
   }
-  const gates = [quality.score, speech.score, pulse.score, avSync.score];
-  if (light) gates.push(light.score);
-  if (schedule) gates.push(schedule.score);
-  if (!light) gates.push(pacedCoupling ? pacedCoupling.score : coupling.score);
+  const gates = faceOnly ? [quality.score, pulse.score, light?.score ?? 0] : [quality.score, speech.score, pulse.score, avSync.score];
+  if (!faceOnly && light) gates.push(light.score);
+  if (!faceOnly && schedule) gates.push(schedule.score);
+  if (!faceOnly && !light) gates.push(pacedCoupling ? pacedCoupling.score : coupling.score);
   const livenessScore = Math.min(...gates);
 
   const heartRate = pulse.passed ? pulse.heart_rate_bpm : null;

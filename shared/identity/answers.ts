@@ -11,7 +11,10 @@ import { decisionAnswerSchema } from "../mandates/answers";
 export const identifyAnswerSchema = v.object({
   matched: described(v.boolean(), "Whether the live face is a person the merchant has enrolled."),
   subject_ref: orNull(v.string(), "The merchant's pseudonym of the person, when matched."),
-  confidence: described(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), "The match's similarity when matched; 0 when not."),
+  confidence: described(
+    v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    "The match score when matched (calibrated so that 0.75 is the gate, D-385); 0 when not.",
+  ),
 });
 
 /** process-biovital-enrollment's answer. */

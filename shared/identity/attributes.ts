@@ -23,8 +23,8 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
+import { sameFace } from "./face-match";
 import { ageOn } from "./mrz";
-import { FACE_MATCH_GATE } from "./presence";
 import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";
 import type { ResolvedIdentity } from "./rpc";
 
@@ -84,7 +84,7 @@ export async function proveAttribute(
   const { protector } = keys.templates;
   if (!identity.template || identity.template.key_id !== protector.keyId)
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
-  if (cosineSimilarity(protector.protect(descriptor.face.embedding), identity.template.embedding) < FACE_MATCH_GATE)
+  if (!sameFace(cosineSimilarity(protector.protect(descriptor.face.embedding), identity.template.embedding)))
     throw new ApiError("IDENTITY_MISMATCH");
 
   const answer: AttributeAnswer = {

@@ -4,8 +4,8 @@ import type { Statements } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import type { Environment } from "../kernel/principal";
 import type { documentEvidenceSchema } from "./documents";
+import { FACE_MATCH_GATE } from "./face-match";
 import { passiveAuthentication, type VerifiedDocument } from "./passive-authentication";
-import { FACE_MATCH_GATE } from "./presence";
 import type {} from "./rpc";
 
 /**

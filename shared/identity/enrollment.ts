@@ -12,7 +12,8 @@ import type { Tenant } from "../kernel/principal";
 import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import { FACE_COSINE_AT_GATE, sameFace } from "./face-match";
+import { descriptorFrom, judge } from "./presence";
 import type { EnrollParams } from "./rpc";
 
 /** An enrolment failing at one of its stages (logged; nothing written). */
@@ -99,7 +100,7 @@ export async function enrollLive<T>(
   const embedding = keys.templates.protector.protect(live.descriptor.face.embedding);
   for (let attempt = 1; ; attempt++) {
     const match = await bestMatch(keys.templates, tenant.environment, embedding).catch(storeFailure);
-    const existing = match !== null && match.similarity >= FACE_MATCH_GATE;
+    const existing = match !== null && sameFace(match.similarity);
     const identityId = existing ? match.identity_id : crypto.randomUUID();
     const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
     const session = await mintSession(keys.signing, identityId, tenant, deps.now);
@@ -114,7 +115,7 @@ export async function enrollLive<T>(
         subject_ref: ref,
         key_id: keys.templates.protector.keyId,
         embedding,
-        match_threshold: FACE_MATCH_GATE,
+        match_threshold: FACE_COSINE_AT_GATE,
         consent: live.consent,
         session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },
         baseline: baselineFromResult(live.judgement),

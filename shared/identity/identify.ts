@@ -10,7 +10,8 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
-import { descriptorFrom, FACE_MATCH_GATE, judge } from "./presence";
+import { matchScore, searchOutcome } from "./face-match";
+import { descriptorFrom, judge } from "./presence";
 import type {} from "./rpc";
 import type { ForcedScenario } from "./scenario";
 import { subjectRef } from "./subject-ref";
@@ -43,13 +44,14 @@ export async function identifyFace(
   }).catch((error) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
-  const similarity = match.similarity ?? 0;
   // An unmatched answer carries no similarity at all (docs/decisions.md, D-073): the nearest neighbour's
-  // score below the gate would let a caller climb towards someone else's face, query by query.
-  if (!match.identity_id || similarity < FACE_MATCH_GATE || scenario === "subject_mismatch") {
+  // score below the gate would let a caller climb towards someone else's face, query by query. A near
+  // miss (two consented persons both at the gate, too close to tell apart: D-385) answers no one either.
+  const outcome = searchOutcome(match.identity_id ? (match.similarity ?? null) : null, match.second_similarity ?? null);
+  if (!match.identity_id || outcome !== "matched" || scenario === "subject_mismatch") {
     return { matched: false, subject_ref: null, confidence: 0 };
   }
-  const confidence = Math.min(1, Math.round(similarity * 10_000) / 10_000);
+  const confidence = matchScore(match.similarity ?? 0);
   // The pseudonym was recorded when this merchant enrolled the person (their consent with it).
   return { matched: true, subject_ref: await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId), confidence };
 }

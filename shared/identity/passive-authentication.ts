@@ -13,6 +13,7 @@ import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 import { ApiError } from "../kernel/errors";
 import { toHex } from "../lib/crypto";
+import { documentRefused } from "./documents";
 import { type MachineReadableZone, MrzError, mrzOfDg1, parseMrz, readTlv } from "./mrz";
 
 /** id-icao-mrtd-security-ldsSecurityObject: the eContentType of every EF.SOD. */
@@ -56,10 +57,11 @@ export interface VerifiedDocument extends MachineReadableZone {
 }
 
 /**
- * Verifies the evidence at `at` (the capture's time) and answers the document, or throws the
- * failing step's error: `400 DOCUMENT_UNREADABLE` (with `reason`), `403 DOCUMENT_DATA_GROUP_MISMATCH`,
- * `DOCUMENT_SIGNATURE_INVALID`, `DOCUMENT_ISSUER_UNTRUSTED`, `DOCUMENT_CERTIFICATE_EXPIRED` (with
- * `certificate`), `DOCUMENT_EXPIRED`, `DOCUMENT_PORTRAIT_MISMATCH`, checked in that order.
+ * Verifies the evidence at `at` (the capture's time) and answers the document, or throws `403
+ * DOCUMENT_REQUIRED` naming the failing step in `reason` (D-427): `document_unreadable` (with
+ * `detail`), `document_data_group_mismatch` (with `data_group`), `document_signature_invalid`,
+ * `document_issuer_untrusted`, `document_certificate_expired` (with `certificate`),
+ * `document_expired`, `document_portrait_mismatch`, checked in that order.
  */
 export async function passiveAuthentication(
   evidence: DocumentEvidence,
@@ -73,7 +75,7 @@ export async function passiveAuthentication(
 
   const dg1Hash = new Uint8Array(await crypto.subtle.digest(sod.hashAlgorithm, dg1));
   if (!equalBytes(sod.hashes.get(1), dg1Hash) || !equalBytes(sod.hashes.get(2), base64Bytes(evidence.dg2_hash, "dg2_hash"))) {
-    throw new ApiError("DOCUMENT_DATA_GROUP_MISMATCH", { data_group: equalBytes(sod.hashes.get(1), dg1Hash) ? 2 : 1 });
+    throw documentRefused("document_data_group_mismatch", { data_group: equalBytes(sod.hashes.get(1), dg1Hash) ? 2 : 1 });
   }
 
   const mrz = readMrz(dg1, at);
@@ -83,10 +85,11 @@ export async function passiveAuthentication(
     [signer, "document_signer"],
     [csca, "country_signing_ca"],
   ] as const) {
-    if (at < certificate.notBefore || at > certificate.notAfter) throw new ApiError("DOCUMENT_CERTIFICATE_EXPIRED", { certificate: role });
+    if (at < certificate.notBefore || at > certificate.notAfter)
+      throw documentRefused("document_certificate_expired", { certificate: role });
   }
-  if (mrz.expires_on < at.toISOString().slice(0, 10)) throw new ApiError("DOCUMENT_EXPIRED");
-  if (!(evidence.portrait_similarity >= portraitGate)) throw new ApiError("DOCUMENT_PORTRAIT_MISMATCH");
+  if (mrz.expires_on < at.toISOString().slice(0, 10)) throw documentRefused("document_expired");
+  if (!(evidence.portrait_similarity >= portraitGate)) throw documentRefused("document_portrait_mismatch");
 
   return {
     ...mrz,
@@ -98,7 +101,7 @@ export async function passiveAuthentication(
 }
 
 function unreadable(reason: string): ApiError {
-  return new ApiError("DOCUMENT_UNREADABLE", { reason });
+  return documentRefused("document_unreadable", { detail: reason });
 }
 
 function base64Bytes(text: string, field: string): Uint8Array<ArrayBuffer> {
@@ -171,7 +174,7 @@ async function verifySodSignature(signedData: pkijs.SignedData): Promise<x509.X5
   );
   if (!importable) throw unreadable("unsupported_signature_algorithm");
   const result = await signedData.verify({ signer: 0, checkChain: false, extendedMode: true }).catch(() => null);
-  if (!result?.signatureVerified || !result.signerCertificate) throw new ApiError("DOCUMENT_SIGNATURE_INVALID");
+  if (!result?.signatureVerified || !result.signerCertificate) throw documentRefused("document_signature_invalid");
   return new x509.X509Certificate(result.signerCertificate.toSchema().toBER());
 }
 
@@ -182,7 +185,7 @@ async function chainedAnchor(signer: x509.X509Certificate, anchorsFor: TrustAnch
     const csca = new x509.X509Certificate(der);
     if (csca.subject === signer.issuer && (await signer.verify({ publicKey: csca, signatureOnly: true }).catch(() => false))) return csca;
   }
-  throw new ApiError("DOCUMENT_ISSUER_UNTRUSTED");
+  throw documentRefused("document_issuer_untrusted");
 }
 
 async function fingerprint(certificate: x509.X509Certificate): Promise<string> {

@@ -1,9 +1,13 @@
-import { evaluatePresence, type PresenceBaseline, type PresenceDescriptor, type PresenceResult, parseDescriptor } from "../engine";
+import {
+  evaluatePresence,
+  type PresenceBaseline,
+  type PresenceDescriptor,
+  type PresenceModality,
+  type PresenceResult,
+  parseDescriptor,
+} from "../engine";
 import { ApiError } from "../kernel/errors";
 import type { ForcedScenario } from "./scenario";
-
-/** The match gate of spec 8: cosine similarity of protected templates at or above this is the same face. */
-export const FACE_MATCH_GATE = 0.75;
 
 /** A validated descriptor, or `400 INVALID_INPUT` naming the offending fields under `face_template`. */
 export function descriptorFrom(faceTemplate: unknown, captureNonce: string | undefined): PresenceDescriptor {
@@ -14,6 +18,14 @@ export function descriptorFrom(faceTemplate: unknown, captureNonce: string | und
     throw new ApiError("INVALID_INPUT", { fields: ["capture_nonce", "face_template.capture_nonce"] });
   }
   return parsed.descriptor;
+}
+
+/**
+ * A face-only capture (D-428) is judged on the light challenge's reflection: its descriptor must be
+ * version 2 with `signals.light`, else `400 INVALID_INPUT` naming the version.
+ */
+export function assertFaceOnlyDescriptor(descriptor: PresenceDescriptor): void {
+  if (descriptor.version !== 2 || !descriptor.signals.light) throw new ApiError("INVALID_INPUT", { fields: ["face_template.version"] });
 }
 
 interface Judgement {
@@ -34,8 +46,9 @@ export function judge(
   now: Date,
   baseline: PresenceBaseline | null,
   scenario: ForcedScenario | null,
+  modality: PresenceModality = "face_voice",
 ): Judgement {
-  const result = evaluatePresence(descriptor, { baseline, expectedNonce: descriptor.capture_nonce, now });
+  const result = evaluatePresence(descriptor, { baseline, expectedNonce: descriptor.capture_nonce, now, modality });
   let livenessPassed = result.liveness.passed && result.reason !== "capture_stale";
   let coercion = result.coercion.signal;
   let refusal: string | null = result.reason;

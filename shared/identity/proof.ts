@@ -7,7 +7,8 @@ import * as v from "valibot";
 import { MAX_PROOF_LENGTH, type PresenceDescriptor, type PresenceProof, parseProof } from "../engine";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
-import { FACE_MATCH_GATE, judge } from "./presence";
+import { matchScore, sameFace } from "./face-match";
+import { judge } from "./presence";
 import { SUBJECT_REF, subjectRef } from "./subject-ref";
 import { bestMatch, type Templates } from "./template-store";
 
@@ -64,7 +65,7 @@ export async function recognisedBy(
   const match = await bestMatch(keys.templates, tenant.environment, protectedEmbedding, tenant.merchantId).catch((error) => {
     throw error instanceof ApiError && error.code === "DATABASE_UNAVAILABLE" ? new ApiError("TEMPLATE_STORE_UNAVAILABLE") : error;
   });
-  if (!match?.reachable || match.similarity < FACE_MATCH_GATE) return null;
+  if (!match?.reachable || !sameFace(match.similarity)) return null;
   const facetoken = await subjectRef(keys.subjectRefSecret, match.identity_id, tenant.merchantId);
-  return { facetoken, identityId: match.identity_id, similarity: match.similarity };
+  return { facetoken, identityId: match.identity_id, similarity: matchScore(match.similarity) };
 }

@@ -18,7 +18,7 @@ export const recognitionAnswerSchema = v.object({
   facetoken: described(v.nullable(v.string()), "The person's facetoken when matched; null otherwise."),
   confidence: described(
     v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
-    "The face match's similarity (4 decimals) when matched; 0 when not (an unmatched answer carries no similarity).",
+    "The face match score (4 decimals, calibrated so that 0.75 is the gate) when matched; 0 when not (an unmatched answer carries no similarity).",
   ),
 });
 export type Recognition = v.InferOutput<typeof recognitionAnswerSchema>;

@@ -81,7 +81,8 @@ declare module "../kernel/db/rpc" {
     ];
     face_identify: [
       { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
-      { identity_id?: Uuid; similarity?: number },
+      /** The best match's cosine and the runner-up's (a near miss when they are close: D-385). */
+      { identity_id?: Uuid; similarity?: number; second_similarity?: number },
     ];
     face_template_search: [
       {

@@ -24,12 +24,22 @@ export async function bestMatch(
   protectedEmbedding: number[],
   merchantId?: string,
 ): Promise<TemplateMatch | null> {
-  const matches = await rpc(templates.store, "face_template_search", {
+  return (await bestMatches(templates, environment, protectedEmbedding, merchantId, 1))[0] ?? null;
+}
+
+/** The `limit` best stored matches, best first (as {@link bestMatch}): the runner-up tells a match from a near miss. */
+export async function bestMatches(
+  templates: Templates,
+  environment: Environment,
+  protectedEmbedding: number[],
+  merchantId: string | undefined,
+  limit: number,
+): Promise<TemplateMatch[]> {
+  return await rpc(templates.store, "face_template_search", {
     environment,
     key_id: templates.protector.keyId,
     embedding: protectedEmbedding,
-    limit: 1,
+    limit,
     ...(merchantId ? { merchant_id: merchantId } : {}),
   });
-  return matches[0] ?? null;
 }

@@ -13,6 +13,7 @@ const functionRegistry = {
   "alias-availability": {},
   "consent-retention": { crons: ["* * * * *"] },
   "device-challenge": {},
+  "device-manage": {},
   "disclose-claims": {},
   "face-identify": {},
   "handoff-register-public": {},

@@ -62,7 +62,7 @@ declare module "./db/rpc" {
     request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
     bearer_key_authenticate: [
       AuthenticatedRequest & { credential: unknown },
-      { key_id: Uuid; merchant_id: Uuid; environment: Environment; api_version: string },
+      { key_id: Uuid; merchant_id: Uuid; environment: Environment; api_version: string; scopes: string[] },
     ];
     idempotency_begin: [
       IdempotencyRecord & {

@@ -4,6 +4,7 @@
  * reason in the person's words (`user_message`, en / pt-BR / es).
  */
 import type { ScreenAction, SessionEnded, SessionState } from "../contracts/hosted-screen";
+import { documentRefusalReasons } from "../identity/documents";
 import { ApiError, type ErrorCode } from "../kernel/errors";
 import { type Locale, type MessageKey, translate } from "../kernel/i18n";
 import { returnTo } from "./mode-session";
@@ -31,13 +32,6 @@ const refusalReasons: Partial<Record<ErrorCode, string>> = {
   LIVE_CAPTURE_REQUIRED: "liveness_failed",
   COERCION_DETECTED: "coercion_detected",
   DOCUMENT_REQUIRED: "document_required",
-  DOCUMENT_DATA_GROUP_MISMATCH: "document_rejected",
-  DOCUMENT_SIGNATURE_INVALID: "document_rejected",
-  DOCUMENT_ISSUER_UNTRUSTED: "document_rejected",
-  DOCUMENT_CERTIFICATE_EXPIRED: "document_rejected",
-  DOCUMENT_EXPIRED: "document_rejected",
-  DOCUMENT_PORTRAIT_MISMATCH: "document_rejected",
-  DOCUMENT_ALREADY_BOUND: "document_rejected",
   IDENTITY_MISMATCH: "identity_mismatch",
   FACE_MATCH_BELOW_THRESHOLD: "face_match_below_threshold",
   ACCESS_REVOKED: "access_revoked",
@@ -50,6 +44,11 @@ export function refusalOf(error: unknown): SessionResult | null {
   const fallback = refusalReasons[error.code];
   if (!fallback) return null;
   const named = error.extra.reason;
+  // None on record reads document_required; one presented and refused document_rejected, its cause in `document_reason` (D-427).
+  if (error.code === "DOCUMENT_REQUIRED" && named === "document_missing") return { approved: false, reason: fallback, code: error.code };
+  if (error.code === "DOCUMENT_REQUIRED" && documentRefusalReasons.includes(named as never)) {
+    return { approved: false, reason: "document_rejected", code: error.code, document_reason: named };
+  }
   return { approved: false, reason: typeof named === "string" ? named : fallback, code: error.code };
 }
 

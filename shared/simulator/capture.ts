@@ -44,6 +44,11 @@ interface CaptureOptions {
    * `injected` and `relit_puppet` need it.
    */
   light?: boolean;
+  /**
+   * A face-only capture (D-428): the person looks at the screen and says nothing (the voice is
+   * silent); needs the light challenge, which is what proves presence without a voice.
+   */
+  faceOnly?: boolean;
 }
 
 /**
@@ -58,6 +63,7 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
   const attack = opts.attack ?? "none";
   if (!["none", ...LIGHT_ATTACK_TYPES].includes(attack)) throw new RangeError(`unknown attack: ${String(attack)}`);
   if (!opts.light && !["none", ...ATTACK_TYPES].includes(attack)) throw new RangeError(`the ${attack} attack needs the light challenge`);
+  if (opts.faceOnly && !opts.light) throw new RangeError("a face-only capture needs the light challenge");
   const seconds = opts.seconds ?? 15;
   if (!(seconds >= DESCRIPTOR_LIMITS.minSeconds && seconds <= DESCRIPTOR_LIMITS.maxSeconds)) {
     throw new RangeError(`seconds must be ${DESCRIPTOR_LIMITS.minSeconds} to ${DESCRIPTOR_LIMITS.maxSeconds}`);
@@ -92,7 +98,7 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
   const nuisance = sandboxNuisance(profile, rng, state);
   const attackerPerson = ((opts.person + 499) % SANDBOX_PERSONS) + 1;
   const attackerNuisance = sandboxNuisance(personProfile(attackerPerson), rng);
-  return simulateSession({
+  const descriptor = simulateSession({
     person: opts.person,
     attack,
     nuisance,
@@ -110,4 +116,6 @@ export function simulateCapture(opts: CaptureOptions): PresenceDescriptor {
     ...(paced ? { paced: true, compliance: sandboxCompliance(rng) } : {}),
     ...(opts.light ? sandboxLightOptions(seed) : {}),
   });
+  if (!opts.faceOnly) return descriptor;
+  return { ...descriptor, signals: { ...descriptor.signals, voice: descriptor.signals.voice.map(() => 0) } };
 }

@@ -12,13 +12,13 @@ import { checkDigit } from "../identity/mrz";
 import { type DocumentEvidence, LDS_SECURITY_OBJECT } from "../identity/passive-authentication";
 import { CSCA_MASTER_LIST } from "../identity/trust-list";
 
-/** The cases of `document passport create`, and the answer each one gets from the verifier. */
+/** The cases of `document passport create`, and the `reason` of the `403 DOCUMENT_REQUIRED` each one gets from the verifier. */
 export const passportCases = {
   valid: null,
-  tampered: "DOCUMENT_DATA_GROUP_MISMATCH",
-  "wrong-signer": "DOCUMENT_SIGNATURE_INVALID",
-  expired: "DOCUMENT_CERTIFICATE_EXPIRED",
-  "unknown-csca": "DOCUMENT_ISSUER_UNTRUSTED",
+  tampered: "document_data_group_mismatch",
+  "wrong-signer": "document_signature_invalid",
+  expired: "document_certificate_expired",
+  "unknown-csca": "document_issuer_untrusted",
 } as const;
 export type PassportCase = keyof typeof passportCases;
 

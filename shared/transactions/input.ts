@@ -37,7 +37,21 @@ export const transactionSchema = v.pipe(
      * mandate-issue takes for a mandate with exactly these terms, once. A live login only.
      */
     grant: v.optional(grantTermsSchema),
+    /**
+     * What the live capture proves beyond the face (D-428): `face_voice` (default), or `face`, the
+     * face-only capture level a step-up needs (spec 4.7 rule 8): only with a `grant` that steps up
+     * (`grant.step_up_of`), and a version 2 descriptor with the light challenge.
+     */
+    presence: v.optional(v.picklist(["face_voice", "face"])),
   }),
+  v.forward(
+    v.partialCheck(
+      [["presence"], ["grant"]],
+      (input) => input.presence !== "face" || input.grant?.step_up_of !== undefined,
+      "a face-only capture proves a step-up grant only (grant.step_up_of)",
+    ),
+    ["presence"],
+  ),
   v.forward(
     v.partialCheck(
       [["grant"], ["action"], ["mandate_id"]],

@@ -1,8 +1,10 @@
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
-import { FACE_MATCH_GATE, judge } from "../identity/presence";
+import { documentRefused } from "../identity/documents";
+import { matchScore, sameFace, searchOutcome } from "../identity/face-match";
+import { judge } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
-import { bestMatch, type Templates } from "../identity/template-store";
+import { bestMatches, type Templates } from "../identity/template-store";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -38,12 +40,16 @@ export async function judgeAndRecord(
   if (!identity.template || identity.template.key_id !== protector.keyId)
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
   const similarity = cosineSimilarity(live, identity.template.embedding);
-  const judged = { identity_id: identity.identity_id, face_similarity: similarity, scenario };
+  const judged = { identity_id: identity.identity_id, face_similarity: matchScore(similarity), scenario };
   const record = (params: Omit<CaptureRecordParams, "stored_response">, answer: { status: number; body: unknown }) =>
     rpc(deps.sql, "capture_record", {
       ...params,
       // The answer, approval or refusal, is stored with the act it answers (a refused capture is written too).
       ...(storedResponse && { stored_response: { record: storedResponse.record, ...answer } }),
+    }).catch((error: unknown) => {
+      // The document is another person's (HA438): the same refusal as every document problem, in full (D-427).
+      if (error instanceof ApiError && error.code === "DOCUMENT_REQUIRED") throw documentRefused("document_already_bound");
+      throw error;
     });
 
   const mismatch = await faceMismatch(keys.templates, tenant, identity, live, similarity, scenario);
@@ -65,8 +71,9 @@ export async function judgeAndRecord(
   // Evidence that fails passive authentication is refused before anything is judged or written.
   const newDocument = body.document ? await verifyDocument(deps.sql, tenant.environment, body.document, deps.now) : null;
   const { baseline } = identity;
-  const judgement = judge(descriptor, deps.now, baseline, scenario);
-  const assurance: AssuranceLevel = identity.document || newDocument ? "face_voice_doc" : "face_voice";
+  const judgement = judge(descriptor, deps.now, baseline, scenario, body.presence);
+  // A face-only capture is level `face` whatever is on record: it proves no voice (D-428).
+  const assurance: AssuranceLevel = body.presence === "face" ? "face" : identity.document || newDocument ? "face_voice_doc" : "face_voice";
   const refusal = !judgement.livenessPassed
     ? new ApiError("BIOMETRIC_LIVENESS_FAILED", { reason: judgement.refusal })
     : judgement.coercion
@@ -123,8 +130,11 @@ async function faceMismatch(
   scenario: ActOptions["scenario"],
 ): Promise<ApiError | null> {
   if (scenario === "subject_mismatch") return new ApiError("IDENTITY_MISMATCH", { reason: "subject_mismatch" });
-  if (similarity >= FACE_MATCH_GATE) return null;
-  const best = await bestMatch(templates, tenant.environment, live, tenant.merchantId);
-  if (best && best.identity_id !== identity.identity_id && best.similarity >= FACE_MATCH_GATE) return new ApiError("IDENTITY_MISMATCH");
+  if (sameFace(similarity)) return null;
+  // Another of the merchant's persons only when the search names them clearly: a near miss (two
+  // persons at the gate, too close to tell apart: D-385) names no one.
+  const [best, second] = await bestMatches(templates, tenant.environment, live, tenant.merchantId, 2);
+  const outcome = searchOutcome(best?.similarity ?? null, second?.similarity ?? null);
+  if (best && best.identity_id !== identity.identity_id && outcome === "matched") return new ApiError("IDENTITY_MISMATCH");
   return new ApiError("FACE_MATCH_BELOW_THRESHOLD");
 }

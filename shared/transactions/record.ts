@@ -1,8 +1,8 @@
 /** What every act of the transaction sink records, whether a live capture or a mandate stood in for it. */
 import { ENGINE_VERSION } from "../engine";
-import { documentTypes } from "../identity/documents";
+import { documentRefused } from "../identity/documents";
 import type { ForcedScenario } from "../identity/scenario";
-import { ApiError } from "../kernel/errors";
+import type { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
@@ -96,13 +96,9 @@ export async function actReceipt(
   return { id, code, jws, seal };
 }
 
-/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record (rule 3). */
+/** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record and has none (rule 3). */
 export function documentRequired(action: TransactionAction): ApiError {
-  return new ApiError("DOCUMENT_REQUIRED", {
-    action,
-    required: "a valid identity document on record",
-    accepted_documents: documentTypes,
-  });
+  return documentRefused("document_missing", { action });
 }
 
 /**

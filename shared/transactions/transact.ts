@@ -5,7 +5,7 @@
  * for the live capture (stand-in.ts). An approval gets a signed receipt. Under an Idempotency-Key,
  * the RPC that records the act also stores its answer (`storedResponse`), in the same transaction.
  */
-import { descriptorFrom } from "../identity/presence";
+import { assertFaceOnlyDescriptor, descriptorFrom } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
 import { isSubjectRef } from "../identity/subject-ref";
 import type { Templates } from "../identity/template-store";
@@ -61,6 +61,7 @@ export async function transact(
     return transactWithMandate(deps, signing, principal, { ...body, mandate_id: body.mandate_id }, person, options);
   }
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
+  if (body.presence === "face") assertFaceOnlyDescriptor(descriptor);
   // A grant's terms are judged by mandate-issue's rules now: a person is never asked to grant what cannot be granted.
   const intent = body.grant
     ? { purpose: "grant" as const, grant_terms_digest: await grantTermsDigest(grantTermsOf(body.grant, deps.now)) }

@@ -24,6 +24,40 @@ interface AttemptResult {
   sentAt: Date;
   /** When the answer (or the failure) came. */
   finishedAt: Date;
+  /** The first characters of the answer's body (at most RESPONSE_EXCERPT_LENGTH), for the delivery log; null when none came. */
+  excerpt: string | null;
+}
+
+/** How much of a receiver's answer the delivery log keeps (docs/management.md, "Deliveries"). */
+export const RESPONSE_EXCERPT_LENGTH = 256;
+/** The most bytes read of an answer to find its first characters; the rest is never read. */
+const EXCERPT_BYTES = 1024;
+
+/** The first characters of a body: at most EXCERPT_BYTES are read, then the stream is cancelled. */
+async function excerptOf(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // a body that breaks off keeps what came
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(0, EXCERPT_BYTES)).slice(0, RESPONSE_EXCERPT_LENGTH);
 }
 
 interface SendOptions {
@@ -55,6 +89,7 @@ export async function sendWebhook(
     gone: false,
     sentAt,
     finishedAt: clock(),
+    excerpt: null,
     ...extra,
   });
   let response: Response;
@@ -76,12 +111,13 @@ export async function sendWebhook(
     if (name === "TimeoutError" || name === "AbortError") return failure(null, `timeout: no response within ${timeoutMs} ms`);
     return failure(null, `connection failed: ${message ?? String(error)}`);
   }
-  // the body is never read: only the status counts, and an unread body would hold the connection
-  await response.body?.cancel().catch(() => undefined);
+  // only the status counts; the body's first bytes are kept for the delivery log, the rest never read
+  const excerpt = await excerptOf(response);
   const status = response.status;
-  if (status >= 200 && status < 300) return { ok: true, status, error: null, retryAfter: null, gone: false, sentAt, finishedAt: clock() };
+  if (status >= 200 && status < 300)
+    return { ok: true, status, error: null, retryAfter: null, gone: false, sentAt, finishedAt: clock(), excerpt };
   const retryAfter = parseRetryAfter(response.headers.get("retry-after"), clock());
-  if (status === 410) return failure(status, "410 Gone: endpoint disabled", { gone: true });
-  if (status >= 300 && status < 400) return failure(status, `redirect ${status} not followed`, { retryAfter });
-  return failure(status, `status ${status}`, { retryAfter });
+  if (status === 410) return failure(status, "410 Gone: endpoint disabled", { gone: true, excerpt });
+  if (status >= 300 && status < 400) return failure(status, `redirect ${status} not followed`, { retryAfter, excerpt });
+  return failure(status, `status ${status}`, { retryAfter, excerpt });
 }

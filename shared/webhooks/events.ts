@@ -29,6 +29,15 @@ export const eventCatalogue = {
     firesWhen: "The granter revoked a mandate; effective on the agent's next request.",
     data: ["mandate_id", "granted_to", "revoked_at", "reason", "revoked_by"],
   },
+  "device.registered": {
+    firesWhen:
+      "A device (a passkey) was registered for a person the merchant holds: at enrollment, approved by another of their devices, or re-proved with a document.",
+    data: ["device_id", "subject_ref", "device_binding", "registered_via", "created_at"],
+  },
+  "device.revoked": {
+    firesWhen: "A person the merchant holds revoked one of their devices; it signs nothing from the next request on.",
+    data: ["device_id", "subject_ref", "revoked_at"],
+  },
   "consent.withdrawn": {
     firesWhen:
       "The person withdrew their consent with the merchant on their own page (docs/decisions.md, D-468); revoke-consent's effect, at once.",
@@ -46,6 +55,11 @@ export const eventCatalogue = {
   "session.expired": {
     firesWhen: "A hosted session was not finished within its ttl_seconds; written by the outbox worker's first tick after expires_at.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],
+  },
+  "webhook.test": {
+    firesWhen:
+      "The merchant asked to test an endpoint (POST /v1/webhook_endpoints/{id}/test, or the console): sent to that endpoint only, never fanned out.",
+    data: ["endpoint_id", "message"],
   },
 } as const satisfies Record<string, EventDefinition>;
 

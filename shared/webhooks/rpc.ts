@@ -34,9 +34,15 @@ export interface ClaimedEndpoint {
   sealed_secrets: string[];
 }
 
+/** What the delivery log keeps of a sent attempt (private.webhook_delivery_attempts). */
+interface AttemptTrace {
+  latency_ms?: number;
+  response_excerpt?: string | null;
+}
+
 type DeliveryOutcome =
-  | { outcome: "succeeded" | "failed"; status: number | null; error?: string | null; attempted_at: Iso; gone?: boolean }
-  | { outcome: "retry"; status: number | null; error: string | null; attempted_at: Iso; next_attempt_at: Iso }
+  | ({ outcome: "succeeded" | "failed"; status: number | null; error?: string | null; attempted_at: Iso; gone?: boolean } & AttemptTrace)
+  | ({ outcome: "retry"; status: number | null; error: string | null; attempted_at: Iso; next_attempt_at: Iso } & AttemptTrace)
   | { outcome: "released" };
 
 declare module "../kernel/db/rpc" {

@@ -83,9 +83,15 @@ interface ClaimedEndpoint {
   sealed_secrets: string[];
 }
 
+/** What the delivery log keeps of a sent attempt besides its status: how long it took and what the receiver said. */
+interface AttemptTrace {
+  latency_ms?: number;
+  response_excerpt?: string | null;
+}
+
 type Outcome =
-  | { outcome: "succeeded" | "failed"; status: number | null; error: string | null; attempted_at: string; gone?: boolean }
-  | { outcome: "retry"; status: number | null; error: string | null; attempted_at: string; next_attempt_at: string }
+  | ({ outcome: "succeeded" | "failed"; status: number | null; error: string | null; attempted_at: string; gone?: boolean } & AttemptTrace)
+  | ({ outcome: "retry"; status: number | null; error: string | null; attempted_at: string; next_attempt_at: string } & AttemptTrace)
   | { outcome: "released" };
 
 type RecordedResult = Outcome & { delivery_id: string; lease_token: string };
@@ -227,7 +233,11 @@ async function deliverBatch(
       fetcher: options.fetcher,
     });
     const attempted_at = result.sentAt.toISOString();
-    if (result.ok) return { outcome: "succeeded", status: result.status, error: null, attempted_at };
+    const trace: AttemptTrace = {
+      latency_ms: Math.max(0, result.finishedAt.getTime() - result.sentAt.getTime()),
+      response_excerpt: result.excerpt,
+    };
+    if (result.ok) return { outcome: "succeeded", status: result.status, error: null, attempted_at, ...trace };
     const next = result.gone
       ? null
       : nextAttemptAt({
@@ -237,8 +247,8 @@ async function deliverBatch(
           retryAfter: result.retryAfter,
           random: options.random,
         });
-    if (!next) return { outcome: "failed", status: result.status, error: result.error, attempted_at, gone: result.gone };
-    return { outcome: "retry", status: result.status, error: result.error, attempted_at, next_attempt_at: next.toISOString() };
+    if (!next) return { outcome: "failed", status: result.status, error: result.error, attempted_at, gone: result.gone, ...trace };
+    return { outcome: "retry", status: result.status, error: result.error, attempted_at, next_attempt_at: next.toISOString(), ...trace };
   };
 
   const unstarted = await runPooled(

@@ -138,12 +138,14 @@ comment on function private.consent_require(uuid, uuid) is 'Raises HA446 without
 -- RPCs
 -- ============================================================================
 
--- disclosure_subject({merchant_id, environment, capture_id, now, proof_max_age_seconds}) ->
---   {identity_id, subject_ref, enrolled_at, assurance_level, document | null}
+-- disclosure_subject({merchant_id, environment, capture_id | identity_id, now, proof_max_age_seconds}) ->
+--   {identity_id, subject_ref, enrolled_at, assurance_level, capture_id, document | null}
 -- The person a disclosure is about is the one the capture proved present: a capture of this merchant, at
 -- most proof_max_age_seconds old, live and uncoerced, made for neither a verification card nor a grant (HA445 with its
 -- reason otherwise), of a person with
--- a standing consent with the merchant (HA446, HA442). Answers what claims are derived from.
+-- a standing consent with the merchant (HA446, HA442). Answers what claims are derived from. Without capture_id
+-- (the spec's biometric_attestation names none: D-368), the capture is the newest one of this merchant of identity_id
+-- (the person whose device key was presented) that passes those checks.
 create or replace function public.disclosure_subject(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
 declare
@@ -152,8 +154,18 @@ declare
   v_capture private.captures;
   v_identity private.identities;
 begin
-  select * into v_capture from private.captures
-  where id = (p ->> 'capture_id')::uuid and merchant_id = v_merchant and environment = p ->> 'environment';
+  if p ? 'capture_id' then
+    select * into v_capture from private.captures
+    where id = (p ->> 'capture_id')::uuid and merchant_id = v_merchant and environment = p ->> 'environment';
+  else
+    select * into v_capture from private.captures c
+    where c.identity_id = (p ->> 'identity_id')::uuid and c.merchant_id = v_merchant and c.environment = p ->> 'environment'
+      and c.created_at between v_now - make_interval(secs => (p ->> 'proof_max_age_seconds')::int) and v_now
+      and c.liveness_passed and c.assurance_level is not null and not c.coercion_signal
+      and c.purpose is distinct from 'verify' and c.purpose is distinct from 'grant'
+    order by c.created_at desc, c.id desc
+    limit 1;
+  end if;
   if not found then
     raise exception 'no such capture' using errcode = 'HA445', detail = jsonb_build_object('reason', 'capture_not_found')::text;
   end if;
@@ -181,6 +193,7 @@ begin
     'subject_ref', (select s.subject_ref from private.subject_refs s where s.merchant_id = v_merchant and s.identity_id = v_identity.id),
     'enrolled_at', v_identity.created_at,
     'assurance_level', v_capture.assurance_level,
+    'capture_id', v_capture.id,
     'document', (select jsonb_build_object('document_type', d.document_type, 'issuing_country', d.issuing_country,
                                            'expires_on', d.expires_on, 'verified_at', d.verified_at,
                                            'portrait_similarity', d.portrait_similarity, 'date_of_birth', d.date_of_birth)

@@ -99,25 +99,29 @@ begin
 end $$;
 comment on function public.face_template_search(jsonb) is '1:N search over protected templates: HNSW where pgvector exists (unless exact is asked), exact scan otherwise; with merchant_id, only persons with an active consent for that merchant.';
 
--- face_identify({environment, merchant_id, key_id, embedding, capture_nonce, now}) -> {identity_id, similarity} | {}
+-- face_identify({environment, merchant_id, key_id, embedding, capture_nonce, now}) -> {identity_id, similarity, second_similarity?} | {}
 -- face-identify in one call: claims the capture's identification (HA411 when the capture was used
 -- before, see private.capture_nonces) and answers the best match among the persons who consented
--- with this merchant and were not erased; {} when there is none.
+-- with this merchant and were not erased, with the runner-up's similarity (a near miss when the two
+-- are close: D-385); {} when there is none.
 create or replace function public.face_identify(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
+  v_found jsonb;
   v_best jsonb;
 begin
   perform private.capture_nonce_claim(p ->> 'environment', p ->> 'capture_nonce', (p ->> 'merchant_id')::uuid, 'identify',
     (p ->> 'now')::timestamptz);
-  v_best := public.face_template_search(jsonb_build_object('environment', p ->> 'environment', 'key_id', p ->> 'key_id',
-    'embedding', p -> 'embedding', 'merchant_id', p ->> 'merchant_id', 'limit', 1)) -> 0;
+  v_found := public.face_template_search(jsonb_build_object('environment', p ->> 'environment', 'key_id', p ->> 'key_id',
+    'embedding', p -> 'embedding', 'merchant_id', p ->> 'merchant_id', 'limit', 2));
+  v_best := v_found -> 0;
   if v_best is null or not (v_best ->> 'reachable')::boolean then
     return '{}'::jsonb;
   end if;
-  return jsonb_build_object('identity_id', v_best ->> 'identity_id', 'similarity', (v_best ->> 'similarity')::real);
+  return jsonb_strip_nulls(jsonb_build_object('identity_id', v_best ->> 'identity_id', 'similarity', (v_best ->> 'similarity')::real,
+    'second_similarity', (v_found -> 1 ->> 'similarity')::real));
 end $$;
-comment on function public.face_identify(jsonb) is 'face-identify: claims the capture''s identification and answers the best match among this merchant''s consented persons.';
+comment on function public.face_identify(jsonb) is 'face-identify: claims the capture''s identification and answers the best match among this merchant''s consented persons, with the runner-up''s similarity.';
 
 -- private.capture_nonce_claim(environment, capture_nonce, merchant_id, use, now): claims one use
 -- ('identify' or 'act') of a capture or raises HA411.

@@ -145,7 +145,7 @@ comment on function private.mandate_decide(private.mandates, jsonb, timestamptz)
 -- uncoerced, made to grant (purpose grant: a login, a card, a payment proves no grant), showing these terms
 -- (its grant_terms_digest is terms_digest), and not yet used: the capture row is locked, and marked with the
 -- mandate in this transaction, so one grant capture proves one mandate. Its frozen assurance level is copied.
--- Money scopes need a valid document on the identity.
+-- Money scopes need a valid document on the identity. A face-only capture (level face) proves a step-up only.
 create or replace function public.mandate_issue(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -187,6 +187,12 @@ begin
     raise exception 'proof capture already proved a mandate' using errcode = 'HA430',
       detail = jsonb_build_object('reason', 'proof_used')::text;
   end if;
+  -- A face-only capture proves a step-up only (spec 4.7 rule 8, D-428); its terms digest names step_up_of too.
+  if v_capture.assurance_level = 'face' and not p ? 'step_up_of' then
+    raise exception 'a face-only capture proves a step-up only' using errcode = 'HA430',
+      detail = jsonb_build_object('reason', 'face_only_not_a_step_up')::text;
+  end if;
+
   if v_capture.grant_terms_digest is distinct from p ->> 'terms_digest' then
     raise exception 'proof capture showed other terms' using errcode = 'HA430',
       detail = jsonb_build_object('reason', 'terms_mismatch')::text;

@@ -80,7 +80,7 @@ comment on function public.mandate_transaction(jsonb) is 'The transaction sink''
 -- too, with its refusal_code: its capture is used up like an approved one's.
 -- As before, except that a document is one the server verified (passive authentication), in either environment,
 -- recorded with the capture that carried it. A document (its signed LDSSecurityObject, which a copy of the chip shares) belongs to one
--- identity: another identity presenting it raises HA438, and nothing is written.
+-- identity: another identity presenting it raises HA438 (detail: reason document_already_bound), and nothing is written.
 create or replace function public.capture_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -108,7 +108,8 @@ begin
     perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
     if exists (select 1 from private.identity_documents
                where lds_sha256 = d ->> 'lds_sha256' and identity_id <> (c ->> 'identity_id')::uuid) then
-      raise exception 'this document is on record for another identity' using errcode = 'HA438';
+      raise exception 'this document is on record for another identity' using errcode = 'HA438',
+        detail = '{"reason": "document_already_bound"}';
     end if;
     insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
       date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)

@@ -371,7 +371,8 @@ end $$;
 comment on function public.webhook_deliveries_claim(jsonb) is 'Claims due deliveries under a lease (skip locked), with their events and the endpoints'' URLs and sealed secrets valid now.';
 
 -- webhook_deliveries_record({now, results: [{delivery_id, lease_token, outcome, attempted_at?,
---   status?, error?, next_attempt_at?, gone?}]}) -> {recorded, stale, endpoints_disabled, failed_by_disable}
+--   status?, error?, next_attempt_at?, gone?, latency_ms?, response_excerpt?}]}) -> {recorded, stale, endpoints_disabled, failed_by_disable}
+-- Every sent attempt is also kept in the delivery log (private.webhook_delivery_attempts).
 -- outcome: succeeded | retry (pending again at next_attempt_at) | failed (given up) | released (never
 -- sent: pending again, the claimed attempt handed back). A result whose lease token no longer
 -- matches (the lease ran out and another run claimed it) is ignored and counted as stale.
@@ -399,7 +400,7 @@ begin
   with r as (
     select * from jsonb_to_recordset(p -> 'results') as x(
       delivery_id uuid, lease_token uuid, outcome text, attempted_at timestamptz, status int, error text,
-      next_attempt_at timestamptz, gone boolean)
+      next_attempt_at timestamptz, gone boolean, latency_ms int, response_excerpt text)
   ), updated as (
     update private.webhook_deliveries d
     set state = case r.outcome when 'succeeded' then 'succeeded' when 'failed' then 'failed' else 'pending' end,
@@ -413,7 +414,17 @@ begin
         finished_at = case when r.outcome in ('succeeded', 'failed') then v_now end
     from r
     where d.id = r.delivery_id and d.state = 'delivering' and d.lease_token = r.lease_token
-    returning d.endpoint_id, coalesce(r.gone, false) as gone
+    returning d.id, d.endpoint_id, d.attempt_count, coalesce(r.gone, false) as gone, r.outcome, r.attempted_at, r.status,
+      r.latency_ms, r.response_excerpt, r.error, r.next_attempt_at
+  ), attempts as (
+    -- the delivery log: each sent attempt, as its number (a released claim sent nothing)
+    insert into private.webhook_delivery_attempts (delivery_id, attempt, attempted_at, outcome, response_status, latency_ms,
+      response_excerpt, error, next_attempt_at)
+    select u.id, u.attempt_count, coalesce(u.attempted_at, v_now), u.outcome, u.status, least(greatest(u.latency_ms, 0), 3600000),
+      left(u.response_excerpt, 256), left(u.error, 500), case when u.outcome = 'retry' then u.next_attempt_at end
+    from updated u
+    where u.outcome <> 'released' and u.attempt_count >= 1
+    on conflict (delivery_id, attempt) do nothing
   )
   select count(*),
          coalesce(array_agg(distinct endpoint_id) filter (where gone), '{}'),

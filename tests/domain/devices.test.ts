@@ -21,6 +21,7 @@ import { verifyDeviceAssertion } from "../../shared/devices/assertion";
 import type { RelyingParty } from "../../shared/devices/ceremony";
 import { issueDeviceChallenge } from "../../shared/devices/challenges";
 import { type DeviceView, listDevices, revokeDevice } from "../../shared/devices/devices";
+import { jwkOfCoseKey, keyThumbprint } from "../../shared/devices/keys";
 import { type DeviceChallengePurpose, deviceBindingOf } from "../../shared/devices/policy";
 import { registerDevice } from "../../shared/devices/registration";
 import { rpc } from "../../shared/kernel/db/rpc";
@@ -188,6 +189,8 @@ describe("registerDevice", () => {
     const device = await enrolled(tenant, person);
     expect(device).toEqual({
       device_id: expect.stringMatching(/^dev_[0-9a-f]{32}$/),
+      name: null,
+      registered_via: "enroll",
       device_binding: "synced",
       attestation: { format: expect.any(String), verdict: expect.stringMatching(/^(self|untrusted|none)$/) },
       aaguid: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -199,12 +202,16 @@ describe("registerDevice", () => {
       revoked_at: null,
     });
     const [row] = await domainDb().unsafe(
-      "select identity_id, environment, credential_id, public_key, sign_count from private.device_credentials where credential_id = $1",
+      "select identity_id, environment, credential_id, public_key, sign_count, key_thumbprint from private.device_credentials where credential_id = $1",
       [alice.registration.response.id as string],
     );
     expect(row).toMatchObject({ identity_id: person, environment: "test", credential_id: alice.registration.response.id });
     // A COSE_Key map (CBOR major type 5) holding an EC2 P-256 key: kty 2, alg -7.
     expect(row.public_key[0] >> 5).toBe(5);
+    // Its RFC 7638 thumbprint as a JWK, which the browser's own SPKI of the key gives too.
+    const jwk = jwkOfCoseKey(new Uint8Array(row.public_key));
+    expect(jwk).toMatchObject({ kty: "EC", crv: "P-256" });
+    expect(row.key_thumbprint).toBe(await keyThumbprint(jwk));
     expect(await listDevices(depsAt(T0), "test", person)).toEqual([device]);
   });
 

@@ -9,15 +9,19 @@ import { describe, expect, it } from "vitest";
 import { verifyConsentLedger } from "../../shared/consent/ledger";
 import { canonicalJson } from "../../shared/lib/json";
 import { contentDigest } from "../../shared/lib/sd-jwt";
+import { SoftwareCredential } from "../harness/authenticator";
 import {
   disclose,
   discloseBody,
   disclosureFixture,
   fetchDisclosure,
+  presentWithKeyBinding,
   publishedJwks,
   revokeConsent,
+  verifyPresentation,
   verifySdJwtOffline,
 } from "../harness/consent";
+import { seedDevice } from "../harness/devices";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
@@ -203,19 +207,16 @@ describe("disclose-claims", () => {
       }
     });
 
-    it("binds the SD-JWT to the device key of the attestation (cnf.jwk)", async () => {
-      const { merchant, captureId } = await disclosureFixture();
-      const { publicKey } = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
-      const spki = Buffer.from(await crypto.subtle.exportKey("spki", publicKey)).toString("base64");
-      const pem = `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join("\n")}\n-----END PUBLIC KEY-----`;
-      const jwk = await crypto.subtle.exportKey("jwk", publicKey);
+    it("binds the SD-JWT to the registered device key of the attestation (cnf.jwk); a key no device registered is refused", async () => {
+      const { merchant, captureId, identityId } = await disclosureFixture();
+      const { credential } = await seedDevice(merchant.merchant_id, "test", identityId);
       const body = discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }], {
-        biometric_attestation: { capture_id: captureId, device_pubkey_pem: pem },
+        biometric_attestation: { capture_id: captureId, device_pubkey_pem: credential.publicKeyPem },
       });
       const res = await disclose(merchant.keys.sk_test, body);
       expect(res.status, res.text).toBe(200);
       const verified = await verifySdJwtOffline(res.body.sd_jwt, await publishedJwks());
-      expect(verified.payload).toMatchObject({ cnf: { jwk: { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y } } });
+      expect(verified.payload).toMatchObject({ cnf: { jwk: credential.publicJwk } });
 
       const bad = discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }], {
         biometric_attestation: { capture_id: captureId, device_pubkey_pem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----" },
@@ -223,6 +224,101 @@ describe("disclose-claims", () => {
       const refused = await disclose(merchant.keys.sk_test, bad);
       expect(refused.status).toBe(400);
       expect(refused.body).toMatchObject({ code: "INVALID_INPUT", fields: ["biometric_attestation.device_pubkey_pem"] });
+
+      // A well-formed key that no device of this environment registered proves nothing about the person.
+      const stranger = new SoftwareCredential();
+      const unknown = await disclose(
+        merchant.keys.sk_test,
+        discloseBody(merchant, captureId, [{ key: "document_valid", disclosure_type: "zk_proof" }], {
+          biometric_attestation: { capture_id: captureId, device_pubkey_pem: stranger.publicKeyPem },
+        }),
+      );
+      expect(unknown.status, unknown.text).toBe(403);
+      expect(unknown.body).toMatchObject({ code: "ATTESTATION_INVALID", reason: "device_unknown" });
+    });
+  });
+
+  describe("the spec's biometric_attestation (liveness_passed, vrc_confidence, device_pubkey_pem), no capture id", () => {
+    const fields = [
+      { key: "subject_ref", disclosure_type: "value" },
+      { key: "age_over_18", disclosure_type: "zk_proof" },
+    ];
+    const specShape = (merchant: { merchant_id: string }, pem: string) => ({
+      ...discloseBody(merchant as never, "", fields),
+      biometric_attestation: { liveness_passed: true, vrc_confidence: 0.93, device_pubkey_pem: pem },
+    });
+
+    it("finds the person's fresh capture from their device key, binds cnf to it, and the holder presents with a key-binding JWT", async () => {
+      const { merchant, person, captureId, identityId } = await disclosureFixture({ birthDate: "1990-06-15" });
+      const { credential, device } = await seedDevice(merchant.merchant_id, "test", identityId);
+      const res = await disclose(merchant.keys.sk_test, specShape(merchant, credential.publicKeyPem));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.claims[0]).toMatchObject({ key: "subject_ref", value: person.subject_ref });
+      const jwks = await publishedJwks();
+      const verified = await verifySdJwtOffline(res.body.sd_jwt, jwks);
+      expect(verified.payload).toMatchObject({ aud: merchant.merchant_id, cnf: { jwk: credential.publicJwk } });
+      // The ledger names the capture it found and the device.
+      const [entry] = await testDb()`select payload from private.consent_ledger where id = ${res.body.disclosure_id.slice(4)}::uuid`;
+      expect(entry.payload.attestation).toMatchObject({
+        capture_id: captureId,
+        device_id: device.device_id,
+        liveness_passed: true,
+        vrc_confidence: 0.93,
+      });
+
+      // RFC 9901 presentation: the holder discloses subject_ref only, with a KB-JWT its device key signs.
+      const nonce = `n-${crypto.randomUUID()}`;
+      const presentation = await presentWithKeyBinding(res.body.sd_jwt, { subject_ref: true }, credential, merchant.merchant_id, nonce);
+      const presented = await verifyPresentation(presentation, jwks, nonce);
+      expect(presented.payload).toMatchObject({ subject_ref: person.subject_ref });
+      expect(presented.payload).not.toHaveProperty("age_over_18");
+      expect(presented.kb?.payload).toMatchObject({ aud: merchant.merchant_id, nonce });
+      // Another key's KB-JWT, or another nonce, is refused.
+      const forged = await presentWithKeyBinding(
+        res.body.sd_jwt,
+        { subject_ref: true },
+        new SoftwareCredential(),
+        merchant.merchant_id,
+        nonce,
+      );
+      await expect(verifyPresentation(forged, jwks, nonce)).rejects.toThrow();
+      await expect(verifyPresentation(presentation, jwks, "another-nonce")).rejects.toThrow();
+    });
+
+    it("refuses a key of another person's device with a capture, a revoked device, no capture in five minutes, and neither capture nor key", async () => {
+      const { merchant, captureId, identityId } = await disclosureFixture();
+      const other = await disclosureFixture({ merchant });
+      const theirs = await seedDevice(merchant.merchant_id, "test", other.identityId);
+      const mine = await seedDevice(merchant.merchant_id, "test", identityId);
+      const refusedWith = async (body: unknown, now?: Date) => {
+        const res = await disclose(merchant.keys.sk_test, body, now);
+        expect(res.status, res.text).toBe(403);
+        return res.body.reason ?? res.body.code;
+      };
+      expect(
+        await refusedWith({
+          ...specShape(merchant, theirs.credential.publicKeyPem),
+          biometric_attestation: { capture_id: captureId, device_pubkey_pem: theirs.credential.publicKeyPem },
+        }),
+      ).toBe("device_not_the_persons");
+      expect(await refusedWith({ ...specShape(merchant, ""), biometric_attestation: { liveness_passed: true, vrc_confidence: 0.9 } })).toBe(
+        "capture_unidentified",
+      );
+      expect(await refusedWith(specShape(merchant, mine.credential.publicKeyPem), at(new Date(), 301))).toBe("capture_not_found");
+      await testDb()`update private.device_credentials set revoked_at = created_at where id = ${mine.device.device_id.slice(4)}::uuid`;
+      expect(await refusedWith(specShape(merchant, mine.credential.publicKeyPem))).toBe("device_revoked");
+    });
+
+    it("works over plain HTTP as the spec writes it: the body's JSON, nothing else", async () => {
+      const { merchant, identityId } = await disclosureFixture();
+      const { credential } = await seedDevice(merchant.merchant_id, "test", identityId);
+      const raw = JSON.stringify(specShape(merchant, credential.publicKeyPem));
+      const res = await call("disclose-claims", {
+        key: merchant.keys.sk_test,
+        rawBody: raw,
+        headers: { "content-type": "application/json" },
+      });
+      expect(res.status, res.text).toBe(200);
     });
   });
 

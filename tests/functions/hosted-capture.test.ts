@@ -238,7 +238,8 @@ describe("hosted-capture complete", () => {
       expect((await stateOf(m.keys.sk_test, session.session_id)).result).toEqual({
         approved: false,
         reason: "document_rejected",
-        code: "DOCUMENT_SIGNATURE_INVALID",
+        code: "DOCUMENT_REQUIRED",
+        document_reason: "document_signature_invalid",
         subject_ref: person.subject_ref,
       });
     });

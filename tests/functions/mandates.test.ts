@@ -559,6 +559,59 @@ describe("step-up (spec 3.1)", () => {
     });
   });
 
+  it("takes a face-only capture (level face) as the proof of a step-up, and of nothing else (spec 4.7 rule 8, D-428)", async () => {
+    const { merchant, person, mandate } = await mandateFixture();
+    const {
+      granted_by: _,
+      proof: __,
+      ...terms
+    } = mandateBody(person, crypto.randomUUID(), {
+      step_up_of: mandate.mandate_id,
+      ceiling: { kind: "amount", amount: 5000, currency: "USD", period: "lifetime" },
+    });
+    const act = (shot: { nonce: string; descriptor: unknown }, extra: Record<string, unknown>) =>
+      transact(merchant.keys.sk_test, {
+        action: "ACTION_LOGIN",
+        service_hash: `svc:${crypto.randomUUID()}`,
+        user_id: person.subject_ref,
+        capture_nonce: shot.nonce,
+        face_template: shot.descriptor,
+        ...extra,
+      });
+    // The person looks at the screen and says nothing: judged face and voice, that is no presence.
+    const silent = person.capture({ faceOnly: true });
+    const asFaceVoice = await act(silent, { grant: terms });
+    expect(errorOf(asFaceVoice)).toEqual({ status: 403, code: "BIOMETRIC_LIVENESS_FAILED" });
+    expect(asFaceVoice.body.reason).toBe("no_speech");
+    // Face only: only a step-up's grant, and only under the light challenge.
+    const noStepUp = await act(person.capture({ faceOnly: true }), { grant: { ...terms, step_up_of: undefined }, presence: "face" });
+    expect(errorOf(noStepUp)).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(noStepUp.body.fields).toEqual(["presence"]);
+    const withoutLight = await act(person.capture(), { grant: terms, presence: "face" });
+    expect(errorOf(withoutLight)).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(withoutLight.body.fields).toEqual(["face_template.version"]);
+
+    const granted = await act(person.capture({ faceOnly: true }), { grant: terms, presence: "face" });
+    expect(granted.status, granted.text).toBe(200);
+    expect(granted.body.assurance_level).toBe("face");
+    // The receipt says what was proven: the face.
+    const verified = await call("receipt-verify", { query: { code: granted.body.receipt_code } });
+    expect(verified.body).toMatchObject({ valid: true, assurance_level: "face" });
+    // Not the proof of a grant that steps up from nothing.
+    const proven: Record<string, unknown> = {
+      ...terms,
+      granted_by: person.subject_ref,
+      proof: { capture_id: granted.body.transaction_id },
+    };
+    const { step_up_of: ___, ...standalone } = proven;
+    const refused = await issue(merchant.keys.sk_test, standalone);
+    expect(errorOf(refused)).toEqual({ status: 403, code: "PROOF_INVALID" });
+    expect(refused.body.reason).toBe("face_only_not_a_step_up");
+    const stepUp = await issue(merchant.keys.sk_test, proven);
+    expect(stepUp.status, stepUp.text).toBe(201);
+    expect(stepUp.body).toMatchObject({ step_up_of: mandate.mandate_id, assurance_level: "face" });
+  });
+
   it("refuses a step-up from another person's or a revoked mandate", async () => {
     const { merchant, mandate } = await mandateFixture();
     const other = await enrollStranger(merchant.keys.pk_test);

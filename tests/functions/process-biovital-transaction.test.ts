@@ -151,37 +151,37 @@ describe("process-biovital-transaction", () => {
       expect(later.body.assurance_level).toBe("face_voice_doc");
     });
 
-    it("refuses each passport that fails passive authentication with its own code, before anything is written", async () => {
+    it("refuses each passport that fails passive authentication with 403 DOCUMENT_REQUIRED, the cause in reason, before anything is written", async () => {
       const merchant = await merchantFactory();
       const person = await enrollStranger(merchant.keys.pk_test);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
       const valid = await passport();
       const cases: [string, object, string, Record<string, unknown>?][] = [
-        ["tampered", await passport({ case: "tampered" }), "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 1 }],
-        ["another portrait", { ...valid, dg2_hash: btoa("x".repeat(32)) }, "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 2 }],
-        ["wrong signer", await passport({ case: "wrong-signer" }), "DOCUMENT_SIGNATURE_INVALID"],
-        ["expired certificate", await passport({ case: "expired" }), "DOCUMENT_CERTIFICATE_EXPIRED", { certificate: "document_signer" }],
-        ["unknown CSCA", await passport({ case: "unknown-csca" }), "DOCUMENT_ISSUER_UNTRUSTED"],
-        ["expired document", await passport({ expiresOn: "2025-12-31" }), "DOCUMENT_EXPIRED"],
-        ["portrait below the gate", await passport({ portraitSimilarity: 0.6 }), "DOCUMENT_PORTRAIT_MISMATCH"],
-        ["not an EF.SOD", { ...valid, sod: btoa("not a security object") }, "DOCUMENT_UNREADABLE", { reason: "sod_not_ef_sod" }],
-        ["not a DG1", { ...valid, dg1: btoa("\x61\x03\x5f\x1f\x00") }, "DOCUMENT_DATA_GROUP_MISMATCH", { data_group: 1 }],
+        ["tampered", await passport({ case: "tampered" }), "document_data_group_mismatch", { data_group: 1 }],
+        ["another portrait", { ...valid, dg2_hash: btoa("x".repeat(32)) }, "document_data_group_mismatch", { data_group: 2 }],
+        ["wrong signer", await passport({ case: "wrong-signer" }), "document_signature_invalid"],
+        ["expired certificate", await passport({ case: "expired" }), "document_certificate_expired", { certificate: "document_signer" }],
+        ["unknown CSCA", await passport({ case: "unknown-csca" }), "document_issuer_untrusted"],
+        ["expired document", await passport({ expiresOn: "2025-12-31" }), "document_expired"],
+        ["portrait below the gate", await passport({ portraitSimilarity: 0.6 }), "document_portrait_mismatch"],
+        ["not an EF.SOD", { ...valid, sod: btoa("not a security object") }, "document_unreadable", { detail: "sod_not_ef_sod" }],
+        ["not a DG1", { ...valid, dg1: btoa("\x61\x03\x5f\x1f\x00") }, "document_data_group_mismatch", { data_group: 1 }],
       ];
-      for (const [name, document, code, extra] of cases) {
+      for (const [name, document, reason, extra] of cases) {
         const shot = person.capture();
         const res = await transact(merchant.keys.sk_test, body(person.subject_ref, shot, { ...pay, document }));
-        expect(errorOf(res), `${name}: ${res.text}`).toEqual({ status: code === "DOCUMENT_UNREADABLE" ? 400 : 403, code });
-        if (extra) expect(res.body, name).toMatchObject(extra);
+        // Spec 4.4 rule 3: one envelope whatever was wrong; the cause in reason (D-427).
+        expect(errorOf(res), `${name}: ${res.text}`).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+        expect(res.body, name).toMatchObject({ reason, accepted_documents: expect.any(Array), ...extra });
         const [{ captures }] = await testDb()`select count(*)::int as captures from private.captures where capture_nonce = ${shot.nonce}`;
         expect(captures, name).toBe(0);
       }
       const [{ count }] = await testDb()`select count(*)::int as count from private.identity_documents d
         join private.subject_refs s on s.identity_id = d.identity_id where s.subject_ref = ${person.subject_ref}`;
       expect(count).toBe(0);
-      expect(errorOf(await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay)))).toEqual({
-        status: 403,
-        code: "DOCUMENT_REQUIRED",
-      });
+      const none = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), pay));
+      expect(errorOf(none)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+      expect(none.body).toMatchObject({ reason: "document_missing", action: "ACTION_PAYMENT" });
       // Nor does a money-scope mandate see a document: refused evidence left none.
       const { granted_by: _, proof: __, ...terms } = mandateBody(person, crypto.randomUUID());
       const login = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture(), { grant: terms }));
@@ -202,7 +202,8 @@ describe("process-biovital-transaction", () => {
       expect(first.status, first.text).toBe(200);
       const shot = other.capture();
       const taken = await transact(merchant.keys.sk_test, body(other.subject_ref, shot, { action: "ACTION_SIGN", document }));
-      expect(errorOf(taken)).toEqual({ status: 403, code: "DOCUMENT_ALREADY_BOUND" });
+      expect(errorOf(taken)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+      expect(taken.body).toMatchObject({ reason: "document_already_bound", accepted_documents: expect.any(Array) });
       const [{ captures }] = await testDb()`select count(*)::int as captures from private.captures where capture_nonce = ${shot.nonce}`;
       expect(captures).toBe(0);
       const again = await transact(merchant.keys.sk_test, body(holder.subject_ref, holder.capture(), { action: "ACTION_SIGN", document }));
@@ -232,7 +233,8 @@ describe("process-biovital-transaction", () => {
         merchant.keys.sk_live,
         body(person.subject_ref, person.capture(), { ...pay, document: await passport() }),
       );
-      expect(errorOf(sandboxPassport)).toEqual({ status: 403, code: "DOCUMENT_ISSUER_UNTRUSTED" });
+      expect(errorOf(sandboxPassport)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
+      expect(sandboxPassport.body.reason).toBe("document_issuer_untrusted");
       // Grants are made with grant captures showing their terms (mandate-issue's proof): one before the document.
       const paymentTerms = (agent: string) => {
         const { granted_by: _, proof: __, ...terms } = mandateBody(person, crypto.randomUUID(), { granted_to: agent, scopes: ["payment"] });
@@ -316,6 +318,16 @@ describe("process-biovital-transaction", () => {
       expect(errorOf(res)).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
       // the refusal is no similarity oracle: it says below the gate, never how far
       expect(Object.keys(res.body).sort()).toEqual(["code", "error"]);
+    });
+
+    it("refuses another real person as the enrolled one: cosine 0.894 is two persons under face-api (D-385)", async () => {
+      const merchant = await merchantFactory();
+      const person = await enrollStranger(merchant.keys.pk_test);
+      for (const similarity of [0.894, 0.959]) {
+        const res = await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ similarity })));
+        expect(errorOf(res)).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
+      }
+      expect((await transact(merchant.keys.sk_test, body(person.subject_ref, person.capture({ similarity: 0.975 })))).status).toBe(200);
     });
 
     it("refuses an unknown user_id and another merchant's subject_ref", async () => {

@@ -1,6 +1,6 @@
 import { SDJwtInstance } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
-import { createLocalJWKSet, flattenedVerify, type JWK } from "jose";
+import { createLocalJWKSet, flattenedVerify, importJWK, type JWK } from "jose";
 import { expect } from "vitest";
 import { merchantFactory, testDb } from "./factories";
 import { call } from "./http";
@@ -81,4 +81,54 @@ export async function verifySdJwtOffline(sdJwt: string, jwks: { keys: JWK[] }, n
     },
   });
   return verifier.verify(sdJwt, { currentDate: Math.floor(now.getTime() / 1000) } as never);
+}
+
+/**
+ * An RFC 9901 presentation of `sdJwt` as its holder makes it: the disclosures `frame` keeps, then a
+ * key-binding JWT (`typ: kb+jwt`, ES256) over `aud`, `nonce`, `iat` and the SD-JWT's `sd_hash`,
+ * signed by `holder`'s key (@sd-jwt/core computes the hash; the key signs).
+ */
+export async function presentWithKeyBinding(
+  sdJwt: string,
+  frame: Record<string, boolean>,
+  holder: { signJws(data: string): string },
+  aud: string,
+  nonce: string,
+) {
+  const instance = new SDJwtInstance({ hasher: digest, kbSignAlg: "ES256", kbSigner: (data: string) => holder.signJws(data) });
+  return instance.present(sdJwt, frame as never, { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud, nonce } } });
+}
+
+/**
+ * Verifies a presentation as a merchant would, with @sd-jwt/core: the issuer's signature against
+ * `jwks`, the disclosures, and the key-binding JWT against the SD-JWT's own `cnf.jwk` with `nonce`.
+ */
+export async function verifyPresentation(presentation: string, jwks: { keys: JWK[] }, nonce: string) {
+  const keySet = createLocalJWKSet(jwks);
+  const verifier = new SDJwtInstance({
+    hasher: digest,
+    verifier: async (data: string, signature: string) => {
+      const [protectedHeader, payload] = data.split(".");
+      try {
+        await flattenedVerify({ protected: protectedHeader, payload, signature }, keySet, { algorithms: ["EdDSA"] });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    kbVerifier: async (data: string, signature: string, payload: { cnf?: { jwk?: JWK } }) => {
+      const jwk = payload.cnf?.jwk;
+      if (!jwk) return false;
+      const [protectedHeader, kbPayload] = data.split(".");
+      try {
+        await flattenedVerify({ protected: protectedHeader, payload: kbPayload, signature }, await importJWK(jwk, "ES256"), {
+          algorithms: ["ES256"],
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
+  return verifier.verify(presentation, { keyBindingNonce: nonce, requireKeyBindings: true } as never);
 }

@@ -13,6 +13,7 @@ import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
 import { sessionModes } from "../../shared/contracts/hosted-screen";
 import { deviceChallengeSchema } from "../../shared/devices/challenges";
+import { renameDeviceSchema, revokeDeviceSchema } from "../../shared/devices/devices";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
@@ -451,6 +452,14 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
       name: "device-challenge",
       routes: [
         { path: "", methods: ["POST"], input: "json", key: "publishable", replay: true, body: arbitraryOf(deviceChallengeSchema, {}) },
+      ],
+    },
+    {
+      name: "device-manage",
+      routes: [
+        { path: "", methods: ["GET"], input: "none", key: "none", bearer: "user" },
+        { path: "/revoke", methods: ["POST"], input: "json", key: "none", bearer: "user", body: arbitraryOf(revokeDeviceSchema, {}) },
+        { path: "/rename", methods: ["POST"], input: "json", key: "none", bearer: "user", body: arbitraryOf(renameDeviceSchema, {}) },
       ],
     },
     {

@@ -39,7 +39,7 @@ export function randomFace(): number[] {
  * scaled, plus a random direction orthogonal to it. The protection of templates is a rotation, so
  * the service measures the same similarity.
  */
-function faceAtSimilarity(face: readonly number[], similarity: number): number[] {
+export function faceAtSimilarity(face: readonly number[], similarity: number): number[] {
   const noise = randomFace();
   const along = noise.reduce((sum, x, i) => sum + x * face[i], 0);
   const orthogonal = noise.map((x, i) => x - along * face[i]);
@@ -64,6 +64,8 @@ type CaptureOptions = {
   similarity?: number;
   /** A descriptor v2 under the light challenge (what the hosted screen sends). */
   light?: boolean;
+  /** A silent descriptor v2 under the light challenge: a face-only capture (D-428). */
+  faceOnly?: boolean;
 };
 
 /**

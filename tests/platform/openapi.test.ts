@@ -91,6 +91,13 @@ describe("GET /v1/openapi.json", () => {
         "post /v1/identity/attributes",
         "post /v1/sessions",
         "post /v1/mandates/{id}/check",
+        "post /v1/api_keys",
+        "post /v1/api_keys/{id}/roll",
+        "post /v1/webhook_endpoints",
+        "post /v1/webhook_endpoints/{id}",
+        "post /v1/webhook_endpoints/{id}/rotate_secret",
+        "post /v1/webhook_events/replay",
+        "post /v1/account",
       ]),
     );
   });

@@ -38,7 +38,10 @@ async function outcome(document: DocumentEvidence, at = NOW, anchors = trusted) 
     return { code: "accepted" };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    return { code: error.code, ...error.extra };
+    // Every refusal is 403 DOCUMENT_REQUIRED; its cause is the reason (D-427).
+    expect(error.code).toBe("DOCUMENT_REQUIRED");
+    const { reason, required: _, accepted_documents: __, ...particulars } = error.extra;
+    return { code: reason, ...particulars };
   }
 }
 
@@ -70,42 +73,42 @@ describe("passive authentication", () => {
   it("names the data group that does not match, and the certificate that is out of its validity", async () => {
     const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
     expect(await outcome({ ...document, dg2_hash: base64(new Uint8Array(32)) })).toEqual({
-      code: "DOCUMENT_DATA_GROUP_MISMATCH",
+      code: "document_data_group_mismatch",
       data_group: 2,
     });
     const tampered = (await createTestPassport(csca, { case: "tampered", at: NOW })).document;
-    expect(await outcome(tampered)).toEqual({ code: "DOCUMENT_DATA_GROUP_MISMATCH", data_group: 1 });
+    expect(await outcome(tampered)).toEqual({ code: "document_data_group_mismatch", data_group: 1 });
     const expired = (await createTestPassport(csca, { case: "expired", at: NOW })).document;
-    expect(await outcome(expired)).toEqual({ code: "DOCUMENT_CERTIFICATE_EXPIRED", certificate: "document_signer" });
+    expect(await outcome(expired)).toEqual({ code: "document_certificate_expired", certificate: "document_signer" });
   });
 
   it("checks validity at the capture's time: before the signer's validity, after the CSCA's", async () => {
     const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
-    expect((await outcome(document, new Date(NOW.getTime() - 40 * 86_400_000))).code).toBe("DOCUMENT_CERTIFICATE_EXPIRED");
+    expect((await outcome(document, new Date(NOW.getTime() - 40 * 86_400_000))).code).toBe("document_certificate_expired");
     const shortCsca = await createTestCsca("UTO", new Date("2016-06-01T00:00:00Z"));
     const underOld = await createTestPassport(shortCsca, { case: "valid", at: new Date("2026-05-01T00:00:00Z"), expiresOn: "2030-01-01" });
     const old = async () => [bytesOf(shortCsca.certificate)];
     expect(await outcome(underOld.document, new Date("2026-05-01T00:00:00Z"), old)).toEqual({ code: "accepted" });
     expect(await outcome(underOld.document, new Date("2026-07-01T00:00:00Z"), old)).toEqual({
-      code: "DOCUMENT_CERTIFICATE_EXPIRED",
+      code: "document_certificate_expired",
       certificate: "country_signing_ca",
     });
   });
 
   it("refuses an expired document and a portrait the device matched below the gate", async () => {
     const expired = await createTestPassport(csca, { case: "valid", at: NOW, expiresOn: "2026-11-23" });
-    expect((await outcome(expired.document)).code).toBe("DOCUMENT_EXPIRED");
+    expect((await outcome(expired.document)).code).toBe("document_expired");
     const lastDay = await createTestPassport(csca, { case: "valid", at: NOW, expiresOn: "2026-11-24" });
     expect((await outcome(lastDay.document)).code).toBe("accepted");
     const portrait = await createTestPassport(csca, { case: "valid", at: NOW, portraitSimilarity: 0.7499 });
-    expect((await outcome(portrait.document)).code).toBe("DOCUMENT_PORTRAIT_MISMATCH");
+    expect((await outcome(portrait.document)).code).toBe("document_portrait_mismatch");
   });
 
   it("finds no issuer when the trust list is empty or holds another CSCA of the same name", async () => {
     const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
-    expect((await outcome(document, NOW, async () => [])).code).toBe("DOCUMENT_ISSUER_UNTRUSTED");
+    expect((await outcome(document, NOW, async () => [])).code).toBe("document_issuer_untrusted");
     const other = await createTestCsca("UTO", new Date("2026-01-01T00:00:00Z"));
-    expect((await outcome(document, NOW, async () => [bytesOf(other.certificate)])).code).toBe("DOCUMENT_ISSUER_UNTRUSTED");
+    expect((await outcome(document, NOW, async () => [bytesOf(other.certificate)])).code).toBe("document_issuer_untrusted");
   });
 
   it("names the document by what its signature covers: a copy with another certificate set is the same document", async () => {
@@ -124,18 +127,18 @@ describe("passive authentication", () => {
     expect(altered.lds_sha256).toBe(original.lds_sha256);
   });
 
-  it("answers DOCUMENT_UNREADABLE with a reason for what is not an EF.SOD", async () => {
+  it("answers document_unreadable with a detail for what is not an EF.SOD", async () => {
     const { document } = await createTestPassport(csca, { case: "valid", at: NOW });
     const sod = bytesOf(document.sod);
     expect(await outcome({ ...document, sod: base64(new TextEncoder().encode("hello")) })).toEqual({
-      code: "DOCUMENT_UNREADABLE",
-      reason: "sod_not_ef_sod",
+      code: "document_unreadable",
+      detail: "sod_not_ef_sod",
     });
     expect(await outcome({ ...document, sod: base64(sod.subarray(0, sod.length - 10)) })).toEqual({
-      code: "DOCUMENT_UNREADABLE",
-      reason: "sod_malformed",
+      code: "document_unreadable",
+      detail: "sod_malformed",
     });
-    expect(await outcome({ ...document, sod: "%%%" })).toEqual({ code: "DOCUMENT_UNREADABLE", reason: "sod_not_base64" });
+    expect(await outcome({ ...document, sod: "%%%" })).toEqual({ code: "document_unreadable", detail: "sod_not_base64" });
   });
 });
 

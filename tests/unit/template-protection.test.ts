@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
+import { createRng, hashSeed } from "../../shared/engine/rng";
 import { TEMPLATE_DIMENSIONS, templateProtector } from "../../shared/lib/template-protection";
 import { faceEmbeddingOfPerson } from "../../shared/simulator";
 
@@ -80,10 +81,14 @@ describe("templateProtector", () => {
     expect(rebuilt).not.toBe(protector);
     expect(rebuilt.keyId).toBe(protector.keyId);
     expect(rebuilt.protect(face)).toEqual(protector.protect(face));
-    // Pinned: a change to the derivation would silently revoke every stored template.
+    // Pinned: a change to the derivation would silently revoke every stored template. The input is a
+    // fixed unit vector (drawn as sandbox faces once were), so a change of the simulator's faces leaves it be.
+    const rng = createRng(hashSeed("presence-sim/face", 7));
+    const drawn = Array.from({ length: 128 }, () => rng.normal());
+    const fixed = drawn.map((x) => x / Math.hypot(...drawn));
     expect(
       protector
-        .protect(face)
+        .protect(fixed)
         .slice(0, 4)
         .map((x) => Number(x.toFixed(9))),
     ).toEqual([0.050112137, 0.075051734, 0.173946503, -0.098004583]);

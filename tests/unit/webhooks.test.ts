@@ -110,10 +110,13 @@ describe("endpoint URLs and subscriptions", () => {
       "mandate.consumed",
       "mandate.at_limit",
       "mandate.revoked",
+      "device.registered",
+      "device.revoked",
       "consent.withdrawn",
       "identity.erased",
       "session.completed",
       "session.expired",
+      "webhook.test",
     ]);
     expect(eventCatalogue["mandate.revoked"].data).toContain("granted_to");
     expect(eventCatalogue["mandate.consumed"].data).toContain("remaining");

@@ -33,7 +33,8 @@ comment on function private.request_nonce_claim(uuid, text, text, timestamptz, i
 -- ----------------------------------------------------------------------------
 -- private.request_authenticate({credential: {key_hash, kind, environment}} | {tenant: {merchant_id, environment}},
 --   now, nonce?, window_seconds?) -> {key_id, merchant_id, environment}
--- With a credential, the key must be live (HA401); with a tenant (a caller already authenticated at
+-- With a credential, the key must be live: not revoked, not past the end a roll gave it, and holding
+-- the api scope unless the credential says any_scope (the /v1 surface, which checks scopes itself) (HA401); with a tenant (a caller already authenticated at
 -- the edge, such as a first-party user), only the nonce is claimed (private.request_nonce_claim).
 create or replace function private.request_authenticate(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
@@ -49,10 +50,18 @@ begin
     where k.key_hash = p -> 'credential' ->> 'key_hash'
       and k.kind = p -> 'credential' ->> 'kind'
       and k.environment = p -> 'credential' ->> 'environment'
-      and k.revoked_at is null;
+      and k.revoked_at is null
+      and (k.expires_at is null or k.expires_at > v_now)
+      -- a key without the api scope (a management key) acts nowhere but where its caller checks the scope itself
+      and ('api' = any(k.scopes) or (p -> 'credential' ->> 'any_scope')::boolean is true);
     if not found then
       raise exception 'the API key is unknown or revoked' using errcode = 'HA401';
     end if;
+    -- When the key was last used, at most once a minute, and never waiting on a request that writes it now.
+    update private.api_keys set last_used_at = v_now
+    where id = (select id from private.api_keys
+                where id = v_key_id and (last_used_at is null or last_used_at < v_now - interval '1 minute')
+                for update skip locked);
   else
     v_merchant_id := (p -> 'tenant' ->> 'merchant_id')::uuid;
     v_environment := p -> 'tenant' ->> 'environment';
@@ -75,14 +84,15 @@ $$;
 comment on function public.request_authenticate(jsonb) is
   'Key authentication and the replay guard''s nonce claim in one round trip.';
 
--- bearer_key_authenticate({credential, now}) -> {key_id, merchant_id, environment, api_version}
--- The key (HA401 when unknown or revoked) and the merchant's pinned version in one round trip.
+-- bearer_key_authenticate({credential, now}) -> {key_id, merchant_id, environment, api_version, scopes}
+-- The key (HA401 when unknown or revoked), the merchant's pinned version and the key's scopes in one round trip.
 create or replace function public.bearer_key_authenticate(p jsonb) returns jsonb
 language sql security definer set search_path = '' as $$
   with authenticated as materialized (select private.request_authenticate(p) as caller)
-  select a.caller || jsonb_build_object('api_version', m.api_version)
+  select a.caller || jsonb_build_object('api_version', m.api_version, 'scopes', to_jsonb(k.scopes))
   from authenticated a
   join private.merchants m on m.id = (a.caller ->> 'merchant_id')::uuid
+  join private.api_keys k on k.id = (a.caller ->> 'key_id')::uuid
 $$;
 comment on function public.bearer_key_authenticate(jsonb) is
   'Authenticates a resource API key and answers its merchant''s pinned version, in one round trip.';

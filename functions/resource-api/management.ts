@@ -1,0 +1,372 @@
+/**
+ * The account's management on /v1 (docs/management.md; docs/decisions.md, D-445): API keys, webhook
+ * endpoints and their delivery log, the account's settings and the audit log. The resource API's
+ * conventions hold (bearer secret key, Service-Version, errors, Idempotency-Key on every write,
+ * token buckets, cursor pages); a key needs `management.read` to read and `management.write` to
+ * change anything (`403 insufficient_scope`), and every route is an adapter over shared/management.
+ */
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../../shared/edge/app";
+import { depsOf } from "../../shared/edge/app";
+import type { KeyAuthenticated } from "../../shared/edge/auth";
+import { idempotency } from "../../shared/edge/idempotency";
+import { input } from "../../shared/edge/input";
+import { noStore } from "../../shared/edge/no-store";
+import { documented } from "../../shared/edge/openapi";
+import { clientIp } from "../../shared/edge/rate-limit";
+import { readAccount, updateAccount, updateAccountSchema } from "../../shared/management/account";
+import {
+  accountSchema,
+  apiKeyListSchema,
+  apiKeySchema,
+  auditExportAnswerSchema,
+  auditListSchema,
+  createdEndpointSchema,
+  createdKeySchema,
+  deliveryListSchema,
+  deliverySchema,
+  endpointListSchema,
+  endpointSchema,
+  replaySchema,
+  rolledKeySchema,
+  rotatedEndpointSchema,
+  testEventSchema,
+} from "../../shared/management/answers";
+import { auditExportSchema, auditPageSchema, exportAudit, pageAudit } from "../../shared/management/audit";
+import type { ManagementCaller } from "../../shared/management/caller";
+import { publicId } from "../../shared/management/ids";
+import { createKey, createKeySchema, listKeys, revokeKey, rollKey, rollKeySchema } from "../../shared/management/keys";
+import {
+  createEndpoint,
+  createEndpointSchema,
+  deliveryPageSchema,
+  listEndpoints,
+  pageDeliveries,
+  readDelivery,
+  readEndpoint,
+  replayDelivery,
+  replayRange,
+  replayRangeSchema,
+  rotateSecret,
+  rotateSecretSchema,
+  sendTestEvent,
+  setEndpointStatus,
+  updateEndpoint,
+  updateEndpointSchema,
+  type WebhookSettings,
+} from "../../shared/management/webhooks";
+import { type KeyScoped, keyPolicy } from "./auth";
+import { idempotencyScope } from "./idempotency";
+
+type Env = AppEnv & KeyAuthenticated & KeyScoped;
+
+const reads = () => keyPolicy("management", "management.read");
+const writes = () => keyPolicy("management", "management.write");
+/** Every write takes an Idempotency-Key; a secret in its answer is never stored for the replay (D-451). */
+const keyed = () => idempotency(idempotencyScope, { forget: ["secret"] });
+
+/** The caller of a management operation: the key's tenant, the key as the actor, its scopes. */
+function callerOf<E extends Env>(c: Context<E>): ManagementCaller {
+  const { merchantId, environment, keyId } = c.var.principal;
+  const ip = clientIp(c);
+  return {
+    merchantId,
+    environment,
+    scopes: c.var.keyScopes,
+    actor: { kind: "api_key", id: publicId("key", keyId), ip: ip === "unknown" ? null : ip },
+  };
+}
+
+function webhookSettings<E extends Env>(c: Context<E>): WebhookSettings {
+  const secretKey = c.var.config.WEBHOOK_SECRET_KEY;
+  if (!secretKey) throw new Error("WEBHOOK_SECRET_KEY is not configured");
+  return { secretKey, allowLoopbackHttp: c.var.config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1" };
+}
+
+// ---------------------------------------------------------------------------------------------
+// API keys
+// ---------------------------------------------------------------------------------------------
+export const apiKeys = new Hono<Env>();
+
+apiKeys.get(
+  "/",
+  documented({
+    summary: "List the API keys of this environment",
+    success: { status: 200, description: "The keys", schema: apiKeyListSchema },
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await listKeys(depsOf(c.var), callerOf(c))),
+);
+
+apiKeys.post(
+  "/",
+  documented({
+    summary: "Create an API key",
+    description:
+      "The key is in this answer only (a replay under the same Idempotency-Key answers secret null). Scopes default to the caller's own; a key never gets a scope its creator lacks.",
+    success: { status: 201, description: "The key, with the key itself as secret", schema: createdKeySchema },
+  }),
+  writes(),
+  keyed(),
+  input("json", createKeySchema),
+  async (c) => c.json(await createKey(depsOf(c.var), callerOf(c), c.var.input), 201),
+);
+
+apiKeys.post(
+  "/:id/roll",
+  documented({
+    summary: "Roll an API key",
+    description:
+      "A new key of the same kind and scopes (shown once); the old one keeps working for overlap_seconds (at most 86,400, the default), then stops.",
+    success: { status: 200, description: "The new key, and the old one as rolled", schema: rolledKeySchema },
+    answers: ["not_found", "KEY_INACTIVE"],
+  }),
+  writes(),
+  keyed(),
+  input("json", rollKeySchema),
+  async (c) => c.json(await rollKey(depsOf(c.var), callerOf(c), c.req.param("id"), c.var.input)),
+);
+
+apiKeys.post(
+  "/:id/revoke",
+  documented({
+    summary: "Revoke an API key",
+    description: "It stops authenticating at once; a repeat answers the same.",
+    success: { status: 200, description: "The key, revoked", schema: apiKeySchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await revokeKey(depsOf(c.var), callerOf(c), c.req.param("id"))),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Webhook endpoints
+// ---------------------------------------------------------------------------------------------
+export const webhookEndpoints = new Hono<Env>();
+
+webhookEndpoints.get(
+  "/",
+  documented({
+    summary: "List the webhook endpoints of this environment",
+    success: { status: 200, description: "The endpoints (secret hints only)", schema: endpointListSchema },
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await listEndpoints(depsOf(c.var), callerOf(c))),
+);
+
+webhookEndpoints.post(
+  "/",
+  documented({
+    summary: "Register a webhook endpoint",
+    description:
+      "https only. event_types null or absent: every type, later ones included. The whsec_ secret is in this answer only. At most 16 active endpoints per environment.",
+    success: { status: 201, description: "The endpoint, with its secret", schema: createdEndpointSchema },
+    answers: ["WEBHOOK_ENDPOINT_LIMIT"],
+  }),
+  writes(),
+  keyed(),
+  input("json", createEndpointSchema),
+  async (c) => c.json(await createEndpoint(depsOf(c.var), callerOf(c), webhookSettings(c), c.var.input), 201),
+);
+
+webhookEndpoints.get(
+  "/:id",
+  documented({
+    summary: "Read a webhook endpoint",
+    success: { status: 200, description: "The endpoint", schema: endpointSchema },
+    answers: ["not_found"],
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await readEndpoint(depsOf(c.var), callerOf(c), c.req.param("id"))),
+);
+
+webhookEndpoints.post(
+  "/:id",
+  documented({
+    summary: "Update a webhook endpoint's URL or event types",
+    success: { status: 200, description: "The endpoint", schema: endpointSchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  input("json", updateEndpointSchema),
+  async (c) => c.json(await updateEndpoint(depsOf(c.var), callerOf(c), webhookSettings(c), c.req.param("id"), c.var.input)),
+);
+
+webhookEndpoints.post(
+  "/:id/disable",
+  documented({
+    summary: "Disable a webhook endpoint",
+    description: "Nothing more is sent; its pending deliveries fail (replayable). A repeat answers the same.",
+    success: { status: 200, description: "The endpoint", schema: endpointSchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await setEndpointStatus(depsOf(c.var), callerOf(c), c.req.param("id"), "disabled")),
+);
+
+webhookEndpoints.post(
+  "/:id/enable",
+  documented({
+    summary: "Enable a disabled webhook endpoint",
+    description: "Events written from now on are sent to it again; replay what it missed. Counts against the 16 active endpoints.",
+    success: { status: 200, description: "The endpoint", schema: endpointSchema },
+    answers: ["not_found", "WEBHOOK_ENDPOINT_LIMIT"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await setEndpointStatus(depsOf(c.var), callerOf(c), c.req.param("id"), "active")),
+);
+
+webhookEndpoints.post(
+  "/:id/rotate_secret",
+  documented({
+    summary: "Rotate a webhook endpoint's secret",
+    description:
+      "A new secret (in this answer only); the earlier ones keep signing beside it for overlap_seconds (at most and by default 86,400; 0 cuts a leaked one off now).",
+    success: { status: 200, description: "The endpoint, with its new secret", schema: rotatedEndpointSchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  input("json", rotateSecretSchema),
+  async (c) => c.json(await rotateSecret(depsOf(c.var), callerOf(c), webhookSettings(c), c.req.param("id"), c.var.input)),
+);
+
+webhookEndpoints.post(
+  "/:id/test",
+  documented({
+    summary: "Send a test event to a webhook endpoint",
+    description: "A webhook.test event to this endpoint alone, sent by the next pass of the worker (within a minute); follow delivery_id.",
+    success: { status: 202, description: "The event queued", schema: testEventSchema },
+    answers: ["not_found", "ENDPOINT_DISABLED"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries and replays
+// ---------------------------------------------------------------------------------------------
+export const webhookDeliveries = new Hono<Env>();
+
+webhookDeliveries.get(
+  "/",
+  documented({
+    summary: "List webhook deliveries, newest first",
+    description: "Filter by endpoint_id, event_id and state; limit 1 to 100 (25). Each delivery carries its event and every attempt.",
+    success: { status: 200, description: "A page of deliveries", schema: deliveryListSchema },
+  }),
+  noStore,
+  reads(),
+  input("query", deliveryPageSchema),
+  async (c) => c.json(await pageDeliveries(depsOf(c.var), callerOf(c), c.var.input)),
+);
+
+webhookDeliveries.get(
+  "/:id",
+  documented({
+    summary: "Read a webhook delivery with its attempts",
+    success: { status: 200, description: "The delivery", schema: deliverySchema },
+    answers: ["not_found"],
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await readDelivery(depsOf(c.var), callerOf(c), c.req.param("id"))),
+);
+
+webhookDeliveries.post(
+  "/:id/replay",
+  documented({
+    summary: "Replay one delivery",
+    description: "Its event again (same id), as a new delivery to the same endpoint: attempt 1, a fresh 72-hour window.",
+    success: { status: 202, description: "What was queued", schema: replaySchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+);
+
+export const webhookEvents = new Hono<Env>();
+
+webhookEvents.post(
+  "/replay",
+  documented({
+    summary: "Replay the events of a time range",
+    description:
+      "Every event with created_at in [from, to) (at most 10,000) again, to the subscribed active endpoints, or to endpoint_id only.",
+    success: { status: 202, description: "What was queued", schema: replaySchema },
+    answers: ["not_found"],
+  }),
+  writes(),
+  keyed(),
+  input("json", replayRangeSchema),
+  async (c) => c.json(await replayRange(depsOf(c.var), callerOf(c), c.var.input), 202),
+);
+
+// ---------------------------------------------------------------------------------------------
+// The audit log and the account
+// ---------------------------------------------------------------------------------------------
+export const auditEvents = new Hono<Env>();
+
+auditEvents.get(
+  "/",
+  documented({
+    summary: "List the audit log, newest first",
+    description: "Every management action of this environment: filter by action and [from, to); limit 1 to 100 (25).",
+    success: { status: 200, description: "A page of audit events", schema: auditListSchema },
+  }),
+  noStore,
+  reads(),
+  input("query", auditPageSchema),
+  async (c) => c.json(await pageAudit(depsOf(c.var), callerOf(c), c.var.input)),
+);
+
+auditEvents.get(
+  "/export",
+  documented({
+    summary: "Export the audit log",
+    description:
+      "The events of [from, to) (and action), newest first, at most 10,000 in one answer (truncated says when there are more), as a download.",
+    success: { status: 200, description: "The events", schema: auditExportAnswerSchema },
+  }),
+  noStore,
+  reads(),
+  input("query", auditExportSchema),
+  async (c) => {
+    const exported = await exportAudit(depsOf(c.var), callerOf(c), c.var.input);
+    c.header("content-disposition", `attachment; filename="audit-${c.var.principal.environment}.json"`);
+    return c.json({ object: "audit_export" as const, ...exported });
+  },
+);
+
+export const account = new Hono<Env>();
+
+account.get(
+  "/",
+  documented({ summary: "Read the account's settings", success: { status: 200, description: "The account", schema: accountSchema } }),
+  noStore,
+  reads(),
+  async (c) => c.json(await readAccount(depsOf(c.var), callerOf(c))),
+);
+
+account.post(
+  "/",
+  documented({
+    summary: "Change the account's settings",
+    description:
+      "at_limit_threshold_percent (0 to 99): mandate.at_limit fires when a consumption leaves at most this share of the ceiling.",
+    success: { status: 200, description: "The account", schema: accountSchema },
+  }),
+  writes(),
+  keyed(),
+  input("json", updateAccountSchema),
+  async (c) => c.json(await updateAccount(depsOf(c.var), callerOf(c), c.var.input)),
+);

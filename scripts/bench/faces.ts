@@ -1,0 +1,138 @@
+/**
+ * `npm run bench:faces`: how close face-api puts distinct real persons, and the same person under
+ * other cameras, light and occluders, in the space the service compares (the cosine of the
+ * device's L2-normalised embeddings) and in face-api's own (the raw descriptors' Euclidean
+ * distance). The faces are scripts/media/faces.ts's: the public-domain portraits with their
+ * variants, and face-api's group photographs (distinct persons within each; faces of different
+ * photographs are never paired, they may be the same person). The held-out portrait is reported
+ * apart. Prints what docs/benchmarks.md, "Face matching on real faces", quotes (D-385).
+ */
+import { performance } from "node:perf_hooks";
+import { FACE_COSINE_AT_GATE, NEAR_MISS_COSINE_GAP } from "../../shared/identity/face-match";
+import { describeFaces, type FaceDescriptor, GROUP_PHOTOS, PORTRAITS } from "../media/faces";
+import { loadNow, quantile, runConditions } from "./common";
+
+interface Face extends FaceDescriptor {
+  person: string;
+  photo: number;
+}
+interface Pair {
+  cosine: number;
+  euclidean: number;
+  a: Face;
+  b: Face;
+}
+
+const norm = (v: readonly number[]) => Math.hypot(...v);
+const cosine = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * (b[i] as number), 0) / (norm(a) * norm(b));
+const euclidean = (a: readonly number[], b: readonly number[]) => Math.hypot(...a.map((x, i) => x - (b[i] as number)));
+
+/** Each face named by its person: a portrait's best-scoring face per variant; a group face by the plain face nearest it. */
+function label(found: FaceDescriptor[]): Face[] {
+  const portraits = PORTRAITS.length;
+  const faces: Face[] = [];
+  for (const [i, portrait] of PORTRAITS.entries()) {
+    const byVariant = new Map<string, FaceDescriptor>();
+    for (const f of found.filter((f) => Number(f.image) === i)) {
+      const held = byVariant.get(f.variant);
+      if (!held || held.score < f.score) byVariant.set(f.variant, f);
+    }
+    for (const f of byVariant.values()) faces.push({ ...f, person: portrait.id, photo: i });
+  }
+  for (const f of found.filter((f) => Number(f.image) >= portraits)) {
+    const plain = found.filter((p) => p.image === f.image && p.variant === "plain");
+    const nearest = plain.reduce((best, p) => (Math.abs(p.x - f.x) < Math.abs(best.x - f.x) ? p : best), plain[0] as FaceDescriptor);
+    faces.push({ ...f, person: `photo${Number(f.image) - portraits + 1}@${nearest.x}`, photo: Number(f.image) });
+  }
+  return faces;
+}
+
+const fixed = (x: number, digits = 3) => x.toFixed(digits);
+const spread = (xs: number[]) => [0, 0.05, 0.5, 0.95, 1].map((p) => fixed(quantile(xs, p))).join(" / ");
+
+/** The upper tail of the standard normal at z (Abramowitz and Stegun 7.1.26). */
+function normalTail(z: number): number {
+  const t = 1 / (1 + 0.3275911 * (z / Math.SQRT2));
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return z < 0 ? 1 - normalTail(-z) : 0.5 * poly * Math.exp(-(z * z) / 2);
+}
+
+async function main() {
+  const started = performance.now();
+  const loadAtStart = loadNow();
+  const files = [...PORTRAITS.map((p) => p.file), ...GROUP_PHOTOS];
+  const faces = label(await describeFaces(files));
+  const norms = faces.map((f) => norm(f.descriptor));
+  const genuine: Pair[] = [];
+  const impostor: Pair[] = [];
+  for (let i = 0; i < faces.length; i++) {
+    for (let j = i + 1; j < faces.length; j++) {
+      const [a, b] = [faces[i] as Face, faces[j] as Face];
+      const pair = { cosine: cosine(a.descriptor, b.descriptor), euclidean: euclidean(a.descriptor, b.descriptor), a, b };
+      if (a.person === b.person) genuine.push(pair);
+      else if (a.photo === b.photo || a.photo < PORTRAITS.length || b.photo < PORTRAITS.length) impostor.push(pair);
+    }
+  }
+  const persons = new Set(faces.map((f) => f.person)).size;
+  console.log(
+    `${faces.length} faces of ${persons} persons (${PORTRAITS.length} portraits x variants, ${GROUP_PHOTOS.length} group photographs)`,
+  );
+  console.log(`raw descriptor norm: ${spread(norms)} (min / 5% / median / 95% / max)`);
+  for (const [name, set] of [
+    ["same person", genuine],
+    ["distinct persons", impostor],
+  ] as const) {
+    console.log(
+      `${name} (${set.length} pairs): cosine ${spread(set.map((p) => p.cosine))}; raw Euclidean ${spread(set.map((p) => p.euclidean))}`,
+    );
+  }
+  const closest = [...impostor].sort((x, y) => y.cosine - x.cosine)[0];
+  if (closest) {
+    console.log(
+      `closest distinct pair: ${closest.a.person}/${closest.a.variant} ~ ${closest.b.person}/${closest.b.variant} cosine ${fixed(closest.cosine)}, Euclidean ${fixed(closest.euclidean)}`,
+    );
+  }
+  const portraitPair = impostor.find((p) => p.a.photo === 0 && p.b.photo === 1 && p.a.variant === "plain" && p.b.variant === "plain");
+  if (portraitPair)
+    console.log(
+      `${PORTRAITS[0]?.id} ~ ${PORTRAITS[1]?.id}, plain: cosine ${fixed(portraitPair.cosine)}, Euclidean ${fixed(portraitPair.euclidean)}`,
+    );
+
+  console.log("\ngate                     false matches      false non-matches (all)   (portraits)");
+  const portraitGenuine = genuine.filter((p) => p.a.photo < PORTRAITS.length);
+  const row = (name: string, same: (p: Pair) => boolean) =>
+    console.log(
+      `${name.padEnd(24)} ${`${impostor.filter(same).length} / ${impostor.length}`.padEnd(18)} ${`${genuine.filter((p) => !same(p)).length} / ${genuine.length}`.padEnd(25)} ${portraitGenuine.filter((p) => !same(p)).length} / ${portraitGenuine.length}`,
+    );
+  for (const t of [0.6, 0.5, 0.45, 0.4]) row(`raw Euclidean < ${t}`, (p) => p.euclidean < t);
+  for (const t of [0.75, 0.9, 0.95, 0.96, FACE_COSINE_AT_GATE, 0.975]) row(`cosine >= ${t}`, (p) => p.cosine >= t);
+  for (const p of portraitGenuine.filter((p) => p.cosine < FACE_COSINE_AT_GATE)) {
+    console.log(`  refused same person: ${p.a.person}/${p.a.variant} ~ ${p.b.variant} cosine ${fixed(p.cosine)}`);
+  }
+
+  // The tail beyond the measured pairs: a normal fitted to the distinct persons' cosines.
+  const cs = impostor.map((p) => p.cosine);
+  const mean = cs.reduce((s, x) => s + x, 0) / cs.length;
+  const sd = Math.sqrt(cs.reduce((s, x) => s + (x - mean) ** 2, 0) / (cs.length - 1));
+  const fmr = normalTail((FACE_COSINE_AT_GATE - mean) / sd);
+  console.log(
+    `\ndistinct persons' cosine: mean ${fixed(mean, 4)}, sd ${fixed(sd, 4)}; normal tail at the gate ${FACE_COSINE_AT_GATE}: ${fmr.toExponential(1)}`,
+  );
+  for (const gallery of [1_000, 100_000, 10_000_000]) {
+    const any = 1 - (1 - fmr) ** gallery;
+    console.log(
+      `1:N at ${gallery.toLocaleString("en")}: ${(fmr * gallery).toPrecision(2)} false candidates expected, P(at least one) ${(100 * any).toFixed(1)}%`,
+    );
+  }
+  const gaps = genuine
+    .filter((p) => p.a.variant === "plain" || p.b.variant === "plain")
+    .map((p) => {
+      const probe = p.a.variant === "plain" ? p.b : p.a;
+      const others = impostor.filter((q) => q.a === probe || q.b === probe).map((q) => q.cosine);
+      return p.cosine - Math.max(...others);
+    });
+  console.log(`gap of a genuine match over the best distinct person: ${spread(gaps)} (near miss below ${NEAR_MISS_COSINE_GAP})`);
+  console.log(`\n${runConditions(started, loadAtStart)}`);
+}
+
+await main();

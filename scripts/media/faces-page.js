@@ -1,0 +1,119 @@
+// The page side of scripts/media/faces.ts (plain JavaScript: it runs as it is in Chromium).
+/** Runs in the page: loads face-api, makes each variant on a canvas, describes every face. */
+export async function describe({ count, variants, models: others = [] }) {
+  const faceapi = await import("/face-api/dist/face-api.esm.js");
+  faceapi.tf.setWasmPaths("http://faces.test/wasm/");
+  await faceapi.tf.setBackend("wasm");
+  await faceapi.tf.ready();
+  const models = "http://faces.test/face-api/model/";
+  await faceapi.nets.ssdMobilenetv1.loadFromUri(models);
+  await faceapi.nets.faceLandmark68Net.loadFromUri(models);
+  await faceapi.nets.faceRecognitionNet.loadFromUri(models);
+  // Other embedding networks to compare (graph models), fed face-api's aligned face.
+  const graphs = [];
+  for (const other of others) graphs.push({ ...other, model: await faceapi.tf.loadGraphModel(`/other/${other.file}`) });
+  const embedOthers = async (pixels, face) => {
+    const result = {};
+    for (const graph of graphs) {
+      const size = graph.model.inputs[0].shape[1];
+      const box = face.alignedRect.box;
+      const started = performance.now();
+      const output = faceapi.tf.tidy(() => {
+        const image = faceapi.tf.browser.fromPixels(pixels).toFloat().div(255).expandDims(0);
+        const [h, w] = [pixels.height, pixels.width];
+        const crop = faceapi.tf.image.cropAndResize(
+          image,
+          [[box.y / h, box.x / w, (box.y + box.height) / h, (box.x + box.width) / w]],
+          [0],
+          [size, size],
+        );
+        const outputs = graph.model.execute(crop.mul(graph.scale));
+        const list = Array.isArray(outputs) ? outputs : [outputs];
+        return list.find((t) => t.shape[1] === graph.dimension) ?? list[0];
+      });
+      result[graph.name] = Array.from(await output.data());
+      result[`${graph.name}Ms`] = performance.now() - started;
+      output.dispose();
+    }
+    return result;
+  };
+  const out = [];
+  let seed = 12345;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  for (let i = 0; i < count; i++) {
+    const blob = await (await fetch(`http://faces.test/image/${i}`)).blob();
+    const source = await createImageBitmap(blob);
+    for (const variant of variants) {
+      const scale = variant === "half" ? 0.5 : 1;
+      const canvas = new OffscreenCanvas(Math.round(source.width * scale), Math.round(source.height * scale));
+      const ctx = canvas.getContext("2d", { willReadFrequently: true });
+      if (variant === "mirror") ctx.setTransform(-1, 0, 0, 1, canvas.width, 0);
+      if (variant === "dim-warm") ctx.filter = "brightness(0.55) sepia(0.35)";
+      if (variant === "darker-skin") ctx.filter = "brightness(0.62) saturate(1.25) contrast(1.05)";
+      if (variant === "crop") ctx.drawImage(source, -source.width * 0.15, -source.height * 0.1, source.width * 1.3, source.height * 1.3);
+      else ctx.drawImage(source, 0, 0, canvas.width, canvas.height);
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.filter = "none";
+      let input = canvas.transferToImageBitmap();
+      if (variant === "jpeg60") {
+        const c2 = new OffscreenCanvas(input.width, input.height);
+        c2.getContext("2d").drawImage(input, 0, 0);
+        input = await createImageBitmap(await c2.convertToBlob({ type: "image/jpeg", quality: 0.6 }));
+      }
+      const c3 = new OffscreenCanvas(input.width, input.height);
+      const ctx3 = c3.getContext("2d", { willReadFrequently: true });
+      ctx3.drawImage(input, 0, 0);
+      const pixels = ctx3.getImageData(0, 0, c3.width, c3.height);
+      if (variant === "noise") {
+        for (let k = 0; k < pixels.data.length; k++) if (k % 4 !== 3) pixels.data[k] = pixels.data[k] + (random() - 0.5) * 28;
+      }
+      const tensor = faceapi.tf.browser.fromPixels(pixels);
+      const faces = await faceapi
+        .detectAllFaces(tensor, new faceapi.SsdMobilenetv1Options({ minConfidence: 0.5 }))
+        .withFaceLandmarks()
+        .withFaceDescriptors();
+      if (variant === "occluder") {
+        // Dark glasses drawn over the eyes that face-api found on the plain image, then described again.
+        for (const face of faces) {
+          const p = face.landmarks.positions;
+          const y = (p[37].y + p[44].y) / 2;
+          ctx3.fillStyle = "rgb(20,20,24)";
+          for (const eye of [p.slice(36, 42), p.slice(42, 48)]) {
+            const cx = eye.reduce((s, q) => s + q.x, 0) / 6;
+            ctx3.beginPath();
+            ctx3.ellipse(cx, y, face.detection.box.width * 0.16, face.detection.box.width * 0.1, 0, 0, 2 * Math.PI);
+            ctx3.fill();
+          }
+          ctx3.fillRect(p[39].x, y - 3, p[42].x - p[39].x, 5);
+        }
+        tensor.dispose();
+        const occluded = faceapi.tf.browser.fromPixels(ctx3.getImageData(0, 0, c3.width, c3.height));
+        const again = await faceapi
+          .detectAllFaces(occluded, new faceapi.SsdMobilenetv1Options({ minConfidence: 0.5 }))
+          .withFaceLandmarks()
+          .withFaceDescriptors();
+        occluded.dispose();
+        faces.splice(0, faces.length, ...again);
+      } else tensor.dispose();
+      const described = variant === "occluder" ? ctx3.getImageData(0, 0, c3.width, c3.height) : pixels;
+      for (const face of faces) {
+        const box = face.detection.box;
+        const left = variant === "mirror" ? input.width - box.x - box.width : box.x;
+        const xScale = variant === "half" ? 2 : 1;
+        const x = variant === "crop" ? (left + source.width * 0.15) / 1.3 : left * xScale;
+        out.push({
+          image: String(i),
+          variant,
+          x: Math.round(x),
+          score: face.detection.score,
+          descriptor: Array.from(face.descriptor),
+          ...(graphs.length ? { others: await embedOthers(described, face) } : {}),
+        });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+/** The management slice of the RPC catalogue (shared/kernel/db/rpc.ts): a merchant's own account through /v1 (docs/management.md). */
+
+import type { Environment, KeyKind } from "../kernel/principal";
+import type { Iso, Uuid } from "../kernel/rpc";
+import type { EndpointView } from "../webhooks/rpc";
+
+/** Who acted, as the audit log keeps it. */
+export interface Actor {
+  kind: "api_key" | "owner";
+  /** The key's public id (key_…), or the owner's subject_ref. */
+  id: string;
+  ip: string | null;
+}
+
+/** The request every management RPC is scoped by: the merchant and environment of the caller, its clock. */
+export interface ManagementScope {
+  merchant_id: Uuid;
+  environment: Environment;
+  now: Iso;
+}
+
+/** A write: the scope, and who acted, for the audit log. */
+export type ManagementWrite = ManagementScope & { actor: Actor };
+
+export interface KeyRow {
+  id: string;
+  object: "api_key";
+  name: string | null;
+  kind: KeyKind;
+  environment: Environment;
+  scopes: string[];
+  hint: string;
+  status: "active" | "expiring" | "expired" | "revoked";
+  created_at: Iso;
+  last_used_at: Iso | null;
+  expires_at: Iso | null;
+  revoked_at: Iso | null;
+  rolled_to: string | null;
+}
+
+interface Page<T> {
+  data: T[];
+  more: boolean;
+  last: Record<string, string> | null;
+}
+
+declare module "../kernel/db/rpc" {
+  interface RpcCatalogue {
+    management_keys_list: [ManagementScope, { data: KeyRow[] }];
+    management_key_create: [
+      ManagementWrite & { kind: KeyKind; scopes: string[]; name?: string; key_hash: string; key_hint: string },
+      KeyRow,
+    ];
+    management_key_roll: [
+      ManagementWrite & { key_id: Uuid; overlap_seconds: number; key_hash: string; key_hint: string },
+      { key: KeyRow; rolled: KeyRow },
+    ];
+    management_key_revoke: [ManagementWrite & { key_id: Uuid }, KeyRow];
+    management_endpoint_create: [
+      ManagementWrite & { endpoint_id: Uuid; url: string; event_types: string[] | null; sealed_secret: string; secret_hint: string },
+      EndpointView,
+    ];
+    management_endpoint_get: [ManagementScope & { endpoint_id: Uuid }, EndpointView];
+    management_endpoint_update: [ManagementWrite & { endpoint_id: Uuid; url?: string; event_types?: string[] | null }, EndpointView];
+    management_endpoint_set_status: [ManagementWrite & { endpoint_id: Uuid; status: "active" | "disabled" }, EndpointView];
+    management_endpoint_rotate: [
+      ManagementWrite & { endpoint_id: Uuid; sealed_secret: string; secret_hint: string; overlap_seconds: number },
+      EndpointView & { previous_valid_until: Iso },
+    ];
+    management_endpoint_test: [ManagementWrite & { endpoint_id: Uuid }, { event_id: Uuid; delivery_id: string }];
+    management_deliveries_page: [
+      Omit<ManagementScope, "now"> & {
+        limit: number;
+        endpoint_id?: Uuid;
+        delivery_id?: Uuid;
+        event_id?: Uuid;
+        state?: string;
+        after?: { created_at: Iso; id: Uuid };
+      },
+      Page<Record<string, unknown>>,
+    ];
+    management_delivery_replay: [ManagementWrite & { delivery_id: Uuid }, { events: number; deliveries: number }];
+    management_events_replay: [ManagementWrite & { from: Iso; to: Iso; endpoint_id?: Uuid }, { events: number; deliveries: number }];
+    management_audit_page: [
+      Omit<ManagementScope, "now"> & { limit: number; action?: string; from?: Iso; to?: Iso; after?: { occurred_at: Iso; id: Uuid } },
+      Page<Record<string, unknown>>,
+    ];
+    management_account: [Omit<ManagementScope, "now">, Record<string, unknown> | null];
+    management_account_update: [ManagementWrite & { at_limit_threshold_percent: number }, Record<string, unknown>];
+  }
+}

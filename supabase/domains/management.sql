@@ -1,0 +1,473 @@
+-- ============================================================================
+-- Management (docs/management.md): a merchant's own account through /v1 with a
+-- key of scope management.read / management.write: its keys, webhook
+-- endpoints and deliveries, settings, and the audit log every action writes in
+-- its own transaction. Every RPC is scoped to one merchant and environment (the
+-- key's); another merchant's object is HA404, as an unknown one.
+-- Functions and triggers only, each defined once (create or replace); the
+-- tables they use are in supabase/migrations. Applied after the migrations by
+-- scripts/local/migrations.ts, which drops any function no domain file defines.
+-- ============================================================================
+
+-- ----------------------------------------------------------------------------
+-- The audit log
+-- ----------------------------------------------------------------------------
+create or replace trigger management_audit_events_append_only before update or delete on private.management_audit_events
+  for each row execute function private.refuse_change();
+comment on trigger management_audit_events_append_only on private.management_audit_events is
+  'Keeps the audit log append-only: update and delete raise HA423.';
+
+-- private.management_audit(p, action, object_type, object_id, before, after): one audit row of the
+-- request p ({merchant_id, environment, now, actor: {kind, id, ip}}), in the caller's transaction.
+create or replace function private.management_audit(p jsonb, p_action text, p_object_type text, p_object_id text,
+  p_before jsonb, p_after jsonb) returns void
+language plpgsql set search_path = '' as $$
+begin
+  insert into private.management_audit_events (merchant_id, environment, occurred_at, actor_kind, actor_id, client_ip,
+    action, object_type, object_id, before, after)
+  values ((p ->> 'merchant_id')::uuid, p ->> 'environment', (p ->> 'now')::timestamptz, p -> 'actor' ->> 'kind',
+    p -> 'actor' ->> 'id', p -> 'actor' ->> 'ip', p_action, p_object_type, p_object_id, p_before, p_after);
+end $$;
+comment on function private.management_audit(jsonb, text, text, text, jsonb, jsonb) is
+  'Writes one management audit event for the request''s merchant, environment, clock and actor.';
+
+create or replace function private.management_audit_json(a private.management_audit_events) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'id', private.public_id('aud_', a.id),
+    'object', 'audit_event',
+    'occurred_at', private.iso_utc(a.occurred_at),
+    'environment', a.environment,
+    'actor', jsonb_build_object('kind', a.actor_kind, 'id', a.actor_id, 'ip', a.client_ip),
+    'action', a.action,
+    'object_type', a.object_type,
+    'object_id', a.object_id,
+    'before', a.before,
+    'after', a.after)
+$$;
+comment on function private.management_audit_json(private.management_audit_events) is 'An audit event as /v1/audit_events shows it.';
+
+-- management_audit_page({merchant_id, environment, limit, after?: {occurred_at, id}, action?, from?, to?})
+--   -> {data: [audit_event], more, last}
+-- Newest first by (occurred_at, id); from/to bound occurred_at to [from, to).
+create or replace function public.management_audit_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with page as (
+    select a, a.occurred_at, a.id from private.management_audit_events a
+    where a.merchant_id = (p ->> 'merchant_id')::uuid and a.environment = p ->> 'environment'
+      and (not p ? 'action' or a.action = p ->> 'action')
+      and (not p ? 'from' or a.occurred_at >= (p ->> 'from')::timestamptz)
+      and (not p ? 'to' or a.occurred_at < (p ->> 'to')::timestamptz)
+      and (not p ? 'after' or (a.occurred_at, a.id) < ((p -> 'after' ->> 'occurred_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by a.occurred_at desc, a.id desc
+    limit (p ->> 'limit')::int + 1
+  ), numbered as (select page.*, row_number() over (order by occurred_at desc, id desc) as n from page)
+  select jsonb_build_object(
+    'data', coalesce(jsonb_agg(private.management_audit_json(a) order by n) filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
+    'more', count(*) > (p ->> 'limit')::int,
+    'last', (array_agg(jsonb_build_object('occurred_at', private.iso_utc(occurred_at), 'id', id) order by n)
+             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
+  from numbered
+$$;
+comment on function public.management_audit_page(jsonb) is 'One page of a merchant''s audit events in one environment, newest first, after a keyset cursor.';
+
+-- ----------------------------------------------------------------------------
+-- Keys
+-- ----------------------------------------------------------------------------
+create or replace function private.management_key_json(k private.api_keys, p_now timestamptz) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'id', private.public_id('key_', k.id),
+    'object', 'api_key',
+    'name', k.name,
+    'kind', k.kind,
+    'environment', k.environment,
+    'scopes', to_jsonb(k.scopes),
+    'hint', k.key_hint,
+    'status', case when k.revoked_at is not null then 'revoked'
+                   when k.expires_at is not null and k.expires_at <= p_now then 'expired'
+                   when k.expires_at is not null then 'expiring'
+                   else 'active' end,
+    'created_at', private.iso_utc(k.created_at),
+    'last_used_at', case when k.last_used_at is null then null else private.iso_utc(k.last_used_at) end,
+    'expires_at', case when k.expires_at is null then null else private.iso_utc(k.expires_at) end,
+    'revoked_at', case when k.revoked_at is null then null else private.iso_utc(k.revoked_at) end,
+    'rolled_to', case when k.rolled_to is null then null else private.public_id('key_', k.rolled_to) end)
+$$;
+comment on function private.management_key_json(private.api_keys, timestamptz) is 'A key as /v1/api_keys shows it: its hint, never the key or its hash.';
+
+-- The caller's key of the request's merchant and environment, locked (HA404 when it is not theirs).
+create or replace function private.management_key_of(p jsonb) returns private.api_keys
+language plpgsql set search_path = '' as $$
+declare v_key private.api_keys;
+begin
+  select * into v_key from private.api_keys
+  where id = (p ->> 'key_id')::uuid and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+  for update;
+  if v_key.id is null then
+    raise exception 'unknown key' using errcode = 'HA404';
+  end if;
+  return v_key;
+end $$;
+comment on function private.management_key_of(jsonb) is 'The key key_id of the request''s merchant and environment, locked; HA404 otherwise.';
+
+-- management_keys_list({merchant_id, environment, now}) -> {data: [api_key]}: newest first, revoked ones too.
+create or replace function public.management_keys_list(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('data', coalesce(jsonb_agg(private.management_key_json(k, (p ->> 'now')::timestamptz)
+    order by k.created_at desc, k.id desc), '[]'::jsonb))
+  from private.api_keys k
+  where k.merchant_id = (p ->> 'merchant_id')::uuid and k.environment = p ->> 'environment'
+$$;
+comment on function public.management_keys_list(jsonb) is 'Every key of a merchant in one environment, newest first (hints only).';
+
+-- management_key_create({merchant_id, environment, now, actor, kind, scopes, name?, key_hash, key_hint}) -> api_key
+create or replace function public.management_key_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_key private.api_keys;
+begin
+  insert into private.api_keys (merchant_id, environment, kind, key_hash, key_hint, scopes, name, created_at)
+  values ((p ->> 'merchant_id')::uuid, p ->> 'environment', p ->> 'kind', p ->> 'key_hash', p ->> 'key_hint',
+    array(select jsonb_array_elements_text(p -> 'scopes')), p ->> 'name', (p ->> 'now')::timestamptz)
+  returning * into v_key;
+  perform private.management_audit(p, 'api_key.created', 'api_key', private.public_id('key_', v_key.id), null,
+    private.management_key_json(v_key, (p ->> 'now')::timestamptz));
+  return private.management_key_json(v_key, (p ->> 'now')::timestamptz);
+end $$;
+comment on function public.management_key_create(jsonb) is 'Adds a key (its hash) to the merchant''s environment and audits it.';
+
+-- management_key_roll({merchant_id, environment, now, actor, key_id, overlap_seconds, key_hash, key_hint})
+--   -> {key: the new api_key, rolled: the old one}
+-- A new key of the same kind, scopes and name; the old one keeps authenticating for overlap_seconds
+-- (0 to 86400) and then stops. A revoked, expired or already rolled key is HA450.
+create or replace function public.management_key_roll(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_overlap int := (p ->> 'overlap_seconds')::int;
+  v_old private.api_keys := private.management_key_of(p);
+  v_before jsonb := private.management_key_json(v_old, v_now);
+  v_new private.api_keys;
+begin
+  if v_overlap is null or v_overlap not between 0 and 86400 then
+    raise exception 'overlap_seconds must be 0 to 86400' using errcode = '22023';
+  end if;
+  if v_old.revoked_at is not null or v_old.rolled_to is not null or (v_old.expires_at is not null and v_old.expires_at <= v_now) then
+    raise exception 'only an active key can be rolled' using errcode = 'HA450';
+  end if;
+  insert into private.api_keys (merchant_id, environment, kind, key_hash, key_hint, scopes, name, created_at)
+  values (v_old.merchant_id, v_old.environment, v_old.kind, p ->> 'key_hash', p ->> 'key_hint', v_old.scopes, v_old.name, v_now)
+  returning * into v_new;
+  update private.api_keys
+  set expires_at = least(coalesce(expires_at, 'infinity'), v_now + make_interval(secs => v_overlap)), rolled_to = v_new.id
+  where id = v_old.id
+  returning * into v_old;
+  perform private.management_audit(p, 'api_key.rolled', 'api_key', private.public_id('key_', v_old.id), v_before,
+    private.management_key_json(v_old, v_now) || jsonb_build_object('rolled_to', private.public_id('key_', v_new.id)));
+  return jsonb_build_object('key', private.management_key_json(v_new, v_now), 'rolled', private.management_key_json(v_old, v_now));
+end $$;
+comment on function public.management_key_roll(jsonb) is 'Replaces an active key by a new one; the old one stops after the overlap (at most 24 h). HA404, HA450.';
+
+-- management_key_revoke({merchant_id, environment, now, actor, key_id}) -> api_key (a repeat answers the same)
+create or replace function public.management_key_revoke(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_key private.api_keys := private.management_key_of(p);
+  v_before jsonb := private.management_key_json(v_key, v_now);
+begin
+  if v_key.revoked_at is null then
+    update private.api_keys set revoked_at = v_now where id = v_key.id returning * into v_key;
+    perform private.management_audit(p, 'api_key.revoked', 'api_key', private.public_id('key_', v_key.id), v_before,
+      private.management_key_json(v_key, v_now));
+  end if;
+  return private.management_key_json(v_key, v_now);
+end $$;
+comment on function public.management_key_revoke(jsonb) is 'Revokes a key of the merchant''s environment at once (idempotent) and audits it. HA404.';
+
+-- ----------------------------------------------------------------------------
+-- Webhook endpoints
+-- ----------------------------------------------------------------------------
+-- What the audit log keeps of an endpoint: its settings, never a secret.
+create or replace function private.management_endpoint_audit_json(e private.webhook_endpoints) returns jsonb
+language sql immutable set search_path = '' as $$
+  select jsonb_build_object('url', e.url, 'event_types', to_jsonb(e.event_types), 'status', e.status, 'disabled_reason', e.disabled_reason)
+$$;
+comment on function private.management_endpoint_audit_json(private.webhook_endpoints) is 'An endpoint''s settings for the audit log (no secret).';
+
+-- The request's endpoint of its merchant and environment, locked (HA404 otherwise).
+create or replace function private.management_endpoint_of(p jsonb) returns private.webhook_endpoints
+language plpgsql set search_path = '' as $$
+declare v_endpoint private.webhook_endpoints;
+begin
+  select * into v_endpoint from private.webhook_endpoints
+  where id = (p ->> 'endpoint_id')::uuid and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment'
+  for update;
+  if v_endpoint.id is null then
+    raise exception 'unknown endpoint' using errcode = 'HA404';
+  end if;
+  return v_endpoint;
+end $$;
+comment on function private.management_endpoint_of(jsonb) is 'The endpoint endpoint_id of the request''s merchant and environment, locked; HA404 otherwise.';
+
+-- management_endpoint_create({merchant_id, environment, now, actor, endpoint_id, url, event_types, sealed_secret, secret_hint})
+--   -> endpoint (webhook_endpoint_json)
+create or replace function public.management_endpoint_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_view jsonb := public.webhook_endpoint_create(p);
+  v_endpoint private.webhook_endpoints;
+begin
+  select * into v_endpoint from private.webhook_endpoints where id = (p ->> 'endpoint_id')::uuid;
+  perform private.management_audit(p, 'webhook_endpoint.created', 'webhook_endpoint', private.public_id('we_', v_endpoint.id), null,
+    private.management_endpoint_audit_json(v_endpoint));
+  return v_view;
+end $$;
+comment on function public.management_endpoint_create(jsonb) is 'Registers an endpoint (webhook_endpoint_create) and audits it. HA601.';
+
+-- management_endpoint_get({merchant_id, environment, now, endpoint_id}) -> endpoint
+create or replace function public.management_endpoint_get(p jsonb) returns jsonb
+language plpgsql stable security definer set search_path = '' as $$
+declare v_endpoint private.webhook_endpoints;
+begin
+  select * into v_endpoint from private.webhook_endpoints
+  where id = (p ->> 'endpoint_id')::uuid and merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment';
+  if v_endpoint.id is null then
+    raise exception 'unknown endpoint' using errcode = 'HA404';
+  end if;
+  return private.webhook_endpoint_json(v_endpoint, (p ->> 'now')::timestamptz);
+end $$;
+comment on function public.management_endpoint_get(jsonb) is 'One endpoint of the merchant''s environment; HA404 otherwise.';
+
+-- management_endpoint_update({merchant_id, environment, now, actor, endpoint_id, url?, event_types? (null: every type)})
+--   -> endpoint
+create or replace function public.management_endpoint_update(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_endpoint private.webhook_endpoints := private.management_endpoint_of(p);
+  v_before jsonb := private.management_endpoint_audit_json(v_endpoint);
+begin
+  update private.webhook_endpoints
+  set url = case when p ? 'url' then p ->> 'url' else url end,
+      event_types = case when not p ? 'event_types' then event_types
+                         when jsonb_typeof(p -> 'event_types') = 'array' then array(select jsonb_array_elements_text(p -> 'event_types'))
+                         end,
+      updated_at = v_now
+  where id = v_endpoint.id
+  returning * into v_endpoint;
+  perform private.management_audit(p, 'webhook_endpoint.updated', 'webhook_endpoint', private.public_id('we_', v_endpoint.id), v_before,
+    private.management_endpoint_audit_json(v_endpoint));
+  return private.webhook_endpoint_json(v_endpoint, v_now);
+end $$;
+comment on function public.management_endpoint_update(jsonb) is 'Changes an endpoint''s URL and event types and audits it. HA404.';
+
+-- management_endpoint_set_status({merchant_id, environment, now, actor, endpoint_id, status: active | disabled}) -> endpoint
+-- Disabling fails the pending deliveries (replayable); enabling counts against the 16 active endpoints (HA601).
+create or replace function public.management_endpoint_set_status(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_endpoint private.webhook_endpoints := private.management_endpoint_of(p);
+  v_before jsonb := private.management_endpoint_audit_json(v_endpoint);
+begin
+  if p ->> 'status' = v_endpoint.status then
+    return private.webhook_endpoint_json(v_endpoint, v_now);
+  end if;
+  if p ->> 'status' = 'disabled' then
+    perform public.webhook_endpoint_disable(jsonb_build_object('endpoint_id', v_endpoint.id, 'now', v_now));
+  else
+    perform 1 from private.merchants where id = v_endpoint.merchant_id for no key update;
+    if (select count(*) from private.webhook_endpoints
+        where merchant_id = v_endpoint.merchant_id and environment = v_endpoint.environment and status = 'active') >= 16 then
+      raise exception 'at most 16 active endpoints per merchant and environment' using errcode = 'HA601';
+    end if;
+    update private.webhook_endpoints set status = 'active', disabled_reason = null, disabled_at = null, updated_at = v_now
+    where id = v_endpoint.id;
+  end if;
+  select * into v_endpoint from private.webhook_endpoints where id = v_endpoint.id;
+  perform private.management_audit(p,
+    case when v_endpoint.status = 'active' then 'webhook_endpoint.enabled' else 'webhook_endpoint.disabled' end,
+    'webhook_endpoint', private.public_id('we_', v_endpoint.id), v_before, private.management_endpoint_audit_json(v_endpoint));
+  return private.webhook_endpoint_json(v_endpoint, v_now);
+end $$;
+comment on function public.management_endpoint_set_status(jsonb) is 'Disables (failing pending deliveries) or enables an endpoint, and audits it. HA404, HA601.';
+
+-- management_endpoint_rotate({merchant_id, environment, now, actor, endpoint_id, sealed_secret, secret_hint, overlap_seconds})
+--   -> endpoint + {previous_valid_until}
+create or replace function public.management_endpoint_rotate(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_endpoint private.webhook_endpoints := private.management_endpoint_of(p);
+  v_rotated jsonb := public.webhook_secret_rotate(p);
+begin
+  perform private.management_audit(p, 'webhook_endpoint.secret_rotated', 'webhook_endpoint', private.public_id('we_', v_endpoint.id), null,
+    jsonb_build_object('previous_valid_until', v_rotated ->> 'previous_valid_until'));
+  return v_rotated;
+end $$;
+comment on function public.management_endpoint_rotate(jsonb) is 'A new secret for the endpoint (webhook_secret_rotate), audited. HA404.';
+
+-- management_endpoint_test({merchant_id, environment, now, actor, endpoint_id}) -> {event_id, delivery_id}
+-- A webhook.test event, written already fanned out, with one delivery (origin test) to this endpoint only,
+-- due now. A disabled endpoint is HA451.
+create or replace function public.management_endpoint_test(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_endpoint private.webhook_endpoints := private.management_endpoint_of(p);
+  v_event uuid;
+  v_delivery uuid;
+begin
+  if v_endpoint.status <> 'active' then
+    raise exception 'the endpoint is disabled' using errcode = 'HA451';
+  end if;
+  insert into private.outbox_events (merchant_id, environment, type, data, created_at, fanned_out_at)
+  values (v_endpoint.merchant_id, v_endpoint.environment, 'webhook.test',
+    jsonb_build_object('endpoint_id', private.public_id('we_', v_endpoint.id), 'message', 'A test event sent from the account.'),
+    v_now, v_now)
+  returning id into v_event;
+  insert into private.webhook_deliveries (event_id, endpoint_id, merchant_id, origin, created_at, next_attempt_at)
+  values (v_event, v_endpoint.id, v_endpoint.merchant_id, 'test', v_now, v_now)
+  returning id into v_delivery;
+  perform private.management_audit(p, 'webhook_endpoint.tested', 'webhook_endpoint', private.public_id('we_', v_endpoint.id), null,
+    jsonb_build_object('event_id', v_event));
+  return jsonb_build_object('event_id', v_event, 'delivery_id', private.public_id('whd_', v_delivery));
+end $$;
+comment on function public.management_endpoint_test(jsonb) is 'Queues a webhook.test event to one endpoint only, audited. HA404, HA451.';
+
+-- ----------------------------------------------------------------------------
+-- Deliveries
+-- ----------------------------------------------------------------------------
+create or replace function private.management_delivery_json(d private.webhook_deliveries) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'id', private.public_id('whd_', d.id),
+    'object', 'webhook_delivery',
+    'endpoint_id', private.public_id('we_', d.endpoint_id),
+    'origin', d.origin,
+    'state', d.state,
+    'created_at', private.iso_utc(d.created_at),
+    'next_attempt_at', case when d.state = 'pending' then private.iso_utc(d.next_attempt_at) end,
+    'finished_at', case when d.finished_at is null then null else private.iso_utc(d.finished_at) end,
+    'event', (select jsonb_build_object('id', o.id, 'type', o.type, 'created_at', private.iso_utc(o.created_at),
+                'api_version', o.api_version, 'data', o.data)
+              from private.outbox_events o where o.id = d.event_id),
+    'attempts', (select coalesce(jsonb_agg(jsonb_build_object(
+                   'attempt', a.attempt,
+                   'attempted_at', private.iso_utc(a.attempted_at),
+                   'outcome', a.outcome,
+                   'response_status', a.response_status,
+                   'latency_ms', a.latency_ms,
+                   'response_excerpt', a.response_excerpt,
+                   'error', a.error,
+                   'next_attempt_at', case when a.next_attempt_at is null then null else private.iso_utc(a.next_attempt_at) end)
+                 order by a.attempt), '[]'::jsonb)
+                 from private.webhook_delivery_attempts a where a.delivery_id = d.id))
+$$;
+comment on function private.management_delivery_json(private.webhook_deliveries) is
+  'A delivery as the delivery log shows it: its event (the payload sent), state and every attempt.';
+
+-- management_deliveries_page({merchant_id, environment, limit, endpoint_id?, state?, event_id?, after?: {created_at, id}})
+--   -> {data: [webhook_delivery], more, last}
+create or replace function public.management_deliveries_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with page as (
+    select d, d.created_at, d.id from private.webhook_deliveries d
+    join private.webhook_endpoints e on e.id = d.endpoint_id
+    where d.merchant_id = (p ->> 'merchant_id')::uuid and e.environment = p ->> 'environment'
+      and (not p ? 'endpoint_id' or d.endpoint_id = (p ->> 'endpoint_id')::uuid)
+      and (not p ? 'delivery_id' or d.id = (p ->> 'delivery_id')::uuid)
+      and (not p ? 'event_id' or d.event_id = (p ->> 'event_id')::uuid)
+      and (not p ? 'state' or d.state = p ->> 'state')
+      and (not p ? 'after' or (d.created_at, d.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by d.created_at desc, d.id desc
+    limit (p ->> 'limit')::int + 1
+  ), numbered as (select page.*, row_number() over (order by created_at desc, id desc) as n from page)
+  select jsonb_build_object(
+    'data', coalesce(jsonb_agg(private.management_delivery_json(d) order by n) filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
+    'more', count(*) > (p ->> 'limit')::int,
+    'last', (array_agg(jsonb_build_object('created_at', private.iso_utc(created_at), 'id', id) order by n)
+             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
+  from numbered
+$$;
+comment on function public.management_deliveries_page(jsonb) is 'One page of a merchant''s deliveries in one environment, newest first, with their attempts.';
+
+-- management_delivery_replay({merchant_id, environment, now, actor, delivery_id}) -> {events, deliveries}
+-- The delivery's event again, to the delivery's endpoint (a new delivery, attempt 1, a fresh window).
+create or replace function public.management_delivery_replay(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_delivery private.webhook_deliveries;
+  v_replayed jsonb;
+begin
+  select d.* into v_delivery from private.webhook_deliveries d join private.webhook_endpoints e on e.id = d.endpoint_id
+  where d.id = (p ->> 'delivery_id')::uuid and d.merchant_id = (p ->> 'merchant_id')::uuid and e.environment = p ->> 'environment';
+  if v_delivery.id is null then
+    raise exception 'unknown delivery' using errcode = 'HA404';
+  end if;
+  if v_delivery.origin = 'test' then
+    insert into private.webhook_deliveries (event_id, endpoint_id, merchant_id, origin, created_at, next_attempt_at)
+    select v_delivery.event_id, e.id, e.merchant_id, 'test', (p ->> 'now')::timestamptz, (p ->> 'now')::timestamptz
+    from private.webhook_endpoints e where e.id = v_delivery.endpoint_id and e.status = 'active';
+    v_replayed := jsonb_build_object('events', 1, 'deliveries', (select count(*) from private.webhook_endpoints e
+      where e.id = v_delivery.endpoint_id and e.status = 'active'));
+  else
+    v_replayed := public.webhook_replay(jsonb_build_object('event_id', v_delivery.event_id, 'endpoint_id', v_delivery.endpoint_id,
+      'now', p ->> 'now'));
+  end if;
+  perform private.management_audit(p, 'webhook_delivery.replayed', 'webhook_delivery', private.public_id('whd_', v_delivery.id), null,
+    v_replayed || jsonb_build_object('event_id', v_delivery.event_id));
+  return v_replayed;
+end $$;
+comment on function public.management_delivery_replay(jsonb) is 'Sends a delivery''s event again to its endpoint (when active), audited. HA404.';
+
+-- management_events_replay({merchant_id, environment, now, actor, from, to, endpoint_id?}) -> {events, deliveries}
+create or replace function public.management_events_replay(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_replayed jsonb;
+begin
+  if p ? 'endpoint_id' then
+    perform private.management_endpoint_of(p);
+  end if;
+  v_replayed := public.webhook_replay(jsonb_strip_nulls(jsonb_build_object('merchant_id', p ->> 'merchant_id',
+    'environment', p ->> 'environment', 'from', p ->> 'from', 'to', p ->> 'to', 'endpoint_id', p ->> 'endpoint_id', 'now', p ->> 'now')));
+  perform private.management_audit(p, 'webhook_events.replayed', 'webhook_endpoint',
+    case when p ? 'endpoint_id' then private.public_id('we_', (p ->> 'endpoint_id')::uuid) end, null,
+    v_replayed || jsonb_build_object('from', p ->> 'from', 'to', p ->> 'to'));
+  return v_replayed;
+end $$;
+comment on function public.management_events_replay(jsonb) is 'Replays the events of [from, to) of the merchant''s environment (at most 10,000), audited. HA404.';
+
+-- ----------------------------------------------------------------------------
+-- Settings
+-- ----------------------------------------------------------------------------
+create or replace function private.management_account_json(m private.merchants, p_environment text) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object('id', m.id, 'object', 'account', 'name', m.name, 'environment', p_environment,
+    'api_version', m.api_version, 'at_limit_threshold_percent', m.at_limit_threshold_percent)
+$$;
+comment on function private.management_account_json(private.merchants, text) is 'The account as /v1/account shows it.';
+
+-- management_account({merchant_id, environment}) -> account
+create or replace function public.management_account(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select private.management_account_json(m, p ->> 'environment') from private.merchants m where m.id = (p ->> 'merchant_id')::uuid
+$$;
+comment on function public.management_account(jsonb) is 'The merchant''s account settings as the key''s environment sees them.';
+
+-- management_account_update({merchant_id, environment, now, actor, at_limit_threshold_percent}) -> account
+create or replace function public.management_account_update(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_merchant private.merchants;
+  v_before jsonb;
+begin
+  select * into v_merchant from private.merchants where id = (p ->> 'merchant_id')::uuid for no key update;
+  v_before := jsonb_build_object('at_limit_threshold_percent', v_merchant.at_limit_threshold_percent);
+  update private.merchants set at_limit_threshold_percent = (p ->> 'at_limit_threshold_percent')::int
+  where id = v_merchant.id returning * into v_merchant;
+  perform private.management_audit(p, 'account.updated', 'account', v_merchant.id::text, v_before,
+    jsonb_build_object('at_limit_threshold_percent', v_merchant.at_limit_threshold_percent));
+  return private.management_account_json(v_merchant, p ->> 'environment');
+end $$;
+comment on function public.management_account_update(jsonb) is 'Sets the account''s mandate.at_limit threshold (0 to 99), audited.';

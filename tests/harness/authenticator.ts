@@ -1,0 +1,137 @@
+/**
+ * A WebAuthn authenticator in the test process, for the HTTP tests: it makes real registrations
+ * (attestation `none`, a fresh ES256 key) and real assertions (ECDSA P-256 over the authenticator
+ * data and the client data's hash, DER as authenticators sign) for any relying party and origin,
+ * so the service's own verification (@simplewebauthn/server and shared/devices/ceremony.ts) runs
+ * on them as on a browser's. The browser tests use Chromium's CDP virtual authenticator instead.
+ * `userVerified: false`, another origin or RP ID, and a counter that goes back are what a test
+ * asks for by option; nothing here knows what the service will decide.
+ */
+import { createHash, generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { isoCBOR } from "@simplewebauthn/server/helpers";
+import { toBase64Url } from "../../shared/lib/crypto";
+
+const sha256 = (data: Uint8Array | string) => new Uint8Array(createHash("sha256").update(data).digest());
+
+/** The flags byte of authenticator data (WebAuthn 6.1). */
+function flags(options: { up: boolean; uv: boolean; be: boolean; bs: boolean; at: boolean }): number {
+  return (options.up ? 0x01 : 0) | (options.uv ? 0x04 : 0) | (options.be ? 0x08 : 0) | (options.bs ? 0x10 : 0) | (options.at ? 0x40 : 0);
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+const uint32 = (n: number) => new Uint8Array([(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+
+export interface CeremonyOptions {
+  /** The RP ID the authenticator data names (default: the origin's host name). */
+  rpId?: string;
+  userVerified?: boolean;
+  /** A synced (multi-device) passkey: BE and BS set. */
+  synced?: boolean;
+  crossOrigin?: boolean;
+}
+
+/** One credential of a software authenticator: register it once, then sign assertions with it. */
+export class SoftwareCredential {
+  readonly id = toBase64Url(randomBytes(32));
+  private readonly keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  private counter = 0;
+
+  /** The public key as SPKI PEM (what `biometric_attestation.device_pubkey_pem` carries). */
+  get publicKeyPem(): string {
+    return this.keys.publicKey.export({ type: "spki", format: "pem" }).toString();
+  }
+
+  /** The public key as a JWK (what an SD-JWT's `cnf.jwk` should hold). */
+  get publicJwk(): { kty: string; crv: string; x: string; y: string } {
+    const { kty, crv, x, y } = this.keys.publicKey.export({ format: "jwk" });
+    return { kty: kty!, crv: crv!, x: x!, y: y! };
+  }
+
+  /** Signs `data` with the credential's key as a JWS ES256 signature (raw r‖s), for a key-binding JWT. */
+  signJws(data: string): string {
+    return toBase64Url(sign("sha256", Buffer.from(data), { key: this.keys.privateKey, dsaEncoding: "ieee-p1363" }));
+  }
+
+  private coseKey(): Uint8Array {
+    const { x, y } = this.publicJwk;
+    return isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(x, "base64url")],
+        [-3, Buffer.from(y, "base64url")],
+      ]),
+    );
+  }
+
+  private clientData(type: string, challenge: string, origin: string, options: CeremonyOptions): string {
+    return toBase64Url(Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: options.crossOrigin ?? false })));
+  }
+
+  /** A `startRegistration` answer for `challenge` (the WebAuthn challenge, base64url) at `origin`. */
+  register(challenge: string, origin: string, options: CeremonyOptions = {}) {
+    const rpId = options.rpId ?? new URL(origin).hostname;
+    const synced = options.synced ?? false;
+    const credentialId = Buffer.from(this.id, "base64url");
+    const authData = concat(
+      sha256(rpId),
+      new Uint8Array([flags({ up: true, uv: options.userVerified ?? true, be: synced, bs: synced, at: true })]),
+      uint32(this.counter),
+      new Uint8Array(16),
+      new Uint8Array([credentialId.length >> 8, credentialId.length & 255]),
+      credentialId,
+      this.coseKey(),
+    );
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ["fmt", "none"],
+        ["attStmt", new Map()],
+        ["authData", authData],
+      ]) as never,
+    );
+    return {
+      id: this.id,
+      rawId: this.id,
+      type: "public-key",
+      response: {
+        clientDataJSON: this.clientData("webauthn.create", challenge, origin, options),
+        attestationObject: toBase64Url(attestationObject),
+        transports: ["internal"],
+      },
+      clientExtensionResults: {},
+      authenticatorAttachment: "platform",
+    };
+  }
+
+  /** A `startAuthentication` answer for `challenge` at `origin`; the counter rises unless `counter` says otherwise. */
+  assert(challenge: string, origin: string, options: CeremonyOptions & { counter?: number } = {}) {
+    const rpId = options.rpId ?? new URL(origin).hostname;
+    const synced = options.synced ?? false;
+    this.counter = options.counter ?? this.counter + 1;
+    const authData = concat(
+      sha256(rpId),
+      new Uint8Array([flags({ up: true, uv: options.userVerified ?? true, be: synced, bs: synced, at: false })]),
+      uint32(this.counter),
+    );
+    const clientDataJSON = this.clientData("webauthn.get", challenge, origin, options);
+    const signature = sign("sha256", concat(authData, sha256(Buffer.from(clientDataJSON, "base64url"))), this.keys.privateKey);
+    return {
+      id: this.id,
+      rawId: this.id,
+      type: "public-key",
+      response: { clientDataJSON, authenticatorData: toBase64Url(authData), signature: toBase64Url(signature) },
+      clientExtensionResults: {},
+      authenticatorAttachment: "platform",
+    };
+  }
+}
