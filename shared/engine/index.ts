@@ -27,7 +27,7 @@ import {
 import { type PresenceConfig, presenceConfig } from "./config.js";
 import type { PresenceDescriptor } from "./descriptor.js";
 import { checkPacedCoupling, checkScheduleFollowed, type PacedCouplingCheck, type ScheduleCheck } from "./paced.js";
-import { checkLight, type LightCheck } from "./reflection.js";
+import { checkLight, type LightCheck, pulseWithoutLight } from "./reflection.js";
 
 export type { AvSyncCheck, CouplingCheck, PulseCheck, QualityCheck, SpeechCheck } from "./checks.js";
 export { type PresenceConfig, presenceConfig } from "./config.js";
@@ -215,7 +215,14 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
   // Is there speech at all (voice alone)? Then the breath pauses, with the mouth keeping room noise out.
   const speech = checkSpeech(analyseSpeech(signals.voice, fs, cfg), cfg);
   const speechAnalysis = analyseSpeech(signals.voice, fs, cfg, signals.mouth);
-  const pulse = checkPulse(signals.pulse, fs, cfg);
+  // Version 2: the reflection of the light challenge proves the face is in front of this screen now.
+  const light = descriptor.version === 2 && signals.light ? checkLight(signals.light, descriptor.capture_nonce, fs, cfg) : undefined;
+  // ...and its leak into the pulse is taken out before the pulse is judged (D-395).
+  const pulse = checkPulse(
+    light ? pulseWithoutLight(signals.pulse, descriptor.capture_nonce, light.lag_ms / 1000, fs, cfg) : signals.pulse,
+    fs,
+    cfg,
+  );
   const avSync = checkAvSync(signals.mouth, signals.voice, fs, cfg);
   const hrHz = pulse.passed ? pulse.heart_rate_bpm / 60 : 0;
   const coupling = checkCoupling(signals.pulse, speechAnalysis, fs, hrHz, cfg);
@@ -230,9 +237,6 @@ export function evaluatePresence(descriptor: PresenceDescriptor, options: Evalua
         cfg,
       )
     : undefined;
-
-  // Version 2: the reflection of the light challenge proves the face is in front of this screen now.
-  const light = descriptor.version === 2 && signals.light ? checkLight(signals.light, descriptor.capture_nonce, fs, cfg) : undefined;
 
   let livenessReason: LivenessReason | null = null;
   const faceOnly = options.modality === "face";

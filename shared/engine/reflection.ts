@@ -9,11 +9,11 @@
  * changes (head motion, shading, adaptation) are removed by a moving-average high-pass applied
  * alike to the measurement and to the expected light.
  */
-import { marginScore, round } from "./checks.js";
+import { checkPulse, marginScore, round } from "./checks.js";
 import type { PresenceConfig } from "./config.js";
 import type { LightSignals } from "./descriptor.js";
-import { movingAverage } from "./dsp.js";
-import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "./light.js";
+import { bandPass, movingAverage } from "./dsp.js";
+import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "./light.js";
 
 /** Result of {@link checkLight}. */
 export interface LightCheck {
@@ -203,4 +203,77 @@ export function checkLight(light: LightSignals, nonce: string, fs: number, cfg: 
     best_correlation: round(Math.max(fit.wideR, fit.r)),
     threshold: { correlation: c.minCorrelation, lag_ms: [c.minLagMs, c.maxLagMs], depth: c.minDepth, late_gain: c.maxLateGain },
   };
+}
+
+/**
+ * The pulse with the screen's light taken out (D-395). The client divides the reflection out of the
+ * skin colour before POS, but what its model of the camera misses (exposure, the frames that
+ * straddle a change, POS's own normalisation) stays in the pulse as the light sequence, band-passed:
+ * a still photograph under the light reads as a "pulse" at 40 to 56 bpm, where the 0.5 s chips
+ * put most of their energy. The engine knows the sequence from the nonce and the lag from the
+ * light check, so it regresses the cast light (per channel, band-passed as `finishPulse` does) out
+ * of the pulse before the spectral check. The gains are fitted away from the pulse's candidate
+ * peak and its harmonic (both notched out of the fit, then the fitted light is taken out
+ * everywhere): three regressors narrow-band in the heart band could otherwise rebuild a real
+ * pulse at their frequencies and take it away; a leak's gains show in every other bin of the band.
+ */
+export function pulseWithoutLight(pulse: readonly number[], nonce: string, lagS: number, fs: number, cfg: PresenceConfig): number[] {
+  const n = pulse.length;
+  if (n < 4) return [...pulse];
+  const hi = Math.min(4, fs * 0.45);
+  const cast = expectedLight(lightSequence(nonce, n / fs), fs, n, lagS).map((c) => bandPass(c, fs, 0.65, hi));
+  const candidate = checkPulse(pulse, fs, cfg);
+  const f0 = candidate.heart_rate_bpm / 60;
+  const hw = Math.max(cfg.pulse.peakHalfWidthHz, 1.5 / (n / fs));
+  const notched = (x: ArrayLike<number>): Float64Array => {
+    const out = Float64Array.from(x);
+    if (!(f0 > 0)) return out;
+    for (const f of [f0, 2 * f0]) {
+      if (f + hw > fs * 0.45) continue;
+      const band = bandPass(x, fs, Math.max(0.01, f - hw), f + hw, 0.05);
+      for (let i = 0; i < n; i++) out[i] = (out[i] as number) - (band[i] as number);
+    }
+    return out;
+  };
+  const regressors = cast.map(notched);
+  const target = notched(pulse);
+  const k = regressors.length;
+  const gram = regressors.map((a) => regressors.map((b) => dot(a, b)));
+  const gains = solveSymmetric(
+    gram,
+    regressors.map((a) => dot(a, target)),
+  );
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    let leak = 0;
+    for (let j = 0; j < k; j++) leak += (gains[j] as number) * (cast[j]![i] as number);
+    out[i] = (pulse[i] as number) - leak;
+  }
+  return out;
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
+}
+
+/** x with A x = b for a small symmetric positive semi-definite A (ridge of 1e-9 of its trace), by Gaussian elimination. */
+function solveSymmetric(a: readonly number[][], b: readonly number[]): number[] {
+  const n = b.length;
+  const ridge = 1e-9 * a.reduce((s, row, i) => s + (row[i] as number), 0) + 1e-18;
+  const m = a.map((row, i) => [...row.map((v, j) => (i === j ? v + ridge : v)), b[i] as number]);
+  for (let i = 0; i < n; i++) {
+    let p = i;
+    for (let r = i + 1; r < n; r++) if (Math.abs(m[r]![i]!) > Math.abs(m[p]![i]!)) p = r;
+    [m[i], m[p]] = [m[p]!, m[i]!];
+    const pivot = m[i]![i]!;
+    if (!(Math.abs(pivot) > 0)) continue;
+    for (let r = 0; r < n; r++) {
+      if (r === i) continue;
+      const f = m[r]![i]! / pivot;
+      for (let c = i; c <= n; c++) m[r]![c] = m[r]![c]! - f * m[i]![c]!;
+    }
+  }
+  return m.map((row, i) => (Math.abs(row[i]!) > 0 ? row[n]! / row[i]! : 0));
 }

@@ -17,7 +17,7 @@ import {
 import { sha256 } from "../../../shared/engine/light";
 import { checkLight } from "../../../shared/engine/reflection";
 import { createRng } from "../../../shared/engine/rng";
-import { LIGHT_ATTACK_TYPES, simulateCapture } from "../../../shared/simulator";
+import { controlledNuisance, LIGHT_ATTACK_TYPES, simulateCapture, simulateSession } from "../../../shared/simulator";
 import { controlledLight, lightSeries, reflectionDepth, wildLight } from "../../../shared/simulator/light";
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -247,5 +247,35 @@ describe("evaluatePresence on version 2", () => {
 
   it("needs the light challenge for the attacks against it", () => {
     expect(() => simulateCapture({ person: 1, attack: "injected" })).toThrow(RangeError);
+  });
+});
+
+describe("the screen's light left in the pulse (D-395)", () => {
+  /**
+   * A still photograph and a live face under the light, the client's reflection removal leaving
+   * `pulseResidual` of the screen's light in the skin colour before POS (the browser leaves about
+   * this much: the still's "pulse" is mostly the light sequence, band-passed, at 40 to 56 bpm).
+   */
+  const pulseUnder = (attack: "photo" | "none", seed: number, pulseResidual: number) => {
+    const rng = createRng(seed * 7919 + 17);
+    const light = { ...controlledLight(rng), pulseResidual };
+    const nuisance = controlledNuisance(rng);
+    const d = simulateSession({ person: 5, attack, nuisance, nonce: `residual-${seed}`, seed, light });
+    return { pulse: evaluatePresence(d).liveness.checks.pulse };
+  };
+
+  it("does not read the light's residual in a still photograph as a pulse", () => {
+    // Without the light regressed out of the pulse, about one still in five passes the pulse check.
+    for (const residual of [0.3, 2]) {
+      const passed = Array.from({ length: 40 }, (_, i) => pulseUnder("photo", i + 1, residual).pulse).filter((p) => p.passed);
+      expect(passed, `residual ${residual}`).toEqual([]);
+    }
+  });
+
+  it("keeps a live face's pulse under the same residual", () => {
+    for (const residual of [0.3, 2]) {
+      const refused = Array.from({ length: 40 }, (_, i) => pulseUnder("none", i + 1, residual).pulse).filter((p) => !p.passed);
+      expect(refused, `residual ${residual}`).toEqual([]);
+    }
   });
 });
