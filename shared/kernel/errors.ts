@@ -99,6 +99,10 @@ export const errorCatalogue = {
   CROSS_SITE_REQUEST: [403, "The request came from another site; the person's own page answers its own origin only."],
   not_found: [404, "Not found."],
   HANDOFF_CODE_INVALID: [404, "The handoff code is unknown, already used, replaced or expired."],
+  DEVICE_ADDITION_INVALID: [
+    404,
+    "The device addition's approval code is unknown, already approved or expired; the new device can ask again.",
+  ],
   FUNCTION_NOT_FOUND: [404, "No function with this name exists."],
   ROUTE_NOT_FOUND: [404, "No route matches this path."],
   METHOD_NOT_ALLOWED: [405, "This method is not allowed on this function."],
