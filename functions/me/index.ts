@@ -19,6 +19,8 @@ import { canonicalUuid } from "../../shared/lib/uuid";
 import {
   consentLedgerSchema,
   erasedSchema,
+  exportCreatedSchema,
+  exportFileSchema,
   personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
@@ -32,6 +34,7 @@ import {
 } from "../../shared/persons/answers";
 import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
 import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
+import { createExport, takeExport } from "../../shared/persons/export";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
 import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
 import {
@@ -266,6 +269,36 @@ app.get(
   personSession,
   perSession,
   async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
+);
+
+app.post(
+  "/exports",
+  documented({
+    summary: "Generate the export of everything held about the person",
+    success: { status: 201, description: "Generated: download it once, before it expires", schema: exportCreatedSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  async (c) => c.json(await createExport(depsOf(c.var), c.var.person), 201),
+);
+
+app.get(
+  "/exports/:id",
+  documented({
+    summary: "Download the export file, once",
+    success: { status: 200, description: "The export file (an attachment)", schema: exportFileSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => {
+    const content = await takeExport(depsOf(c.var), c.var.person, c.req.param("id") ?? "");
+    c.header("content-disposition", 'attachment; filename="my-data.json"');
+    return c.json(content);
+  },
 );
 
 app.post(

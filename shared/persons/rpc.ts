@@ -140,6 +140,8 @@ declare module "../kernel/db/rpc" {
         | null
       ),
     ];
+    person_export_create: [PersonAt & { id: Uuid; ttl_seconds: number }, { export_id: string; expires_at: Iso } | null];
+    person_export_take: [{ id: Uuid; identity_id: Uuid; now: Iso }, { content: Record<string, unknown> } | null];
     person_mandate_revoke: [
       PersonAt & { reason?: string } & ({ mandate_id: Uuid } | { merchant_id: Uuid; granted_to: string }),
       { revoked: { mandate_id: string; already_revoked: boolean; revoked_at: Iso }[] } | null,

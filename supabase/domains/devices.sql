@@ -239,6 +239,8 @@ create or replace function private.device_addition_json(a private.device_additio
 language sql stable set search_path = '' as $$
   select jsonb_build_object(
     'addition_id', 'dad_' || replace(a.id::text, '-', ''),
+    'merchant_id', a.merchant_id,
+    'environment', a.environment,
     'state', case when a.approved_at is not null then 'approved' when a.expires_at <= p_at then 'expired' else 'pending' end,
     'credential_id', a.credential_id,
     'registration', a.registration,

@@ -440,3 +440,63 @@ begin
   return jsonb_build_object('erased', true, 'merchants', v_merchants, 'identity_erased', v_erased_at is not null);
 end $$;
 comment on function public.person_erase(jsonb) is 'The person erases themselves at one merchant or all, confirmed by a fresh presence proof: mandates revoked, consent withdrawn, data erased now, identity.erased to each.';
+
+-- person_export_create({id, identity_id, environment, now, ttl_seconds}) -> {export_id, expires_at}
+-- Generates the person's export now (docs/functions.md#me, "The export file"): the identity's dates and documents
+-- on record (never the template), each merchant with its pseudonym and consents, every mandate, the consent
+-- ledger and its verification, the disclosures and the acts, each as the page's own reads answer them. Deletes the
+-- content of every export that expired meanwhile.
+create or replace function public.person_export_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_identity uuid := (p ->> 'identity_id')::uuid;
+  v_person jsonb := jsonb_build_object('identity_id', p ->> 'identity_id', 'environment', p ->> 'environment', 'now', p ->> 'now');
+  v_row private.person_exports;
+begin
+  update private.person_exports set content = null where content is not null and expires_at <= v_now;
+  insert into private.person_exports (id, identity_id, content, created_at, expires_at)
+  select (p ->> 'id')::uuid, i.id, jsonb_build_object(
+      'format', 'me-export/1',
+      'generated_at', v_now,
+      'environment', i.environment,
+      'identity', jsonb_build_object(
+        'enrolled_at', i.created_at,
+        'documents', coalesce((select jsonb_agg(jsonb_build_object('document_type', d.document_type,
+                                 'issuing_country', d.issuing_country, 'expires_on', d.expires_on, 'verified_at', d.verified_at)
+                                 order by d.verified_at)
+                               from private.identity_documents d where d.identity_id = i.id), '[]'::jsonb)),
+      'merchants', (select coalesce(jsonb_agg(m || jsonb_build_object('subject_ref', r.subject_ref)), '[]'::jsonb)
+                    from jsonb_array_elements(public.person_merchants(v_person)) m
+                    join private.subject_refs r on r.identity_id = i.id and r.merchant_id = (m ->> 'merchant_id')::uuid),
+      'mandates', public.person_mandates(v_person),
+      'consent_ledger', public.person_consent_ledger(v_person),
+      'disclosures', public.person_disclosures(v_person),
+      'acts', public.person_receipts(v_person)),
+    v_now, v_now + make_interval(secs => (p ->> 'ttl_seconds')::int)
+  from private.identities i
+  where i.id = v_identity and i.environment = p ->> 'environment' and i.erased_at is null
+  returning * into v_row;
+  if v_row.id is null then
+    return null;
+  end if;
+  return jsonb_build_object('export_id', private.public_id('exp_', v_row.id), 'expires_at', v_row.expires_at);
+end $$;
+comment on function public.person_export_create(jsonb) is 'Generates one person''s export file now, downloadable once until it expires; deletes expired exports'' content.';
+
+-- person_export_take({id, identity_id, now}) -> {content} | null
+-- The export file, once: its content is deleted as it is answered. null when it is not the person's, was
+-- downloaded, or expired.
+create or replace function public.person_export_take(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  with taken as (
+    update private.person_exports x set content = null, downloaded_at = (p ->> 'now')::timestamptz
+    from (select id, content from private.person_exports
+          where id = (p ->> 'id')::uuid and identity_id = (p ->> 'identity_id')::uuid
+            and content is not null and expires_at > (p ->> 'now')::timestamptz
+          for update) old
+    where x.id = old.id
+    returning old.content)
+  select jsonb_build_object('content', content) from taken
+$$;
+comment on function public.person_export_take(jsonb) is 'Answers a person''s export file once, deleting its content; null when not theirs, taken or expired.';

@@ -622,3 +622,62 @@ describe("me: erasure", () => {
     expect((await proveOnScreen(started.body.url, person)).body.state).toBe("failed");
   }, 240_000);
 });
+
+describe("me: export", () => {
+  it("generates one JSON file on request, downloadable once by the person, expiring; no template, no other person", async () => {
+    const { shop, travel, person, atTravel, shopping, booking } = await personAtTwoMerchants();
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    expect(errorOf(await browser.call("/exports", { method: "POST", body: {} }))).toEqual({ status: 403, code: "CSRF_TOKEN_INVALID" });
+    expect(errorOf(await browser.post("/exports", {}, { headers: { "sec-fetch-site": "cross-site" } }))).toEqual({
+      status: 403,
+      code: "CROSS_SITE_REQUEST",
+    });
+
+    const created = await browser.post("/exports", {});
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.export_id).toMatch(/^exp_[0-9a-f]{32}$/);
+    expect(Date.parse(created.body.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
+
+    // Another person's session, a cross-site request: refused, and the file is still there.
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    expect(errorOf(await intruder.call(`/exports/${created.body.export_id}`))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await browser.call(`/exports/${created.body.export_id}`, { headers: { origin: "https://evil.example" } }))).toEqual({
+      status: 403,
+      code: "CROSS_SITE_REQUEST",
+    });
+
+    const file = await browser.call(`/exports/${created.body.export_id}`);
+    expect(file.status, file.text).toBe(200);
+    expect(file.headers.get("content-disposition")).toBe('attachment; filename="my-data.json"');
+    expect(file.headers.get("cache-control")).toBe("no-store");
+    expect(file.body).toMatchObject({ format: "me-export/1", environment: "test", identity: { documents: expect.any(Array) } });
+    expect(file.body.identity.documents.length).toBeGreaterThan(0);
+    expect(file.body.merchants.map((m: Record<string, unknown>) => [m.name, m.subject_ref])).toEqual([
+      ["Corner shop", person.subject_ref],
+      ["Travel desk", atTravel.subject_ref],
+    ]);
+    expect(file.body.mandates.map((m: { mandate_id: string }) => m.mandate_id).sort()).toEqual(
+      [shopping.mandate_id, booking.mandate_id].sort(),
+    );
+    expect(file.body.consent_ledger.verification.ok).toBe(true);
+    expect(file.body.acts.length).toBeGreaterThan(0);
+    expect(file.text).not.toMatch(/embedding|face_template|baseline|identity_id/);
+    void travel;
+
+    // Once: the content is gone.
+    expect(errorOf(await browser.call(`/exports/${created.body.export_id}`))).toEqual({ status: 404, code: "not_found" });
+    const [row] = await testDb()`select content is null as gone, downloaded_at is not null as taken from private.person_exports
+      where id = ${created.body.export_id.slice(4)}::uuid`;
+    expect(row).toEqual({ gone: true, taken: true });
+
+    // Expiring: fifteen minutes on the service's clock.
+    const late = await browser.post("/exports", {});
+    const at = new Date(Date.parse(late.body.expires_at) + 1000);
+    const reader = new Browser();
+    await signIn(reader, shop.merchant_id, person, new Date(at.getTime() - 60_000));
+    expect(errorOf(await reader.call(`/exports/${late.body.export_id}`, { now: at }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await browser.call("/exports/exp_nope"))).toEqual({ status: 404, code: "not_found" });
+  }, 240_000);
+});
