@@ -48,3 +48,23 @@ export function assertionChallenge(challenge: string, descriptorDigestHex: strin
     bytes[DEVICE_CHALLENGE_BYTES + i] = Number.parseInt(descriptorDigestHex.slice(2 * i, 2 * i + 2), 16);
   return toBase64Url(bytes);
 }
+
+/**
+ * What a new device's registration covers when it is added by the approval of a registered device
+ * (no capture is made on the new device): its WebAuthn challenge is assertionChallenge(issued
+ * challenge, descriptorDigest(DEVICE_APPROVAL_CONTEXT)) (docs/devices.md, "Adding a device").
+ */
+export const DEVICE_APPROVAL_CONTEXT = { purpose: "add_device", method: "device_approval" } as const;
+
+/**
+ * What the approving device signs, as the descriptor digest of its add_device assertion: the
+ * addition and the new credential it would register (its id and key thumbprint), so one signature
+ * approves exactly that registration.
+ */
+export function approvalDigest(addition: { addition_id: string; credential_id: string; key_thumbprint: string }): Promise<string> {
+  return descriptorDigest({
+    addition_id: addition.addition_id,
+    credential_id: addition.credential_id,
+    key_thumbprint: addition.key_thumbprint,
+  });
+}

@@ -22,6 +22,20 @@ export interface RelyingParty {
   origins: readonly string[];
 }
 
+/** The name an authenticator shows for the service's own relying party. */
+export const SERVICE_RP_NAME = "Human-authorisation service";
+
+/**
+ * The relying party of the service's own pages (the hosted screen, and every capture that counts in
+ * live mode): the RP ID is the host of the service's base URL, its origin the only one allowed.
+ *
+ * @example firstPartyRelyingParty("https://auth.example.com") // {id: "auth.example.com", name, origins: ["https://auth.example.com"]}
+ */
+export function firstPartyRelyingParty(serviceBaseUrl: string): RelyingParty {
+  const url = new URL(serviceBaseUrl);
+  return { id: url.hostname, name: SERVICE_RP_NAME, origins: [url.origin] };
+}
+
 const base64url = (max: number) => v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, "base64url"), v.maxLength(max));
 /** A credential id: at least 16 bytes (WebAuthn 6.1: at least 16 bytes of entropy), at most 1023. */
 const credentialId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22,1364}$/, "a credential id in base64url"));

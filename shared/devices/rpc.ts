@@ -42,7 +42,10 @@ export interface DeviceCredentialRow extends RegisteredCredential {
 
 /** A device addition as the RPCs answer it (private.device_addition_json). */
 export interface DeviceAdditionRow {
+  /** dad_ + 32 hex. */
   addition_id: string;
+  merchant_id: Uuid;
+  environment: Environment;
   state: "pending" | "approved" | "expired";
   credential_id: string;
   registration: PendingRegistration;
@@ -116,5 +119,6 @@ declare module "../kernel/db/rpc" {
     ];
     device_challenge_issue: [ChallengeAt & { ttl_seconds: number }, { expires_at: Iso }];
     device_challenge_consume: [ChallengeAt, { outcome: "consumed" | "unknown" | "used" | "expired" }];
+    device_challenges_sweep: [{ now: Iso }, { deleted: number }];
   }
 }

@@ -12,6 +12,7 @@ const functionRegistry = {
   "agent-verification-result": {},
   "alias-availability": {},
   "consent-retention": { crons: ["* * * * *"] },
+  "device-add": {},
   "device-challenge": {},
   "device-manage": {},
   "disclose-claims": {},

@@ -12,12 +12,20 @@ import { requestSchema, resultSchema, toolRequestSchema } from "../../shared/age
 import { discloseSchema, fetchSchema } from "../../shared/consent/disclose";
 import { revokeConsentSchema } from "../../shared/consent/revoke";
 import { sessionModes } from "../../shared/contracts/hosted-screen";
+import {
+  additionOptionsSchema,
+  additionStatusSchema,
+  approveAdditionSchema,
+  lookupAdditionSchema,
+  requestAdditionSchema,
+} from "../../shared/devices/additions";
 import { deviceChallengeSchema } from "../../shared/devices/challenges";
 import { renameDeviceSchema, revokeDeviceSchema } from "../../shared/devices/devices";
 import type { PresenceDescriptor } from "../../shared/engine";
 import { claimHandoffSchema, handoffStatusSchema, registerHandoffSchema, screenHandoffStatusSchema } from "../../shared/handoffs/handoff";
 import { attributeNames, attributeSchema } from "../../shared/identity/attributes";
 import { claimSchema } from "../../shared/identity/claims";
+import { reproofSchema } from "../../shared/identity/device-reproof";
 import { documentEvidenceSchema } from "../../shared/identity/documents";
 import { enrollmentSchema } from "../../shared/identity/enrollment";
 import { identifySchema } from "../../shared/identity/identify";
@@ -452,6 +460,26 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
       name: "device-challenge",
       routes: [
         { path: "", methods: ["POST"], input: "json", key: "publishable", replay: true, body: arbitraryOf(deviceChallengeSchema, {}) },
+      ],
+    },
+    {
+      name: "device-add",
+      routes: [
+        { path: "/options", methods: ["POST"], input: "json", key: "publishable", body: arbitraryOf(additionOptionsSchema, {}) },
+        {
+          path: "/request",
+          methods: ["POST"],
+          input: "json",
+          key: "publishable",
+          replay: true,
+          body: arbitraryOf(requestAdditionSchema, {}),
+        },
+        { path: "/status", methods: ["GET"], input: "query", key: "publishable", body: arbitraryOf(additionStatusSchema, {}) },
+        { path: "/approve", methods: ["GET"], input: "none", key: "none" },
+        { path: "/approve.js", methods: ["GET"], input: "none", key: "none" },
+        { path: "/lookup", methods: ["POST"], input: "json", key: "none", body: arbitraryOf(lookupAdditionSchema, {}) },
+        { path: "/approve", methods: ["POST"], input: "json", key: "none", body: arbitraryOf(approveAdditionSchema, {}) },
+        { path: "/passport", methods: ["POST"], input: "json", key: "publishable", replay: true, body: arbitraryOf(reproofSchema, {}) },
       ],
     },
     {
