@@ -65,6 +65,8 @@ export interface CaptureStats {
   describeMs: number[];
   cameraFps: number;
   sampleRateHz: number;
+  /** Per microphone block: how far its last sample's capture-clock time lies after the block's arrival, ms (never above 0 when timed right). */
+  audioLeadMs: number[];
   backend: string;
   modelLoadMs: number;
 }
@@ -203,11 +205,16 @@ export class PresenceCapture {
       describeMs: [],
       cameraFps: 0,
       sampleRateHz: 0,
+      audioLeadMs: [],
       backend: ready.backend,
       modelLoadMs: ready.loadMs,
     };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => this.onWorker(event.data);
-    microphone.onBlock((block) => this.recording?.meter.push(block.samples, block.t));
+    microphone.onBlock((block) => {
+      if (!this.recording) return;
+      this.stats.audioLeadMs.push((block.t + block.samples.length / microphone.sampleRate) * 1000 - performance.now());
+      this.recording.meter.push(block.samples, block.t);
+    });
     const Processor = (globalThis as { MediaStreamTrackProcessor?: TrackProcessorConstructor }).MediaStreamTrackProcessor;
     const track = stream.getVideoTracks()[0];
     if (Processor && track) {

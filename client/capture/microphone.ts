@@ -1,7 +1,11 @@
 /**
  * The microphone on the capture clock: an AudioWorklet (client/capture/audio-worklet.ts) hands over
- * blocks of samples with the audio clock's frame number, and `getOutputTimestamp()` ties the audio
- * clock to `performance.now()`, so each block gets the capture-clock time of its first sample.
+ * blocks of samples with the audio clock's frame number, and the input side ties the audio clock to
+ * `performance.now()`, so each block gets the capture-clock time of its first sample: a frame was
+ * rendered no later than the page reads the clock past it (the smallest offset of the two clocks
+ * seen is the render's), and it reached the microphone the track's input latency before that. The
+ * output side (`getOutputTimestamp()`) is no measure of it: it adds the output latency, which a
+ * Bluetooth headset makes 150 ms or more, to every sample (D-389).
  */
 
 export interface MicrophoneBlock {
@@ -12,11 +16,15 @@ export interface MicrophoneBlock {
 
 export class Microphone {
   private listener: ((block: MicrophoneBlock) => void) | null = null;
+  /** performance.now() minus the audio clock (ms): the smallest seen, the read least delayed after its render. */
+  private clockOffsetMs = Number.POSITIVE_INFINITY;
 
   private constructor(
     readonly context: AudioContext,
     private readonly node: AudioWorkletNode,
     private readonly source: MediaStreamAudioSourceNode,
+    /** The track's input latency, seconds (0 where the browser does not say). */
+    private readonly inputLatencyS: number,
   ) {
     node.port.onmessage = (event: MessageEvent<{ frame: number; samples: Float32Array }>) => {
       this.listener?.({ t: this.captureTime(event.data.frame), samples: event.data.samples });
@@ -31,7 +39,9 @@ export class Microphone {
     const node = new AudioWorkletNode(context, "microphone-tap", { numberOfInputs: 1, numberOfOutputs: 0 });
     source.connect(node);
     if (context.state !== "running") await context.resume();
-    return new Microphone(context, node, source);
+    const settings = stream.getAudioTracks()[0]?.getSettings() as (MediaTrackSettings & { latency?: number }) | undefined;
+    const latency = settings?.latency;
+    return new Microphone(context, node, source, typeof latency === "number" && Number.isFinite(latency) && latency >= 0 ? latency : 0);
   }
 
   get sampleRate(): number {
@@ -40,10 +50,8 @@ export class Microphone {
 
   /** Where the audio clock's frame `frame` falls on the capture clock, seconds. */
   private captureTime(frame: number): number {
-    const stamp = this.context.getOutputTimestamp();
-    const contextTime = stamp.contextTime ?? this.context.currentTime;
-    const performanceTime = stamp.performanceTime ?? performance.now();
-    return (performanceTime + (frame / this.context.sampleRate - contextTime) * 1000) / 1000;
+    this.clockOffsetMs = Math.min(this.clockOffsetMs, performance.now() - this.context.currentTime * 1000);
+    return ((frame / this.context.sampleRate) * 1000 + this.clockOffsetMs) / 1000 - this.inputLatencyS;
   }
 
   /** Receives every block from now on (one listener). */

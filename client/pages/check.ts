@@ -99,6 +99,7 @@ async function record(capture: PresenceCapture, readyMs: number, loaded: number)
       detect_ms: { p50: percentileOf(s.detectMs, 0.5), p95: percentileOf(s.detectMs, 0.95), runs: s.detectMs.length },
       landmarks_ms: { p50: percentileOf(s.landmarksMs, 0.5), p95: percentileOf(s.landmarksMs, 0.95), runs: s.landmarksMs.length },
       describe_ms: { p50: percentileOf(s.describeMs, 0.5), p95: percentileOf(s.describeMs, 0.95), runs: s.describeMs.length },
+      audio_lead_ms: { p50: percentileOf(s.audioLeadMs, 0.5), max: percentileOf(s.audioLeadMs, 1), blocks: s.audioLeadMs.length },
     };
     output.textContent = JSON.stringify(descriptor);
     statsOutput.textContent = JSON.stringify(stats);

@@ -303,8 +303,8 @@ class Screen {
     for (const button of document.querySelectorAll<HTMLButtonElement>("[data-cancel]")) {
       button.addEventListener("click", () => this.cancel("person_cancelled"));
     }
-    // The models load while the person reads (seconds of download and compilation).
-    this.models = FaceModels.load(assets);
+    // The models load while the person reads (seconds of download and compilation); started before the boot where there is a camera.
+    this.models = earlyModels ?? FaceModels.load(assets);
     this.models.catch(() => {});
     show("intro");
   }
@@ -524,12 +524,20 @@ function sendBack(returnTo: string, merchant: string): void {
   };
 }
 
+/**
+ * The face models, started as soon as the page knows the device has a camera: the face worker's
+ * script and weights download while the session boots (D-407).
+ */
+let earlyModels: Promise<FaceModels> | null = null;
+
 async function main(): Promise<void> {
   show("loading");
   const taken = takeFragment();
   if (!taken) return showError(new ScreenError("screen.error.no_token", false));
   if ("handoff" in taken) return claimHandoff(taken.handoff);
   if (!(await hasCamera())) return handOff(taken.token);
+  earlyModels = FaceModels.load(assets);
+  earlyModels.catch(() => {});
   await start(taken.token);
 }
 

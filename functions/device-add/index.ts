@@ -34,7 +34,7 @@ import {
   requestAdditionSchema,
   requestedAdditionSchema,
 } from "../../shared/devices/additions";
-import { relyingPartyFor } from "../../shared/devices/ceremony";
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { renamedDeviceSchema } from "../../shared/devices/devices";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
@@ -61,7 +61,7 @@ const app = createFunctionApp("device-add");
 
 app.use(noStore);
 
-const rpOf = (c: { var: AppEnv["Variables"]; req: { url: string } }) => relyingPartyFor(serviceBaseUrl(c.var.config, c.req.url));
+const rpOf = (c: { var: AppEnv["Variables"]; req: { url: string } }) => firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
 
 app.post(
   "/options",
@@ -87,7 +87,7 @@ app.post(
   input("json", requestAdditionSchema),
   async (c) => {
     const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
-    return c.json(await requestAddition(depsOf(c.var), c.var.principal, relyingPartyFor(baseUrl), baseUrl, c.var.input), 201);
+    return c.json(await requestAddition(depsOf(c.var), c.var.principal, firstPartyRelyingParty(baseUrl), baseUrl, c.var.input), 201);
   },
 );
 

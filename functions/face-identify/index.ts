@@ -5,6 +5,7 @@
  * (docs/decisions.md, D-074).
  */
 
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
@@ -13,6 +14,7 @@ import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../sha
 import { identifyAnswerSchema } from "../../shared/identity/answers";
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 
 /** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md, D-074). */
@@ -28,7 +30,7 @@ app.post(
   documented({
     summary: "Identify the live person of a capture",
     success: { status: 200, description: "The person, or no one", schema: identifyAnswerSchema },
-    answers: ["LIVE_CAPTURE_REQUIRED", ...scenarioCodes, "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"],
+    answers: ["LIVE_CAPTURE_REQUIRED", ...scenarioCodes, "UNAUTHORIZED_DEVICE", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"],
   }),
   apiKeyAuth("publishable", { replay: true }),
   rateLimit<AppEnv & KeyAuthenticated>((c) => ({ rule: identifyLimits.merchant, identifier: tenantBudget(c.var.principal) })),
@@ -42,7 +44,8 @@ app.post(
     const { principal } = c.var;
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
-    return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario));
+    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario, rp));
   },
 );
 

@@ -13,6 +13,7 @@
  * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
@@ -141,7 +142,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     perSession(screenLimits.completeSession),
     input("json", jsonObject),
     async (c) => {
-      const keys = await keyMaterialOf(c.var);
+      const keys = { ...(await keyMaterialOf(c.var)), rp: firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url)) };
       return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
     },
   );

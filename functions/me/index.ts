@@ -18,6 +18,9 @@ import { jsonObject } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import {
   consentLedgerSchema,
+  erasedSchema,
+  exportCreatedSchema,
+  exportFileSchema,
   personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
@@ -30,6 +33,8 @@ import {
   withdrawnSchema,
 } from "../../shared/persons/answers";
 import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
+import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
+import { createExport, takeExport } from "../../shared/persons/export";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
 import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
 import {
@@ -264,6 +269,70 @@ app.get(
   personSession,
   perSession,
   async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
+);
+
+app.post(
+  "/exports",
+  documented({
+    summary: "Generate the export of everything held about the person",
+    success: { status: 201, description: "Generated: download it once, before it expires", schema: exportCreatedSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  async (c) => c.json(await createExport(depsOf(c.var), c.var.person), 201),
+);
+
+app.get(
+  "/exports/:id",
+  documented({
+    summary: "Download the export file, once",
+    success: { status: 200, description: "The export file (an attachment)", schema: exportFileSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => {
+    const content = await takeExport(depsOf(c.var), c.var.person, c.req.param("id") ?? "");
+    c.header("content-disposition", 'attachment; filename="my-data.json"');
+    return c.json(content);
+  },
+);
+
+app.post(
+  "/presence",
+  documented({
+    summary: "Open a capture screen to confirm an erasure by proving presence again",
+    success: { status: 201, description: "The capture screen, bound to this session", schema: signInStartedSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", presenceSchema),
+  async (c) => c.json(await startPresenceProof(depsOf(c.var), c.var.person, c.var.input, serviceBaseUrl(c.var.config, c.req.url)), 201),
+);
+
+app.post(
+  "/erase",
+  documented({
+    summary: "Erase the person at one merchant or at every merchant (irreversible)",
+    success: { status: 200, description: "Erased", schema: erasedSchema },
+    answers: ["not_found", "PRESENCE_PROOF_INVALID"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", eraseSchema),
+  async (c) => {
+    const erased = await erasePerson(depsOf(c.var), c.var.person, c.var.input);
+    if (erased.identity_erased) c.header("set-cookie", cookie(SESSION_COOKIE, "", 0));
+    return c.json(erased);
+  },
 );
 
 export default app;

@@ -4,6 +4,7 @@
  * (returned once, in the x-session-token header). Publishable key allowed.
  */
 
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
@@ -14,6 +15,7 @@ import { enrollmentFailureCodes, enrollmentSchema, enrollPerson } from "../../sh
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
 import { bearerOf } from "../../shared/kernel/authenticate";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 
 const app = createFunctionApp("process-biovital-enrollment");
@@ -27,6 +29,7 @@ app.post(
       ...scenarioCodes,
       "BIOMETRIC_LIVENESS_FAILED",
       "SESSION_PRESENT",
+      "UNAUTHORIZED_DEVICE",
       "IDENTITY_UNREACHABLE",
       "CAPTURE_REPLAYED",
       "ENROLLMENT_RACE",
@@ -41,7 +44,8 @@ app.post(
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
     const presentedSessionToken = bearerOf(c.req.header("authorization"));
-    const enrolled = await enrollPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken });
+    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const enrolled = await enrollPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken, rp });
     c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
     return c.json({
       success: true,
@@ -49,6 +53,7 @@ app.post(
       subject_ref: enrolled.subject_ref,
       session_token_hash: enrolled.session_token_hash,
       consent: enrolled.consent,
+      device_binding: enrolled.device_binding,
     });
   },
 );

@@ -73,7 +73,8 @@ export function secretKey(group: LimitGroup): MiddlewareHandler<Env> {
  * (`403 insufficient_scope` otherwise). The acts of the resource API need `api`; the account's
  * management needs `management.read` or `management.write` (D-446).
  */
-export function keyPolicy(group: LimitGroup, scope: KeyScope): MiddlewareHandler<Env> {
+export function keyPolicy(group: LimitGroup, scope: KeyScope | readonly KeyScope[]): MiddlewareHandler<Env> {
+  const anyOf = typeof scope === "string" ? [scope] : scope;
   const steps: MiddlewareHandler<Env>[] = [
     presentBearerKey,
     rateLimit<Env>((c) => ({ rule: ruleOf(group, c.var.credential.environment), identifier: `key:${c.var.credential.keyHash}` }), announce),
@@ -83,7 +84,8 @@ export function keyPolicy(group: LimitGroup, scope: KeyScope): MiddlewareHandler
       announce,
     ),
     async function holdsScope(c, next) {
-      requireScope(c.var.keyScopes, scope);
+      // any one of them: the reads a support key may see take api or management.read (D-454)
+      if (!anyOf.some((one) => c.var.keyScopes.includes(one))) requireScope(c.var.keyScopes, anyOf[0]);
       return next();
     },
   ];
@@ -104,3 +106,6 @@ export function keyPolicy(group: LimitGroup, scope: KeyScope): MiddlewareHandler
     },
   );
 }
+
+/** The scopes a support read accepts: a key that acts, or a dashboard key that reads the account (D-454). */
+export const supportReads = ["api", "management.read"] as const;

@@ -4,6 +4,7 @@
  * Idempotency-Key; recognitions are stateless and need none.
  */
 import { Hono } from "hono";
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
@@ -20,7 +21,7 @@ import { secretKey } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
 /** What a presence proof can be refused with, on every identity route. */
-const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
+const PROOF_CODES: ErrorCode[] = ["LIVENESS_REQUIRED", "UNAUTHORIZED_DEVICE", "CAPTURE_REPLAYED", "TEMPLATE_STORE_UNAVAILABLE"];
 
 export const identity = new Hono<AppEnv>();
 
@@ -48,7 +49,8 @@ identity.post(
   async (c) => {
     const { config } = c.var;
     const keys = await keyMaterialOf(c.var);
-    const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse };
+    const rp = firstPartyRelyingParty(serviceBaseUrl(config, c.req.url));
+    const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse, rp };
     return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
   },
 );
@@ -66,7 +68,8 @@ identity.post(
   secretKey("recognitions"),
   input("json", recognitionSchema),
   async (c) => {
-    return c.json(await recognisePerson(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input));
+    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    return c.json(await recognisePerson(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input, rp));
   },
 );
 
@@ -84,7 +87,9 @@ identity.post(
   idempotency(idempotencyScope),
   input("json", attributeSchema),
   async (c) => {
-    const answer = await proveAttribute(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input, c.var.storedResponse);
+    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const keys = await keyMaterialOf(c.var);
+    const answer = await proveAttribute(depsOf(c.var), keys, c.var.principal, c.var.input, c.var.storedResponse, rp);
     return c.json(answer);
   },
 );

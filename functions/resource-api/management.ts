@@ -14,6 +14,7 @@ import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp } from "../../shared/edge/rate-limit";
+import { serviceBaseUrl } from "../../shared/kernel/config";
 import { readAccount, updateAccount, updateAccountSchema } from "../../shared/management/account";
 import {
   accountSchema,
@@ -22,20 +23,26 @@ import {
   auditExportAnswerSchema,
   auditListSchema,
   createdEndpointSchema,
+  createdInvitationSchema,
   createdKeySchema,
   deliveryListSchema,
   deliverySchema,
   endpointListSchema,
   endpointSchema,
+  ownerListSchema,
+  removedOwnerSchema,
   replaySchema,
   rolledKeySchema,
   rotatedEndpointSchema,
   testEventSchema,
+  usageSchema,
 } from "../../shared/management/answers";
 import { auditExportSchema, auditPageSchema, exportAudit, pageAudit } from "../../shared/management/audit";
 import type { ManagementCaller } from "../../shared/management/caller";
 import { publicId } from "../../shared/management/ids";
 import { createKey, createKeySchema, listKeys, revokeKey, rollKey, rollKeySchema } from "../../shared/management/keys";
+import { inviteOwner, inviteOwnerSchema, listOwners, removeOwner } from "../../shared/management/owners";
+import { readUsage, usageQuerySchema } from "../../shared/management/usage";
 import {
   createEndpoint,
   createEndpointSchema,
@@ -369,4 +376,66 @@ account.post(
   keyed(),
   input("json", updateAccountSchema),
   async (c) => c.json(await updateAccount(depsOf(c.var), callerOf(c), c.var.input)),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Owners and usage
+// ---------------------------------------------------------------------------------------------
+export const owners = new Hono<Env>();
+
+owners.get(
+  "/",
+  documented({
+    summary: "List the owners of this environment and their invitations",
+    success: { status: 200, description: "The owners", schema: ownerListSchema },
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await listOwners(depsOf(c.var), callerOf(c))),
+);
+
+owners.post(
+  "/",
+  documented({
+    summary: "Invite a person to own the account",
+    description:
+      "A person the merchant holds in this environment, by subject_ref. They accept by proving presence at url (a recognise session, 30 minutes, single use): its approved outcome makes them an owner. The url is in this answer only.",
+    success: { status: 201, description: "The invitation, with the url the person accepts at", schema: createdInvitationSchema },
+    answers: ["not_found", "ALREADY_OWNER", "INVALID_RETURN_URL"],
+  }),
+  writes(),
+  idempotency(idempotencyScope, { forget: ["url"] }),
+  input("json", inviteOwnerSchema),
+  async (c) => {
+    const base = serviceBaseUrl(c.var.config, c.req.url);
+    return c.json(await inviteOwner(depsOf(c.var), callerOf(c), c.var.input, base), 201);
+  },
+);
+
+owners.post(
+  "/:subject_ref/remove",
+  documented({
+    summary: "Remove an owner",
+    description: "The person stops owning the account (their agents lose it at their next call); the last owner is never removed.",
+    success: { status: 200, description: "The owner removed", schema: removedOwnerSchema },
+    answers: ["not_found", "LAST_OWNER"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await removeOwner(depsOf(c.var), callerOf(c), c.req.param("subject_ref"))),
+);
+
+export const usage = new Hono<Env>();
+
+usage.get(
+  "/",
+  documented({
+    summary: "Read this environment's usage and allowance",
+    description: "Billed claims in the month (default: this month, UTC), persons billed for life, the allowance and what is left.",
+    success: { status: 200, description: "The usage", schema: usageSchema },
+  }),
+  noStore,
+  reads(),
+  input("query", usageQuerySchema),
+  async (c) => c.json(await readUsage(depsOf(c.var), callerOf(c), c.var.input)),
 );

@@ -19,7 +19,7 @@ import { issueActCodes, issueMandateStored, issueRuleCodes, issueSchema } from "
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
-import { secretKey } from "./auth";
+import { keyPolicy, secretKey, supportReads } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
 const issued = issueSchema.entries;
@@ -60,7 +60,7 @@ mandates.get(
     success: { status: 200, description: "A page of mandates", schema: mandatePageAnswerSchema },
   }),
   noStore,
-  secretKey("reads"),
+  keyPolicy("reads", supportReads),
   input("query", mandatePageSchema),
   async (c) => {
     return c.json(await pageMandates(depsOf(c.var), c.var.principal, c.var.input));
@@ -92,7 +92,7 @@ mandates.get(
     answers: ["not_found"],
   }),
   noStore,
-  secretKey("reads"),
+  keyPolicy("reads", supportReads),
   async (c) => {
     return c.json(await readMandate(depsOf(c.var), c.var.principal, c.req.param("id")));
   },

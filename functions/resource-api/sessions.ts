@@ -10,9 +10,10 @@ import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { serviceBaseUrl } from "../../shared/kernel/config";
+import { pageSessions, sessionPageQuerySchema, sessionPageSchema } from "../../shared/management/sessions";
 import { issueRuleCodes } from "../../shared/mandates/issue";
 import { createModeSession, createModeSessionSchema, modeSessionSchema, readModeSession } from "../../shared/sessions/mode-session";
-import { secretKey } from "./auth";
+import { keyPolicy, secretKey, supportReads } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
 export const sessions = new Hono<AppEnv>();
@@ -37,6 +38,19 @@ sessions.post(
 );
 
 sessions.get(
+  "/",
+  documented({
+    summary: "List hosted sessions, newest first",
+    description: "Filter by status, mode and facetoken; limit 1 to 100 (25). A key with api or management.read (support).",
+    success: { status: 200, description: "A page of sessions (no url)", schema: sessionPageSchema },
+  }),
+  noStore,
+  keyPolicy("reads", supportReads),
+  input("query", sessionPageQuerySchema),
+  async (c) => c.json(await pageSessions(depsOf(c.var), c.var.principal, c.var.input)),
+);
+
+sessions.get(
   "/:id",
   documented({
     summary: "Read a hosted session and its result",
@@ -44,7 +58,7 @@ sessions.get(
     answers: ["not_found"],
   }),
   noStore,
-  secretKey("reads"),
+  keyPolicy("reads", supportReads),
   async (c) => {
     return c.json(await readModeSession(depsOf(c.var), c.var.principal, c.req.param("id")));
   },

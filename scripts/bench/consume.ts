@@ -58,6 +58,10 @@ if (hasFlag("help")) {
                               installed, else direct)
   --no-profile                skip the profile of the 32-client hot cell
   --keep                      keep the scratch database hauth_bench_consume
+  --cpu-profile               only a CPU profile of the mandate-consume worker in workerd at 32
+                              clients on one hot mandate (V8's sampling profiler through workerd's
+                              inspector), its time by source; needs a WebSocket in Node (Node 22,
+                              or NODE_OPTIONS=--experimental-websocket on Node 20)
 
 Environment: BENCH_ADMIN_URL (the server, default postgres://postgres@127.0.0.1:5432/postgres),
 BENCH_HTTP_DATABASE_URL (an external pooler: one more HTTP path), DB_POOLER_SIZE (backends per
@@ -72,6 +76,7 @@ const WORK = Number(textFlag("work") ?? 600);
 const SPREAD = Number(textFlag("mandates") ?? 1000);
 const PROFILE = !hasFlag("no-profile");
 const KEEP = hasFlag("keep");
+const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
 const CEILING = 1_000_000_000_000;
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -153,7 +158,8 @@ async function freshMandates({ sql, grantor }: Fixture, count: number): Promise<
     `with ids as (select g, gen_random_uuid() as id, capture_id from unnest($2::uuid[]) with ordinality as p(capture_id, g)),
           issued as (select g, id, public.mandate_issue($3::jsonb || jsonb_build_object('id', id, 'capture_id', capture_id)) as m from ids)
      insert into bench.mandates (run, i, id, merchant_id) select $1, g, id, $4 from issued returning id`,
-    [run, proofs.map((p) => p.id as string) as never, base as never, grantor.merchantId],
+    // The ids as an array literal: on the pooled (unprepared) connection a JS array reaches `uuid[]` as one text value.
+    [run, `{${proofs.map((p) => p.id as string).join(",")}}`, base as never, grantor.merchantId],
   );
   return { run, ids: rows.map((r) => r.id as string) };
 }
@@ -544,7 +550,12 @@ async function startServers(benchUrl: string): Promise<Record<string, RunningSer
     };
     delete env.UPSTASH_REDIS_REST_URL;
     delete env.UPSTASH_REDIS_REST_TOKEN;
-    servers[path] = await startServer({ port: await freePort(), env, functions: ["mandate-consume"] });
+    servers[path] = await startServer({
+      port: await freePort(),
+      env,
+      functions: ["mandate-consume"],
+      ...(CPU_PROFILE ? { inspectorPort: await freePort() } : {}),
+    });
   }
   return servers;
 }
@@ -776,6 +787,21 @@ async function main() {
     const fixture = await seed(sql);
     await findPostmaster(sql);
     await warmUp(servers, fixture);
+    if (CPU_PROFILE) {
+      const { profileWorker } = await import("./workerd-profile");
+      const path = PATHS[0]!;
+      const fresh = await freshMandates(fixture, 1);
+      const work = workFor(32) * 3;
+      let result: RunResult | undefined;
+      const report = await profileWorker(servers[path]!, "mandate-consume", work, async () => {
+        result = await httpRun(servers[path]!, fixture, fresh.ids, 32, work);
+      });
+      await checkLedger(sql, fresh.run, result!.allowed);
+      process.stdout.write(
+        `\n## workerd CPU profile: POST mandate-consume, 32 clients, one hot mandate, through ${path} (${fmt(result!.throughput)}/s)\n\n${report}\n\n${runConditions(started, loadAtStart)}\n`,
+      );
+      return;
+    }
     const cells = await runCells(servers, fixture, benchUrl);
     const profile = PROFILE && CLIENTS.includes(32) ? await profileHotCell(servers, fixture, benchUrl) : [];
     process.stdout.write(`${report(cells, profile, runConditions(started, loadAtStart))}\n`);

@@ -37,9 +37,17 @@ if (hasFlag("help")) {
   --runs 3                    runs per profile and cache state (medians shown)
   --profiles slow-4g,fast-4g  network profiles (also: none)
   --no-frames                 skip the per-frame cost of a recording
+  --agreement                 only the embedding agreement of the shipped (8-bit) recognition
+                              weights with the package's (scripts/bench/face-agreement.ts)
 
 Environment: BENCH_ADMIN_URL (the server of the scratch database, default postgres://postgres@127.0.0.1:5432/postgres).
 `);
+  process.exit(0);
+}
+
+if (hasFlag("agreement")) {
+  const { faceAgreement } = await import("./face-agreement");
+  await faceAgreement();
   process.exit(0);
 }
 

@@ -108,3 +108,55 @@ export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T
     await sql.end();
   }
 }
+
+/**
+ * The service's management API with the merchant's own key (docs/management.md): what the merchant
+ * commands (`key`, `webhook`, `usage`) call when a key is given, `--api-key` or SERVICE_API_KEY, so
+ * they work against a deployed service without a database connection. The service is SERVICE_URL,
+ * else PUBLIC_BASE_URL, else the local `npm start`. Null when no key is given: the command is then
+ * the operator's, on the database.
+ */
+export function managementApi(flags: Flags): ((method: "GET" | "POST", path: string, body?: unknown) => Promise<unknown>) | null {
+  const env = cliEnv();
+  const key = typeof flags["api-key"] === "string" ? flags["api-key"] : env.SERVICE_API_KEY;
+  if (!key) return null;
+  if (!/^sk_(test|live)_[0-9A-Za-z]{32,128}$/.test(key))
+    throw usage("--api-key (or SERVICE_API_KEY) must be a secret key, sk_test_… or sk_live_…");
+  const base = (env.SERVICE_URL ?? env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`).replace(/\/+$/, "");
+  return async (method, path, body) => {
+    let response: Response;
+    try {
+      response = await fetch(`${base}/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { "content-type": "application/json", "idempotency-key": `cli-${crypto.randomUUID()}` }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new Error(`cannot reach the service at ${base}: ${(error as Error).message}`);
+    }
+    const text = await response.text();
+    let answer: unknown = text;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      // a body that is not JSON is reported as it came
+    }
+    if (!response.ok) {
+      const { code, error } = (answer ?? {}) as { code?: string; error?: string };
+      throw new Error(`${response.status} ${code ?? ""}: ${error ?? text}`.replace(" :", ":"));
+    }
+    return answer;
+  };
+}
+
+/** A comma-separated list flag, or undefined when absent. */
+export function listFlag(flags: Flags, name: string): string[] | undefined {
+  if (flags[name] === undefined) return undefined;
+  return requireFlag(flags, name)
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+}

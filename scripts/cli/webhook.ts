@@ -30,14 +30,82 @@ import {
 } from "../../shared/webhooks/endpoints";
 import { SIGNATURE_HEADER, verifyWebhook } from "../../shared/webhooks/signature";
 import { localSecrets } from "../local/secrets";
-import { type CommandGroup, choiceFlag, cliEnv, type Flags, failRun, progress, requireFlag, usage, withDatabase } from "./args";
+import {
+  type CommandGroup,
+  choiceFlag,
+  cliEnv,
+  type Flags,
+  failRun,
+  listFlag,
+  managementApi,
+  progress,
+  requireFlag,
+  usage,
+  withDatabase,
+} from "./args";
 
+/** The management API, for the commands only it serves: a key is required. */
+function api(flags: Flags) {
+  const client = managementApi(flags);
+  if (!client) throw usage("--api-key (or SERVICE_API_KEY) is required: this command calls the service's management API");
+  return client;
+}
+
+function endpointPath(flags: Flags, suffix = ""): string {
+  return `/webhook_endpoints/${encodeURIComponent(requireFlag(flags, "endpoint"))}${suffix}`;
+}
+
+/**
+ * With the merchant's own key (`--api-key` or SERVICE_API_KEY), `add`, `list`, `update`, `disable`,
+ * `enable`, `rotate`, `test`, `deliveries`, `replay` and `threshold` are clients of the management API
+ * (docs/management.md, "Webhooks") in that key's environment, with endpoint ids as it shows them
+ * (`we_…`); without one they are the operator's, on the database (`reseal` and `listen` are never
+ * the API's).
+ */
 const webhook: CommandGroup = {
+  /** webhook update --api-key K --endpoint E [--url U] [--events a,b | --events all]: a new URL or subscription. */
+  async update(flags) {
+    const events = listFlag(flags, "events");
+    const body = {
+      ...(typeof flags.url === "string" ? { url: flags.url.trim() } : {}),
+      ...(events ? { event_types: events.length === 1 && events[0] === "all" ? null : events } : {}),
+    };
+    return api(flags)("POST", endpointPath(flags), body);
+  },
+
+  /** webhook enable --api-key K --endpoint E: a disabled endpoint receives events again. */
+  async enable(flags) {
+    return api(flags)("POST", endpointPath(flags, "/enable"), {});
+  },
+
+  /** webhook test --api-key K --endpoint E: a webhook.test event to this endpoint alone. */
+  async test(flags) {
+    return api(flags)("POST", endpointPath(flags, "/test"), {});
+  },
+
+  /** webhook deliveries --api-key K [--endpoint E] [--state S] [--limit N]: the delivery log, newest first, every attempt. */
+  async deliveries(flags) {
+    const query = new URLSearchParams();
+    for (const [flag, param] of [
+      ["endpoint", "endpoint_id"],
+      ["state", "state"],
+      ["limit", "limit"],
+      ["cursor", "cursor"],
+    ] as const)
+      if (typeof flags[flag] === "string") query.set(param, flags[flag] as string);
+    return api(flags)("GET", `/webhook_deliveries${query.size ? `?${query}` : ""}`);
+  },
+
   /**
    * webhook add --merchant M --env test|live --url U [--events a,b]: registers an endpoint for every
    * event type (default) or the listed ones, and prints it with its secret, shown this once.
    */
   async add(flags) {
+    const client = managementApi(flags);
+    if (client) {
+      const events = listFlag(flags, "events");
+      return client("POST", "/webhook_endpoints", { url: requireFlag(flags, "url").trim(), ...(events ? { event_types: events } : {}) });
+    }
     const merchantId = uuidFlag(flags, "merchant");
     const environment = choiceFlag(flags, "env", environments);
     const url = requireFlag(flags, "url").trim();
@@ -62,6 +130,8 @@ const webhook: CommandGroup = {
 
   /** webhook list --merchant M [--env test|live]: endpoints with secret hints (never secrets) and delivery counts. */
   async list(flags) {
+    const client = managementApi(flags);
+    if (client) return client("GET", "/webhook_endpoints");
     const merchantId = uuidFlag(flags, "merchant");
     const environment = flags.env === undefined ? undefined : choiceFlag(flags, "env", environments);
     const endpoints = await withDatabase((sql) => listEndpoints(sql, merchantId, environment)).catch(explain("merchant"));
@@ -70,6 +140,8 @@ const webhook: CommandGroup = {
 
   /** webhook disable --endpoint E: no more deliveries; pending ones fail and stay replayable. */
   async disable(flags) {
+    const client = managementApi(flags);
+    if (client) return client("POST", endpointPath(flags, "/disable"), {});
     const endpointId = uuidFlag(flags, "endpoint");
     return withDatabase((sql) => disableEndpoint(sql, endpointId)).catch(explain("endpoint"));
   },
@@ -79,6 +151,11 @@ const webhook: CommandGroup = {
    * previous one keeps signing beside it for 24 hours (or the overlap given; 0 cuts it off now).
    */
   async rotate(flags) {
+    const client = managementApi(flags);
+    if (client) {
+      const overlap = flags["overlap-hours"] === undefined ? {} : { overlap_seconds: hoursFlag(flags, "overlap-hours") * 3600 };
+      return client("POST", endpointPath(flags, "/rotate_secret"), overlap);
+    }
     const endpointId = uuidFlag(flags, "endpoint");
     const overlapSeconds = flags["overlap-hours"] === undefined ? ROTATION_OVERLAP_SECONDS : hoursFlag(flags, "overlap-hours") * 3600;
     const secretKey = webhookSecretKey();
@@ -106,6 +183,15 @@ const webhook: CommandGroup = {
    * A range is created_at in [from, to).
    */
   async replay(flags) {
+    const client = managementApi(flags);
+    if (client) {
+      if (typeof flags.delivery === "string") return client("POST", `/webhook_deliveries/${encodeURIComponent(flags.delivery)}/replay`, {});
+      const from = timeFlag(flags, "from");
+      const to = timeFlag(flags, "to");
+      if (from >= to) throw usage("--from must be earlier than --to");
+      const endpoint = typeof flags.endpoint === "string" ? { endpoint_id: flags.endpoint } : {};
+      return client("POST", "/webhook_events/replay", { from: from.toISOString(), to: to.toISOString(), ...endpoint });
+    }
     const endpointId = flags.endpoint === undefined ? undefined : uuidFlag(flags, "endpoint");
     const byRange = ["merchant", "env", "from", "to"].some((name) => flags[name] !== undefined);
     if (flags.event !== undefined && byRange) throw usage("give either --event, or --merchant --env --from --to, not both");
@@ -131,8 +217,11 @@ const webhook: CommandGroup = {
    * when a consumption leaves at most this percentage of the period's ceiling (0: at zero).
    */
   async threshold(flags) {
-    const merchantId = uuidFlag(flags, "merchant");
+    const client = managementApi(flags);
     const percent = flags.percent === undefined ? undefined : integerFlag(flags, "percent", 0, 99);
+    if (client)
+      return percent === undefined ? client("GET", "/account") : client("POST", "/account", { at_limit_threshold_percent: percent });
+    const merchantId = uuidFlag(flags, "merchant");
     return withDatabase((sql) =>
       rpc(sql, "merchant_at_limit_threshold", { merchant_id: merchantId, ...(percent === undefined ? {} : { percent }) }),
     ).catch(explain("merchant"));

@@ -13,6 +13,11 @@ import { quantiseWeights, type WeightGroup } from "./weights";
 
 export const MAX_BUNDLE_BYTES = 1024 * 1024;
 
+export interface BuildOptions {
+  /** Source maps beside the functions' bundles (a CPU profile of workerd maps its samples back to the sources: bench:consume). */
+  sourcemaps?: boolean;
+}
+
 interface BundleInfo {
   name: string;
   path: string;
@@ -26,7 +31,7 @@ interface BundleInfo {
  * replaced atomically (write, then rename), so a server or deploy reading it while another build
  * runs never sees a half-written bundle.
  */
-export async function bundle(entry: string, outfile: string): Promise<void> {
+export async function bundle(entry: string, outfile: string, options: BuildOptions = {}): Promise<void> {
   const result = await build({
     entryPoints: [entry],
     outfile,
@@ -39,7 +44,7 @@ export async function bundle(entry: string, outfile: string): Promise<void> {
     external: ["cloudflare:*", "node:*"],
     minify: true,
     keepNames: true,
-    sourcemap: false,
+    sourcemap: options.sourcemaps ? "linked" : false,
     logLevel: "warning",
     write: false,
   });
@@ -218,11 +223,15 @@ async function buildAssets(name: string, dir: string): Promise<number> {
  * Builds every function into its own bundle (`<outDir>/functions/<name>.js`), the static assets of
  * those that serve them (`<outDir>/assets/<name>/`), plus the local router.
  */
-export async function buildAll(names: readonly string[] = functionNames, outDir = DIST_DIR): Promise<BundleInfo[]> {
+export async function buildAll(
+  names: readonly string[] = functionNames,
+  outDir = DIST_DIR,
+  options: BuildOptions = {},
+): Promise<BundleInfo[]> {
   const bundles = await Promise.all(
     names.map(async (name) => {
       const path = join(outDir, "functions", `${name}.js`);
-      await bundle(join(FUNCTIONS_DIR, name, "index.ts"), path);
+      await bundle(join(FUNCTIONS_DIR, name, "index.ts"), path, options);
       const assets = hasAssets(name as FunctionName) ? await buildAssets(name, assetsDirOf(name, outDir)) : undefined;
       return { name, path, bytes: (await stat(path)).size, ...(assets === undefined ? {} : { assetBytes: assets }) };
     }),

@@ -47,6 +47,8 @@ interface ServerOptions {
    * the service cannot answer, so `npm start` stops everything else too (scripts/dev.ts).
    */
   onRuntimeExit?: () => void;
+  /** workerd's V8 inspector on this port (DevTools protocol: a CPU profile of a worker, bench:consume --cpu-profile), with source maps beside the bundles. */
+  inspectorPort?: number;
 }
 
 /** The parts of a Tail Worker's trace item that `cronTail` passes on. */
@@ -81,6 +83,8 @@ export interface RunningServer {
   /** The bindings every function worker received (secrets included): for test harnesses only. */
   bindings: Readonly<Record<string, string>>;
   miniflare: Miniflare;
+  /** workerd's inspector port, when started with one. */
+  inspectorPort?: number;
   /** Runs one cron tick of a scheduled worker now, as the minute timer does; `scheduledTime` sets the tick's clock (tests, benchmarks). */
   triggerCron(name: string, scheduledTime?: Date): Promise<void>;
   stop(): Promise<void>;
@@ -107,6 +111,7 @@ export async function startServer({
   cronTail,
   trustedCertificates,
   onRuntimeExit,
+  inspectorPort,
 }: ServerOptions = {}): Promise<RunningServer> {
   const configuredUrl = configuredDatabaseUrl(env);
   const embedded = configuredUrl
@@ -127,7 +132,7 @@ export async function startServer({
   const pooler = configuredUrl ? await startPooler(configuredUrl, env, log) : null;
 
   const outDir = join(DIST_DIR, "run", `${process.pid}-${port}`);
-  const bundles = await buildAll(functions, outDir);
+  const bundles = await buildAll(functions, outDir, { sourcemaps: inspectorPort !== undefined });
   const ephemeral = embedded && env.PGLITE_DATA_DIR?.startsWith("memory://");
   const secretsFile = ephemeral ? undefined : join(process.cwd(), ".data", "secrets.json");
   const merged: Record<string, string | undefined> = { ...env, ...localSecrets(env, secretsFile) };
@@ -200,6 +205,7 @@ export async function startServer({
   const miniflare = new Miniflare({
     host: "127.0.0.1",
     port: 0,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     workers,
     // Miniflare's own output handling (each line to the console, stderr in red), plus the one signal
     // it has no event for: workerd's output ending means workerd itself ended.
@@ -237,6 +243,7 @@ export async function startServer({
     databaseUrl,
     bindings,
     miniflare,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     triggerCron,
     async stop() {
       stopping = true;

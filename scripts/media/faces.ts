@@ -9,11 +9,14 @@
  * measure how close distinct persons come (`GROUP_PHOTOS`): faces in one photograph are distinct
  * persons; faces of different photographs may be the same person, so they are never paired.
  */
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+/** Where computed descriptors are kept between runs (git-ignored, as the test media). */
+const CACHE_DIR = join(ROOT, "dist", "media");
 const FACE_API = join(ROOT, "node_modules", "@vladmandic", "face-api");
 const TFJS_WASM = join(ROOT, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
 /** Debian's Chromium, as the browser tests launch it (tests/browser/chromium.ts), without devices. */
@@ -128,4 +131,56 @@ export async function describeFaces(
   } finally {
     await browser.close();
   }
+}
+
+/** One real person's face as the device would send it: face-api's descriptor, L2-normalised to 6 decimals. */
+export interface RealFace {
+  person: string;
+  variant: Variant;
+  /** A public-domain portrait of `PORTRAITS` (else a face of a group photograph). */
+  portrait: boolean;
+  heldOut: boolean;
+  embedding: number[];
+}
+
+/** A descriptor as the client's `summariseFace` makes it from one frame: divided by its norm, 6 decimals. */
+const normalised = (descriptor: readonly number[]): number[] => {
+  const norm = Math.hypot(...descriptor);
+  return descriptor.map((x) => Math.round((x / norm) * 1e6) / 1e6);
+};
+
+/**
+ * Every real person's face under `variants`, one per person and variant (a portrait's
+ * best-scoring face; a group photograph's faces by their place in the plain photograph),
+ * computed once in Chromium and kept in dist/media/ while the images and this code are unchanged.
+ */
+export async function realFaces(variants: readonly Variant[] = ["plain", "mirror"]): Promise<RealFace[]> {
+  const files = [...PORTRAITS.map((p) => p.file), ...GROUP_PHOTOS];
+  const hash = createHash("sha256");
+  for (const file of [...files, join(import.meta.dirname, "faces.ts"), join(import.meta.dirname, "faces-page.js")])
+    hash.update(readFileSync(file));
+  hash.update(variants.join(","));
+  const cache = join(CACHE_DIR, `faces-${hash.digest("hex").slice(0, 16)}.json`);
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, "utf8")) as RealFace[];
+  const found = await describeFaces(files, variants);
+  const faces: RealFace[] = [];
+  for (const [i, portrait] of PORTRAITS.entries()) {
+    for (const variant of variants) {
+      const best = found.filter((f) => Number(f.image) === i && f.variant === variant).sort((a, b) => b.score - a.score)[0];
+      if (best)
+        faces.push({ person: portrait.id, variant, portrait: true, heldOut: portrait.heldOut, embedding: normalised(best.descriptor) });
+    }
+  }
+  for (let i = PORTRAITS.length; i < files.length; i++) {
+    const plain = found.filter((f) => Number(f.image) === i && f.variant === "plain");
+    for (const f of found.filter((f) => Number(f.image) === i)) {
+      const nearest = plain.reduce((best, p) => (Math.abs(p.x - f.x) < Math.abs(best.x - f.x) ? p : best), plain[0] as FaceDescriptor);
+      const person = `photo${i - PORTRAITS.length + 1}@${nearest.x}`;
+      if (faces.some((g) => g.person === person && g.variant === f.variant)) continue;
+      faces.push({ person, variant: f.variant, portrait: false, heldOut: false, embedding: normalised(f.descriptor) });
+    }
+  }
+  mkdirSync(CACHE_DIR, { recursive: true });
+  writeFileSync(cache, JSON.stringify(faces));
+  return faces;
 }

@@ -22,18 +22,18 @@ export interface RelyingParty {
   origins: readonly string[];
 }
 
-/** The name an authenticator shows for the service. */
-export const RELYING_PARTY_NAME = "Human-authorisation service";
+/** The name an authenticator shows for the service's own relying party. */
+export const SERVICE_RP_NAME = "Human-authorisation service";
 
 /**
- * The relying party of the service's own pages: its RP ID is the host of the service's base URL
- * (PUBLIC_BASE_URL, or the origin the request reached), its one origin that URL's origin.
+ * The relying party of the service's own pages (the hosted screen, and every capture that counts in
+ * live mode): the RP ID is the host of the service's base URL, its origin the only one allowed.
  *
- * @example relyingPartyFor("https://auth.example.com") // {id: "auth.example.com", name, origins: ["https://auth.example.com"]}
+ * @example firstPartyRelyingParty("https://auth.example.com") // {id: "auth.example.com", name, origins: ["https://auth.example.com"]}
  */
-export function relyingPartyFor(serviceBaseUrl: string): RelyingParty {
+export function firstPartyRelyingParty(serviceBaseUrl: string): RelyingParty {
   const url = new URL(serviceBaseUrl);
-  return { id: url.hostname, name: RELYING_PARTY_NAME, origins: [url.origin] };
+  return { id: url.hostname, name: SERVICE_RP_NAME, origins: [url.origin] };
 }
 
 const base64url = (max: number) => v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, "base64url"), v.maxLength(max));

@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";
 import { described } from "../kernel/answers";
+import type { Statements } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
@@ -25,18 +26,28 @@ export interface IssuedDeviceChallenge {
   ttl_seconds: number;
 }
 
-/** Issues a challenge for `purpose` to the tenant, live for two minutes from `deps.now`. */
-export async function issueDeviceChallenge(deps: Deps, tenant: Tenant, purpose: DeviceChallengePurpose): Promise<IssuedDeviceChallenge> {
-  const challenge = randomBase64Url(DEVICE_CHALLENGE_BYTES);
+/**
+ * Issues a challenge for `purpose` to the tenant, live for two minutes from `deps.now`. A hosted
+ * session's boot issues its capture nonce as the challenge (`challenge`), live as long as the session
+ * (`ttlSeconds`): the person may read the screen for longer than two minutes.
+ */
+export async function issueDeviceChallenge(
+  deps: Deps,
+  tenant: Tenant,
+  purpose: DeviceChallengePurpose,
+  options: { challenge?: string; ttlSeconds?: number } = {},
+): Promise<IssuedDeviceChallenge> {
+  const challenge = options.challenge ?? randomBase64Url(DEVICE_CHALLENGE_BYTES);
+  const ttlSeconds = options.ttlSeconds ?? DEVICE_CHALLENGE_TTL_SECONDS;
   const { expires_at } = await rpc(deps.sql, "device_challenge_issue", {
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
     now: deps.now.toISOString(),
     purpose,
     challenge_hash: await sha256Hex(challenge),
-    ttl_seconds: DEVICE_CHALLENGE_TTL_SECONDS,
+    ttl_seconds: ttlSeconds,
   });
-  return { challenge, purpose, expires_at: new Date(expires_at).toISOString(), ttl_seconds: DEVICE_CHALLENGE_TTL_SECONDS };
+  return { challenge, purpose, expires_at: new Date(expires_at).toISOString(), ttl_seconds: ttlSeconds };
 }
 
 /**
@@ -58,6 +69,14 @@ export async function consumeDeviceChallenge(
   });
   if (outcome === "consumed") return null;
   return refused(outcome === "used" ? "challenge_used" : outcome === "expired" ? "challenge_expired" : "challenge_unknown");
+}
+
+/**
+ * The minute cron's sweep: deletes the challenges that expired more than a day before `at` (none can
+ * count any more). Answers how many.
+ */
+export async function sweepDeviceChallenges(sql: Statements, at: Date): Promise<number> {
+  return (await rpc(sql, "device_challenges_sweep", { now: at.toISOString() })).deleted;
 }
 
 /** device-challenge's answer. */

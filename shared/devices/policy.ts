@@ -53,6 +53,7 @@ export function deviceBindingOf(credential: {
  * integration answers every one of them `403 UNAUTHORIZED_DEVICE` with this `reason`.
  */
 export const deviceRefusals = [
+  "device_missing",
   "response_malformed",
   "challenge_unknown",
   "challenge_used",

@@ -119,5 +119,6 @@ declare module "../kernel/db/rpc" {
     ];
     device_challenge_issue: [ChallengeAt & { ttl_seconds: number }, { expires_at: Iso }];
     device_challenge_consume: [ChallengeAt, { outcome: "consumed" | "unknown" | "used" | "expired" }];
+    device_challenges_sweep: [{ now: Iso }, { deleted: number }];
   }
 }

@@ -44,7 +44,16 @@ export {
 export { cosineSimilarity } from "./dsp.js";
 export { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_PALETTE, LIGHT_SEQUENCE_V1, lightSequence } from "./light.js";
 export type { PacedCouplingCheck, ScheduleCheck } from "./paced.js";
-export { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, type PresenceProof, type ProofConsent, parseProof } from "./proof.js";
+export {
+  encodeProof,
+  MAX_PROOF_LENGTH,
+  PROOF_PREFIX,
+  PROOF_V2_PREFIX,
+  type PresenceProof,
+  type ProofConsent,
+  type ProofDevice,
+  parseProof,
+} from "./proof.js";
 export type { LightCheck } from "./reflection.js";
 export {
   type ChallengeSchedule,

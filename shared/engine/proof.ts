@@ -7,11 +7,26 @@
  *
  *   proof = "pp1." + base64url(UTF-8 JSON {"descriptor": {…descriptor v1…}, "consent"?: {"version", "retention_days"}})
  *
+ * Version 2 adds the device's signature over the capture (docs/proof-format.md): the WebAuthn
+ * assertion (a known person) or registration (a new person's claim) whose challenge is
+ * assertionChallenge(descriptor.capture_nonce, descriptorDigest(descriptor)). Live mode takes only
+ * a version 2 proof with its device; the sandbox takes either (docs/decisions.md, D-346).
+ *
+ *   proof = "pp2." + base64url(UTF-8 JSON {"descriptor", "consent"?, "device": {"assertion"} | {"registration"}})
+ *
  * The capture nonce is the descriptor's own. Pure: the browser client and the service share it.
  */
 import { type PresenceDescriptor, parseDescriptor } from "./descriptor.js";
 
 export const PROOF_PREFIX = "pp1.";
+/** The prefix of a proof version 2, which carries the device's signature. */
+export const PROOF_V2_PREFIX = "pp2.";
+
+/** The device's part of a proof version 2: one WebAuthn answer, as @simplewebauthn/browser resolves it. */
+export interface ProofDevice {
+  assertion?: unknown;
+  registration?: unknown;
+}
 
 /** A proof is at most this long: a 30-second descriptor at 60 Hz with its consent fits with room to spare. */
 export const MAX_PROOF_LENGTH = 200_000;
@@ -26,6 +41,10 @@ export interface PresenceProof {
   descriptor: PresenceDescriptor;
   /** Present when the device collected the person's consent to be claimed (absent: recognition, attributes). */
   consent?: unknown;
+  /** Version 2 only: the device's signature over the descriptor as sent (`descriptorAsSent`). */
+  device?: ProofDevice;
+  /** The descriptor's JSON as the proof carried it: what the device's signature covers (descriptorDigest). */
+  descriptorAsSent: unknown;
 }
 
 export type ParseProofResult = { ok: true; proof: PresenceProof } | { ok: false; fields: string[] };
@@ -38,11 +57,12 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  *
  * @example encodeProof(descriptor, { version: "2026-11", retention_days: 365 }) // "pp1.eyJkZXNjcmlwdG9yIjp7…"
  */
-export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent): string {
-  const bytes = encoder.encode(JSON.stringify(consent ? { descriptor, consent } : { descriptor }));
+export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent, device?: ProofDevice): string {
+  const payload = { descriptor, ...(consent ? { consent } : {}), ...(device ? { device } : {}) };
+  const bytes = encoder.encode(JSON.stringify(payload));
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return PROOF_PREFIX + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return (device ? PROOF_V2_PREFIX : PROOF_PREFIX) + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /**
@@ -52,7 +72,8 @@ export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConse
  */
 export function parseProof(input: string): ParseProofResult {
   const refused: ParseProofResult = { ok: false, fields: ["proof"] };
-  if (!input.startsWith(PROOF_PREFIX) || input.length > MAX_PROOF_LENGTH) return refused;
+  const version = input.startsWith(PROOF_V2_PREFIX) ? 2 : input.startsWith(PROOF_PREFIX) ? 1 : null;
+  if (version === null || input.length > MAX_PROOF_LENGTH) return refused;
   const encoded = input.slice(PROOF_PREFIX.length);
   if (!/^[A-Za-z0-9_-]+$/.test(encoded) || encoded.length % 4 === 1) return refused;
   let payload: unknown;
@@ -63,9 +84,25 @@ export function parseProof(input: string): ParseProofResult {
     return refused;
   }
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return refused;
-  const { descriptor, consent, ...unknown } = payload as Record<string, unknown>;
+  const { descriptor, consent, device, ...unknown } = payload as Record<string, unknown>;
   if (Object.keys(unknown).length > 0) return refused;
+  // Version 2 carries exactly one device answer; version 1 none.
+  const deviceFields = isObject(device) ? Object.keys(device) : null;
+  const oneAnswer = deviceFields?.length === 1 && (deviceFields[0] === "assertion" || deviceFields[0] === "registration");
+  if (version === 2 ? !oneAnswer : device !== undefined) return { ok: false, fields: ["proof.device"] };
   const parsed = parseDescriptor(descriptor, { path: "proof.descriptor" });
   if (!parsed.ok) return parsed;
-  return { ok: true, proof: consent === undefined ? { descriptor: parsed.descriptor } : { descriptor: parsed.descriptor, consent } };
+  return {
+    ok: true,
+    proof: {
+      descriptor: parsed.descriptor,
+      descriptorAsSent: descriptor,
+      ...(consent === undefined ? {} : { consent }),
+      ...(version === 2 ? { device: device as ProofDevice } : {}),
+    },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -4,8 +4,15 @@
  * transaction sink.
  */
 import * as v from "valibot";
+import { deviceBindings } from "../contracts/device";
 import { described, orNull } from "../kernel/answers";
 import { decisionAnswerSchema } from "../mandates/answers";
+
+/** device_binding as every answer that counted a capture carries it (docs/devices.md, "Assurance levels"). */
+export const deviceBindingAnswer = described(
+  v.picklist(deviceBindings),
+  "What signed the capture: hardware (an attested key that cannot leave the device), synced (a passkey the platform may copy), none (no device: sandbox only). Absent where no capture counted (no match, a mandate standing in).",
+);
 
 /** face-identify's answer: the person the merchant knows, or no one (then no similarity). */
 export const identifyAnswerSchema = v.object({
@@ -15,6 +22,7 @@ export const identifyAnswerSchema = v.object({
     v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
     "The match score when matched (calibrated so that 0.75 is the gate, D-385); 0 when not.",
   ),
+  device_binding: v.optional(deviceBindingAnswer),
 });
 
 /** process-biovital-enrollment's answer. */
@@ -24,6 +32,7 @@ export const enrollmentAnswerSchema = v.object({
   subject_ref: described(v.string(), "The merchant's pseudonym of the person."),
   session_token_hash: described(v.string(), "The SHA-256 of the first-party session token (the token itself is in its header)."),
   consent: described(v.object({ version: v.string(), retention_days: v.number() }), "The consent recorded."),
+  device_binding: deviceBindingAnswer,
 });
 
 /** process-biovital-transaction's answer: the act approved, with its signed receipt. */
@@ -36,6 +45,7 @@ export const transactionAnswerSchema = v.object({
   assurance_level: described(v.string(), "How the person was verified (mandate: a mandate stood in for them)."),
   receipt_id: described(v.string(), "The receipt's id (receipt-verify)."),
   receipt_code: described(v.string(), "The receipt's short code."),
+  device_binding: v.optional(deviceBindingAnswer),
   mandate: v.optional(described(v.record(v.string(), v.unknown()), "The mandate's decision, when a mandate stood in.")),
 });
 

@@ -15,6 +15,8 @@
  * its Idempotency-Key in the same transaction.
  */
 import * as v from "valibot";
+import { captureDevice } from "../devices/capture";
+import type { RelyingParty } from "../devices/ceremony";
 import { cosineSimilarity } from "../engine";
 import { described, instant, metadataAnswer } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
@@ -23,6 +25,7 @@ import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
+import { deviceBindingAnswer } from "./answers";
 import { sameFace } from "./face-match";
 import { ageOn } from "./mrz";
 import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";
@@ -52,6 +55,7 @@ export const attributeAnswerSchema = v.object({
   value: described(v.boolean(), "Whether the attribute holds for the person at this instant."),
   facetoken: described(v.string(), "The person the attribute is about (the facetoken asked with)."),
   asserted_at: instant("When the attribute was asserted."),
+  device_binding: deviceBindingAnswer,
   metadata: metadataAnswer,
 });
 export type AttributeAnswer = v.InferOutput<typeof attributeAnswerSchema>;
@@ -69,8 +73,10 @@ export async function proveAttribute(
   tenant: Tenant,
   body: v.InferOutput<typeof attributeSchema>,
   storedResponse: PendingResponse | undefined,
+  rp: RelyingParty,
 ): Promise<AttributeAnswer> {
-  const { descriptor } = proofFrom(body.proof);
+  const proof = proofFrom(body.proof);
+  const { descriptor } = proof;
   judgedLive(descriptor, deps.now);
   const identity = await rpc(deps.sql, "identity_resolve", {
     merchant_id: tenant.merchantId,
@@ -86,6 +92,15 @@ export async function proveAttribute(
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
   if (!sameFace(cosineSimilarity(protector.protect(descriptor.face.embedding), identity.template.embedding)))
     throw new ApiError("IDENTITY_MISMATCH");
+  // The person's own device must have signed this capture (live mode), before anything is answered or recorded.
+  const device = await captureDevice(deps, tenant, {
+    identityId: identity.identity_id,
+    purpose: "attribute",
+    challenge: descriptor.capture_nonce,
+    descriptor: proof.descriptorAsSent,
+    assertion: proof.device?.assertion,
+    rp,
+  });
 
   const answer: AttributeAnswer = {
     object: "attribute",
@@ -93,6 +108,7 @@ export async function proveAttribute(
     value: attributeValue(body.attribute, identity.document, deps.now),
     facetoken: body.facetoken,
     asserted_at: deps.now.toISOString(),
+    device_binding: device.device_binding,
     metadata: body.metadata ?? {},
   };
   await rpc(deps.sql, "identity_attribute_record", {

@@ -7,6 +7,7 @@
  * is `409 ALREADY_CLAIMED` with the facetoken held.
  */
 import * as v from "valibot";
+import type { RelyingParty } from "../devices/ceremony";
 import { ENGINE_VERSION } from "../engine";
 import { described, instant, metadataAnswer } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
@@ -16,6 +17,7 @@ import type { Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
 import { buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
+import { deviceBindingAnswer } from "./answers";
 import { documentTypes } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrollLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";
@@ -48,6 +50,7 @@ export const claimAnswerSchema = v.object({
   object: v.literal("claim"),
   facetoken: described(v.string(), "The handle the merchant keeps in place of the person: the same for this person on every later call."),
   claimed_at: instant("When the person was claimed."),
+  device_binding: deviceBindingAnswer,
   receipt: described(
     v.object({
       id: described(v.string(), "The receipt's id."),
@@ -75,7 +78,7 @@ export async function claimPerson(
   keys: EnrollmentKeys,
   tenant: Tenant,
   body: v.InferOutput<typeof claimSchema>,
-  options: { receiptBaseUrl: string; storedResponse: PendingResponse | undefined },
+  options: { receiptBaseUrl: string; storedResponse: PendingResponse | undefined; rp: RelyingParty },
 ): Promise<Claim> {
   if (body.source !== undefined)
     throw new ApiError("DOCUMENT_REQUIRED", { reason: "document_unverifiable", source: body.source, accepted_documents: documentTypes });
@@ -96,27 +99,37 @@ export async function claimPerson(
   };
   const receiptId = crypto.randomUUID();
   const receiptCode = newReceiptCode();
-  const { jws, seal } = await buildReceipt(await keys.signing(), {
-    receiptId,
-    code: receiptCode,
-    captureId: capture.id,
-    merchantId: tenant.merchantId,
-    environment: tenant.environment,
-    action: "ACTION_SIGNUP",
-    assuranceLevel: capture.assurance_level,
-    serviceHash: capture.service_hash,
-    issuedAt: deps.now,
-  });
+  const device = {
+    descriptor: proof.descriptorAsSent,
+    registration: proof.device?.registration,
+    assertion: proof.device?.assertion,
+    rp: options.rp,
+  };
   const live = {
     descriptor: proof.descriptor,
     judgement: judgement.result,
     consent: { version: consent.output.version, retention_days: consent.output.retention_days },
+    device,
   };
-  return enrollLive(deps, keys, tenant, live, async (params, enrollee) => {
+  const signing = await keys.signing();
+  return enrollLive(deps, keys, tenant, live, async (params, enrollee, _session, proved) => {
+    const { jws, seal } = await buildReceipt(signing, {
+      receiptId,
+      code: receiptCode,
+      captureId: capture.id,
+      merchantId: tenant.merchantId,
+      environment: tenant.environment,
+      action: "ACTION_SIGNUP",
+      assuranceLevel: capture.assurance_level,
+      serviceHash: capture.service_hash,
+      issuedAt: deps.now,
+      deviceBinding: proved.device_binding,
+    });
     const claim: Claim = {
       object: "claim",
       facetoken: enrollee.subjectRef,
       claimed_at: deps.now.toISOString(),
+      device_binding: proved.device_binding,
       receipt: { id: receiptId, code: receiptCode, anchor: seal, url: `${options.receiptBaseUrl}/v1/receipts/${receiptId}/verify` },
       metadata: body.metadata ?? {},
     };

@@ -4,6 +4,15 @@
  * any biometric data is looked at.
  */
 import * as v from "valibot";
+import {
+  deviceAssertionField,
+  deviceRegistrationField,
+  type EnrolmentDevice,
+  type EnrolmentOnDevice,
+  enrolmentDevice,
+  unauthorizedDevice,
+} from "../devices/capture";
+import type { RelyingParty } from "../devices/ceremony";
 import { baselineFromResult, type PresenceDescriptor, type PresenceResult } from "../engine";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -53,6 +62,10 @@ export const enrollmentSchema = v.pipe(
     ),
     face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown()),
     capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
+    /** A new person's first passkey, registered over this capture (live mode: shared/devices/capture.ts). */
+    device_registration: deviceRegistrationField,
+    /** A known person's passkey, asserted over this capture (live mode). */
+    device_assertion: deviceAssertionField,
   }),
 );
 
@@ -71,6 +84,7 @@ interface Enrollment {
   session_token: string;
   session_token_hash: string;
   consent: { version: string; retention_days: number };
+  device_binding: EnrolmentDevice["device"]["device_binding"];
 }
 
 /** A concurrent enrollment of the same face is resolved by searching again; this bounds the retries. */
@@ -94,14 +108,33 @@ export async function enrollLive<T>(
   deps: Deps,
   keys: EnrollmentKeys,
   tenant: Tenant,
-  live: { descriptor: PresenceDescriptor; judgement: PresenceResult; consent: Enrollment["consent"]; presentedSessionHash?: string },
-  write: (params: EnrollParams, enrollee: Enrollee, session: MintedSession) => Promise<T>,
+  live: {
+    descriptor: PresenceDescriptor;
+    judgement: PresenceResult;
+    consent: Enrollment["consent"];
+    presentedSessionHash?: string;
+    /** The device's answers over the capture (shared/devices/capture.ts#enrolmentDevice). */
+    device: Omit<EnrolmentOnDevice, "challenge">;
+  },
+  write: (params: EnrollParams, enrollee: Enrollee, session: MintedSession, device: EnrolmentDevice["device"]) => Promise<T>,
 ): Promise<T> {
   const embedding = keys.templates.protector.protect(live.descriptor.face.embedding);
+  // The device is judged once (its challenge is single use), for the person the first search found.
+  let proven: { existing: boolean; device: EnrolmentDevice } | undefined;
   for (let attempt = 1; ; attempt++) {
     const match = await bestMatch(keys.templates, tenant.environment, embedding).catch(storeFailure);
     const existing = match !== null && sameFace(match.similarity);
     const identityId = existing ? match.identity_id : crypto.randomUUID();
+    proven ??= {
+      existing,
+      device: await enrolmentDevice(deps, tenant, existing ? identityId : null, {
+        ...live.device,
+        challenge: live.descriptor.capture_nonce,
+      }),
+    };
+    // A racing enrolment stored this face meanwhile: the new device is then one of a known person.
+    if (proven.existing !== existing) throw unauthorizedDevice("credential_unknown");
+    const { credential, device } = proven.device;
     const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
     const session = await mintSession(keys.signing, identityId, tenant, deps.now);
     try {
@@ -120,8 +153,9 @@ export async function enrollLive<T>(
         session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },
         baseline: baselineFromResult(live.judgement),
         ...(live.presentedSessionHash ? { presented_session_hash: live.presentedSessionHash } : {}),
+        ...(credential ? { device: credential } : {}),
       };
-      return await write(params, { identityId, subjectRef: ref }, session);
+      return await write(params, { identityId, subjectRef: ref }, session, device);
     } catch (error) {
       if (error instanceof ApiError && error.code === "ENROLLMENT_RACE" && attempt < ENROLL_ATTEMPTS) continue;
       storeFailure(error);
@@ -139,7 +173,7 @@ export async function enrollPerson(
   keys: EnrollmentKeys,
   tenant: Tenant,
   body: EnrollmentBody,
-  options: { scenario: ForcedScenario | null; presentedSessionToken: string | undefined },
+  options: { scenario: ForcedScenario | null; presentedSessionToken: string | undefined; rp: RelyingParty },
 ): Promise<Enrollment> {
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
   const judgement = judge(descriptor, deps.now, null, options.scenario);
@@ -148,10 +182,22 @@ export async function enrollPerson(
 
   const consent = { version: body.consent.version, retention_days: body.consent.retention_days };
   const presentedSessionHash = options.presentedSessionToken ? await sha256Hex(options.presentedSessionToken) : undefined;
-  const live = { descriptor, judgement: judgement.result, consent, presentedSessionHash };
-  return enrollLive(deps, keys, tenant, live, async (params, enrollee, session) => {
+  const device = {
+    descriptor: body.face_template,
+    registration: body.device_registration,
+    assertion: body.device_assertion,
+    rp: options.rp,
+  };
+  const live = { descriptor, judgement: judgement.result, consent, presentedSessionHash, device };
+  return enrollLive(deps, keys, tenant, live, async (params, enrollee, session, proved) => {
     await rpc(keys.templates.store, "identity_enroll", params);
-    return { subject_ref: enrollee.subjectRef, session_token: session.token, session_token_hash: session.tokenHash, consent };
+    return {
+      subject_ref: enrollee.subjectRef,
+      session_token: session.token,
+      session_token_hash: session.tokenHash,
+      consent,
+      device_binding: proved.device_binding,
+    };
   });
 }
 

@@ -4,9 +4,12 @@
  * up (so the same proof may still make a claim or answer an attribute within its five minutes).
  */
 import * as v from "valibot";
+import { captureDevice } from "../devices/capture";
+import type { RelyingParty } from "../devices/ceremony";
 import { described } from "../kernel/answers";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
+import { deviceBindingAnswer } from "./answers";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys, recognisedBy } from "./proof";
 
 export const recognitionSchema = v.pipe(v.strictObject({ proof: proofField }), v.examples([{ proof: PROOF_EXAMPLE }]));
@@ -20,6 +23,7 @@ export const recognitionAnswerSchema = v.object({
     v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
     "The face match score (4 decimals, calibrated so that 0.75 is the gate) when matched; 0 when not (an unmatched answer carries no similarity).",
   ),
+  device_binding: v.optional(deviceBindingAnswer),
 });
 export type Recognition = v.InferOutput<typeof recognitionAnswerSchema>;
 
@@ -33,15 +37,27 @@ export async function recognisePerson(
   keys: RecognitionKeys,
   tenant: Tenant,
   body: v.InferOutput<typeof recognitionSchema>,
+  rp: RelyingParty,
 ): Promise<Recognition> {
-  const { descriptor } = proofFrom(body.proof);
+  const proof = proofFrom(body.proof);
+  const { descriptor } = proof;
   judgedLive(descriptor, deps.now);
   const held = await recognisedBy(keys, tenant, keys.templates.protector.protect(descriptor.face.embedding));
   if (!held) return { object: "recognition", matched: false, facetoken: null, confidence: 0 };
+  // A known face counts only signed on one of its devices (live mode); the challenge is used up by it.
+  const device = await captureDevice(deps, tenant, {
+    identityId: held.identityId,
+    purpose: "login",
+    challenge: descriptor.capture_nonce,
+    descriptor: proof.descriptorAsSent,
+    assertion: proof.device?.assertion,
+    rp,
+  });
   return {
     object: "recognition",
     matched: true,
     facetoken: held.facetoken,
     confidence: Math.min(1, Math.round(held.similarity * 10_000) / 10_000),
+    device_binding: device.device_binding,
   };
 }

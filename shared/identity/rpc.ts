@@ -2,6 +2,8 @@
  * The identity slice of the RPC catalogue (shared/kernel/db/rpc.ts): enrolment and claims, the face
  * templates, the identity a transaction names, attributes and the document trust list.
  */
+
+import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
@@ -45,6 +47,8 @@ export interface EnrollParams extends TenantAt {
   baseline: PresenceBaseline | null;
   /** The first-party session the person presented, ended when it is another identity's. */
   presented_session_hash?: string;
+  /** A new person's first device, registered in the enrolment's ceremony: stored with the identity. */
+  device?: VerifiedCredential;
 }
 
 /** A Country Signing CA of a trust list as the CLI adds it (certificate: base64 DER). */

@@ -176,3 +176,53 @@ export const auditExportAnswerSchema = v.object({
     "Whether the range holds more than this answer (10,000): export the rest with to set to the last occurred_at.",
   ),
 });
+
+const subjectRefField = described(v.pipe(v.string(), v.startsWith("sub_")), "The person, by the merchant's pseudonym for them.");
+
+export const invitationSchema = v.object({
+  id: described(v.pipe(v.string(), v.startsWith("inv_")), "The invitation's id."),
+  object: v.literal("owner_invitation"),
+  subject_ref: subjectRefField,
+  session_id: described(v.pipe(v.string(), v.startsWith("hs_")), "The recognise session the person accepts in."),
+  status: described(v.picklist(["pending", "accepted", "expired"]), "pending, accepted (they proved presence) or expired."),
+  invited_by: described(v.string(), "Who invited: a key's id or an owner's subject_ref."),
+  created_at: instant("When it was made."),
+  expires_at: instant("When it lapses unaccepted (its session's end)."),
+  accepted_at: when("When the person accepted."),
+});
+
+export const createdInvitationSchema = v.object({
+  ...invitationSchema.entries,
+  url: orNull(
+    v.string(),
+    "Where the person accepts by proving presence: the session's single-use url, in this answer only (null on a replay).",
+  ),
+});
+
+export const ownerListSchema = v.object({
+  object: v.literal("list"),
+  data: described(
+    v.array(v.object({ object: v.literal("owner"), subject_ref: subjectRefField, added_at: instant("When they became an owner.") })),
+    "The owners of this environment, oldest first.",
+  ),
+  invitations: described(v.array(invitationSchema), "Invitations, newest first."),
+  next_cursor: orNull(v.string(), "Always null: every owner is on one page."),
+});
+
+export const removedOwnerSchema = v.object({
+  object: v.literal("owner"),
+  subject_ref: subjectRefField,
+  removed: described(v.literal(true), "The person no longer owns the account."),
+});
+
+export const usageSchema = v.object({
+  object: v.literal("usage"),
+  environment: described(v.picklist(["test", "live"]), "The workspace counted."),
+  month: described(v.string(), "YYYY-MM (UTC)."),
+  period_start: described(v.string(), "The month's first instant."),
+  period_end: described(v.string(), "The next month's first instant."),
+  claims_billed: described(v.number(), "Claims billed in the month."),
+  persons_billed: described(v.number(), "Persons ever billed (for life)."),
+  allowance: described(v.number(), "Billed claims allowed per month (the operator sets it)."),
+  allowance_remaining: described(v.number(), "What is left of it this month."),
+});

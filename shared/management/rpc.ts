@@ -85,6 +85,16 @@ declare module "../kernel/db/rpc" {
       Omit<ManagementScope, "now"> & { limit: number; action?: string; from?: Iso; to?: Iso; after?: { occurred_at: Iso; id: Uuid } },
       Page<Record<string, unknown>>,
     ];
+    management_owners_list: [
+      ManagementScope,
+      { owners: { object: "owner"; subject_ref: string; added_at: Iso }[]; invitations: Record<string, unknown>[] },
+    ];
+    management_owner_invite: [ManagementWrite & { subject_ref: string; session_id: Uuid; expires_at: Iso }, Record<string, unknown>];
+    management_owner_remove: [ManagementWrite & { subject_ref: string }, { object: "owner"; subject_ref: string; removed: true }];
+    management_sessions_page: [
+      ManagementScope & { limit: number; status?: string; mode?: string; facetoken?: string; after?: { created_at: Iso; id: Uuid } },
+      Page<Record<string, unknown>>,
+    ];
     management_account: [Omit<ManagementScope, "now">, Record<string, unknown> | null];
     management_account_update: [ManagementWrite & { at_limit_threshold_percent: number }, Record<string, unknown>];
   }

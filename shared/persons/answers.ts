@@ -195,3 +195,36 @@ export const personReceiptsSchema = v.object({
     "The person's own acts at every merchant, approved and refused, newest first (at most 200).",
   ),
 });
+
+export const erasedSchema = v.object({
+  erased: v.literal(true),
+  merchants: described(v.pipe(v.number(), v.integer()), "How many merchants it erased the person at (each told by identity.erased)."),
+  identity_erased: described(
+    v.boolean(),
+    "True when no consent stands anywhere any more: the identity itself is erased and the session ended.",
+  ),
+});
+
+export const exportCreatedSchema = v.object({
+  export_id: described(v.string(), "exp_…: downloads the file once, with this session's person."),
+  expires_at: instant("After this the file cannot be downloaded, and is deleted."),
+});
+
+/** The export file (docs/functions.md#me, "The export file"). */
+export const exportFileSchema = v.object({
+  format: described(v.literal("me-export/1"), "The file's format and version."),
+  generated_at: instant("When it was generated."),
+  environment: v.picklist(["test", "live"]),
+  identity: described(
+    v.object({ enrolled_at: v.string(), documents: v.array(v.record(v.string(), v.unknown())) }),
+    "When the identity was created, and the identity documents on record (type, country, expiry, when verified; no image, no number).",
+  ),
+  merchants: described(
+    v.array(v.record(v.string(), v.unknown())),
+    "As /merchants answers them, each with the merchant's pseudonym for the person.",
+  ),
+  mandates: described(v.array(v.record(v.string(), v.unknown())), "As /mandates answers them, without labels."),
+  consent_ledger: described(v.record(v.string(), v.unknown()), "As /consent-ledger answers it."),
+  disclosures: described(v.array(v.record(v.string(), v.unknown())), "As /disclosures answers them."),
+  acts: described(v.array(v.record(v.string(), v.unknown())), "As /receipts answers them, without verify_url (at most 200)."),
+});

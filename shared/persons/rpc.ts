@@ -128,6 +128,20 @@ declare module "../kernel/db/rpc" {
     ];
     person_disclosures: [{ identity_id: Uuid }, PersonDisclosureView[]];
     person_receipts: [{ identity_id: Uuid; environment: Environment }, PersonActView[]];
+    person_presence_begin: [
+      { session: HostedSessionRecord; person_session_id: Uuid; identity_id: Uuid },
+      { started: false } | { started: true; session: HostedSessionView },
+    ];
+    person_erase: [
+      PersonAt & { person_session_id: Uuid; presence_session_id: Uuid; merchant_id?: Uuid },
+      (
+        | { erased: true; merchants: number; identity_erased: boolean }
+        | { erased: false; reason: "unknown" | "used" | "pending" | "refused" | "stale" | "mismatch" }
+        | null
+      ),
+    ];
+    person_export_create: [PersonAt & { id: Uuid; ttl_seconds: number }, { export_id: string; expires_at: Iso } | null];
+    person_export_take: [{ id: Uuid; identity_id: Uuid; now: Iso }, { content: Record<string, unknown> } | null];
     person_mandate_revoke: [
       PersonAt & { reason?: string } & ({ mandate_id: Uuid } | { merchant_id: Uuid; granted_to: string }),
       { revoked: { mandate_id: string; already_revoked: boolean; revoked_at: Iso }[] } | null,

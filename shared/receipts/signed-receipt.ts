@@ -13,6 +13,7 @@
  *   The tree is built and checked in shared/receipts/merkle.ts and, in SQL, by private.merkle_fold.
  */
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
+import { type DeviceBinding, deviceBindings } from "../contracts/device";
 import type { Environment } from "../kernel/principal";
 import { toHex } from "../lib/crypto";
 import { type KeySet, signJson } from "../lib/signing";
@@ -97,6 +98,8 @@ export interface ReceiptInput {
   /** Integer minor units; with `currency`, or neither. */
   amountMinor?: number | null;
   currency?: string | null;
+  /** A person's act: what signed its capture (docs/devices.md); absent on receipts before devices and on ACTION_MANDATE. */
+  deviceBinding?: DeviceBinding;
 }
 
 /** The signed payload. Short JOSE-style names where JOSE has one (`iat`), plain names elsewhere. */
@@ -128,6 +131,8 @@ export interface ReceiptPayload {
   mandate_act?: PersonAction;
   /** Only on `ACTION_MANDATE`: the level proven when the person granted the mandate. */
   mandate_assurance_level?: AssuranceLevel;
+  /** A person's act: what signed its capture, hardware, synced or none (docs/devices.md; docs/decisions.md, D-347). */
+  device_binding?: DeviceBinding;
 }
 
 interface BuiltReceipt {
@@ -179,6 +184,7 @@ function receiptPayload(input: ReceiptInput): ReceiptPayload {
   if (hasAmount !== hasCurrency) fail("amountMinor/currency (both or neither)");
   if (hasAmount && !(Number.isSafeInteger(input.amountMinor) && input.amountMinor! >= 0)) fail("amountMinor");
   if (hasCurrency && !/^[A-Z]{3}$/.test(input.currency!)) fail("currency");
+  if (input.deviceBinding !== undefined && (mandate || !deviceBindings.includes(input.deviceBinding))) fail("deviceBinding");
 
   return {
     v: RECEIPT_PAYLOAD_VERSION,
@@ -193,6 +199,7 @@ function receiptPayload(input: ReceiptInput): ReceiptPayload {
     transaction_id: input.captureId.toLowerCase(),
     ...(hasAmount ? { amount_minor: input.amountMinor!, currency: input.currency! } : {}),
     ...(mandate ? { mandate_id: mandate.mandateId, mandate_act: mandate.action, mandate_assurance_level: input.assuranceLevel } : {}),
+    ...(input.deviceBinding ? { device_binding: input.deviceBinding } : {}),
   };
 }
 
@@ -257,6 +264,7 @@ function parsePayload(value: unknown): ReceiptPayload | null {
     "mandate_id",
     "mandate_act",
     "mandate_assurance_level",
+    "device_binding",
   ]);
   if (Object.keys(p).some((key) => !allowed.has(key))) return null;
   const ok =
@@ -286,6 +294,7 @@ function parsePayload(value: unknown): ReceiptPayload | null {
     UUID.test(p.transaction_id) &&
     (p.amount_minor === undefined || (Number.isSafeInteger(p.amount_minor) && (p.amount_minor as number) >= 0)) &&
     (p.currency === undefined || (typeof p.currency === "string" && /^[A-Z]{3}$/.test(p.currency))) &&
-    (p.amount_minor === undefined) === (p.currency === undefined);
+    (p.amount_minor === undefined) === (p.currency === undefined) &&
+    (p.device_binding === undefined || (p.act !== "ACTION_MANDATE" && deviceBindings.includes(p.device_binding as DeviceBinding)));
   return ok ? (p as unknown as ReceiptPayload) : null;
 }

@@ -3,8 +3,10 @@
  * against the published keys, its seal recomputed and, once anchored, its inclusion under the
  * anchor's root verified. Answers what it attests and nothing personal (docs/receipts.md).
  */
+
 import type { JWK } from "jose";
 import * as v from "valibot";
+import { deviceBindings } from "../contracts/device";
 import { described, orNull } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -32,6 +34,12 @@ export const receiptVerificationSchema = v.object({
   issued_at: orNull(v.pipe(v.string(), v.isoTimestamp()), "When it was signed."),
   assurance_level: orNull(v.string(), "How the person was verified (mandate: a mandate stood in for them)."),
   service_hash: orNull(v.string(), "The hash of what the act was about, as the merchant sent it."),
+  device_binding: v.optional(
+    described(
+      v.picklist(deviceBindings),
+      "What signed the person's capture (hardware, synced, none: docs/devices.md); absent on receipts signed before devices and when a mandate stood in.",
+    ),
+  ),
   amount: orNull(v.object({ minor: v.number(), currency: v.nullable(v.string()) }), "The act's amount in the currency's minor unit."),
   mandate: orNull(
     v.object({ mandate_id: v.optional(v.string()), action: v.optional(v.string()), assurance_level: v.optional(v.string()) }),
@@ -125,6 +133,7 @@ function attested(payload: ReceiptPayload | null) {
     issued_at: payload ? new Date(payload.iat * 1000).toISOString() : null,
     assurance_level: payload?.assurance_level ?? null,
     service_hash: payload?.service_hash ?? null,
+    ...(payload?.device_binding ? { device_binding: payload.device_binding } : {}),
     amount: payload?.amount_minor !== undefined ? { minor: payload.amount_minor, currency: payload.currency } : null,
     // Set only when a mandate stood in for the person (action ACTION_MANDATE, assurance_level mandate).
     mandate:

@@ -9,9 +9,11 @@
  */
 import * as v from "valibot";
 import { cancelReasons, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
+import { deviceAssertionField } from "../devices/capture";
+import type { RelyingParty } from "../devices/ceremony";
 import { documentEvidenceSchema } from "../identity/documents";
 import { enrollmentSchema, enrollPerson } from "../identity/enrollment";
-import { identifyFace } from "../identity/identify";
+import { identifyOnDevice } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
 import { databaseError, type Sql, type Transaction } from "../kernel/db/client";
@@ -27,6 +29,7 @@ import { issueInputOf, type MandateTerms } from "../mandates/terms";
 import type { TransactionAction } from "../transactions/input";
 import type { CaptureIntent } from "../transactions/rpc";
 import { transact } from "../transactions/transact";
+import { screenDevicePurpose } from "./consume";
 import { isSessionMode } from "./mode-session";
 import { refusalOf, type SessionResult, screenOutcome } from "./outcomes";
 import type { SessionToComplete } from "./rpc";
@@ -52,6 +55,8 @@ const captureSchema = v.pipe(
     capture_nonce: v.pipe(v.string(), v.minLength(8), v.maxLength(128)),
     face_template: requiredAs("FACE_TEMPLATE_REQUIRED", v.unknown()),
     document: v.optional(documentEvidenceSchema),
+    /** The passkey's assertion over the capture (live mode: docs/devices.md). */
+    device_assertion: deviceAssertionField,
   }),
 );
 
@@ -60,6 +65,8 @@ export interface CompletionKeys {
   templates: Templates;
   subjectRefSecret: string;
   signing: () => Promise<KeySet>;
+  /** The relying party the screen's passkey ceremonies are for (the service's own). */
+  rp: RelyingParty;
 }
 
 /**
@@ -92,8 +99,14 @@ async function enroll(deps: Deps, keys: CompletionKeys, session: SessionToComple
   }
   requireScreenCapture(input, session);
   const tenant = { merchantId: session.merchant_id, environment: session.environment };
-  const enrolled = await enrollPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined });
-  return { approved: true, reason: null, subject_ref: enrolled.subject_ref, consent: enrolled.consent };
+  const enrolled = await enrollPerson(deps, keys, tenant, input, { scenario, presentedSessionToken: undefined, rp: keys.rp });
+  return {
+    approved: true,
+    reason: null,
+    subject_ref: enrolled.subject_ref,
+    consent: enrolled.consent,
+    device_binding: enrolled.device_binding,
+  };
 }
 
 /**
@@ -111,12 +124,24 @@ async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComp
     environment: session.environment,
   };
   const capture = { face_template: input.face_template, capture_nonce: input.capture_nonce };
-  const identified = await identifyFace(deps, keys, principal, capture, scenario);
-  if (!identified.matched || !identified.subject_ref) return { approved: false, reason: "not_recognised", subject_ref: null } as const;
+  const purpose = screenDevicePurpose(session.action as ScreenAction);
+  const { answer: identified, device } = await identifyOnDevice(
+    deps,
+    keys,
+    principal,
+    { ...capture, device_assertion: input.device_assertion },
+    {
+      scenario,
+      rp: keys.rp,
+      purpose,
+    },
+  );
+  if (!identified.matched || !identified.subject_ref || !device)
+    return { approved: false, reason: "not_recognised", subject_ref: null } as const;
   if (session.facetoken !== null && identified.subject_ref !== session.facetoken) {
     return { approved: false, reason: "subject_mismatch", subject_ref: null } as const;
   }
-  return { approved: true, subject_ref: identified.subject_ref, input, principal, capture } as const;
+  return { approved: true, subject_ref: identified.subject_ref, input, principal, capture, device } as const;
 }
 
 /**
@@ -135,7 +160,7 @@ async function identifyAndAct(
 ): Promise<SessionResult> {
   const identified = await identify(deps, keys, session, body, scenario);
   if (!identified.approved) return identified;
-  const { input, principal, capture } = identified;
+  const { input, principal, capture, device } = identified;
   const subjectRef = identified.subject_ref;
   const act = {
     ...capture,
@@ -151,6 +176,8 @@ async function identifyAndAct(
       scenario,
       idempotencyKey: undefined,
       intent,
+      // The identification verified the device over this capture; the act counts that signature.
+      device: { verified: device },
     });
     return {
       approved: true,
@@ -161,6 +188,7 @@ async function identifyAndAct(
       receipt_id: approval.receipt_id,
       receipt_code: approval.receipt_code,
       immutability_seal: approval.immutability_seal,
+      device_binding: approval.device_binding ?? null,
     };
   } catch (error) {
     const refusal = refusalOf(error);
@@ -181,7 +209,9 @@ async function actFor(deps: ActDeps, keys: CompletionKeys, session: SessionToCom
       return enroll(deps, keys, session, body, scenario);
     case "recognise": {
       const identified = await identify(deps, keys, session, body, scenario);
-      return identified.approved ? { approved: true, reason: null, subject_ref: identified.subject_ref } : identified;
+      return identified.approved
+        ? { approved: true, reason: null, subject_ref: identified.subject_ref, device_binding: identified.device.device_binding }
+        : identified;
     }
     case "attribute": {
       const acted = await identifyAndAct(deps, keys, session, "login", body, scenario, { purpose: "attribute" });

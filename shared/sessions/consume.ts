@@ -6,6 +6,9 @@
  * exchanges exactly one wins.
  */
 import * as v from "valibot";
+import type { ScreenAction } from "../contracts/hosted-screen";
+import { issueDeviceChallenge } from "../devices/challenges";
+import type { DeviceChallengePurpose } from "../devices/policy";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -36,5 +39,34 @@ export async function consumeSession(deps: Deps, exchanger: ServicePrincipal | P
     capture_nonce: captureNonce,
     screen_token_hash: await sha256Hex(screenToken),
   });
+  // The nonce is the device challenge of the session's capture (docs/devices.md), live while the
+  // session is (at most the ten minutes a challenge may live): the person may read the screen a while
+  // (docs/decisions.md, D-348).
+  const tenant = { merchantId: exchanged.session.merchant_id, environment: exchanged.environment };
+  const sessionSeconds = Math.floor((new Date(exchanged.session.expires_at).getTime() - deps.now.getTime()) / 1000);
+  const ttlSeconds = Math.min(MAX_SCREEN_CHALLENGE_SECONDS, Math.max(1, sessionSeconds));
+  await issueDeviceChallenge(deps, tenant, screenDevicePurpose(exchanged.session.action as ScreenAction), {
+    challenge: captureNonce,
+    ttlSeconds,
+  });
   return { ...exchanged, capture_nonce: captureNonce, screen_token: screenToken };
+}
+
+/** The longest a screen's device challenge lives: the ten minutes private.device_challenges allows. */
+const MAX_SCREEN_CHALLENGE_SECONDS = 600;
+
+/** What the device signs a session's capture for, by the session's action or /v1 mode. */
+export function screenDevicePurpose(action: ScreenAction): DeviceChallengePurpose {
+  const purposes: Record<ScreenAction, DeviceChallengePurpose> = {
+    enroll: "enroll",
+    claim: "enroll",
+    login: "login",
+    recognise: "login",
+    authorize: "payment",
+    sign: "sign",
+    verify: "verify",
+    attribute: "attribute",
+    mandate: "grant",
+  };
+  return purposes[action];
 }

@@ -36,6 +36,8 @@ const refusalReasons: Partial<Record<ErrorCode, string>> = {
   FACE_MATCH_BELOW_THRESHOLD: "face_match_below_threshold",
   ACCESS_REVOKED: "access_revoked",
   IDENTITY_UNREACHABLE: "identity_unreachable",
+  // A device refusal used up the session's challenge: the capture cannot count any more (docs/devices.md).
+  UNAUTHORIZED_DEVICE: "unauthorized_device",
 };
 
 /** The refusal an error of the act stands for, or null when it is no refusal. */
@@ -85,7 +87,9 @@ const reasonMessages: Record<string, MessageKey> = {
 /** The outcome in the person's words (the screen's `user_message`). */
 export function userMessage(locale: Locale, action: ScreenAction, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
-  return translate(locale, reasonMessages[result.reason ?? ""] ?? "session.refused.liveness");
+  const reason = result.reason ?? "";
+  if (result.code === "UNAUTHORIZED_DEVICE") return translate(locale, "session.refused.unauthorized_device");
+  return translate(locale, reasonMessages[reason] ?? "session.refused.liveness");
 }
 
 /**

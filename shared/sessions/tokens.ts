@@ -4,6 +4,7 @@
  * merchant hands to the browser (exchanged once), and the screen credential the exchange issues
  * (presented by the screen's complete and cancel). The capture nonce is issued by the same exchange.
  */
+import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";
 import { randomBase64Url } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
 
@@ -20,9 +21,13 @@ export function newScreenToken(): string {
   return `hsc_${randomBase64Url(32)}`;
 }
 
-/** `hcn_` + 24 random bytes: the nonce of the session's one capture (docs/presence-descriptor.md 3.6). */
+/**
+ * The nonce of the session's one capture (docs/presence-descriptor.md 3.6): a device challenge, 32
+ * random bytes in base64url (43 characters), which the boot issues for the session's purpose
+ * (docs/devices.md), so the passkey on the person's device signs it with the descriptor.
+ */
 export function newCaptureNonce(): string {
-  return `hcn_${randomBase64Url(24)}`;
+  return randomBase64Url(DEVICE_CHALLENGE_BYTES);
 }
 
 /** Whether `text` has the form of a session token (anything else cannot name a session). */

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { deviceAssertionField } from "../devices/capture";
 import { documentEvidenceSchema } from "../identity/documents";
 import { coded, minorUnitAmount } from "../kernel/validation";
 import { currencySchema } from "../lib/money";
@@ -37,6 +38,8 @@ export const transactionSchema = v.pipe(
      * mandate-issue takes for a mandate with exactly these terms, once. A live login only.
      */
     grant: v.optional(grantTermsSchema),
+    /** The device's assertion over the capture: required in live mode (docs/devices.md). */
+    device_assertion: deviceAssertionField,
     /**
      * What the live capture proves beyond the face (D-428): `face_voice` (default), or `face`, the
      * face-only capture level a step-up needs (spec 4.7 rule 8): only with a `grant` that steps up

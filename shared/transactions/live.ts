@@ -1,3 +1,4 @@
+import type { CaptureDevice } from "../devices/capture";
 import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
 import { documentRefused } from "../identity/documents";
@@ -33,8 +34,16 @@ export async function judgeAndRecord(
   body: TransactionBody,
   descriptor: PresenceDescriptor,
   identity: ResolvedIdentity,
-  { scenario, storedResponse, intent }: Pick<ActOptions, "scenario" | "storedResponse" | "intent">,
+  {
+    scenario,
+    storedResponse,
+    intent,
+    device: evidence,
+  }: Pick<ActOptions, "scenario" | "storedResponse" | "intent"> & {
+    device: { verified: CaptureDevice };
+  },
 ): Promise<Approval> {
+  const device = evidence.verified;
   const { protector } = keys.templates;
   const live = protector.protect(descriptor.face.embedding);
   if (!identity.template || identity.template.key_id !== protector.keyId)
@@ -62,6 +71,7 @@ export async function judgeAndRecord(
       judged: { ...judged, liveness_passed: false, liveness_reason: null, coercion_signal: false },
       intent: intentOf(body, intent),
       refusal: mismatch,
+      device,
     });
     await record({ capture, receipt: null }, { status: mismatch.status, body: mismatch.body() });
     if (storedResponse) storedResponse.stored = true;
@@ -94,8 +104,11 @@ export async function judgeAndRecord(
     },
     intent: intentOf(body, intent),
     refusal,
+    device,
   });
-  const receipt = refusal ? null : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now);
+  const receipt = refusal
+    ? null
+    : await actReceipt(keys.signing, tenant, body, capture.id, assurance, deps.now, undefined, device.device_binding);
   const approval: Approval | null = receipt && {
     success: true,
     status: "approved",
@@ -105,6 +118,7 @@ export async function judgeAndRecord(
     assurance_level: assurance,
     receipt_id: receipt.id,
     receipt_code: receipt.code,
+    device_binding: device.device_binding,
   };
   await record(
     { capture, receipt, document: refusal ? null : newDocument, baseline: baseline ? null : baselineFromResult(judgement.result) },

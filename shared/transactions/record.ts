@@ -1,4 +1,6 @@
 /** What every act of the transaction sink records, whether a live capture or a mandate stood in for it. */
+import type { DeviceBinding } from "../contracts/device";
+import type { CaptureDevice, DeviceEvidence } from "../devices/capture";
 import { ENGINE_VERSION } from "../engine";
 import { documentRefused } from "../identity/documents";
 import type { ForcedScenario } from "../identity/scenario";
@@ -41,6 +43,8 @@ export function captureRow(
     /** A live act's: what the person was shown (a stand-in has none). */
     intent?: CaptureIntent;
     refusal?: ApiError | null;
+    /** A live act's: the device that signed its capture. */
+    device?: CaptureDevice;
   },
 ): CaptureRow {
   return {
@@ -58,6 +62,7 @@ export function captureRow(
     ...recorded.judged,
     ...(recorded.intent && { purpose: recorded.intent.purpose, grant_terms_digest: recorded.intent.grant_terms_digest ?? null }),
     ...(recorded.refusal !== undefined && { refusal_code: recorded.refusal?.code ?? null }),
+    ...(recorded.device && { device_id: recorded.device.device_id, device_binding: recorded.device.device_binding }),
   };
 }
 
@@ -75,6 +80,7 @@ export async function actReceipt(
   assurance: AssuranceLevel,
   now: Date,
   standInFor?: string,
+  deviceBinding?: DeviceBinding,
 ): Promise<ReceiptRow> {
   const id = crypto.randomUUID();
   const code = newReceiptCode();
@@ -92,6 +98,7 @@ export async function actReceipt(
     issuedAt: now,
     amountMinor: body.amount ?? null,
     currency: body.currency ?? null,
+    ...(deviceBinding ? { deviceBinding } : {}),
   });
   return { id, code, jws, seal };
 }
@@ -114,4 +121,6 @@ export interface ActOptions {
   /** The request's `x-service-nonce`, claimed before the act: the stand-in's consume key without an Idempotency-Key (D-426). */
   replayNonce?: string;
   storedResponse?: PendingResponse;
+  /** The device of a live act's capture: its assertion to verify, or one verified already in the same request. */
+  device: DeviceEvidence;
 }

@@ -2,6 +2,7 @@
  * The transactions' slice of the RPC catalogue (shared/kernel/db/rpc.ts): the sink's two acts, a
  * capture recorded with its receipt, and a capture a mandate stood in for.
  */
+import type { DeviceBinding } from "../contracts/device";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
@@ -20,6 +21,8 @@ export interface Approval {
   assurance_level: AssuranceLevel | "mandate";
   receipt_id: Uuid;
   receipt_code: string;
+  /** What signed the capture (docs/devices.md); absent when a mandate stood in (no capture at the act). */
+  device_binding?: DeviceBinding;
 }
 
 /** The approval of an act a mandate stood in for, with its mandate block, as mandate_transaction builds and stores it. */
@@ -65,6 +68,9 @@ export interface CaptureRow {
   grant_terms_digest?: string | null;
   /** The refusal's code when the act was refused: the capture is used up all the same. */
   refusal_code?: string | null;
+  /** The passkey that signed the capture (private.device_credentials.id), and the binding it gave. */
+  device_id?: Uuid | null;
+  device_binding?: DeviceBinding | null;
 }
 
 /** An identity document that passed passive authentication on a capture, as it is kept on record. */

@@ -5,6 +5,7 @@
  * for the live capture (stand-in.ts). An approval gets a signed receipt. Under an Idempotency-Key,
  * the RPC that records the act also stores its answer (`storedResponse`), in the same transaction.
  */
+import { captureDevice } from "../devices/capture";
 import { assertFaceOnlyDescriptor, descriptorFrom } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
 import { isSubjectRef } from "../identity/subject-ref";
@@ -17,7 +18,7 @@ import type { KeySet } from "../lib/signing";
 import { grantTermsDigest, grantTermsOf } from "../mandates/issue";
 import type { TransactionBody } from "./input";
 import { judgeAndRecord } from "./live";
-import type { ActOptions } from "./record";
+import { type ActOptions, intentOf } from "./record";
 import { transactWithMandate } from "./stand-in";
 
 /**
@@ -66,5 +67,15 @@ export async function transact(
   const intent = body.grant
     ? { purpose: "grant" as const, grant_terms_digest: await grantTermsDigest(grantTermsOf(body.grant, deps.now)) }
     : options.intent;
-  return judgeAndRecord(deps, { signing, templates: keys.templates }, principal, body, descriptor, identity, { ...options, intent });
+  // The device is judged before anything is: a capture no device of this person signed (live mode)
+  // is refused with nothing recorded, its challenge used up (docs/devices.md).
+  const device = await captureDevice(deps, principal, {
+    ...options.device,
+    identityId: identity.identity_id,
+    purpose: intentOf(body, intent).purpose,
+    challenge: descriptor.capture_nonce,
+    descriptor: body.face_template,
+  });
+  const act = { ...options, intent, device: { verified: device } };
+  return judgeAndRecord(deps, { signing, templates: keys.templates }, principal, body, descriptor, identity, act);
 }

@@ -43,6 +43,11 @@ export const eventCatalogue = {
       "The person withdrew their consent with the merchant on their own page (docs/decisions.md, D-468); revoke-consent's effect, at once.",
     data: ["subject_ref", "withdrawn_at", "withdrawn_by"],
   },
+  "identity.erased": {
+    firesWhen:
+      "The person erased themselves at this merchant (or at every merchant) on their own page (docs/decisions.md, D-470); nothing else is said.",
+    data: ["subject_ref", "erased_at"],
+  },
   "session.completed": {
     firesWhen: "A hosted session ended with an outcome: completed, failed (the capture was refused) or cancelled by the person.",
     data: ["id", "metadata", "state", "action", "external_txn_ref", "ended_at", "result"],

@@ -329,6 +329,51 @@ begin
 end $$;
 comment on function public.consent_revoke(jsonb) is 'revoke-consent: revokes one disclosure (by its consent token) or withdraws the person''s consent with the merchant (by subject_ref).';
 
+-- private.consent_erase_covered(grant, identity, merchant, now) -> {captures, disclosed_documents, sessions, template,
+--   identity_documents}
+-- Erases what one ended consent covered and records it with a data_erased entry (the caller holds the person's chain
+-- head): the personal data of the merchant's captures of the person, the documents disclosed to it and the person's
+-- sessions with it, unless another consent with the same merchant still stands; and, once no consent of the person
+-- stands with any merchant, the protected template, the identity documents and the baseline, and the identity is
+-- erased. The retention sweep and the person's own erasure (public.person_erase) both erase through it.
+create or replace function private.consent_erase_covered(p_grant uuid, p_identity uuid, p_merchant uuid, p_now timestamptz)
+returns jsonb
+language plpgsql set search_path = '' as $$
+declare
+  v_captures int := 0;
+  v_disclosed int := 0;
+  v_sessions int := 0;
+  v_documents int := 0;
+  v_template_erased boolean := false;
+begin
+  if private.consent_state(p_identity, p_merchant) <> 'active' then
+    update private.captures
+    set face_similarity = null, amount_minor = null, currency = null, liveness_reason = null, personal_data_erased_at = p_now
+    where identity_id = p_identity and merchant_id = p_merchant and personal_data_erased_at is null;
+    get diagnostics v_captures = row_count;
+    delete from private.disclosed_documents d using private.consent_ledger l
+    where l.id = d.disclosure_id and l.identity_id = p_identity and l.merchant_id = p_merchant;
+    get diagnostics v_disclosed = row_count;
+    update private.sessions set revoked_at = p_now
+    where identity_id = p_identity and merchant_id = p_merchant and revoked_at is null;
+    get diagnostics v_sessions = row_count;
+  end if;
+  if not exists (select 1 from private.consents c where c.identity_id = p_identity and c.revoked_at is null) then
+    delete from private.face_templates where identity_id = p_identity;
+    v_template_erased := found;
+    delete from private.identity_documents where identity_id = p_identity;
+    get diagnostics v_documents = row_count;
+    update private.identities set baseline = null, erased_at = coalesce(erased_at, p_now) where id = p_identity;
+  end if;
+  insert into private.consent_ledger (identity_id, kind, merchant_id, refers_to, payload, recorded_at)
+  values (p_identity, 'data_erased', p_merchant, p_grant,
+          jsonb_build_object('captures', v_captures, 'disclosed_documents', v_disclosed, 'sessions', v_sessions,
+                             'template', v_template_erased, 'identity_documents', v_documents), p_now);
+  return jsonb_build_object('captures', v_captures, 'disclosed_documents', v_disclosed, 'sessions', v_sessions,
+                            'template', v_template_erased, 'identity_documents', v_documents);
+end $$;
+comment on function private.consent_erase_covered(uuid, uuid, uuid, timestamptz) is 'Erases what one ended consent covered (and, after the last, the template, documents and baseline) with its data_erased entry.';
+
 -- consent_retention_sweep({now, limit?}) -> {expired, erased, captures, templates, documents_deleted}
 -- One pass: (1) consents whose retention ran out get their consent_expired entry; (2) every ended consent
 -- not yet erased (ran out or withdrawn) has what it covered erased and a data_erased entry saying what;
@@ -345,11 +390,7 @@ declare
   v_captures int;
   v_captures_total int := 0;
   v_templates int := 0;
-  v_documents int;
-  v_sessions int;
-  v_last boolean;
-  v_template_erased boolean;
-  v_disclosed int;
+  v_done jsonb;
   v_disclosed_expired int;
 begin
   for v_grant in
@@ -384,40 +425,11 @@ begin
   loop
     perform 1 from private.consent_chain_heads where identity_id = v_grant.identity_id for update;
     continue when exists (select 1 from private.consent_ledger x where x.refers_to = v_grant.id and x.kind = 'data_erased');
-    -- A consent of the same person with the same merchant that still stands covers their captures too.
-    if private.consent_state(v_grant.identity_id, v_grant.merchant_id) = 'active' then
-      v_captures := 0;
-      v_disclosed := 0;
-      v_sessions := 0;
-    else
-      update private.captures
-      set face_similarity = null, amount_minor = null, currency = null, liveness_reason = null, personal_data_erased_at = v_now
-      where identity_id = v_grant.identity_id and merchant_id = v_grant.merchant_id and personal_data_erased_at is null;
-      get diagnostics v_captures = row_count;
-      delete from private.disclosed_documents d using private.consent_ledger l
-      where l.id = d.disclosure_id and l.identity_id = v_grant.identity_id and l.merchant_id = v_grant.merchant_id;
-      get diagnostics v_disclosed = row_count;
-      update private.sessions set revoked_at = v_now
-      where identity_id = v_grant.identity_id and merchant_id = v_grant.merchant_id and revoked_at is null;
-      get diagnostics v_sessions = row_count;
+    v_done := private.consent_erase_covered(v_grant.id, v_grant.identity_id, v_grant.merchant_id, v_now);
+    v_captures := (v_done ->> 'captures')::int;
+    if (v_done ->> 'template')::boolean then
+      v_templates := v_templates + 1;
     end if;
-    v_last := not exists (select 1 from private.consents c where c.identity_id = v_grant.identity_id and c.revoked_at is null);
-    v_documents := 0;
-    v_template_erased := false;
-    if v_last then
-      delete from private.face_templates where identity_id = v_grant.identity_id;
-      v_template_erased := found;
-      if v_template_erased then
-        v_templates := v_templates + 1;
-      end if;
-      delete from private.identity_documents where identity_id = v_grant.identity_id;
-      get diagnostics v_documents = row_count;
-      update private.identities set baseline = null, erased_at = coalesce(erased_at, v_now) where id = v_grant.identity_id;
-    end if;
-    insert into private.consent_ledger (identity_id, kind, merchant_id, refers_to, payload, recorded_at)
-    values (v_grant.identity_id, 'data_erased', v_grant.merchant_id, v_grant.id,
-            jsonb_build_object('captures', v_captures, 'disclosed_documents', v_disclosed, 'sessions', v_sessions,
-                               'template', v_template_erased, 'identity_documents', v_documents), v_now);
     v_erased := v_erased + 1;
     v_captures_total := v_captures_total + v_captures;
   end loop;

@@ -389,3 +389,23 @@ begin
 end $$;
 comment on function public.device_challenge_consume(jsonb) is
   'Takes a device challenge once, before it expires, for the merchant, environment and purpose it was issued for; says why not otherwise (unknown, used, expired).';
+
+-- device_challenges_sweep({now}) -> {deleted}
+-- The minute cron (session-expiry-and-webhooks) deletes challenges that expired more than a day ago:
+-- used or not, none can count any more, and a day keeps a refusal's challenge readable (used,
+-- expired) for the support of an integration.
+create or replace function public.device_challenges_sweep(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_deleted integer;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  delete from private.device_challenges where expires_at < v_now - interval '1 day';
+  get diagnostics v_deleted = row_count;
+  return jsonb_build_object('deleted', v_deleted);
+end $$;
+comment on function public.device_challenges_sweep(jsonb) is
+  'Deletes device challenges that expired more than a day before now (the minute cron): none of them can count any more.';

@@ -152,7 +152,8 @@ comment on function private.capture_nonce_claim(text, text, uuid, text, timestam
 
 -- identity_enroll({environment, merchant_id, now, capture_nonce, identity_id, existing, subject_ref, key_id, embedding,
 --                  match_threshold, consent: {version, retention_days}, session: {token_hash, expires_at},
---                  presented_session_hash?, baseline?}) -> {identity_id, created}
+--                  presented_session_hash?, baseline?, device?: {device_id, credential_id, public_key_hex, ...}})
+--   -> {identity_id, created}
 -- Enrollments of one environment are serialised by an advisory lock; a new identity is created only if,
 -- under that lock, no stored template matches (a racing enrollment of the same face raises HA410 and the
 -- edge searches again). Each stage raises its own SQLSTATE so the API can name what failed.
@@ -164,6 +165,7 @@ declare
   v_env text := p ->> 'environment';
   v_merchant uuid := (p ->> 'merchant_id')::uuid;
   v_best jsonb;
+  v_device jsonb;
 begin
   if p ? 'presented_session_hash' and exists (
     select 1 from private.sessions
@@ -213,9 +215,21 @@ begin
     raise exception 'session insert failed: %', sqlerrm using errcode = 'HA503';
   end;
 
+  -- A new person's first device, registered in the ceremony of this capture (issue 27): stored with
+  -- the identity or not at all. Its challenge was single use, so a refusal here (the credential is
+  -- somebody's already) is no retry of a person's: it fails the enrolment as the identity's stage
+  -- (docs/decisions.md, D-349).
+  if jsonb_typeof(p -> 'device') = 'object' then
+    v_device := public.device_credential_register((p -> 'device')
+      || jsonb_build_object('environment', v_env, 'now', p ->> 'now', 'identity_id', v_identity_id));
+    if not (v_device ->> 'registered')::boolean then
+      raise exception 'device not registered: %', v_device ->> 'reason' using errcode = 'HA501';
+    end if;
+  end if;
+
   return jsonb_build_object('identity_id', v_identity_id, 'created', not (p ->> 'existing')::boolean);
 end $$;
-comment on function public.identity_enroll(jsonb) is 'Creates (or re-attaches) an identity with its protected template, consent, subject_ref and first session, atomically.';
+comment on function public.identity_enroll(jsonb) is 'Creates (or re-attaches) an identity with its protected template, consent, subject_ref, first session and, when the enrolment registered one, first device, atomically.';
 
 -- identity_claim({...identity_enroll's parameters, capture: {...}, receipt: {id, code, jws, seal},
 --   stored_response?: {record, status, body}}) -> {identity_id, billed}

@@ -471,3 +471,147 @@ begin
   return private.management_account_json(v_merchant, p ->> 'environment');
 end $$;
 comment on function public.management_account_update(jsonb) is 'Sets the account''s mandate.at_limit threshold (0 to 99), audited.';
+
+-- ----------------------------------------------------------------------------
+-- Owners and their invitations
+-- ----------------------------------------------------------------------------
+create or replace function private.management_invitation_json(i private.owner_invitations, p_now timestamptz) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'id', private.public_id('inv_', i.id),
+    'object', 'owner_invitation',
+    'subject_ref', i.subject_ref,
+    'session_id', private.public_id('hs_', i.session_id),
+    'status', case when i.accepted_at is not null then 'accepted' when i.expires_at <= p_now then 'expired' else 'pending' end,
+    'invited_by', i.invited_by,
+    'created_at', private.iso_utc(i.created_at),
+    'expires_at', private.iso_utc(i.expires_at),
+    'accepted_at', case when i.accepted_at is null then null else private.iso_utc(i.accepted_at) end)
+$$;
+comment on function private.management_invitation_json(private.owner_invitations, timestamptz) is 'An owner invitation as /v1/owners shows it.';
+
+-- management_owners_list({merchant_id, environment, now}) -> {owners: [{subject_ref, added_at}], invitations: [invitation]}
+create or replace function public.management_owners_list(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object(
+    'owners', (select coalesce(jsonb_agg(jsonb_build_object('object', 'owner', 'subject_ref', o.subject_ref,
+                 'added_at', private.iso_utc(o.added_at)) order by o.added_at, o.subject_ref), '[]'::jsonb)
+               from private.merchant_owners o join private.identities i on i.id = o.identity_id
+               where o.merchant_id = (p ->> 'merchant_id')::uuid and o.environment = p ->> 'environment' and i.erased_at is null),
+    'invitations', (select coalesce(jsonb_agg(private.management_invitation_json(v, (p ->> 'now')::timestamptz)
+                      order by v.created_at desc, v.id desc), '[]'::jsonb)
+                    from private.owner_invitations v
+                    where v.merchant_id = (p ->> 'merchant_id')::uuid and v.environment = p ->> 'environment'))
+$$;
+comment on function public.management_owners_list(jsonb) is 'The owners of a merchant in one environment, oldest first, and its owner invitations, newest first.';
+
+-- management_owner_invite({merchant_id, environment, now, actor, subject_ref, session_id, expires_at}) -> invitation
+-- The person must be held by the merchant in this environment and not erased (HA404); an owner already is HA453.
+create or replace function public.management_owner_invite(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_identity uuid;
+  v_invitation private.owner_invitations;
+begin
+  select r.identity_id into v_identity from private.subject_refs r join private.identities i on i.id = r.identity_id
+  where r.merchant_id = (p ->> 'merchant_id')::uuid and r.subject_ref = p ->> 'subject_ref'
+    and i.environment = p ->> 'environment' and i.erased_at is null;
+  if v_identity is null then
+    raise exception 'no person of this merchant and environment has that subject_ref' using errcode = 'HA404';
+  end if;
+  if exists (select 1 from private.merchant_owners where merchant_id = (p ->> 'merchant_id')::uuid and identity_id = v_identity) then
+    raise exception 'already an owner' using errcode = 'HA453';
+  end if;
+  insert into private.owner_invitations (merchant_id, environment, subject_ref, session_id, invited_by, created_at, expires_at)
+  values ((p ->> 'merchant_id')::uuid, p ->> 'environment', p ->> 'subject_ref', (p ->> 'session_id')::uuid, p -> 'actor' ->> 'id',
+    (p ->> 'now')::timestamptz, (p ->> 'expires_at')::timestamptz)
+  returning * into v_invitation;
+  perform private.management_audit(p, 'owner.invited', 'owner', v_invitation.subject_ref, null,
+    private.management_invitation_json(v_invitation, (p ->> 'now')::timestamptz));
+  return private.management_invitation_json(v_invitation, (p ->> 'now')::timestamptz);
+end $$;
+comment on function public.management_owner_invite(jsonb) is 'Invites a person the merchant holds to own it, accepted in the given recognise session; audited. HA404, HA453.';
+
+-- The invitation's acceptance: the recognise session made for it completed approved for the person
+-- invited, so they become an owner, in the outcome's transaction, audited as their own act.
+create or replace function private.owner_invitation_accept() returns trigger
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_invitation private.owner_invitations;
+  v_identity uuid;
+  v_at timestamptz := coalesce(new.ended_at, now());
+begin
+  select * into v_invitation from private.owner_invitations where session_id = new.id and accepted_at is null for update;
+  if v_invitation.id is null or new.result ->> 'facetoken' is distinct from v_invitation.subject_ref then
+    return new;
+  end if;
+  select identity_id into v_identity from private.subject_refs
+  where merchant_id = v_invitation.merchant_id and subject_ref = v_invitation.subject_ref;
+  insert into private.merchant_owners (merchant_id, identity_id, environment, subject_ref, added_at)
+  values (v_invitation.merchant_id, v_identity, v_invitation.environment, v_invitation.subject_ref, v_at)
+  on conflict do nothing;
+  update private.owner_invitations set accepted_at = v_at where id = v_invitation.id;
+  perform private.management_audit(jsonb_build_object('merchant_id', v_invitation.merchant_id, 'environment', v_invitation.environment,
+      'now', v_at, 'actor', jsonb_build_object('kind', 'owner', 'id', v_invitation.subject_ref)),
+    'owner.accepted', 'owner', v_invitation.subject_ref, null, jsonb_build_object('invitation', private.public_id('inv_', v_invitation.id)));
+  return new;
+end $$;
+comment on function private.owner_invitation_accept() is 'Makes the invited person an owner when the invitation''s recognise session completes approved for them.';
+
+create or replace trigger hosted_sessions_accept_owner_invitation after update of state on private.hosted_sessions
+  for each row when (new.action = 'recognise' and new.state = 'completed' and old.state <> 'completed'
+                     and (new.result ->> 'approved')::boolean)
+  execute function private.owner_invitation_accept();
+comment on trigger hosted_sessions_accept_owner_invitation on private.hosted_sessions is
+  'An owner invitation is accepted by the approved outcome of its recognise session.';
+
+-- management_owner_remove({merchant_id, environment, now, actor, subject_ref}) -> {subject_ref, removed: true}
+-- HA404 when not an owner of this environment; the last owner is never removed (HA452).
+create or replace function public.management_owner_remove(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_owner private.merchant_owners;
+begin
+  -- serialise removals per merchant, so two removals cannot leave it without an owner
+  perform 1 from private.merchants where id = (p ->> 'merchant_id')::uuid for no key update;
+  select * into v_owner from private.merchant_owners
+  where merchant_id = (p ->> 'merchant_id')::uuid and environment = p ->> 'environment' and subject_ref = p ->> 'subject_ref';
+  if v_owner.identity_id is null then
+    raise exception 'not an owner' using errcode = 'HA404';
+  end if;
+  if (select count(*) from private.merchant_owners o join private.identities i on i.id = o.identity_id
+      where o.merchant_id = v_owner.merchant_id and o.environment = v_owner.environment and i.erased_at is null) <= 1 then
+    raise exception 'the last owner cannot be removed' using errcode = 'HA452';
+  end if;
+  delete from private.merchant_owners where merchant_id = v_owner.merchant_id and identity_id = v_owner.identity_id;
+  perform private.management_audit(p, 'owner.removed', 'owner', v_owner.subject_ref,
+    jsonb_build_object('subject_ref', v_owner.subject_ref, 'added_at', private.iso_utc(v_owner.added_at)), null);
+  return jsonb_build_object('object', 'owner', 'subject_ref', v_owner.subject_ref, 'removed', true);
+end $$;
+comment on function public.management_owner_remove(jsonb) is 'Removes an owner of the environment (never the last one), audited. HA404, HA452.';
+
+-- ----------------------------------------------------------------------------
+-- Read views for support
+-- ----------------------------------------------------------------------------
+-- management_sessions_page({merchant_id, environment, now, limit, status?, mode?, facetoken?, after?: {created_at, id}})
+--   -> {data: [session], more, last}: the environment's /v1 sessions, newest first, at the request clock.
+create or replace function public.management_sessions_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with page as (
+    select s, s.created_at, s.id from private.hosted_sessions s
+    where s.merchant_id = (p ->> 'merchant_id')::uuid and s.environment = p ->> 'environment' and s.return_url is not null
+      and (not p ? 'mode' or s.action = p ->> 'mode')
+      and (not p ? 'facetoken' or s.facetoken = p ->> 'facetoken')
+      and (not p ? 'status' or private.mode_session_status(s, (p ->> 'now')::timestamptz) = p ->> 'status')
+      and (not p ? 'after' or (s.created_at, s.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by s.created_at desc, s.id desc
+    limit (p ->> 'limit')::int + 1
+  ), numbered as (select page.*, row_number() over (order by created_at desc, id desc) as n from page)
+  select jsonb_build_object(
+    'data', coalesce(jsonb_agg(private.mode_session_json(s, (p ->> 'now')::timestamptz) order by n)
+                       filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
+    'more', count(*) > (p ->> 'limit')::int,
+    'last', (array_agg(jsonb_build_object('created_at', private.iso_utc(created_at), 'id', id) order by n)
+             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
+  from numbered
+$$;
+comment on function public.management_sessions_page(jsonb) is 'One page of the environment''s /v1 sessions, newest first, filtered by status, mode and facetoken, after a keyset cursor.';

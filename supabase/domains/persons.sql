@@ -322,3 +322,181 @@ language sql stable security definer set search_path = '' as $$
     limit 200) listed
 $$;
 comment on function public.person_receipts(jsonb) is 'One person''s own acts at every merchant, approved with their receipt (for receipt-verify) and refused with why.';
+
+-- person_presence_begin({session: hosted_session_create's input, person_session_id, identity_id})
+--   -> {started: true, session} | {started: false}
+-- Opens a fresh hosted login session for the person's session to confirm an erasure with, at the merchant named
+-- (session.merchant_id), only when that merchant holds the person under a consent that stands (the face is
+-- identified among its persons).
+create or replace function public.person_presence_begin(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_session jsonb := p -> 'session';
+  v_created jsonb;
+begin
+  if private.consent_state((p ->> 'identity_id')::uuid, (v_session ->> 'merchant_id')::uuid) <> 'active' then
+    return jsonb_build_object('started', false);
+  end if;
+  v_created := public.hosted_session_create(v_session);
+  insert into private.person_presence_proofs (session_id, person_session_id, created_at)
+  values ((v_session ->> 'id')::uuid, (p ->> 'person_session_id')::uuid, (v_session ->> 'now')::timestamptz);
+  return jsonb_build_object('started', true, 'session', v_created);
+end $$;
+comment on function public.person_presence_begin(jsonb) is 'Opens a hosted login session bound to a person''s session, to confirm an erasure by proving presence again.';
+
+-- person_erase({identity_id, environment, person_session_id, presence_session_id, merchant_id?, now})
+--   -> {erased: true, merchants, identity_erased} | {erased: false, reason} | null
+-- The person erases themselves at one merchant (merchant_id) or at every merchant that holds them, confirmed by a
+-- fresh presence proof of this session: completed, approved, the same person, at most five minutes old, once
+-- (reason: unknown, used, pending, refused, stale, mismatch). At each merchant, in one transaction: every standing
+-- mandate revoked as the granting human (mandate.revoked), the consent withdrawn as revoke-consent does, what every
+-- ended consent covered erased now (private.consent_erase_covered, as the retention cron would), and one
+-- identity.erased event, which says nothing else. Once no consent stands anywhere the identity is erased: the
+-- template, documents and baseline go, and so do the person's sessions, devices and aliases. null when the merchant
+-- named does not hold the person.
+create or replace function public.person_erase(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_identity uuid := (p ->> 'identity_id')::uuid;
+  v_env text := p ->> 'environment';
+  v_proof private.person_presence_proofs;
+  v_session private.hosted_sessions;
+  v_held record;
+  v_mandate uuid;
+  v_grant uuid;
+  v_merchants int := 0;
+  v_erased_at timestamptz;
+begin
+  if p ? 'merchant_id' and not exists (
+    select 1 from private.subject_refs where identity_id = v_identity and merchant_id = (p ->> 'merchant_id')::uuid) then
+    return null;
+  end if;
+  select * into v_proof from private.person_presence_proofs
+  where session_id = (p ->> 'presence_session_id')::uuid and person_session_id = (p ->> 'person_session_id')::uuid
+  for update;
+  if not found then
+    return jsonb_build_object('erased', false, 'reason', 'unknown');
+  end if;
+  if v_proof.used_at is not null then
+    return jsonb_build_object('erased', false, 'reason', 'used');
+  end if;
+  select * into v_session from private.hosted_sessions where id = v_proof.session_id;
+  if v_session.state in ('open', 'opened') and v_session.expires_at > v_now then
+    return jsonb_build_object('erased', false, 'reason', 'pending');
+  end if;
+  if v_session.state <> 'completed' or (v_session.result ->> 'approved') is distinct from 'true' then
+    return jsonb_build_object('erased', false, 'reason', 'refused');
+  end if;
+  if v_session.ended_at < v_now - interval '5 minutes' then
+    return jsonb_build_object('erased', false, 'reason', 'stale');
+  end if;
+  if not exists (select 1 from private.subject_refs
+                 where merchant_id = v_session.merchant_id and subject_ref = v_session.result ->> 'subject_ref'
+                   and identity_id = v_identity) then
+    return jsonb_build_object('erased', false, 'reason', 'mismatch');
+  end if;
+  update private.person_presence_proofs set used_at = v_now where session_id = v_proof.session_id;
+
+  for v_held in
+    select r.merchant_id, r.subject_ref from private.subject_refs r
+    where r.identity_id = v_identity and (not p ? 'merchant_id' or r.merchant_id = (p ->> 'merchant_id')::uuid)
+    order by r.created_at, r.merchant_id
+  loop
+    for v_mandate in
+      select m.id from private.mandates m
+      where m.merchant_id = v_held.merchant_id and m.granted_by = v_identity and m.environment = v_env
+        and private.mandate_effective_status(m, v_now) in ('active', 'exhausted')
+      order by m.created_at, m.id
+    loop
+      perform public.mandate_revoke(jsonb_build_object('by', 'granting_human', 'identity_id', v_identity,
+        'environment', v_env, 'mandate_id', v_mandate, 'reason', 'erased by the person', 'now', v_now));
+    end loop;
+    if private.consent_state(v_identity, v_held.merchant_id) = 'active' then
+      perform public.consent_revoke(jsonb_build_object('merchant_id', v_held.merchant_id, 'environment', v_env,
+        'subject_ref', v_held.subject_ref, 'now', v_now, 'reason', 'erased by the person'));
+    end if;
+    perform 1 from private.consent_chain_heads where identity_id = v_identity for update;
+    for v_grant in
+      select g.id from private.consent_ledger g
+      where g.identity_id = v_identity and g.merchant_id = v_held.merchant_id and g.kind = 'consent_granted'
+        and exists (select 1 from private.consent_ledger e where e.refers_to = g.id and e.kind in ('consent_withdrawn', 'consent_expired'))
+        and not exists (select 1 from private.consent_ledger x where x.refers_to = g.id and x.kind = 'data_erased')
+      order by g.recorded_at
+    loop
+      perform private.consent_erase_covered(v_grant, v_identity, v_held.merchant_id, v_now);
+    end loop;
+    perform private.outbox_emit(v_held.merchant_id, v_env, 'identity.erased',
+      jsonb_build_object('subject_ref', v_held.subject_ref, 'erased_at', v_now), v_now);
+    v_merchants := v_merchants + 1;
+  end loop;
+
+  select erased_at into v_erased_at from private.identities where id = v_identity;
+  if v_erased_at is not null then
+    update private.person_sessions set ended_at = v_now, ended_reason = 'erased' where identity_id = v_identity and ended_at is null;
+    update private.device_credentials set revoked_at = v_now where identity_id = v_identity and revoked_at is null;
+    delete from private.aliases where identity_id = v_identity;
+  end if;
+  return jsonb_build_object('erased', true, 'merchants', v_merchants, 'identity_erased', v_erased_at is not null);
+end $$;
+comment on function public.person_erase(jsonb) is 'The person erases themselves at one merchant or all, confirmed by a fresh presence proof: mandates revoked, consent withdrawn, data erased now, identity.erased to each.';
+
+-- person_export_create({id, identity_id, environment, now, ttl_seconds}) -> {export_id, expires_at}
+-- Generates the person's export now (docs/functions.md#me, "The export file"): the identity's dates and documents
+-- on record (never the template), each merchant with its pseudonym and consents, every mandate, the consent
+-- ledger and its verification, the disclosures and the acts, each as the page's own reads answer them. Deletes the
+-- content of every export that expired meanwhile.
+create or replace function public.person_export_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_identity uuid := (p ->> 'identity_id')::uuid;
+  v_person jsonb := jsonb_build_object('identity_id', p ->> 'identity_id', 'environment', p ->> 'environment', 'now', p ->> 'now');
+  v_row private.person_exports;
+begin
+  update private.person_exports set content = null where content is not null and expires_at <= v_now;
+  insert into private.person_exports (id, identity_id, content, created_at, expires_at)
+  select (p ->> 'id')::uuid, i.id, jsonb_build_object(
+      'format', 'me-export/1',
+      'generated_at', v_now,
+      'environment', i.environment,
+      'identity', jsonb_build_object(
+        'enrolled_at', i.created_at,
+        'documents', coalesce((select jsonb_agg(jsonb_build_object('document_type', d.document_type,
+                                 'issuing_country', d.issuing_country, 'expires_on', d.expires_on, 'verified_at', d.verified_at)
+                                 order by d.verified_at)
+                               from private.identity_documents d where d.identity_id = i.id), '[]'::jsonb)),
+      'merchants', (select coalesce(jsonb_agg(m || jsonb_build_object('subject_ref', r.subject_ref)), '[]'::jsonb)
+                    from jsonb_array_elements(public.person_merchants(v_person)) m
+                    join private.subject_refs r on r.identity_id = i.id and r.merchant_id = (m ->> 'merchant_id')::uuid),
+      'mandates', public.person_mandates(v_person),
+      'consent_ledger', public.person_consent_ledger(v_person),
+      'disclosures', public.person_disclosures(v_person),
+      'acts', public.person_receipts(v_person)),
+    v_now, v_now + make_interval(secs => (p ->> 'ttl_seconds')::int)
+  from private.identities i
+  where i.id = v_identity and i.environment = p ->> 'environment' and i.erased_at is null
+  returning * into v_row;
+  if v_row.id is null then
+    return null;
+  end if;
+  return jsonb_build_object('export_id', private.public_id('exp_', v_row.id), 'expires_at', v_row.expires_at);
+end $$;
+comment on function public.person_export_create(jsonb) is 'Generates one person''s export file now, downloadable once until it expires; deletes expired exports'' content.';
+
+-- person_export_take({id, identity_id, now}) -> {content} | null
+-- The export file, once: its content is deleted as it is answered. null when it is not the person's, was
+-- downloaded, or expired.
+create or replace function public.person_export_take(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  with taken as (
+    update private.person_exports x set content = null, downloaded_at = (p ->> 'now')::timestamptz
+    from (select id, content from private.person_exports
+          where id = (p ->> 'id')::uuid and identity_id = (p ->> 'identity_id')::uuid
+            and content is not null and expires_at > (p ->> 'now')::timestamptz
+          for update) old
+    where x.id = old.id
+    returning old.content)
+  select jsonb_build_object('content', content) from taken
+$$;
+comment on function public.person_export_take(jsonb) is 'Answers a person''s export file once, deleting its content; null when not theirs, taken or expired.';

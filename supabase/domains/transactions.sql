@@ -74,7 +74,7 @@ begin
 end $$;
 comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent), record the act with its receipt and store its answer under the Idempotency-Key, atomically.';
 
--- capture_record({capture: {..., purpose, grant_terms_digest?, refusal_code?}, receipt: {...} | null, document: {...} | null,
+-- capture_record({capture: {..., purpose, grant_terms_digest?, refusal_code?, device_id?, device_binding?}, receipt: {...} | null, document: {...} | null,
 --   baseline: {...} | null, stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
 -- A refused act (the face is another person's or below the gate, liveness failed, coercion, no document) is recorded
 -- too, with its refusal_code: its capture is used up like an approved one's.
@@ -93,12 +93,12 @@ begin
   begin
     insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
       capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
-      scenario, created_at, purpose, grant_terms_digest, refusal_code)
+      scenario, created_at, purpose, grant_terms_digest, refusal_code, device_id, device_binding)
     values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (c ->> 'identity_id')::uuid, c ->> 'action',
       c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce',
       (c ->> 'liveness_passed')::boolean, c ->> 'liveness_reason', (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level',
       (c ->> 'face_similarity')::real, c ->> 'engine_version', c ->> 'scenario', (c ->> 'created_at')::timestamptz,
-      c ->> 'purpose', c ->> 'grant_terms_digest', c ->> 'refusal_code');
+      c ->> 'purpose', c ->> 'grant_terms_digest', c ->> 'refusal_code', (c ->> 'device_id')::uuid, c ->> 'device_binding');
   exception when unique_violation then
     raise exception 'capture nonce already used' using errcode = 'HA411';
   end;

@@ -4,17 +4,21 @@ import { merchantFactory } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollPerson, enrollStranger, faceAtSimilarity, newStranger, strangerCapture } from "../harness/identity";
 
-function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}) {
+function identify(key: string, template: unknown, nonce: string, headers: Record<string, string> = {}, deviceAssertion?: unknown) {
   return call("face-identify", {
     key,
-    body: { face_template: template, capture_nonce: nonce },
+    body: { face_template: template, capture_nonce: nonce, ...(deviceAssertion ? { device_assertion: deviceAssertion } : {}) },
     headers: { ...replayHeaders(), ...headers },
   });
 }
 
-/** face-identify with one fresh capture of a person. */
-function identifyShot(key: string, shot: { descriptor: unknown; nonce: string }, headers: Record<string, string> = {}) {
-  return identify(key, shot.descriptor, shot.nonce, headers);
+/** face-identify with one fresh capture of a person (signed on their device when it carries an assertion). */
+function identifyShot(
+  key: string,
+  shot: { descriptor: unknown; nonce: string; device_assertion?: unknown },
+  headers: Record<string, string> = {},
+) {
+  return identify(key, shot.descriptor, shot.nonce, headers, shot.device_assertion);
 }
 
 describe("face-identify", () => {
@@ -85,9 +89,10 @@ describe("face-identify", () => {
         matched: true,
         subject_ref: sandboxOnly.subject_ref,
       });
-      expect((await identifyShot(merchant.keys.pk_live, liveOnly.capture())).body).toMatchObject({
+      expect((await identifyShot(merchant.keys.pk_live, await liveOnly.signedCapture(merchant.keys.pk_live, "login"))).body).toMatchObject({
         matched: true,
         subject_ref: liveOnly.subject_ref,
+        device_binding: "synced",
       });
       for (const key of [merchant.keys.pk_live, merchant.keys.sk_live]) {
         expect((await identifyShot(key, sandboxOnly.capture())).body).toEqual(unmatched);
@@ -100,7 +105,8 @@ describe("face-identify", () => {
       // pseudonym, and each environment answers only its own.
       const sandboxTwin = await enrollStranger(merchant.keys.pk_live, sandboxOnly.face);
       expect(sandboxTwin.subject_ref).not.toBe(sandboxOnly.subject_ref);
-      expect((await identifyShot(merchant.keys.pk_live, sandboxOnly.capture())).body.subject_ref).toBe(sandboxTwin.subject_ref);
+      const twinShot = await sandboxTwin.signedCapture(merchant.keys.pk_live, "login");
+      expect((await identifyShot(merchant.keys.pk_live, twinShot)).body.subject_ref).toBe(sandboxTwin.subject_ref);
       expect((await identifyShot(merchant.keys.pk_test, sandboxOnly.capture())).body.subject_ref).toBe(sandboxOnly.subject_ref);
     });
 

@@ -88,7 +88,8 @@ describe("hosted-capture boot", () => {
       consent: null,
       card: null,
     });
-    expect(screen.capture_nonce).toMatch(/^hcn_/);
+    // The capture nonce is the session's device challenge (docs/decisions.md, D-348).
+    expect(screen.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(screen.screen_token).toMatch(/^hsc_/);
     expect(screen.theme).toMatchObject({
       merchant_id: m.merchant_id,
@@ -151,7 +152,13 @@ describe("hosted-capture complete", () => {
       });
       const read = await stateOf(m.keys.sk_test, session.session_id);
       expect(read).toMatchObject({ state: "completed", metadata: { signup: "s-1" } });
-      expect(read.result).toEqual({ approved: true, reason: null, subject_ref: expect.stringMatching(/^sub_/), consent: HOSTED_CONSENT });
+      expect(read.result).toEqual({
+        approved: true,
+        reason: null,
+        subject_ref: expect.stringMatching(/^sub_/),
+        consent: HOSTED_CONSENT,
+        device_binding: "none",
+      });
       const [consent] = await testDb()`select version, retention_days from private.consents c
         join private.subject_refs r on r.identity_id = c.identity_id and r.merchant_id = c.merchant_id
         where r.subject_ref = ${read.result.subject_ref} and r.merchant_id = ${m.merchant_id}::uuid`;
@@ -184,6 +191,7 @@ describe("hosted-capture complete", () => {
         receipt_id: expect.any(String),
         receipt_code: res.body.outcome.receipt_code,
         immutability_seal: expect.stringMatching(/^[0-9a-f]{64}$/),
+        device_binding: "none",
       });
       const verified = await call("receipt-verify", { query: { code: result.receipt_code } });
       expect(verified.body).toMatchObject({

@@ -27,7 +27,8 @@ describe("hosted-session-consume", () => {
       const { session_token: _token, url: _url, ...fields } = created;
       expect(res.body).toMatchObject({ ...fields, state: "opened", opened_at: now.toISOString(), metadata: { cart: "7" } });
       expect(res.body).not.toHaveProperty("session_token");
-      expect(res.body.capture_nonce).toMatch(/^hcn_[A-Za-z0-9_-]{32}$/);
+      // The capture nonce is the session's device challenge: 32 random bytes in base64url (docs/decisions.md, D-348).
+      expect(res.body.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(res.body.screen_token).toMatch(/^hsc_[A-Za-z0-9_-]{43}$/);
       expect(res.headers.get("cache-control")).toBe("no-store");
 

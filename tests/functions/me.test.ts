@@ -431,3 +431,253 @@ describe("me: disclosures and receipts", () => {
     }
   }, 240_000);
 });
+
+/** Opens the presence proof that confirms an erasure, at `merchantId`, and proves it with `face`'s capture. */
+async function proveAgain(browser: Browser, merchantId: string, face: Person, now?: Date) {
+  const opened = await browser.post("/presence", { merchant_id: merchantId }, { now });
+  expect(opened.status, opened.text).toBe(201);
+  expect((await proveOnScreen(opened.body.url, face, now)).body.state).toBe("completed");
+  return opened.body.session_id as string;
+}
+
+const identifies = async (merchant: Merchant, person: Person) => {
+  const shot = person.capture();
+  const res = await call("face-identify", {
+    key: merchant.keys.pk_test,
+    body: { capture_nonce: shot.nonce, face_template: shot.descriptor },
+    headers: replayHeaders(),
+  });
+  return res.body.matched as boolean;
+};
+
+describe("me: erasure", () => {
+  it("erases at one merchant, confirmed by a fresh presence proof: its mandates revoked, the merchant told, the other untouched", async () => {
+    const { shop, travel, person, atTravel, shopping, booking } = await personAtTwoMerchants();
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+
+    // No proof, a proof of another session, an unknown id: refused, nothing erased.
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: "hs_00" })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "unknown",
+    });
+    const otherSession = new Browser();
+    await signIn(otherSession, shop.merchant_id, person);
+    const theirs = await proveAgain(otherSession, travel.merchant_id, person);
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: theirs })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "unknown",
+    });
+    expect(errorOf(await browser.post("/erase", { merchant_id: travel.merchant_id, presence_session_id: theirs }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
+    // Someone else's face on the proof's screen: a mismatch.
+    const stranger = await enrollStranger(travel.keys.pk_test);
+    const byStranger = await proveAgain(browser, travel.merchant_id, stranger);
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: byStranger })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "mismatch",
+    });
+    // A proof older than five minutes: stale.
+    const old = await proveAgain(browser, travel.merchant_id, person);
+    const later = new Date(Date.now() + 6 * 60_000);
+    await browser.call("/session", { now: new Date(Date.now() + 60_000) });
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: old }, { now: later })).body,
+    ).toMatchObject({ code: "PRESENCE_PROOF_INVALID", reason: "stale" });
+    expect(await identifies(travel, person)).toBe(true);
+
+    const proof = await proveAgain(browser, travel.merchant_id, person);
+    const erased = await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: proof });
+    expect(erased.status, erased.text).toBe(200);
+    expect(erased.body).toEqual({ erased: true, merchants: 1, identity_erased: false });
+    expect(
+      (await browser.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: proof })).body,
+    ).toMatchObject({
+      code: "PRESENCE_PROOF_INVALID",
+      reason: "used",
+    });
+
+    // The merchant's next calls see it; it was told that, and only that.
+    expect(await identifies(travel, person)).toBe(false);
+    expect(
+      (await consume(travel.keys.sk_test, { mandate_id: booking.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body,
+    ).toMatchObject({
+      allowed: false,
+      reason: "mandate_revoked",
+    });
+    const told = await testDb()`select type, data from private.outbox_events where merchant_id = ${travel.merchant_id}::uuid
+      and type in ('identity.erased', 'mandate.revoked', 'consent.withdrawn') order by created_at, type`;
+    expect(told.map((e) => e.type).sort()).toEqual(["identity.erased", "mandate.revoked"]);
+    expect(told.find((e) => e.type === "identity.erased")!.data).toEqual({
+      subject_ref: atTravel.subject_ref,
+      erased_at: expect.any(String),
+    });
+    expect(await events(shop.merchant_id, "identity.erased")).toEqual([]);
+    // The other merchant is untouched: its mandate stands, it still knows the person, the session goes on.
+    expect(await identifies(shop, person)).toBe(true);
+    expect(
+      (await consume(shop.keys.sk_test, { mandate_id: shopping.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body.allowed,
+    ).toBe(true);
+    expect((await browser.call("/merchants")).body.merchants.map((m: Record<string, unknown>) => m.consent_state)).toEqual([
+      "active",
+      "revoked",
+    ]);
+  }, 240_000);
+
+  it("erases at every merchant: nothing that identifies the person remains, table by table, and the merchants' next calls see it", async () => {
+    const { shop, travel, person, shopping, booking } = await personAtTwoMerchants();
+    const captureId = await presenceCapture(shop, person, { document: true });
+    const fields = [{ key: "identity_document", disclosure_type: "document" }];
+    expect((await disclose(shop.keys.sk_test, discloseBody(shop, captureId, fields))).status).toBe(200);
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
+    const db = testDb();
+    expect((await db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)[0].n).toBeGreaterThan(
+      0,
+    );
+    expect(
+      (
+        await db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
+      where l.identity_id = ${identity_id}`
+      )[0].n,
+    ).toBe(1);
+
+    const proof = await proveAgain(browser, shop.merchant_id, person);
+    const erased = await browser.post("/erase", { all: true, confirm: true, presence_session_id: proof });
+    expect(erased.status, erased.text).toBe(200);
+    expect(erased.body).toEqual({ erased: true, merchants: 2, identity_erased: true });
+    expect(erased.headers.getSetCookie()[0]).toMatch(/^__Host-me-session=; Max-Age=0;/);
+    expect(errorOf(await browser.call("/mandates"))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+
+    // Table by table.
+    const count = async (query: Promise<{ n: number }[]>) => (await query)[0].n;
+    expect(await count(db`select count(*)::int as n from private.face_templates where identity_id = ${identity_id}`)).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)).toBe(0);
+    expect(
+      await count(db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
+        where l.identity_id = ${identity_id}`),
+    ).toBe(0);
+    expect(await db`select baseline, erased_at is not null as erased from private.identities where id = ${identity_id}`).toEqual([
+      { baseline: null, erased: true },
+    ]);
+    expect(
+      await count(db`select count(*)::int as n from private.captures where identity_id = ${identity_id}
+        and (face_similarity is not null or amount_minor is not null or currency is not null or liveness_reason is not null
+             or personal_data_erased_at is null)`),
+    ).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.sessions where identity_id = ${identity_id} and revoked_at is null`)).toBe(
+      0,
+    );
+    expect(
+      await count(db`select count(*)::int as n from private.person_sessions where identity_id = ${identity_id} and ended_at is null`),
+    ).toBe(0);
+    expect(
+      await count(db`select count(*)::int as n from private.device_credentials where identity_id = ${identity_id} and revoked_at is null`),
+    ).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.aliases where identity_id = ${identity_id}`)).toBe(0);
+    expect(await count(db`select count(*)::int as n from private.consents where identity_id = ${identity_id} and revoked_at is null`)).toBe(
+      0,
+    );
+    expect(
+      await db`select kind, count(*)::int as n from private.consent_ledger where identity_id = ${identity_id} group by kind order by kind`,
+    ).toEqual([
+      { kind: "consent_granted", n: 2 },
+      { kind: "consent_withdrawn", n: 2 },
+      { kind: "data_erased", n: 2 },
+      { kind: "disclosure", n: 1 },
+    ]);
+    expect(await count(db`select count(*)::int as n from private.mandates where granted_by = ${identity_id} and status <> 'revoked'`)).toBe(
+      0,
+    );
+    // What stays: pseudonyms and receipts, which name no one (D-470).
+    expect(await count(db`select count(*)::int as n from private.subject_refs where identity_id = ${identity_id}`)).toBe(2);
+
+    // The merchants' next calls.
+    expect(await identifies(shop, person)).toBe(false);
+    expect(await identifies(travel, person)).toBe(false);
+    for (const [merchant, mandate] of [
+      [shop, shopping],
+      [travel, booking],
+    ] as const) {
+      expect(
+        (await consume(merchant.keys.sk_test, { mandate_id: mandate.mandate_id, scope: "purchase", amount: 1, currency: "USD" })).body,
+      ).toMatchObject({
+        allowed: false,
+        reason: "mandate_revoked",
+      });
+      expect((await events(merchant.merchant_id, "identity.erased")).length).toBe(1);
+    }
+    // Signing in again finds nobody.
+    const again = new Browser();
+    const started = await again.call("/sign-in", { body: { merchant_id: shop.merchant_id, environment: "test" } });
+    expect((await proveOnScreen(started.body.url, person)).body.state).toBe("failed");
+  }, 240_000);
+});
+
+describe("me: export", () => {
+  it("generates one JSON file on request, downloadable once by the person, expiring; no template, no other person", async () => {
+    const { shop, travel, person, atTravel, shopping, booking } = await personAtTwoMerchants();
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+    expect(errorOf(await browser.call("/exports", { method: "POST", body: {} }))).toEqual({ status: 403, code: "CSRF_TOKEN_INVALID" });
+    expect(errorOf(await browser.post("/exports", {}, { headers: { "sec-fetch-site": "cross-site" } }))).toEqual({
+      status: 403,
+      code: "CROSS_SITE_REQUEST",
+    });
+
+    const created = await browser.post("/exports", {});
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.export_id).toMatch(/^exp_[0-9a-f]{32}$/);
+    expect(Date.parse(created.body.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
+
+    // Another person's session, a cross-site request: refused, and the file is still there.
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    expect(errorOf(await intruder.call(`/exports/${created.body.export_id}`))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await browser.call(`/exports/${created.body.export_id}`, { headers: { origin: "https://evil.example" } }))).toEqual({
+      status: 403,
+      code: "CROSS_SITE_REQUEST",
+    });
+
+    const file = await browser.call(`/exports/${created.body.export_id}`);
+    expect(file.status, file.text).toBe(200);
+    expect(file.headers.get("content-disposition")).toBe('attachment; filename="my-data.json"');
+    expect(file.headers.get("cache-control")).toBe("no-store");
+    expect(file.body).toMatchObject({ format: "me-export/1", environment: "test", identity: { documents: expect.any(Array) } });
+    expect(file.body.identity.documents.length).toBeGreaterThan(0);
+    expect(file.body.merchants.map((m: Record<string, unknown>) => [m.name, m.subject_ref])).toEqual([
+      ["Corner shop", person.subject_ref],
+      ["Travel desk", atTravel.subject_ref],
+    ]);
+    expect(file.body.mandates.map((m: { mandate_id: string }) => m.mandate_id).sort()).toEqual(
+      [shopping.mandate_id, booking.mandate_id].sort(),
+    );
+    expect(file.body.consent_ledger.verification.ok).toBe(true);
+    expect(file.body.acts.length).toBeGreaterThan(0);
+    expect(file.text).not.toMatch(/embedding|face_template|baseline|identity_id/);
+    void travel;
+
+    // Once: the content is gone.
+    expect(errorOf(await browser.call(`/exports/${created.body.export_id}`))).toEqual({ status: 404, code: "not_found" });
+    const [row] = await testDb()`select content is null as gone, downloaded_at is not null as taken from private.person_exports
+      where id = ${created.body.export_id.slice(4)}::uuid`;
+    expect(row).toEqual({ gone: true, taken: true });
+
+    // Expiring: fifteen minutes on the service's clock.
+    const late = await browser.post("/exports", {});
+    const at = new Date(Date.parse(late.body.expires_at) + 1000);
+    const reader = new Browser();
+    await signIn(reader, shop.merchant_id, person, new Date(at.getTime() - 60_000));
+    expect(errorOf(await reader.call(`/exports/${late.body.export_id}`, { now: at }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await browser.call("/exports/exp_nope"))).toEqual({ status: 404, code: "not_found" });
+  }, 240_000);
+});

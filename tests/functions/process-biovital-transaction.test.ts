@@ -11,13 +11,18 @@ import { issue, mandateBody, mandateFixture, standInRequest } from "../harness/m
 import { serviceUnderTest } from "../harness/service";
 import { callOn, startVariantServer } from "../harness/variant-server";
 
-function body(subjectRef: string, shot: { descriptor: unknown; nonce: string }, extra: Record<string, unknown> = {}) {
+function body(
+  subjectRef: string,
+  shot: { descriptor: unknown; nonce: string; device_assertion?: unknown },
+  extra: Record<string, unknown> = {},
+) {
   return {
     action: "ACTION_LOGIN",
     service_hash: `svc:${crypto.randomUUID()}`,
     user_id: subjectRef,
     capture_nonce: shot.nonce,
     face_template: shot.descriptor,
+    ...(shot.device_assertion ? { device_assertion: shot.device_assertion } : {}),
     ...extra,
   };
 }
@@ -229,9 +234,10 @@ describe("process-biovital-transaction", () => {
       const merchant = await merchantFactory();
       const person = await enrollStranger(merchant.keys.pk_live);
       const pay = { action: "ACTION_PAYMENT", amount: 1999, currency: "BRL" };
+      const signed = (purpose: string) => person.signedCapture(merchant.keys.sk_live, purpose);
       const sandboxPassport = await transact(
         merchant.keys.sk_live,
-        body(person.subject_ref, person.capture(), { ...pay, document: await passport() }),
+        body(person.subject_ref, await signed("payment"), { ...pay, document: await passport() }),
       );
       expect(errorOf(sandboxPassport)).toEqual({ status: 403, code: "DOCUMENT_REQUIRED" });
       expect(sandboxPassport.body.reason).toBe("document_issuer_untrusted");
@@ -241,12 +247,12 @@ describe("process-biovital-transaction", () => {
         return terms;
       };
       const olderTerms = paymentTerms("agent_older");
-      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), { grant: olderTerms }));
+      const login = await transact(merchant.keys.sk_live, body(person.subject_ref, await signed("grant"), { grant: olderTerms }));
       expect(login.body.assurance_level).toBe("face_voice");
 
       const paid = await transact(
         merchant.keys.sk_live,
-        body(person.subject_ref, person.capture(), { ...pay, document: await passport({ environment: "live" }) }),
+        body(person.subject_ref, await signed("payment"), { ...pay, document: await passport({ environment: "live" }) }),
       );
       expect(paid.status, paid.text).toBe(200);
       expect(paid.body.assurance_level).toBe("face_voice_doc");
@@ -255,7 +261,7 @@ describe("process-biovital-transaction", () => {
       // A payment proves no grant; a grant capture made now, with the document on record, proves one at face_voice_doc.
       expect(errorOf(await grant(paid.body.transaction_id, paymentTerms("agent_payment")))).toEqual({ status: 403, code: "PROOF_INVALID" });
       const newerTerms = paymentTerms("agent_newer");
-      const granting = await transact(merchant.keys.sk_live, body(person.subject_ref, person.capture(), { grant: newerTerms }));
+      const granting = await transact(merchant.keys.sk_live, body(person.subject_ref, await signed("grant"), { grant: newerTerms }));
       expect(granting.body.assurance_level).toBe("face_voice_doc");
       const issued = await grant(granting.body.transaction_id, newerTerms);
       expect(issued.status, issued.text).toBe(201);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { encodeProof } from "../../shared/engine";
+import { deviceChallenge, SoftwareAuthenticator } from "../harness/authenticator";
 import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
-import { enrollStranger, newStranger } from "../harness/identity";
+import { CONSENT, enrollStranger, newStranger } from "../harness/identity";
 import { presenceCapture } from "../harness/mandates";
 import { claim, proofOf, v1 } from "../harness/resource-api";
 
@@ -27,7 +29,9 @@ describe("POST /v1/identity/claims", () => {
     const at = new Date();
     const res = await claim(merchant.keys.sk_test, person.capture({ at }), { now: at, body: { metadata: { order: "A-1" } } });
     expect(res.status, res.text).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(["claimed_at", "facetoken", "metadata", "object", "receipt"]);
+    expect(Object.keys(res.body).sort()).toEqual(["claimed_at", "device_binding", "facetoken", "metadata", "object", "receipt"]);
+    // A sandbox claim without a device: the simulator's capture counts, marked as no device.
+    expect(res.body.device_binding).toBe("none");
     expect(res.body).toMatchObject({ object: "claim", claimed_at: at.toISOString(), metadata: { order: "A-1" } });
     expect(res.body.facetoken).toMatch(/^sub_[0-9a-f]{48}$/);
     const { receipt } = res.body;
@@ -71,7 +75,8 @@ describe("POST /v1/identity/claims", () => {
     const person = newStranger();
     // A live key: its bucket holds the dozen refusals below (the sandbox's holds 10).
     const key = merchant.keys.sk_live;
-    const shot = person.capture();
+    // In live mode the claim counts only with a passkey registered over its capture (docs/devices.md).
+    const shot = person.capture({ nonce: await deviceChallenge(key, "enroll") });
 
     const source = await claim(key, shot, { body: { source: "document" } });
     expect(errorOf(source)).toEqual({ status: 403, code: "document_required" });
@@ -111,8 +116,11 @@ describe("POST /v1/identity/claims", () => {
     expect(errorOf(await claim(key, shot, { body: { surprise: true } }))).toEqual({ status: 400, code: "invalid_input" });
 
     expect(await billedRows(merchant.merchant_id)).toHaveLength(0);
-    // The refused capture is still unused: it claims the person now.
-    expect((await claim(key, shot)).status).toBe(201);
+    // The refused capture is still unused (its device challenge too): it claims the person now, signed on their device.
+    const registration = await (await SoftwareAuthenticator.create()).registerCapture(shot.nonce, shot.descriptor);
+    expect(errorOf(await claim(key, shot))).toEqual({ status: 403, code: "unauthorized_device" });
+    const signed = await v1("/identity/claims", { key, body: { proof: encodeProof(shot.descriptor, CONSENT, { registration }) } });
+    expect(signed.status, signed.text).toBe(201);
   });
 
   it("replays under an Idempotency-Key: the same key and body answer the original 201, another body 422", async () => {
@@ -138,7 +146,7 @@ describe("POST /v1/identity/recognitions", () => {
     for (let i = 0; i < 2; i++) {
       const res = await v1("/identity/recognitions", { key: merchant.keys.sk_test, body: { proof: proofOf(shot, null) } });
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toEqual({ object: "recognition", matched: true, facetoken, confidence: expect.any(Number) });
+      expect(res.body).toEqual({ object: "recognition", matched: true, facetoken, confidence: expect.any(Number), device_binding: "none" });
       expect(res.body.confidence).toBeGreaterThanOrEqual(0.75);
     }
     const elsewhere = await v1("/identity/recognitions", { key: other.keys.sk_test, body: { proof: proofOf(shot) } });
@@ -195,6 +203,7 @@ describe("POST /v1/identity/attributes", () => {
       value: true,
       facetoken: withDocument.subject_ref,
       asserted_at: expect.any(String),
+      device_binding: "none",
       metadata: { check: "1" },
     });
     const no = await ask(without.facetoken, without.person.capture());

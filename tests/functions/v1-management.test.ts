@@ -5,9 +5,13 @@
  * the same Idempotency-Key, and the management bucket's 429.
  */
 import { describe, expect, it } from "vitest";
+import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
+import { enrollStranger } from "../harness/identity";
 import { v1 } from "../harness/resource-api";
+import { bootedSession } from "../harness/resource-sessions";
+import { screenCall } from "../harness/sessions";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 
@@ -292,6 +296,127 @@ describe("/v1/account and /v1/audit_events", () => {
       testDb()`update private.management_audit_events set action = 'x.y' where merchant_id = ${merchant.merchant_id}`,
     ).rejects.toThrow();
     await expect(testDb()`delete from private.management_audit_events where merchant_id = ${merchant.merchant_id}`).rejects.toThrow();
+  });
+});
+
+describe("/v1/owners and /v1/usage", () => {
+  it("lists owners, invites a person who accepts by proving presence, never removes the last owner; reads usage", async () => {
+    const merchant = await merchantFactory();
+    const other = await merchantFactory();
+    const key = merchant.keys.sk_test;
+    const first = await enrollStranger(merchant.keys.pk_test);
+    const invited = await enrollStranger(merchant.keys.pk_test);
+    const stranger = await enrollStranger(other.keys.pk_test);
+    await addOwner(testDb(), merchant.merchant_id, first.subject_ref, new Date());
+    const listed = await v1("/owners", { key });
+    expect(listed.body.data).toEqual([{ object: "owner", subject_ref: first.subject_ref, added_at: expect.any(String) }]);
+    expect(errorOf(await v1(`/owners/${first.subject_ref}/remove`, { key, body: {} }))).toEqual({ status: 409, code: "last_owner" });
+
+    const return_url = "https://example.com/console/owners";
+    // bad input, a person the merchant does not hold, an owner already, a key without the scope, a publishable key
+    expect(errorOf(await v1("/owners", { key, body: { subject_ref: "someone", return_url } }))).toEqual({
+      status: 400,
+      code: "invalid_input",
+    });
+    expect(errorOf(await v1("/owners", { key, body: { subject_ref: stranger.subject_ref, return_url } }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+    expect(errorOf(await v1("/owners", { key, body: { subject_ref: first.subject_ref, return_url } }))).toEqual({
+      status: 409,
+      code: "already_owner",
+    });
+    const readOnly = await keyWith(merchant, ["management.read"]);
+    expect(errorOf(await v1("/owners", { key: readOnly, body: { subject_ref: invited.subject_ref, return_url } }))).toEqual({
+      status: 403,
+      code: "insufficient_scope",
+    });
+    expect(errorOf(await v1("/owners", { key: merchant.keys.pk_test }))).toEqual({ status: 401, code: "auth_required" });
+
+    const idempotencyKey = `invite-${crypto.randomUUID()}`;
+    const invitation = await v1("/owners", { key, body: { subject_ref: invited.subject_ref, return_url }, idempotencyKey });
+    expect(invitation.status, invitation.text).toBe(201);
+    expect(invitation.body).toMatchObject({ object: "owner_invitation", subject_ref: invited.subject_ref, status: "pending" });
+    const replay = await v1("/owners", { key, body: { subject_ref: invited.subject_ref, return_url }, idempotencyKey });
+    expect(replay.body).toEqual({ ...invitation.body, url: null });
+    expect((await v1("/owners", { key })).body.invitations).toHaveLength(1);
+
+    // the invited person proves presence on the hosted screen: they own the account
+    const screen = await bootedSession(invitation.body.url);
+    const nonce = screen.capture_nonce;
+    const done = await screenCall("complete", screen.screen_token, {
+      capture_nonce: nonce,
+      face_template: invited.capture({ nonce, light: true }).descriptor,
+    });
+    expect(done.body.outcome.approved, done.text).toBe(true);
+    const after = await v1("/owners", { key });
+    expect(after.body.data.map((o: { subject_ref: string }) => o.subject_ref).sort()).toEqual(
+      [first.subject_ref, invited.subject_ref].sort(),
+    );
+    expect(after.body.invitations[0]).toMatchObject({ status: "accepted", accepted_at: expect.any(String) });
+
+    // another merchant's key cannot remove them; then the first owner goes, the last stays
+    expect(errorOf(await v1(`/owners/${first.subject_ref}/remove`, { key: other.keys.sk_test, body: {} }))).toEqual({
+      status: 404,
+      code: "not_found",
+    });
+    expect((await v1(`/owners/${first.subject_ref}/remove`, { key, body: {} })).body).toEqual({
+      object: "owner",
+      subject_ref: first.subject_ref,
+      removed: true,
+    });
+    expect(errorOf(await v1(`/owners/${first.subject_ref}/remove`, { key, body: {} }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await v1(`/owners/${invited.subject_ref}/remove`, { key, body: {} }))).toEqual({ status: 409, code: "last_owner" });
+    const audit = await v1("/audit_events", { key, query: { action: "owner.accepted" } });
+    expect(audit.body.data[0]).toMatchObject({ actor: { kind: "owner", id: invited.subject_ref }, object_id: invited.subject_ref });
+    expect(await auditActions(merchant.merchant_id)).toEqual(expect.arrayContaining(["owner.invited", "owner.accepted", "owner.removed"]));
+
+    const usage = await v1("/usage", { key: readOnly });
+    expect(usage.body).toMatchObject({ object: "usage", environment: "test", claims_billed: 0, allowance: 100, allowance_remaining: 100 });
+    expect(errorOf(await v1("/usage", { key, query: { month: "2026-13" } }))).toEqual({ status: 400, code: "invalid_input" });
+    expect(errorOf(await v1("/usage", { key: await keyWith(merchant, ["api"]) }))).toEqual({ status: 403, code: "insufficient_scope" });
+  });
+});
+
+describe("read views for support", () => {
+  it("pages the environment's sessions with filters, and lets a dashboard key read sessions and mandates but not act", async () => {
+    const merchant = await merchantFactory();
+    const key = merchant.keys.sk_test;
+    const made = [];
+    for (let i = 0; i < 3; i++) {
+      const session = await v1("/sessions", {
+        key,
+        body: { mode: "claim", return_url: "https://example.com/back", metadata: { n: String(i) } },
+      });
+      expect(session.status, session.text).toBe(201);
+      made.push(session.body.id as string);
+    }
+    const dashboard = await keyWith(merchant, ["management.read"]);
+    const first = await v1("/sessions", { key: dashboard, query: { limit: "2" } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.data.map((s: { id: string }) => s.id)).toEqual([made[2], made[1]]);
+    expect(first.text).not.toContain("hst_");
+    const second = await v1("/sessions", { key: dashboard, query: { limit: "2", cursor: first.body.next_cursor } });
+    expect(second.body.data.map((s: { id: string }) => s.id)).toEqual([made[0]]);
+    expect(second.body.next_cursor).toBeNull();
+    expect((await v1("/sessions", { key, query: { status: "open", mode: "claim" } })).body.data).toHaveLength(3);
+    expect((await v1("/sessions", { key, query: { mode: "recognise" } })).body.data).toEqual([]);
+    // after their 30 minutes they read expired
+    const later = new Date(Date.now() + 31 * 60_000);
+    expect((await v1("/sessions", { key, query: { status: "expired" }, now: later })).body.data).toHaveLength(3);
+    expect(errorOf(await v1("/sessions", { key, query: { status: "lost" } }))).toEqual({ status: 400, code: "invalid_input" });
+    expect((await v1(`/sessions/${made[0]}`, { key: dashboard })).status).toBe(200);
+    expect((await v1("/mandates", { key: dashboard, query: { status: "active" } })).status).toBe(200);
+    // another merchant's pages hold none of them; a write-only key reads nothing; the dashboard key acts nowhere
+    const other = await merchantFactory();
+    expect((await v1("/sessions", { key: other.keys.sk_test })).body.data).toEqual([]);
+    expect(errorOf(await v1(`/sessions/${made[0]}`, { key: other.keys.sk_test }))).toEqual({ status: 404, code: "not_found" });
+    const writeOnly = await keyWith(merchant, ["management.write"]);
+    expect(errorOf(await v1("/sessions", { key: writeOnly }))).toEqual({ status: 403, code: "insufficient_scope" });
+    expect(errorOf(await v1("/sessions", { key: dashboard, body: { mode: "claim", return_url: "https://example.com/back" } }))).toEqual({
+      status: 403,
+      code: "insufficient_scope",
+    });
   });
 });
 

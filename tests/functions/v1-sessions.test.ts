@@ -382,7 +382,7 @@ describe("each mode on the hosted screen", () => {
       outcomes.push(read.result);
     }
     expect(outcomes).toEqual([
-      { approved: true, reason: null, facetoken: person.subject_ref },
+      { approved: true, reason: null, facetoken: person.subject_ref, device_binding: "none" },
       { approved: false, reason: "subject_mismatch", facetoken: null },
       { approved: false, reason: "not_recognised", facetoken: null },
     ]);

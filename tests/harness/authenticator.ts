@@ -9,7 +9,12 @@
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { isoCBOR } from "@simplewebauthn/server/helpers";
+import { expect } from "vitest";
+import { assertionChallenge, descriptorDigest } from "../../shared/contracts/device";
+import { firstPartyRelyingParty, type RelyingParty } from "../../shared/devices/ceremony";
 import { toBase64Url } from "../../shared/lib/crypto";
+import { call, replayHeaders } from "./http";
+import { serviceUnderTest } from "./service";
 
 const sha256 = (data: Uint8Array | string) => new Uint8Array(createHash("sha256").update(data).digest());
 
@@ -134,4 +139,74 @@ export class SoftwareCredential {
       authenticatorAttachment: "platform",
     };
   }
+}
+
+/** The service's own relying party, as it computes it for requests to the service under test. */
+export function serviceRelyingParty(): RelyingParty {
+  return firstPartyRelyingParty(serviceUnderTest().baseUrl);
+}
+
+/** How one capture's ceremony may go wrong on purpose (each defaults to what a good authenticator does). */
+export interface CeremonyKnobs {
+  /** User verification (the device's biometric or PIN) performed: the UV flag. */
+  userVerified?: boolean;
+  /** The page's origin the browser writes into the client data (default: the service's). */
+  origin?: string;
+  /** The RP ID whose hash the authenticator writes (default: the service's). */
+  rpId?: string;
+  /** The counter to sign with (default: one more than the last). */
+  signCount?: number;
+}
+
+/**
+ * A person's passkey as the live-mode HTTP tests use it: one SoftwareCredential that registers over,
+ * and signs, a capture's descriptor (the WebAuthn challenge is assertionChallenge(issued challenge,
+ * descriptorDigest(descriptor)): shared/contracts/device.ts) for the service's relying party.
+ */
+export class SoftwareAuthenticator {
+  private readonly credential = new SoftwareCredential();
+
+  private constructor(
+    /** Backup eligible and backed up: the BE and BS flags (a synced passkey). */
+    readonly synced: boolean,
+  ) {}
+
+  /** A new passkey; `synced` (default true) as most platform passkeys are. */
+  static async create(options: { synced?: boolean } = {}): Promise<SoftwareAuthenticator> {
+    return new SoftwareAuthenticator(options.synced ?? true);
+  }
+
+  get credentialId(): string {
+    return this.credential.id;
+  }
+
+  /** startRegistration's answer over a capture. */
+  async registerCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}) {
+    const rp = serviceRelyingParty();
+    const webauthnChallenge = assertionChallenge(challenge, await descriptorDigest(descriptor));
+    return this.credential.register(webauthnChallenge, knobs.origin ?? rp.origins[0], {
+      rpId: knobs.rpId ?? rp.id,
+      userVerified: knobs.userVerified,
+      synced: this.synced,
+    });
+  }
+
+  /** startAuthentication's answer over a capture; the counter rises unless `signCount` says otherwise. */
+  async signCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}) {
+    const rp = serviceRelyingParty();
+    const webauthnChallenge = assertionChallenge(challenge, await descriptorDigest(descriptor));
+    return this.credential.assert(webauthnChallenge, knobs.origin ?? rp.origins[0], {
+      rpId: knobs.rpId ?? rp.id,
+      userVerified: knobs.userVerified,
+      synced: this.synced,
+      ...(knobs.signCount === undefined ? {} : { counter: knobs.signCount }),
+    });
+  }
+}
+
+/** A device challenge issued by the service under test (device-challenge) for `purpose`, at `now`. */
+export async function deviceChallenge(key: string, purpose: string, now?: Date): Promise<string> {
+  const res = await call("device-challenge", { key, body: { purpose }, headers: replayHeaders(now), now });
+  expect(res.status, res.text).toBe(200);
+  return res.body.challenge as string;
 }

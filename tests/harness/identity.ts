@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import { baselineFromResult, evaluatePresence, type PresenceBaseline, type PresenceDescriptor } from "../../shared/engine";
 import { faceEmbeddingOfPerson } from "../../shared/simulator";
+import { deviceChallenge, SoftwareAuthenticator } from "./authenticator";
 import { capture } from "./captures";
 import { call, replayHeaders } from "./http";
 
@@ -96,10 +97,18 @@ export function newStranger(face: number[] = randomFace()) {
  */
 export async function enrollStranger(publishableKey: string, face: number[] = randomFace()) {
   const person = newStranger(face);
-  const { descriptor, nonce } = person.capture();
+  // In live mode the person registers a passkey over their enrolment capture (docs/devices.md).
+  const device = await SoftwareAuthenticator.create();
+  const live = isLiveKey(publishableKey);
+  const { descriptor, nonce } = person.capture(live ? { nonce: await deviceChallenge(publishableKey, "enroll") } : {});
   const res = await call("process-biovital-enrollment", {
     key: publishableKey,
-    body: { capture_nonce: nonce, face_template: descriptor, consent: CONSENT },
+    body: {
+      capture_nonce: nonce,
+      face_template: descriptor,
+      consent: CONSENT,
+      ...(live ? { device_registration: await device.registerCapture(nonce, descriptor) } : {}),
+    },
   });
   expect(res.status, res.text).toBe(200);
   return {
@@ -107,7 +116,23 @@ export async function enrollStranger(publishableKey: string, face: number[] = ra
     session_token: res.headers.get("x-session-token") as string,
     face: person.face,
     capture: person.capture,
+    device,
+    /**
+     * A live capture signed on the person's device: a challenge issued to `key` for `purpose`, the
+     * capture bound to it, and the assertion over it (`device_assertion` of the body).
+     */
+    async signedCapture(key: string, purpose: string, options: Omit<CaptureOptions, "nonce"> & { now?: Date } = {}) {
+      const { now, ...shot } = options;
+      const challenge = await deviceChallenge(key, purpose, now);
+      const fresh = person.capture({ ...shot, nonce: challenge });
+      return { ...fresh, device_assertion: await device.signCapture(challenge, fresh.descriptor) };
+    },
   };
+}
+
+/** Whether an API key is a live one (live mode: captures count only signed on a device). */
+export function isLiveKey(key: string): boolean {
+  return /^(pk|sk)_live_/.test(key);
 }
 
 /** Sends one transaction with fresh replay headers. */

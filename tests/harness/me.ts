@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { type CallOptions, type CallResult, call, freshIp } from "./http";
 import { boot, screenCall } from "./sessions";
 
-type Person = { capture(options: { nonce?: string; light?: boolean }): { descriptor: unknown; nonce: string } };
+type Person = { capture(options: { nonce?: string; light?: boolean; at?: Date }): { descriptor: unknown; nonce: string } };
 
 /** A browser: its cookies (name → value) and its address, and the CSRF token its page holds once signed in. */
 export class Browser {
@@ -39,7 +39,7 @@ export class Browser {
 export async function proveOnScreen(url: string, person: Person, now?: Date) {
   const booted = await boot(new URL(url).hash.slice(1), { now });
   expect(booted.status, booted.text).toBe(200);
-  const { descriptor } = person.capture({ nonce: booted.body.capture_nonce, light: true });
+  const { descriptor } = person.capture({ nonce: booted.body.capture_nonce, light: true, at: now });
   return screenCall("complete", booted.body.screen_token, { capture_nonce: booted.body.capture_nonce, face_template: descriptor }, { now });
 }
 

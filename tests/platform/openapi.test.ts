@@ -98,6 +98,7 @@ describe("GET /v1/openapi.json", () => {
         "post /v1/webhook_endpoints/{id}/rotate_secret",
         "post /v1/webhook_events/replay",
         "post /v1/account",
+        "post /v1/owners",
       ]),
     );
   });

@@ -52,6 +52,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "private.mandates_refuse_update",
   // A status list is read on past 1,000 with issued_before (issue 29).
   "public.mandate_list",
+  // A capture records the device that signed it, and an enrolment stores the person's first device (issue 27).
+  "public.identity_enroll",
   // A rolled key stops at its end, a key without the api scope authenticates only where scopes are checked, last use is kept (issue 30).
   "private.request_authenticate",
   // Every sent attempt is kept for the delivery log (issue 30).
@@ -60,6 +62,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.alias_release",
   // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
   "public.face_identify",
+  // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
+  "public.consent_retention_sweep",
 ];
 
 /**
@@ -77,9 +81,14 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127150000_management.sql":
     /^column private\.api_keys #\d+ (scopes|name|expires_at|last_used_at|rolled_to) |^constraint private\.api_keys api_keys_(check|name_check|rolled_to_fkey|scopes_check) |(private|public)\.management_|webhook_delivery_attempts|^column private\.webhook_deliveries #\d+ origin |webhook_deliveries_origin_check/,
   "20261127110000_device_management.sql": /(private|public)\.device_/,
+  "20261127150100_owner_invitations.sql": /owner_invitation/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
-  "20261127160000_person_sessions.sql": /(private|public)\.person_/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.consent_erase_covered\(/,
+  "20261127160100_person_erasure.sql": /(private|public)\.person_/,
+  "20261127100000_capture_devices.sql":
+    /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
+  "20261127160200_person_exports.sql": /(private|public)\.person_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

@@ -113,6 +113,7 @@ describe("endpoint URLs and subscriptions", () => {
       "device.registered",
       "device.revoked",
       "consent.withdrawn",
+      "identity.erased",
       "session.completed",
       "session.expired",
       "webhook.test",

@@ -49,6 +49,8 @@ export const en = {
   "session.refused.face_mismatch": "Your face did not match the person on record.",
   "session.refused.access_revoked": "Your access has been withdrawn.",
   "session.refused.identity_unreachable": "This person cannot be enrolled.",
+  "session.refused.unauthorized_device":
+    "This device's passkey did not confirm it was you. Use a device you registered, or add this one from a registered device or with your passport.",
   "session.cancelled.person_cancelled": "You cancelled. No capture was taken.",
   "session.cancelled.camera_unavailable": "No camera or microphone could be used. No capture was taken.",
   "session.cancelled.permission_denied": "Access to the camera and microphone was not allowed. No capture was taken.",

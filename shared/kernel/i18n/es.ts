@@ -51,6 +51,8 @@ export const es: Record<keyof typeof en, string> = {
   "session.refused.face_mismatch": "Tu rostro no coincide con la persona registrada.",
   "session.refused.access_revoked": "Tu acceso fue retirado.",
   "session.refused.identity_unreachable": "Esta persona no puede registrarse.",
+  "session.refused.unauthorized_device":
+    "La llave de acceso de este dispositivo no confirmó que eras tú. Usa un dispositivo que registraste, o agrega este desde uno registrado o con tu pasaporte.",
   "session.cancelled.person_cancelled": "Cancelaste. No se tomó ninguna captura.",
   "session.cancelled.camera_unavailable": "No se pudo usar ninguna cámara ni micrófono. No se tomó ninguna captura.",
   "session.cancelled.permission_denied": "No se permitió el acceso a la cámara y al micrófono. No se tomó ninguna captura.",

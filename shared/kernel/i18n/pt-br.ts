@@ -52,6 +52,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.refused.face_mismatch": "Seu rosto não corresponde à pessoa registrada.",
   "session.refused.access_revoked": "Seu acesso foi retirado.",
   "session.refused.identity_unreachable": "Esta pessoa não pode ser cadastrada.",
+  "session.refused.unauthorized_device":
+    "A chave de acesso deste dispositivo não confirmou que era você. Use um dispositivo que você registrou, ou adicione este a partir de um registrado ou com seu passaporte.",
   "session.cancelled.person_cancelled": "Você cancelou. Nenhuma captura foi feita.",
   "session.cancelled.camera_unavailable": "Nenhuma câmera ou microfone pôde ser usado. Nenhuma captura foi feita.",
   "session.cancelled.permission_denied": "O acesso à câmera e ao microfone não foi permitido. Nenhuma captura foi feita.",
