@@ -11,7 +11,7 @@
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { assertionChallenge, DEVICE_APPROVAL_CONTEXT, descriptorDigest } from "../../shared/contracts/device";
-import { relyingPartyFor } from "../../shared/devices/ceremony";
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import { issueDeviceChallenge } from "../../shared/devices/challenges";
 import { deviceRegistrationOptions, registerDevice } from "../../shared/devices/registration";
 import { connect, type Sql } from "../../shared/kernel/db/client";
@@ -155,7 +155,7 @@ describe("a second device by approval from the first, then a revocation", () => 
 
     // The first device: its passkey registered for the person (as the enrollment ceremony will).
     const first = await device();
-    const rp = relyingPartyFor(origin);
+    const rp = firstPartyRelyingParty(origin);
     const deps = { sql, now: new Date(), locale: "en" as const };
     const tenant = { merchantId: merchant.merchant_id, environment: "test" as const };
     const { challenge } = await issueDeviceChallenge(deps, tenant, "enroll");
