@@ -12,6 +12,7 @@
  * One view at a time; each view's heading takes the focus when it shows, so a screen reader reads
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
+import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import {
   type CancelReason,
   HANDOFF_FRAGMENT,
@@ -27,6 +28,7 @@ import { PREFLIGHT } from "../descriptor/light";
 import { screenLight } from "../screen/light";
 import { modeOf, type ScreenMode, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
+import { passkeyRequest } from "../screen/passkey";
 import { accentTokens, colours, ownAsset, type Scheme, shape } from "../screen/theme";
 
 /** The screen's words in every locale the service speaks; the page is written in `locale` until a session asks for another. */
@@ -453,10 +455,31 @@ class Screen {
   private async complete(descriptor: PresenceDescriptor): Promise<void> {
     show("sending");
     try {
-      const ended = await post<SessionEnded>("complete", this.mode.completion(this.boot, descriptor), this.boot.screen_token);
+      const body = { ...this.mode.completion(this.boot, descriptor), ...(await this.signedOnDevice(descriptor)) };
+      const ended = await post<SessionEnded>("complete", body, this.boot.screen_token);
       this.outcome(ended);
     } catch (error) {
       showError(error, () => this.complete(descriptor));
+    }
+  }
+
+  /**
+   * Live mode: the person's passkey signs this capture (client/screen/passkey.ts), registering their
+   * first one on an enrolment. A ceremony the person or the browser refused sends no device answer:
+   * the service then ends the session refused (UNAUTHORIZED_DEVICE) and says why. The sandbox takes
+   * the capture without a device.
+   */
+  private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
+    if (this.boot.environment !== "live") return {};
+    const request = await passkeyRequest(this.boot, descriptor, location.hostname);
+    try {
+      const answer =
+        request.ceremony === "register"
+          ? await startRegistration({ optionsJSON: request.optionsJSON })
+          : await startAuthentication({ optionsJSON: request.optionsJSON });
+      return { [request.field]: answer };
+    } catch {
+      return {};
     }
   }
 

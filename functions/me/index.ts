@@ -7,6 +7,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import * as v from "valibot";
+import {
+  deviceListSchema,
+  renameDeviceSchema,
+  renamedDeviceSchema,
+  revokeDeviceSchema,
+  revokedDeviceSchema,
+} from "../../shared/devices/devices";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
@@ -33,6 +40,7 @@ import {
   withdrawnSchema,
 } from "../../shared/persons/answers";
 import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
+import { listPersonDevices, renamePersonDevice, revokePersonDevice } from "../../shared/persons/devices";
 import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
 import { createExport, takeExport } from "../../shared/persons/export";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
@@ -269,6 +277,48 @@ app.get(
   personSession,
   perSession,
   async (c) => c.json(await listPersonReceipts(depsOf(c.var), c.var.person, serviceBaseUrl(c.var.config, c.req.url))),
+);
+
+app.get(
+  "/devices",
+  documented({
+    summary: "The person's devices (passkeys), newest first, revoked ones included",
+    success: { status: 200, description: "The devices", schema: deviceListSchema },
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  async (c) => c.json(await listPersonDevices(depsOf(c.var), c.var.person)),
+);
+
+app.post(
+  "/devices/revoke",
+  documented({
+    summary: "Revoke one of the person's devices (device.revoked to the merchants)",
+    success: { status: 200, description: "Revoked, or already so", schema: revokedDeviceSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", revokeDeviceSchema),
+  async (c) => c.json(await revokePersonDevice(depsOf(c.var), c.var.person, c.var.input)),
+);
+
+app.post(
+  "/devices/rename",
+  documented({
+    summary: "Name one of the person's devices",
+    success: { status: 200, description: "Renamed", schema: renamedDeviceSchema },
+    answers: ["not_found"],
+  }),
+  sameOrigin,
+  personSession,
+  perSession,
+  csrf,
+  input("json", renameDeviceSchema),
+  async (c) => c.json(await renamePersonDevice(depsOf(c.var), c.var.person, c.var.input)),
 );
 
 app.post(

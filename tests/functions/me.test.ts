@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { disclose, discloseBody } from "../harness/consent";
+import { seedDevice } from "../harness/devices";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
@@ -679,5 +680,37 @@ describe("me: export", () => {
     await signIn(reader, shop.merchant_id, person, new Date(at.getTime() - 60_000));
     expect(errorOf(await reader.call(`/exports/${late.body.export_id}`, { now: at }))).toEqual({ status: 404, code: "not_found" });
     expect(errorOf(await browser.call("/exports/exp_nope"))).toEqual({ status: 404, code: "not_found" });
+  }, 240_000);
+});
+
+describe("me: devices", () => {
+  it("lists, names and revokes the person's passkeys; the merchants hear device.revoked; another person's are not found", async () => {
+    const { shop, travel, person } = await personAtTwoMerchants();
+    const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
+    const { device } = await seedDevice(shop.merchant_id, "test", identity_id);
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+
+    const listed = await browser.call("/devices");
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.devices).toEqual([expect.objectContaining({ device_id: device.device_id, name: null, revoked_at: null })]);
+    expect((await browser.post("/devices/rename", { device_id: device.device_id, name: "My phone" })).body.device.name).toBe("My phone");
+
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    expect((await intruder.call("/devices")).body.devices).toEqual([]);
+    expect(errorOf(await intruder.post("/devices/revoke", { device_id: device.device_id }))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await browser.call("/devices/revoke", { body: { device_id: device.device_id } }))).toEqual({
+      status: 403,
+      code: "CSRF_TOKEN_INVALID",
+    });
+
+    const revoked = await browser.post("/devices/revoke", { device_id: device.device_id });
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(revoked.body).toMatchObject({ already_revoked: false, device: { device_id: device.device_id, revoked_at: expect.any(String) } });
+    for (const merchant of [shop, travel]) {
+      expect((await events(merchant.merchant_id, "device.revoked")).length, merchant.merchant_id).toBe(1);
+    }
+    expect((await browser.post("/devices/revoke", { device_id: device.device_id })).body.already_revoked).toBe(true);
   }, 240_000);
 });

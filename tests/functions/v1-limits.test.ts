@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
-import { errorOf, freshIp } from "../harness/http";
+import { type CallResult, errorOf, freshIp } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
 import { presenceCapture, withGrantProof } from "../harness/mandates";
 import { v1, whileInFlight } from "../harness/resource-api";
@@ -205,11 +205,15 @@ describe("rate limits on /v1", () => {
  * client (about 40 requests a second measured; 500 at once were answered 502 by the local front), so
  * its test asserts both figures and the spending, not the 429 (docs/spec-coverage.md says so).
  */
-/** `count` requests, `wave` at a time (the local front answers 502 when hundreds arrive at once). */
-async function inWaves<T>(count: number, wave: number, request: () => Promise<T>): Promise<T[]> {
-  const answers: T[] = [];
-  while (answers.length < count) {
-    answers.push(...(await Promise.all(Array.from({ length: Math.min(wave, count - answers.length) }, request))));
+/**
+ * At least `count` requests, `wave` at a time (the local front answers 502 when hundreds arrive at
+ * once), and more waves while none was limited, up to five times `count`: on a loaded machine one
+ * client's pace can fall near a bucket's refill, and the bucket is emptied only when it is outrun.
+ */
+async function inWaves(count: number, wave: number, request: () => Promise<CallResult>): Promise<CallResult[]> {
+  const answers: CallResult[] = [];
+  while (answers.length < count || (!answers.some((r) => r.status === 429) && answers.length < 5 * count)) {
+    answers.push(...(await Promise.all(Array.from({ length: wave }, request))));
   }
   return answers;
 }
@@ -231,7 +235,7 @@ describe("every rate limit of resource API 8 reaches 429 with its figure", () =>
     expect(live.headers.get("service-ratelimit-remaining")).toBe(String(burst - 1));
 
     const started = Date.now();
-    const answers = await inWaves(send, 30, () => v1(path, { key: merchant.keys.sk_test, body }));
+    const answers = await inWaves(send, 60, () => v1(path, { key: merchant.keys.sk_test, body }));
     const seconds = (Date.now() - started) / 1000;
     const limited = answers.filter((r) => r.status === 429);
     const passed = answers.length - limited.length;
@@ -261,7 +265,7 @@ describe("every rate limit of resource API 8 reaches 429 with its figure", () =>
   it("GET /receipts/{id}/verify: no account limit, fair use per client address (20/s, burst 100)", async () => {
     const from = freshIp();
     const started = Date.now();
-    const answers = await inWaves(250, 30, () => v1("/receipts/rcp_unknown/verify", { key: null, from }));
+    const answers = await inWaves(250, 60, () => v1("/receipts/rcp_unknown/verify", { key: null, from }));
     const seconds = (Date.now() - started) / 1000;
     const limited = answers.filter((r) => r.status === 429);
     const passed = answers.length - limited.length;

@@ -122,7 +122,13 @@ describe("/v1/api_keys", () => {
     const child = await v1("/api_keys", { key: dashboard, body: {} });
     expect(child.body.scopes).toEqual(["management.read", "management.write"]);
     // no act of the resource API nor of the function API
-    expect(errorOf(await v1("/mandates", { key: dashboard }))).toEqual({ status: 403, code: "insufficient_scope" });
+    expect(errorOf(await v1("/mandates", { key: dashboard, body: {} }))).toEqual({ status: 403, code: "insufficient_scope" });
+    expect(errorOf(await v1("/mandates/mdt_00000000000000000000000000000000/check", { key: dashboard, body: {} }))).toEqual({
+      status: 403,
+      code: "insufficient_scope",
+    });
+    // it reads what support reads (D-454)
+    expect((await v1("/mandates", { key: dashboard })).status).toBe(200);
     const { call } = await import("../harness/http");
     expect(errorOf(await call("disclose-claims", { key: dashboard, body: {} }))).toEqual({ status: 401, code: "INVALID_API_KEY" });
     expect(errorOf(await call("disclose-claims", { key: merchant.keys.sk_test, body: {} }))).toEqual({

@@ -193,7 +193,13 @@ describe("cli", () => {
           document: made.document,
         });
         if (made.expected === null) expect(res.status, `${kind}: ${res.text}`).toBe(200);
-        else expect(errorOf(res), kind).toEqual({ status: 403, code: made.expected });
+        // every document failure is 403 DOCUMENT_REQUIRED, the case's cause in reason (D-427)
+        else
+          expect({ ...errorOf(res), reason: res.body.reason }, kind).toEqual({
+            status: 403,
+            code: "DOCUMENT_REQUIRED",
+            reason: made.expected,
+          });
       }
       expectFailure(
         await cli("document", "passport", "create", "--csca", file, "--case", "forged"),
