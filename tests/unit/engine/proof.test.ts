@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, parseProof } from "../../../shared/engine";
+import { encodeProof, MAX_PROOF_LENGTH, PROOF_PREFIX, PROOF_V2_PREFIX, parseProof } from "../../../shared/engine";
 import { simulateCapture } from "../../../shared/simulator";
 
 const descriptor = simulateCapture({
@@ -19,14 +19,28 @@ const b64url = (text: string) =>
     .replace(/\//g, "_")
     .replace(/=+$/, "");
 
-describe("the presence proof v1", () => {
+describe("the presence proof (v1, and v2 with the device)", () => {
   it("round-trips a descriptor with and without the consent, as pp1. and unpadded base64url", () => {
     const withConsent = encodeProof(descriptor, consent);
     expect(withConsent.startsWith(PROOF_PREFIX)).toBe(true);
     expect(withConsent.slice(PROOF_PREFIX.length)).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(parseProof(withConsent)).toEqual({ ok: true, proof: { descriptor, consent } });
-    expect(parseProof(encodeProof(descriptor))).toEqual({ ok: true, proof: { descriptor } });
+    // descriptorAsSent: the JSON the device's signature covers (a v2 proof's), kept as it came
+    expect(parseProof(withConsent)).toEqual({ ok: true, proof: { descriptor, descriptorAsSent: descriptor, consent } });
+    expect(parseProof(encodeProof(descriptor))).toEqual({ ok: true, proof: { descriptor, descriptorAsSent: descriptor } });
     expect(withConsent.length).toBeLessThan(MAX_PROOF_LENGTH);
+  });
+
+  it("carries exactly one device answer as pp2., and none as pp1.", () => {
+    const device = { assertion: { id: "AAAA", response: {} } };
+    const v2 = encodeProof(descriptor, consent, device);
+    expect(v2.startsWith(PROOF_V2_PREFIX)).toBe(true);
+    expect(parseProof(v2)).toEqual({ ok: true, proof: { descriptor, descriptorAsSent: descriptor, consent, device } });
+    const json = (payload: unknown) => b64url(JSON.stringify(payload));
+    const deviceRefused = { ok: false, fields: ["proof.device"] };
+    expect(parseProof(`${PROOF_V2_PREFIX}${json({ descriptor })}`)).toEqual(deviceRefused);
+    expect(parseProof(`${PROOF_V2_PREFIX}${json({ descriptor, device: { assertion: {}, registration: {} } })}`)).toEqual(deviceRefused);
+    expect(parseProof(`${PROOF_V2_PREFIX}${json({ descriptor, device: { signature: "x" } })}`)).toEqual(deviceRefused);
+    expect(parseProof(`${PROOF_PREFIX}${json({ descriptor, device })}`)).toEqual(deviceRefused);
   });
 
   it("reads the UTF-8 of the JSON, so a consent version outside ASCII survives", () => {
@@ -34,7 +48,7 @@ describe("the presence proof v1", () => {
     expect(parsed.ok && parsed.proof.consent).toEqual({ version: "versão-ü-✓", retention_days: 30 });
   });
 
-  it("names `proof` for anything that is no proof v1, and the descriptor's fields for a descriptor out of bounds", () => {
+  it("names `proof` for anything that is no proof, and the descriptor's fields for a descriptor out of bounds", () => {
     const noProof = { ok: false, fields: ["proof"] };
     const json = JSON.stringify({ descriptor });
     for (const input of [
@@ -42,7 +56,7 @@ describe("the presence proof v1", () => {
       "pp1.",
       "pp1.@@@@",
       "pp1.a",
-      `pp2.${b64url(json)}`,
+      `pp3.${b64url(json)}`,
       `pp1.${b64url(json)}=`,
       `pp1.${b64url("not json")}`,
       `pp1.${b64url("[1, 2]")}`,
