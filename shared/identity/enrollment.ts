@@ -132,8 +132,10 @@ export async function enrollLive<T>(
         challenge: live.descriptor.capture_nonce,
       }),
     };
-    // A racing enrolment stored this face meanwhile: the new device is then one of a known person.
-    if (proven.existing !== existing) throw unauthorizedDevice("credential_unknown");
+    // A racing enrolment stored this face meanwhile: a device judged for a new person is then one of a
+    // known person. A capture no device signed (the sandbox's) is judged the same either way, so the
+    // race ends as it did before devices: the claim's 409, the enrolment's existing person.
+    if (proven.existing !== existing && proven.device.device.device_binding !== "none") throw unauthorizedDevice("credential_unknown");
     const { credential, device } = proven.device;
     const ref = await subjectRef(keys.subjectRefSecret, identityId, tenant.merchantId);
     const session = await mintSession(keys.signing, identityId, tenant, deps.now);

@@ -4,7 +4,7 @@ import { revokeConsent } from "../harness/consent";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
-import { claim, proofOf, v1 } from "../harness/resource-api";
+import { claim, liveClaim, proofOf, v1 } from "../harness/resource-api";
 import { bootedSession, createdSession, sessionBody } from "../harness/resource-sessions";
 import { screenCall } from "../harness/sessions";
 
@@ -182,7 +182,7 @@ describe("the allowance", () => {
     // A person already claimed is still told so (a 409 bills nothing), and the sandbox does not touch production.
     const claimedPerson = persons[answers.findIndex((a) => a.status === 201)];
     expect(errorOf(await claim(merchant.keys.sk_test, claimedPerson.capture()))).toEqual({ status: 409, code: "already_claimed" });
-    expect((await claim(merchant.keys.sk_live, refusedPerson.capture())).status).toBe(201);
+    expect((await liveClaim(merchant.keys.sk_live, refusedPerson)).status).toBe(201);
     expect(await billed(merchant, "live")).toHaveLength(1);
   });
 

@@ -1,4 +1,5 @@
 import { encodeProof, type PresenceDescriptor, type ProofConsent } from "../../shared/engine";
+import { deviceChallenge, SoftwareAuthenticator } from "./authenticator";
 import { testDb } from "./factories";
 import { type CallResult, fetchFrom, resultOf } from "./http";
 import { CONSENT } from "./identity";
@@ -48,6 +49,18 @@ export function claim(
 ) {
   const { body, ...rest } = options;
   return v1("/identity/claims", { ...rest, key, body: { proof: proofOf(shot), ...body } });
+}
+
+/**
+ * A live claim as a person's device makes it (proof version 2): a challenge the service issued for
+ * enrolment, a capture over it, and a new passkey registered over that capture (docs/devices.md).
+ */
+export async function liveClaim(key: string, person: { capture(options?: { nonce?: string }): { descriptor: PresenceDescriptor } }) {
+  const device = await SoftwareAuthenticator.create();
+  const challenge = await deviceChallenge(key, "enroll");
+  const shot = person.capture({ nonce: challenge });
+  const registration = await device.registerCapture(challenge, shot.descriptor);
+  return v1("/identity/claims", { key, body: { proof: encodeProof(shot.descriptor, CONSENT, { registration }) } });
 }
 
 /**
