@@ -137,6 +137,7 @@ declare
   v_sign private.agent_sign_ins;
   v_session private.hosted_sessions;
   v_owner private.merchant_owners;
+  v_refusal text;
 begin
   select * into v_sign from private.agent_sign_ins
   where session_id = (p ->> 'session_id')::uuid and request_hash = p ->> 'request_hash' and browser_hash = p ->> 'browser_hash'
@@ -148,14 +149,9 @@ begin
     return jsonb_build_object('signed_in', false, 'reason', 'used');
   end if;
   select * into v_session from private.hosted_sessions where id = v_sign.session_id;
-  if v_session.state in ('open', 'opened') and v_session.expires_at > v_now then
-    return jsonb_build_object('signed_in', false, 'reason', 'pending');
-  end if;
-  if v_session.state <> 'completed' or (v_session.result ->> 'approved') is distinct from 'true' then
-    return jsonb_build_object('signed_in', false, 'reason', 'refused');
-  end if;
-  if v_session.ended_at < v_now - interval '10 minutes' then
-    return jsonb_build_object('signed_in', false, 'reason', 'stale');
+  v_refusal := private.sign_in_session_refusal(v_session, v_now);
+  if v_refusal is not null then
+    return jsonb_build_object('signed_in', false, 'reason', v_refusal);
   end if;
   select * into v_owner from private.merchant_owners
   where merchant_id = v_session.merchant_id and subject_ref = v_session.result ->> 'subject_ref';

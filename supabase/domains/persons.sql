@@ -41,6 +41,7 @@ declare
   v_session private.hosted_sessions;
   v_identity private.identities;
   v_row private.person_sessions;
+  v_refusal text;
 begin
   select * into v_sign from private.person_sign_ins
   where session_id = (p ->> 'session_id')::uuid and browser_hash = p ->> 'browser_hash'
@@ -52,14 +53,9 @@ begin
     return jsonb_build_object('signed_in', false, 'reason', 'used');
   end if;
   select * into v_session from private.hosted_sessions where id = v_sign.session_id;
-  if v_session.state in ('open', 'opened') and v_session.expires_at > v_now then
-    return jsonb_build_object('signed_in', false, 'reason', 'pending');
-  end if;
-  if v_session.state <> 'completed' or (v_session.result ->> 'approved') is distinct from 'true' then
-    return jsonb_build_object('signed_in', false, 'reason', 'refused');
-  end if;
-  if v_session.ended_at < v_now - interval '10 minutes' then
-    return jsonb_build_object('signed_in', false, 'reason', 'stale');
+  v_refusal := private.sign_in_session_refusal(v_session, v_now);
+  if v_refusal is not null then
+    return jsonb_build_object('signed_in', false, 'reason', v_refusal);
   end if;
   select i.* into v_identity
   from private.subject_refs r join private.identities i on i.id = r.identity_id

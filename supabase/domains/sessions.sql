@@ -161,6 +161,24 @@ end $$;
 comment on function public.hosted_sessions_expire(jsonb) is 'Stores the expiry of unfinished sessions past expires_at and writes session.expired for each (outbox worker).';
 
 -- ----------------------------------------------------------------------------
+-- A sign-in by presence: the login session's verdict
+-- ----------------------------------------------------------------------------
+
+-- Why a hosted login session does not sign anyone in yet, or null when it does: pending (the screen has
+-- not identified anyone: ask again), refused (the capture was refused, cancelled or the session
+-- expired), stale (identified more than ten minutes ago). The one rule of an owner's sign-in
+-- (agent_sign_in_finish) and a person's (person_sign_in_finish).
+create or replace function private.sign_in_session_refusal(s private.hosted_sessions, p_now timestamptz) returns text
+language sql stable set search_path = '' as $$
+  select case
+    when s.state in ('open', 'opened') and s.expires_at > p_now then 'pending'
+    when s.state is distinct from 'completed' or (s.result ->> 'approved') is distinct from 'true' then 'refused'
+    when s.ended_at < p_now - interval '10 minutes' then 'stale'
+  end
+$$;
+comment on function private.sign_in_session_refusal(private.hosted_sessions, timestamptz) is 'Why a hosted login session signs nobody in yet (pending, refused, stale), or null: the rule of the owner''s and the person''s sign-in.';
+
+-- ----------------------------------------------------------------------------
 -- Hosted sessions: a card's session is the service's
 -- ----------------------------------------------------------------------------
 

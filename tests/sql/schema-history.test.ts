@@ -60,6 +60,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.webhook_deliveries_record",
   // Release and claim share the live-reservation rule (private.alias_reservation_held, added with the claims).
   "public.alias_release",
+  // An owner's sign-in shares the login session's verdict with a person's (private.sign_in_session_refusal, added with the person's sign-in).
+  "public.agent_sign_in_finish",
   // face-identify answers the runner-up's similarity too: a near miss is no match (issue 26, D-385).
   "public.face_identify",
   // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
@@ -84,7 +86,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127150100_owner_invitations.sql": /owner_invitation/,
   "20261127003400_alias_claims.sql":
     /^(column private\.aliases #\d+ (identity_id|claim_token_hash) |constraint private\.aliases aliases_identity_id_fkey |function (public\.alias_claim|private\.alias_reservation_held)\()/,
-  "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.consent_erase_covered\(/,
+  "20261127160000_person_sessions.sql": /(private|public)\.person_|^function private\.(consent_erase_covered|sign_in_session_refusal)\(/,
   "20261127160100_person_erasure.sql": /(private|public)\.person_/,
   "20261127100000_capture_devices.sql":
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
