@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FACE_COSINE_AT_GATE, FACE_MATCH_GATE } from "../../shared/identity/face-match";
 import { randomHex } from "../../shared/lib/crypto";
 import { capture } from "../harness/captures";
 import { merchantFactory } from "../harness/factories";
@@ -126,14 +127,16 @@ describe("agent_display_name up to 64 characters, agent_descriptor up to 140 (ma
 });
 
 describe("the 0.75 face match gate", () => {
-  // Float error in the stored (float4) templates is below 1e-5; the probes sit 5e-4 either side.
+  // The gate is on the calibrated match score (D-385): 0.75 at cosine FACE_COSINE_AT_GATE. The probes
+  // sit 5e-4 of score either side (7e-5 of cosine); float error in the stored (float4) templates is below 1e-5.
   const justAbove = 0.7505;
   const justBelow = 0.7495;
+  const cosineAt = (score: number) => 1 - ((1 - score) * (1 - FACE_COSINE_AT_GATE)) / (1 - FACE_MATCH_GATE);
 
-  it("face-identify matches a face just above the gate, with that similarity as confidence, and not one just below", async () => {
+  it("face-identify matches a face just above the gate, with that match score as confidence, and not one just below", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);
-    const probe = (similarity: number) => identify(merchant.keys.pk_test, person.capture({ similarity }));
+    const probe = (score: number) => identify(merchant.keys.pk_test, person.capture({ similarity: cosineAt(score) }));
     const above = await probe(justAbove);
     expect(above.body).toMatchObject({ matched: true, subject_ref: person.subject_ref });
     expect(above.body.confidence).toBeCloseTo(justAbove, 3);
@@ -143,7 +146,7 @@ describe("the 0.75 face match gate", () => {
   it("the transaction sink approves the named person just above the gate and refuses just below with FACE_MATCH_BELOW_THRESHOLD", async () => {
     const merchant = await merchantFactory();
     const person = await enrollStranger(merchant.keys.pk_test);
-    const act = (similarity: number) => transact(merchant.keys.sk_test, login(person, person.capture({ similarity })));
+    const act = (score: number) => transact(merchant.keys.sk_test, login(person, person.capture({ similarity: cosineAt(score) })));
     const above = await act(justAbove);
     expect(above.status, above.text).toBe(200);
     expect(errorOf(await act(justBelow))).toEqual({ status: 403, code: "FACE_MATCH_BELOW_THRESHOLD" });
