@@ -491,6 +491,42 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
       ],
     },
     {
+      // The person's page without its cookies (a browser's secrets the generator cannot hold): every
+      // route answers its documented refusal; a sign-in through an unknown merchant writes nothing.
+      name: "me",
+      routes: [
+        {
+          path: "/sign-in",
+          methods: ["POST"],
+          input: "json",
+          key: "none",
+          body: fc.record({ merchant_id: fc.uuid(), environment: fc.constantFrom("test", "live") }, { requiredKeys: [] }),
+        },
+        { path: "/sign-in/finish", methods: ["POST"], input: "json", key: "none", body: fc.record({ session_id: fc.uuid() }) },
+        ...["/session", "/mandates", "/merchants", "/consent-ledger", "/disclosures", "/receipts", "/devices"].map(
+          (path): RoutePlan => ({ path, methods: ["GET"], input: "none", key: "none" }),
+        ),
+        ...[
+          "/sign-out",
+          "/mandates/revoke",
+          "/consents/withdraw",
+          "/devices/revoke",
+          "/devices/rename",
+          "/exports",
+          "/presence",
+          "/erase",
+        ].map(
+          (path): RoutePlan => ({
+            path,
+            methods: ["POST"],
+            input: "json",
+            key: "none",
+            body: fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 })),
+          }),
+        ),
+      ],
+    },
+    {
       name: "process-biovital-enrollment",
       routes: [{ path: "", methods: ["POST"], input: "json", key: "publishable", scenario: true, body: enrolment }],
     },
