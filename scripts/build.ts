@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import { buildAll, MAX_BUNDLE_BYTES } from "./local/build";
+import { buildAll, MAX_BUNDLE_BYTES, MAX_BUNDLE_LABEL } from "./local/build";
 import { ROOT } from "./local/functions";
 
 const bundles = await buildAll();
@@ -12,6 +12,6 @@ for (const b of bundles) {
 }
 const oversized = bundles.filter((b) => b.bytes > MAX_BUNDLE_BYTES);
 if (oversized.length) {
-  console.error(`over the 1 MiB limit: ${oversized.map((b) => b.name).join(", ")}`);
+  console.error(`over the ${MAX_BUNDLE_LABEL} limit: ${oversized.map((b) => b.name).join(", ")}`);
   process.exit(1);
 }

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { cronsOf, type FunctionName, functionNames, hasAssets } from "../shared/kernel/registry";
-import { assetsDirOf, buildAll, MAX_BUNDLE_BYTES } from "./local/build";
+import { assetsDirOf, buildAll, MAX_BUNDLE_BYTES, MAX_BUNDLE_LABEL } from "./local/build";
 import { DIST_DIR, ROOT } from "./local/functions";
 
 const USAGE = "usage: npm run deploy -- <function-name> [--dry-run]";
@@ -31,7 +31,7 @@ if (!names.includes(name)) fail(`unknown function "${name}"; functions: ${names.
 
 const [bundle] = await buildAll([name]);
 console.log(`built ${relative(ROOT, bundle.path)} (${(bundle.bytes / 1024).toFixed(1)} KiB)`);
-if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the 1 MiB limit`, 1);
+if (bundle.bytes > MAX_BUNDLE_BYTES) fail(`${name} is over the ${MAX_BUNDLE_LABEL} limit`, 1);
 
 /**
  * A function with static assets (the hosted screen, the resource API's reference page) deploys with

@@ -111,7 +111,11 @@ describe("webhook add and list", () => {
         2,
         /unknown event type mandate\.exploded; known: mandate\.granted/,
       ),
-      refused(["frobnicate"], 2, /unknown command "webhook frobnicate"; commands: update, enable, test, deliveries, add, list, disable, rotate, reseal, replay, threshold, listen/),
+      refused(
+        ["frobnicate"],
+        2,
+        /unknown command "webhook frobnicate"; commands: update, enable, test, deliveries, add, list, disable, rotate, reseal, replay, threshold, listen/,
+      ),
     ]);
     expect((await ok(["list", "--merchant", merchant_id])).endpoints).toEqual([]);
   });
