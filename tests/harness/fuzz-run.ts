@@ -623,7 +623,8 @@ export class Attribution {
     else this.act({ fn: recipe.fn, status: o.status, code: o.code, body: o.body });
     const ok = o.status >= 200 && o.status < 300;
     if (recipe.fn === "process-biovital-enrollment" && ok && o.captureNonce) this.claimedNonces.add(o.captureNonce);
-    if (recipe.fn === "face-identify" && ok && o.captureNonce) this.claimedNonces.add(o.captureNonce);
+    // a live identification judges the device after the match, so a device refusal has claimed the nonce (D-345)
+    if (recipe.fn === "face-identify" && (ok || o.code === "UNAUTHORIZED_DEVICE") && o.captureNonce) this.claimedNonces.add(o.captureNonce);
     if (recipe.fn === "process-biovital-transaction") {
       if (ok && o.carriedDocument && o.subjectRef) this.documentSubjects.add(o.subjectRef);
       if (o.captureNonce && (ok || AUDITED_REFUSALS.has(o.code))) {
