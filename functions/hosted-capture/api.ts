@@ -116,7 +116,8 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     async (c) => {
       const { config } = c.var;
       const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
-      return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl));
+      const rp = firstPartyRelyingParty(serviceBaseUrl(config, c.req.url));
+      return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl, rp));
     },
   );
 

@@ -3,8 +3,11 @@
  * and take, as both sides read it. The server builds its answers to these types
  * (shared/sessions/screen.ts, outcomes.ts, complete.ts) and the page (client/pages/session.ts,
  * client/screen/modes.ts) reads them, so a field renamed on one side fails the other's compile.
- * It imports nothing: the browser bundle takes it whole.
+ * It imports nothing at run time (the WebAuthn option types of @simplewebauthn/browser only): the
+ * browser bundle takes it whole.
  */
+
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 
 /**
  * What a merchant's hosted session asks of the person (hosted-session-create's `action`;
@@ -91,6 +94,25 @@ export interface ScreenModeTerms {
   cancel_url: string;
 }
 
+/**
+ * What the person's passkey does for a capture of `action`: register their first one (enrolments:
+ * `enroll`, `claim`) or sign with one of theirs (every other action).
+ */
+export function passkeyCeremonyOf(action: ScreenAction): "register" | "assert" {
+  return action === "enroll" || action === "claim" ? "register" : "assert";
+}
+
+/**
+ * The passkey ceremony the boot serves for the session's capture (live mode; docs/devices.md,
+ * "Registration options"): the options of navigator.credentials.create or .get as the service
+ * issued them (relying party, user handle, algorithms, residentKey and userVerification required),
+ * all but the challenge, which the page derives once the capture is made:
+ * assertionChallenge(capture_nonce, descriptorDigest(descriptor)) (shared/contracts/device.ts).
+ */
+export type ScreenPasskey =
+  | { ceremony: "register"; options: Omit<PublicKeyCredentialCreationOptionsJSON, "challenge"> }
+  | { ceremony: "assert"; options: Omit<PublicKeyCredentialRequestOptionsJSON, "challenge"> };
+
 /** What `POST /boot` answers (docs/functions.md#hosted-capture). */
 export interface ScreenBoot {
   session_id: string;
@@ -110,6 +132,8 @@ export interface ScreenBoot {
   consent: { version: string; retention_days: number } | null;
   card: ScreenCard | null;
   capture_nonce: string;
+  /** The passkey ceremony of the capture in live mode; null in the sandbox, where none is asked. */
+  passkey: ScreenPasskey | null;
   screen_token: string;
   /** The merchant's capture theme (merchant-theme-get's answer). */
   theme: { customized: boolean; theme: Record<string, string | number> };

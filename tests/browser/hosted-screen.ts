@@ -148,3 +148,20 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   await emulateScheme(page, "light");
   return found;
 }
+
+/**
+ * One capture on the screen at `url` in `page`: the intro (the consent ticked when asked), the
+ * gates, a reading of `seconds`, and the outcome as the screen shows it.
+ */
+export async function captureThrough(page: Page, url: string, seconds: number) {
+  // A new document: session URLs differ in their fragment only, and a fragment change loads nothing.
+  await page.goto("about:blank");
+  await page.goto(screenUrl(url, seconds));
+  await waitForView(page, "intro");
+  if (await page.isVisible("#consent")) await page.check("#consent");
+  await page.click("#continue");
+  await waitForView(page, "capture");
+  await startReading(page);
+  await waitForView(page, "outcome", (seconds + 40) * 1000);
+  return outcomeOf(page);
+}

@@ -91,6 +91,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127100000_capture_devices.sql":
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
   "20261127160200_person_exports.sql": /(private|public)\.person_/,
+  "20261128100000_device_user_handles.sql": /(private|public)\.device_/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
