@@ -90,7 +90,7 @@ export async function claimPerson(
   if (held) throw new ApiError("ALREADY_CLAIMED", { facetoken: held.facetoken });
 
   const captureId = crypto.randomUUID();
-  const capture: ClaimCapture = {
+  const capture: Omit<ClaimCapture, "device_id" | "device_binding"> = {
     id: captureId,
     service_hash: `claim:${captureId.replace(/-/g, "")}`,
     coercion_signal: judgement.coercion,
@@ -136,7 +136,8 @@ export async function claimPerson(
     const { storedResponse } = options;
     await rpc(keys.templates.store, "identity_claim", {
       ...params,
-      capture,
+      // The capture row names the credential that signed it, as every capture that counted does (D-347).
+      capture: { ...capture, device_id: proved.device_id, device_binding: proved.device_binding },
       receipt: { id: receiptId, code: receiptCode, jws, seal },
       ...(storedResponse && { stored_response: { record: storedResponse.record, status: 201, body: claim } }),
     }).catch((error) => {

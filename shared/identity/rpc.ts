@@ -3,6 +3,7 @@
  * templates, the identity a transaction names, attributes and the document trust list.
  */
 
+import type { DeviceBinding } from "../contracts/device";
 import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
@@ -69,6 +70,9 @@ export interface ClaimCapture {
   coercion_signal: boolean;
   assurance_level: AssuranceLevel;
   engine_version: string;
+  /** The credential that signed the claim's capture (registered by it, or the person's), null when none did (sandbox). */
+  device_id: Uuid | null;
+  device_binding: DeviceBinding;
 }
 
 declare module "../kernel/db/rpc" {

@@ -260,9 +260,10 @@ begin
   perform public.identity_enroll(p);
 
   insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, capture_nonce,
-    liveness_passed, coercion_signal, assurance_level, engine_version, created_at, purpose)
+    liveness_passed, coercion_signal, assurance_level, engine_version, created_at, purpose, device_id, device_binding)
   values ((c ->> 'id')::uuid, v_merchant, v_env, v_identity, 'ACTION_SIGNUP', c ->> 'service_hash', p ->> 'capture_nonce',
-    true, (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level', c ->> 'engine_version', v_now, 'enroll');
+    true, (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level', c ->> 'engine_version', v_now, 'enroll',
+    (c ->> 'device_id')::uuid, c ->> 'device_binding');
   insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
   values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, v_merchant, v_env,
     p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', v_now);

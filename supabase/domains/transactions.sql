@@ -41,11 +41,11 @@ begin
   else
     insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
       capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
-      scenario, created_at, mandate_id, consumption_id)
+      scenario, created_at, mandate_id, consumption_id, device_binding)
     values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
       c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
       false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
-      v_consumption);
+      v_consumption, 'none');
     insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
     values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
       c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
@@ -53,15 +53,19 @@ begin
       'immutability_seal', p -> 'receipt' ->> 'seal', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code');
   end if;
 
-  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block.
+  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block. No device
+  -- signed the act (device_binding none); the mandate block says what signed the grant's capture (D-486).
   select * into m from private.mandates where id = v_mandate_id;
-  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate') || v_act
+  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate', 'device_binding', 'none')
+    || v_act
     || jsonb_build_object('mandate', jsonb_build_object(
          'mandate_id', private.public_id('mdt_', m.id),
          'consumption_id', v_decision -> 'consumption_id',
          'scope_used', v_decision -> 'scope_used',
          'granted_to', m.granted_to,
          'assurance_level', m.assurance_level,
+         'device_binding', coalesce(
+           (select g.device_binding from private.captures g where g.granted_mandate_id = m.id), 'none'),
          'idempotent_replay', v_decision -> 'idempotent_replay',
          'remaining', v_decision -> 'remaining',
          'at_limit', v_decision -> 'at_limit')

@@ -66,6 +66,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.face_identify",
   // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
   "public.consent_retention_sweep",
+  // A mandate standing in records and answers device_binding none, and its mandate block the grant's (issue 27, D-486).
+  "public.mandate_transaction",
 ];
 
 /**
