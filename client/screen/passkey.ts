@@ -8,6 +8,7 @@
  * serves none and the capture is sent unsigned.
  */
 
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { assertionChallenge, descriptorDigest } from "../../shared/contracts/device";
 import type { ScreenBoot } from "../../shared/contracts/hosted-screen";
 
@@ -20,7 +21,10 @@ export async function passkeyRequest(boot: Pick<ScreenBoot, "passkey" | "capture
   if (!passkey) return null;
   const challenge = assertionChallenge(boot.capture_nonce, await descriptorDigest(descriptor));
   if (passkey.ceremony === "register") {
-    return { ceremony: "register" as const, field: "device_registration" as const, optionsJSON: { ...passkey.options, challenge } };
+    // The served options are the service's (shared/devices/registration.ts#registrationOptions): typed loosely on the wire.
+    const optionsJSON = { ...passkey.options, challenge } as unknown as PublicKeyCredentialCreationOptionsJSON;
+    return { ceremony: "register" as const, field: "device_registration" as const, optionsJSON };
   }
-  return { ceremony: "assert" as const, field: "device_assertion" as const, optionsJSON: { ...passkey.options, challenge } };
+  const optionsJSON = { ...passkey.options, challenge } as unknown as PublicKeyCredentialRequestOptionsJSON;
+  return { ceremony: "assert" as const, field: "device_assertion" as const, optionsJSON };
 }

@@ -3,11 +3,8 @@
  * and take, as both sides read it. The server builds its answers to these types
  * (shared/sessions/screen.ts, outcomes.ts, complete.ts) and the page (client/pages/session.ts,
  * client/screen/modes.ts) reads them, so a field renamed on one side fails the other's compile.
- * It imports nothing at run time (the WebAuthn option types of @simplewebauthn/browser only): the
- * browser bundle takes it whole.
+ * It imports nothing: the browser bundle takes it whole.
  */
-
-import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 
 /**
  * What a merchant's hosted session asks of the person (hosted-session-create's `action`;
@@ -110,8 +107,16 @@ export function passkeyCeremonyOf(action: ScreenAction): "register" | "assert" {
  * assertionChallenge(capture_nonce, descriptorDigest(descriptor)) (shared/contracts/device.ts).
  */
 export type ScreenPasskey =
-  | { ceremony: "register"; options: Omit<PublicKeyCredentialCreationOptionsJSON, "challenge"> }
-  | { ceremony: "assert"; options: Omit<PublicKeyCredentialRequestOptionsJSON, "challenge"> };
+  | {
+      ceremony: "register";
+      /** PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3) without its challenge. */
+      options: { rp: { id?: string; name: string }; user: { id: string; name: string; displayName: string }; [field: string]: unknown };
+    }
+  | {
+      ceremony: "assert";
+      /** PublicKeyCredentialRequestOptionsJSON without its challenge. */
+      options: { rpId?: string; [field: string]: unknown };
+    };
 
 /** What `POST /boot` answers (docs/functions.md#hosted-capture). */
 export interface ScreenBoot {
