@@ -57,6 +57,7 @@ export async function registrationOptions(
     rpName: rp.name,
     rpID: rp.id,
     userName: input.userName,
+    userDisplayName: input.userName,
     ...(input.userHandle ? { userID: fromBase64Url(input.userHandle) } : {}),
     challenge: new Uint8Array(DEVICE_CHALLENGE_BYTES),
     timeout: CEREMONY_TIMEOUT_MS,
