@@ -80,7 +80,8 @@ const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
 const CEILING = 1_000_000_000_000;
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const DB_NAME = "hauth_bench_consume";
+/** The scratch database: BENCH_DB_NAME, so that two checkouts on one server do not drop each other's. */
+const DB_NAME = process.env.BENCH_DB_NAME ?? "hauth_bench_consume";
 const PGBENCH = process.env.PGBENCH ?? "/usr/bin/pgbench";
 const HTTP_DATABASE_URL = process.env.BENCH_HTTP_DATABASE_URL;
 /** The HTTP paths: one server each, its workers through that pooler (or none). */
