@@ -9,6 +9,7 @@ import { type Locale, negotiateLocale } from "../kernel/i18n";
 import type { Principal, ServicePrincipal } from "../kernel/principal";
 import { mountOf } from "../kernel/registry";
 import type { ReplayClaim } from "../kernel/replay-guard";
+import type { BreakerState } from "../kernel/rpc";
 import { requestClock } from "./clock";
 
 export type AppEnv = {
@@ -24,6 +25,8 @@ export type AppEnv = {
     servicePrincipal: ServicePrincipal | null;
     /** A replay nonce that authentication left for the response store to claim (shared/platform/idempotency.ts). */
     unclaimedNonce: ReplayClaim | null;
+    /** A circuit breaker's state that came back with authentication (AuthOptions.breaker), for circuitBreaker. */
+    breakerState: (BreakerState & { function_name: string }) | null;
   };
 };
 
@@ -101,6 +104,7 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
     c.set("principal", null);
     c.set("servicePrincipal", null);
     c.set("unclaimedNonce", null);
+    c.set("breakerState", null);
     const clients = new Map<string, Database>();
     c.set("db", (url = config.DATABASE_URL) => {
       let sql = clients.get(url);

@@ -33,7 +33,10 @@ const protectors = new WeakMap<Config, Promise<TemplateProtector>>();
  * store is TEMPLATE_STORE_URL, by default the main database, so it can be a separately held
  * database or role.
  */
-async function templatesOf(vars: { config: Config; db(url?: string): Database }): Promise<{ store: Database; protector: TemplateProtector }> {
+async function templatesOf(vars: {
+  config: Config;
+  db(url?: string): Database;
+}): Promise<{ store: Database; protector: TemplateProtector }> {
   const { config } = vars;
   let protector = protectors.get(config);
   if (!protector) {

@@ -16,7 +16,7 @@ import { enrollmentSchema, enrollPerson } from "../identity/enrollment";
 import { identifyOnDevice } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
-import { databaseError, type Database, type Transaction } from "../kernel/db/client";
+import { type Database, databaseError, type Transaction } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";

@@ -64,7 +64,16 @@ describe.skipIf(!DATABASE_URL)("the wire client", () => {
       `select $1::jsonb as j, $1::json as js, $2::int as i, $3::bool as b, $4::text as t, null::text as n, $5::timestamptz as at, 9007199254740993::int8 as big`,
       [value, 42, true, "plain", new Date("2026-11-27T00:00:00Z")],
     );
-    expect(row).toEqual({ j: value, js: value, i: 42, b: true, t: "plain", n: null, at: expect.stringMatching(/^2026-11-27/), big: "9007199254740993" });
+    expect(row).toEqual({
+      j: value,
+      js: value,
+      i: 42,
+      b: true,
+      t: "plain",
+      n: null,
+      at: expect.stringMatching(/^2026-11-27/),
+      big: "9007199254740993",
+    });
     // one connection per client: the second statement runs on the first's backend
     const [a] = await sql.unsafe("select pg_backend_pid() as pid");
     const [b] = await sql.unsafe("select pg_backend_pid() as pid");
@@ -142,10 +151,12 @@ describe.skipIf(!DATABASE_URL)("the wire client", () => {
         const withPassword = (password: string) => Object.assign(new URL(bouncer.url), { password }).toString();
         const [row] = await open(withPassword("wire-secret")).unsafe("select $1::jsonb as j", [{ ok: clientAuth }]);
         expect(row.j).toEqual({ ok: clientAuth });
-        const refused = await open(withPassword("wrong")).unsafe("select 1").then(
-          () => null,
-          (error: unknown) => error,
-        );
+        const refused = await open(withPassword("wrong"))
+          .unsafe("select 1")
+          .then(
+            () => null,
+            (error: unknown) => error,
+          );
         expect(refused).toMatchObject({ name: "PostgresError", code: "08P01" });
       });
     }

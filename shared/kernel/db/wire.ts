@@ -60,7 +60,8 @@ export function wireTarget(url: string): WireTarget {
   const parameters: Record<string, string> = {};
   let tls: WireTarget["tls"] = "disable";
   for (const [name, value] of u.searchParams) {
-    if (name === "sslmode" || name === "ssl") tls = value === "prefer" ? "prefer" : ["disable", "false", "allow"].includes(value) ? "disable" : "require";
+    if (name === "sslmode" || name === "ssl")
+      tls = value === "prefer" ? "prefer" : ["disable", "false", "allow"].includes(value) ? "disable" : "require";
     else parameters[name] = value;
   }
   return {
@@ -144,7 +145,10 @@ class Connection {
   static async open(target: WireTarget, open: OpenSocket): Promise<Connection> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WireError(`connect to ${target.host}:${target.port} timed out`, "CONNECT_TIMEOUT")), CONNECT_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new WireError(`connect to ${target.host}:${target.port} timed out`, "CONNECT_TIMEOUT")),
+        CONNECT_TIMEOUT_MS,
+      );
     });
     let socket: WireSocket | undefined;
     try {
@@ -203,7 +207,8 @@ class Connection {
         scram = new Scram(target.password);
         const first = encoder.encode(scram.clientFirst());
         await this.writer.write(message(112, cstring("SCRAM-SHA-256"), int32(first.length), first));
-      } else if (kind === 11 && scram) await this.writer.write(message(112, encoder.encode(await scram.clientFinal(decoder.decode(body.subarray(4))))));
+      } else if (kind === 11 && scram)
+        await this.writer.write(message(112, encoder.encode(await scram.clientFinal(decoder.decode(body.subarray(4))))));
       else if (kind === 12 && scram) scram.verify(decoder.decode(body.subarray(4)));
       else throw new WireError(`Authentication method ${kind} is not supported`, "AUTH_TYPE_NOT_IMPLEMENTED");
     }
@@ -380,7 +385,7 @@ function int16(n: number): Uint8Array {
 }
 
 function readInt32(bytes: Uint8Array, at: number): number {
-  return ((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) | 0;
+  return (bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3] | 0;
 }
 
 function readInt16(bytes: Uint8Array, at: number): number {
