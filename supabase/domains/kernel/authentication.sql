@@ -80,17 +80,14 @@ comment on function private.request_authenticate(jsonb) is
 -- as the edge's own call; with `breaker`, also the circuit breaker's state for the merchant and environment just
 -- authenticated (circuit_breaker_state), so a guarded function spends no round trip of its own on it (D-506).
 create or replace function public.request_authenticate(p jsonb) returns jsonb
-language plpgsql security definer set search_path = '' as $$
-declare
-  v_caller jsonb := private.request_authenticate(p);
-begin
-  if p ? 'breaker' then
-    v_caller := v_caller || jsonb_build_object('breaker', public.circuit_breaker_state(jsonb_build_object(
+language sql security definer set search_path = '' as $$
+  with authenticated as materialized (select private.request_authenticate(p) as caller)
+  select a.caller || case when p ? 'breaker' then jsonb_build_object('breaker', public.circuit_breaker_state(jsonb_build_object(
       'deployment', p -> 'breaker' ->> 'deployment', 'function_name', p -> 'breaker' ->> 'function_name',
-      'merchant_id', v_caller ->> 'merchant_id', 'environment', v_caller ->> 'environment', 'now', p ->> 'now')));
-  end if;
-  return v_caller;
-end $$;
+      'merchant_id', a.caller ->> 'merchant_id', 'environment', a.caller ->> 'environment', 'now', p ->> 'now')))
+    else '{}'::jsonb end
+  from authenticated a
+$$;
 comment on function public.request_authenticate(jsonb) is
   'Key authentication and the replay guard''s nonce claim in one round trip, with the circuit breaker''s state when asked.';
 
