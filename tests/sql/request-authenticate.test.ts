@@ -20,12 +20,25 @@ describe.skipIf(!process.env.DATABASE_URL)("request_authenticate with a breaker"
       const breaker = { deployment: `d-${randomUUID()}`, function_name: "process-biovital-transaction" };
       const tenant = { merchant_id: merchantId, environment: "test" };
       const authenticate = (seconds: number, withBreaker = true) =>
-        rawRpc<Answer>(tx, "request_authenticate", { tenant, now: at(seconds), nonce: randomUUID(), window_seconds: 300, ...(withBreaker && { breaker }) });
+        rawRpc<Answer>(tx, "request_authenticate", {
+          tenant,
+          now: at(seconds),
+          nonce: randomUUID(),
+          window_seconds: 300,
+          ...(withBreaker && { breaker }),
+        });
 
       expect((await authenticate(0)).breaker).toEqual({ open: false, retry_after_seconds: 1 });
       expect(await authenticate(0, false)).not.toHaveProperty("breaker");
       for (let i = 0; i < 10; i++)
-        await rawRpc(tx, "circuit_breaker_record", { ...breaker, ...tenant, now: at(1), window_seconds: 60, threshold: 10, open_seconds: 30 });
+        await rawRpc(tx, "circuit_breaker_record", {
+          ...breaker,
+          ...tenant,
+          now: at(1),
+          window_seconds: 60,
+          threshold: 10,
+          open_seconds: 30,
+        });
       const state = await rawRpc<Answer>(tx, "circuit_breaker_state", { ...breaker, ...tenant, now: at(11) });
       expect(state).toEqual({ open: true, retry_after_seconds: 20 });
       expect((await authenticate(11)).breaker).toEqual(state);
