@@ -104,6 +104,20 @@ describe.skipIf(!DATABASE_URL)("the wire client", () => {
     expect((await sql.unsafe("select 2 as two"))[0].two).toBe(2);
   });
 
+  it("ends after its timeout even when a statement has not answered, as postgres.js's end({timeout}) does", async () => {
+    const sql = new WireClient(DATABASE_URL!, nodeSocket);
+    await sql.unsafe("select 1");
+    const sleeping = sql.unsafe("select pg_sleep(2)").then(
+      () => "answered",
+      () => "failed",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    await sql.end({ timeout: 0.2 });
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(await Promise.race([sleeping, new Promise((resolve) => setTimeout(() => resolve("pending"), 1000))])).not.toBe("answered");
+  });
+
   it("is what a request's database runs its RPCs on: one statement, our errors mapped", async () => {
     const db = requestDatabase(DATABASE_URL!, nodeSocket);
     try {

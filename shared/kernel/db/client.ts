@@ -104,7 +104,7 @@ export function requestDatabase(url: string, open: OpenSocket = workerdSocket): 
       return (transactions.begin as (...a: unknown[]) => unknown)(...args);
     }) as Sql["begin"],
     end: async (options) => {
-      await Promise.all([wire.end(), transactions?.end(options)]);
+      await Promise.all([wire.end(options), transactions?.end(options)]);
     },
   };
   return database;

@@ -121,10 +121,16 @@ export class WireClient {
     return run;
   }
 
-  /** Sends Terminate and closes the socket, after the statements asked for so far. */
-  async end(_options?: { timeout?: number }): Promise<void> {
+  /**
+   * Sends Terminate and closes the socket, after the statements asked for so far, or after
+   * `timeout` seconds even if one of them has not answered (as postgres.js's `end({timeout})`).
+   */
+  async end({ timeout }: { timeout?: number } = {}): Promise<void> {
     this.ended = true;
-    await this.queue;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = timeout === undefined ? null : new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout * 1000)));
+    await (expired ? Promise.race([this.queue, expired]) : this.queue);
+    clearTimeout(timer);
     const connection = await this.connection?.catch(() => null);
     await connection?.close();
   }
