@@ -4,7 +4,7 @@
  * contract: calldata is recorded by every node forever, and anyone can read it back by the
  * transaction's hash (scripts/verify-receipt.ts does, with nothing from the service's database).
  */
-import { createPublicClient, type Hex, http, keccak256, stringToHex } from "viem";
+import { createPublicClient, type Hex, http, keccak256, parseGwei, stringToHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../kernel/config";
 import { type AnchorSink, LocalAnchorSink, type Publication } from "./anchor";
@@ -178,12 +178,17 @@ export class ChainAnchorSink implements AnchorSink {
  * @example const sink = await anchorSinkFor(config);
  */
 export async function anchorSinkFor(
-  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS">,
+  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI">,
 ): Promise<AnchorSink> {
   const { ANCHOR_CHAIN_RPC_URL: rpcUrl, ANCHOR_CHAIN_PRIVATE_KEY: privateKey } = config;
   if (!rpcUrl && !privateKey) return new LocalAnchorSink();
   if (!rpcUrl || !privateKey) {
     throw new Error("invalid configuration: ANCHOR_CHAIN_RPC_URL and ANCHOR_CHAIN_PRIVATE_KEY are set together or not at all");
   }
-  return ChainAnchorSink.connect({ rpcUrl, privateKey: privateKey as Hex, confirmations: config.ANCHOR_CHAIN_CONFIRMATIONS });
+  return ChainAnchorSink.connect({
+    rpcUrl,
+    privateKey: privateKey as Hex,
+    confirmations: config.ANCHOR_CHAIN_CONFIRMATIONS,
+    ...(config.ANCHOR_CHAIN_MAX_FEE_GWEI !== undefined && { maxFeePerGas: parseGwei(config.ANCHOR_CHAIN_MAX_FEE_GWEI) }),
+  });
 }

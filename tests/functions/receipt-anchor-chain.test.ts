@@ -207,10 +207,16 @@ describe("receipt-anchor on a chain", () => {
     // sent and mined: one confirmation of the two asked
     expect(await chain.getBlockNumber({ cacheTime: 0 })).toBe(before + 1n);
     const pending = (await verify(receipt.code)).body;
-    expect(pending).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: { sink: `eip155:${CHAIN_ID}`, confirmed_at: null } });
+    expect(pending).toMatchObject({
+      valid: true,
+      public_seal_status: "pending",
+      public_seal: { sink: `eip155:${CHAIN_ID}`, confirmed_at: null },
+    });
     const hash = pending.public_seal.sink_reference as Hex;
     expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
-    expect((await chain.getTransaction({ hash })).input).toBe(`0x${Buffer.from(ANCHOR_CALLDATA_TAG).toString("hex")}${pending.public_seal.root}`);
+    expect((await chain.getTransaction({ hash })).input).toBe(
+      `0x${Buffer.from(ANCHOR_CALLDATA_TAG).toString("hex")}${pending.public_seal.root}`,
+    );
 
     await node.provider.request({ method: "evm_mine", params: [] });
     expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ anchors: [], confirmed: 1, pending: 0 });
@@ -222,7 +228,13 @@ describe("receipt-anchor on a chain", () => {
   });
 
   it("a stuck publication (fees rose past it) is replaced at the same nonce, and only one of the two is mined", async () => {
-    const sink = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 1, timeoutMs: 1000, replaceAfterMs: 0 });
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 1000,
+      replaceAfterMs: 0,
+    });
     const receipt = await seedReceipt(later());
     await node.provider.request({ method: "miner_stop", params: [] });
     try {
@@ -286,11 +298,19 @@ describe("receipt-anchor on a chain", () => {
 
     const repair = await anchorPendingReceipts(service.own.sql, sink, later());
     expect(repair).toMatchObject({ reorged: 1, republished: 1 });
-    expect((await verify(receipt.code)).body).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: { root: before.public_seal.root } });
+    expect((await verify(receipt.code)).body).toMatchObject({
+      valid: true,
+      public_seal_status: "pending",
+      public_seal: { root: before.public_seal.root },
+    });
 
     expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1, pending: 0 });
     const after = (await verify(receipt.code)).body;
-    expect(after).toMatchObject({ valid: true, public_seal_status: "anchored", public_seal: { root: before.public_seal.root, anchor_id: before.public_seal.anchor_id } });
+    expect(after).toMatchObject({
+      valid: true,
+      public_seal_status: "anchored",
+      public_seal: { root: before.public_seal.root, anchor_id: before.public_seal.anchor_id },
+    });
     expect(after.public_seal.sink_reference).not.toBe(before.public_seal.sink_reference);
     expect(after.public_seal.inclusion_proof).toEqual(before.public_seal.inclusion_proof);
     expect((await verifyFromChain(after)).exit).toBe(0);

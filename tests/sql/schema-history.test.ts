@@ -66,6 +66,10 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.face_identify",
   // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
   "public.consent_retention_sweep",
+  // An anchor is recorded pending before its root is sent and confirmed later (issue 29, D-515): the record takes the
+  // publication and whether it is confirmed, and the read answers confirmed_at.
+  "public.receipt_anchor_record",
+  "public.receipt_get",
 ];
 
 /**
@@ -91,6 +95,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127100000_capture_devices.sql":
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
   "20261127160200_person_exports.sql": /(private|public)\.person_/,
+  "20261128130000_anchor_publications.sql":
+    /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit)\(/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
