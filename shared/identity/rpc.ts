@@ -7,6 +7,7 @@ import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
+import type { VerifiedDocument } from "./passive-authentication";
 import type { ReceiptRow } from "../receipts/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
 
@@ -75,7 +76,7 @@ declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     identity_enroll: [EnrollParams, { created: boolean }];
     identity_claim: [
-      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; document?: VerifiedDocument; stored_response?: StoredResponse },
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];

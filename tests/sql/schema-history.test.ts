@@ -96,7 +96,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
   "20261127160200_person_exports.sql": /(private|public)\.person_/,
   "20261128130000_anchor_publications.sql":
-    /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit)\(/,
+    /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit|private\.identity_document_record)\(/,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
