@@ -63,12 +63,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  *
  * @example encodeProof(descriptor, { version: "2026-11", retention_days: 365 }) // "pp1.eyJkZXNjcmlwdG9yIjp7…"
  */
-export function encodeProof(
-  descriptor: PresenceDescriptor,
-  consent?: ProofConsent,
-  device?: ProofDevice,
-  document?: unknown,
-): string {
+export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent, device?: ProofDevice, document?: unknown): string {
   const payload = {
     descriptor,
     ...(consent ? { consent } : {}),

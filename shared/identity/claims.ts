@@ -154,7 +154,8 @@ export async function claimPerson(
       ...(storedResponse && { stored_response: { record: storedResponse.record, status: 201, body: claim } }),
     }).catch((error) => {
       // A racing claim of the same person committed first: the facetoken it holds is this one.
-      if (error instanceof ApiError && error.code === "ALREADY_CLAIMED") throw new ApiError("ALREADY_CLAIMED", { facetoken: enrollee.subjectRef });
+      if (error instanceof ApiError && error.code === "ALREADY_CLAIMED")
+        throw new ApiError("ALREADY_CLAIMED", { facetoken: enrollee.subjectRef });
       // The document is on record for another person (HA438): the same refusal as every document problem (D-427).
       if (error instanceof ApiError && error.code === "DOCUMENT_REQUIRED") throw documentRefused("document_already_bound");
       throw error;

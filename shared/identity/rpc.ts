@@ -7,9 +7,9 @@ import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
-import type { VerifiedDocument } from "./passive-authentication";
 import type { ReceiptRow } from "../receipts/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
+import type { VerifiedDocument } from "./passive-authentication";
 
 /** The identity a transaction names, with what the sink needs to judge the act. */
 export interface ResolvedIdentity {

@@ -61,7 +61,12 @@ describe("POST /v1/identity/claims", () => {
       select d.document_type, d.issuing_country, d.date_of_birth::text, c.action, c.assurance_level
       from private.identity_documents d join private.captures c on c.id = d.capture_id
       join private.receipts r on r.capture_id = c.id where r.id = ${res.body.receipt.id}`;
-    expect(record).toMatchObject({ document_type: "passport", issuing_country: "UTO", date_of_birth: "1990-04-01", action: "ACTION_SIGNUP" });
+    expect(record).toMatchObject({
+      document_type: "passport",
+      issuing_country: "UTO",
+      date_of_birth: "1990-04-01",
+      action: "ACTION_SIGNUP",
+    });
     expect(record.assurance_level).toBe("face_voice_doc");
     const receipt = (await (await fetch(res.body.receipt.url)).json()) as Record<string, any>;
     expect(receipt).toMatchObject({ valid: true, action: "ACTION_SIGNUP", assurance_level: "face_voice_doc" });
@@ -83,8 +88,10 @@ describe("POST /v1/identity/claims", () => {
     });
     expect(unasked.status, unasked.text).toBe(201);
     expect(unasked.body.source).toBeUndefined();
-    expect(await testDb()`select 1 from private.identity_documents d join private.receipts r on r.capture_id = d.capture_id
-                          where r.id = ${unasked.body.receipt.id}`).toHaveLength(0);
+    expect(
+      await testDb()`select 1 from private.identity_documents d join private.receipts r on r.capture_id = d.capture_id
+                          where r.id = ${unasked.body.receipt.id}`,
+    ).toHaveLength(0);
   });
 
   it("refuses source document as every document failure: 403 document_required with the cause, nothing written or billed", async () => {

@@ -60,7 +60,10 @@ describe("docs/spec-coverage.md", () => {
 
   it("counts the sections' notes by kind, and reasons every deviation by a decision", () => {
     const notes = [...COVERAGE.matchAll(/^- (Implemented|Deviating|Partial)\b(.*)$/gm)].map(([, kind, text]) => ({ kind, text }));
-    const counts = /Notes under the sections: (\d+) implemented, (\d+) deviating \(each with the decision that reasons it\), (\d+) partial\./.exec(COVERAGE);
+    const counts =
+      /Notes under the sections: (\d+) implemented, (\d+) deviating \(each with the decision that reasons it\), (\d+) partial\./.exec(
+        COVERAGE,
+      );
     const ofKind = (kind: string) => notes.filter((note) => note.kind === kind).length;
     expect(counts?.slice(1).map(Number)).toEqual([ofKind("Implemented"), ofKind("Deviating"), ofKind("Partial")]);
     expect(notes.filter((note) => note.kind === "Deviating" && !/D-\d{3}/.test(note.text)).map((note) => note.text)).toEqual([]);
