@@ -145,7 +145,7 @@ export class ChainAnchorSink implements AnchorSink {
     // Newest first: a replacement is the likelier to be mined; at most one of them can be (one nonce).
     for (const hash of [...state.hashes].reverse()) {
       const receipt = await reader.getTransactionReceipt({ hash }).catch(() => null);
-      if (!receipt || receipt.status !== "success") continue;
+      if (receipt?.status !== "success") continue;
       // Still in the block it was confirmed in: confirmed, however deep this sink now asks.
       if (publication.confirmed && receipt.blockHash === state.block_hash) return publication;
       const tip = await reader.getBlockNumber({ cacheTime: 0 });
