@@ -217,6 +217,10 @@ describe("receipt-anchor on a chain", () => {
     expect((await chain.getTransaction({ hash })).input).toBe(
       `0x${Buffer.from(ANCHOR_CALLDATA_TAG).toString("hex")}${pending.public_seal.root}`,
     );
+    expect(await verifyFromChain(pending)).toMatchObject({
+      exit: 1,
+      verdict: { match: false, reason: "the seal is pending: its transaction is not confirmed yet" },
+    });
 
     await node.provider.request({ method: "evm_mine", params: [] });
     expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ anchors: [], confirmed: 1, pending: 0 });
