@@ -10,6 +10,7 @@ import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
 import type { ReceiptRow } from "../receipts/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
+import type { VerifiedDocument } from "./passive-authentication";
 
 /** The identity a transaction names, with what the sink needs to judge the act. */
 export interface ResolvedIdentity {
@@ -79,7 +80,7 @@ declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     identity_enroll: [EnrollParams, { created: boolean }];
     identity_claim: [
-      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; document?: VerifiedDocument; stored_response?: StoredResponse },
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];

@@ -108,18 +108,7 @@ begin
   end;
 
   if jsonb_typeof(d) = 'object' then
-    -- Serialises the presentations of one document, so two identities cannot both take it at once.
-    perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
-    if exists (select 1 from private.identity_documents
-               where lds_sha256 = d ->> 'lds_sha256' and identity_id <> (c ->> 'identity_id')::uuid) then
-      raise exception 'this document is on record for another identity' using errcode = 'HA438',
-        detail = '{"reason": "document_already_bound"}';
-    end if;
-    insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
-      date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)
-    values ((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d ->> 'document_type', d ->> 'issuing_country',
-      (d ->> 'expires_on')::date, (d ->> 'date_of_birth')::date, (d ->> 'portrait_similarity')::real,
-      d ->> 'signer_fingerprint', d ->> 'csca_fingerprint', d ->> 'lds_sha256', (c ->> 'created_at')::timestamptz);
+    perform private.identity_document_record((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d, (c ->> 'created_at')::timestamptz);
   end if;
 
   if jsonb_typeof(p -> 'baseline') = 'object' then
