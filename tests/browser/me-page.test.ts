@@ -102,7 +102,8 @@ describe("the person's page in a browser", () => {
       await waitForView(page, "capture");
       await startReading(page);
       await waitForView(page, "outcome", 90_000);
-      expect(await outcomeOf(page)).toMatchObject({ kind: "approved" });
+      const signInOutcome = await outcomeOf(page);
+      expect(signInOutcome, JSON.stringify(signInOutcome)).toMatchObject({ kind: "approved" });
       await page.goto(linkOf(shop));
       await page.waitForSelector("body[data-view='signed-in']", { timeout: 30_000 }).catch(async (error: Error) => {
         throw new Error(`${error.message}; the page says ${await page.textContent("main")}`);
