@@ -66,6 +66,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.face_identify",
   // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
   "public.consent_retention_sweep",
+  // Authentication answers the circuit breaker's state when asked, so the sink spends no round trip on it (issue 28, D-506).
+  "public.request_authenticate",
 ];
 
 /**
