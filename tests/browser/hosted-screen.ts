@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Page } from "playwright-core";
 import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 
@@ -37,12 +37,16 @@ export async function waitForView(page: Page, view: ScreenView, timeout = 60_000
     });
 }
 
-/** Saves `name`-light.png and `name`-dark.png of the page as it is now (the scheme switched live). */
-export async function photograph(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
+/**
+ * Saves `name`-light.png and `name`-dark.png of the page as it is now (the scheme switched live);
+ * `name` may name a folder below the screenshots' (`me/en-signed-in`); `fullPage` takes the whole
+ * page rather than the viewport.
+ */
+export async function photograph(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  mkdirSync(dirname(join(SCREENSHOTS, name)), { recursive: true });
   for (const scheme of ["light", "dark"] as const) {
     await emulateScheme(page, scheme);
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`) });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
   }
   await emulateScheme(page, "light");
 }
