@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
-import { resolveTheme, surfaces, themeAssetsBaseUrl, validateTheme } from "../../shared/themes/theme";
+import { resolveTheme, surfaces, themeAssetBases, validateTheme } from "../../shared/themes/theme";
 import { type CommandGroup, choiceFlag, cliEnv, type Flags, requireFlag, usage, withDatabase } from "./args";
 
 const theme: CommandGroup = {
@@ -36,7 +36,8 @@ const theme: CommandGroup = {
     // The service serves the default assets itself: PUBLIC_BASE_URL, or the local `npm start`.
     const env = cliEnv();
     const serviceBaseUrl = env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`;
-    const served = resolveTheme(surface, published, themeAssetsBaseUrl(env.THEME_ASSETS_BASE_URL, serviceBaseUrl));
+    const bases = themeAssetBases(env.THEME_ASSETS_BASE_URL, serviceBaseUrl);
+    const served = resolveTheme(surface, published, bases.assets, bases.uploads);
     return { merchant_id: merchantId, surface, published, served: { customized: served.customized, theme: served.theme } };
   },
 };

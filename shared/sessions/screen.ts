@@ -9,6 +9,7 @@ import type { ScreenAction, ScreenBoot } from "../contracts/hosted-screen";
 import type { Deps } from "../kernel/deps";
 import { locales, negotiateLocale } from "../kernel/i18n";
 import { merchantTheme } from "../themes/merchant-theme";
+import type { ThemeAssetBases } from "../themes/theme";
 import { HOSTED_CONSENT } from "./complete";
 import { consumeSession } from "./consume";
 
@@ -19,11 +20,11 @@ import { consumeSession } from "./consume";
  * A /v1 session adds `mode` (docs/resource-api.md#sessions): its name, the attribute or mandate
  * terms to show, the merchant's branding, and the way back; its `locale`, when set, wins.
  */
-export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string): Promise<ScreenBoot> {
+export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: ThemeAssetBases): Promise<ScreenBoot> {
   const exchanged = await consumeSession(deps, { kind: "service" }, sessionToken);
   const { session, environment } = exchanged;
   const tenant = { merchantId: session.merchant_id, environment };
-  const theme = await merchantTheme(deps, tenant, { merchant_id: session.merchant_id, surface: "capture" }, themeAssetsBaseUrl);
+  const theme = await merchantTheme(deps, tenant, { merchant_id: session.merchant_id, surface: "capture" }, themeAssets);
   return {
     session_id: session.session_id,
     merchant_id: session.merchant_id,

@@ -91,6 +91,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127100000_capture_devices.sql":
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
   "20261127160200_person_exports.sql": /(private|public)\.person_/,
+  "20261128140000_theme_assets.sql":
+    /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
 };
 const addedSinceHistory = (line: string) => Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
