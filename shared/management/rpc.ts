@@ -123,7 +123,7 @@ declare module "../kernel/db/rpc" {
       ManagementWrite & { kind: string; content_type: string; family?: string; content_base64: string; sha256: string },
       ThemeAssetRow,
     ];
-    management_theme_assets_list: [ManagementScope, { data: ThemeAssetRow[] }];
+    management_theme_assets_list: [{ merchant_id: Uuid }, { data: ThemeAssetRow[] }];
     management_themes_get: [{ merchant_id: Uuid; surface: string }, { draft: StoredTheme | null; published: StoredTheme | null }];
     management_theme_draft: [
       ManagementWrite & { surface: string; theme: Record<string, unknown> },

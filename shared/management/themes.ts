@@ -23,7 +23,7 @@ import {
   themeAssetUrl,
   validateTheme,
 } from "../themes/theme";
-import { type ManagementCaller, scopeOf, writeOf } from "./caller";
+import { type ManagementCaller, writeOf } from "./caller";
 import type { StoredTheme, ThemeAssetRow } from "./rpc";
 
 export const themeSurfaceSchema = v.picklist(surfaces);
@@ -252,6 +252,6 @@ export async function uploadAsset(
 
 /** The merchant's newest 100 assets, without their content. */
 export async function listAssets(deps: Deps, caller: ManagementCaller, uploadsBaseUrl: string) {
-  const { data } = await rpc(deps.sql, "management_theme_assets_list", scopeOf(caller, deps.now));
+  const { data } = await rpc(deps.sql, "management_theme_assets_list", { merchant_id: caller.merchantId });
   return { object: "list" as const, data: data.map((row) => assetAnswer(row, uploadsBaseUrl)), next_cursor: null };
 }

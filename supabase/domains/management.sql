@@ -652,7 +652,7 @@ begin
 end $$;
 comment on function public.management_theme_asset_create(jsonb) is 'Stores an uploaded logo or font of the merchant (checked by the caller) and audits it.';
 
--- management_theme_assets_list({merchant_id, environment, now}) -> {data: [theme_asset]}: the newest 100.
+-- management_theme_assets_list({merchant_id}) -> {data: [theme_asset]}: the newest 100.
 create or replace function public.management_theme_assets_list(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select jsonb_build_object('data', coalesce(jsonb_agg(private.management_theme_asset_json(a) order by a.created_at desc, a.id desc), '[]'::jsonb))

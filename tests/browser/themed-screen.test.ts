@@ -6,7 +6,7 @@
  * intro is photographed in both.
  */
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { merchantFactory } from "../harness/factories";
 import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
@@ -24,7 +24,8 @@ const LOGO =
 const b64 = (data: string | Uint8Array) => Buffer.from(data).toString("base64");
 
 beforeAll(async () => {
-  browser = await openBrowser(service.own.server.url, { viewport: PHONE });
+  // a camera (the fake one): without one the screen offers the phone handoff instead of its intro
+  browser = await openBrowser(service.own.server.url, { media: inject("media").reading, viewport: PHONE });
 });
 
 afterAll(async () => {
@@ -107,5 +108,5 @@ describe("a published theme on the hosted screen", () => {
     }
     await photograph(page, "themed-intro");
     await page.context().close();
-  });
+  }, 150_000);
 });
