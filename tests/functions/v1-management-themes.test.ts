@@ -259,14 +259,16 @@ describe("/v1/themes/{surface}", () => {
 
     // a draft written between the check and the publication is not published unchecked: the RPC
     // publishes only the version the service checked
-    const stale = testDb()`select public.management_theme_publish(${JSON.stringify({
-      merchant_id: merchant.merchant_id,
-      environment: "test",
-      now: new Date().toISOString(),
-      actor: { kind: "api_key", id: "key_test", ip: null },
-      surface: "capture",
-      version: 0,
-    })}::jsonb)`;
+    const stale = testDb()`select public.management_theme_publish(${
+      {
+        merchant_id: merchant.merchant_id,
+        environment: "test",
+        now: new Date().toISOString(),
+        actor: { kind: "api_key", id: "key_test", ip: null },
+        surface: "capture",
+        version: 0,
+      } as never
+    }::jsonb)`;
     await expect(stale).rejects.toMatchObject({ code: "HA454" });
     expect((await v1("/themes/capture/publish", { key, body: {} })).status).toBe(200);
   });
