@@ -13,6 +13,7 @@ import type { Deps } from "../kernel/deps";
 import { locales, negotiateLocale } from "../kernel/i18n";
 import { randomBase64Url } from "../lib/crypto";
 import { merchantTheme } from "../themes/merchant-theme";
+import type { ThemeAssetBases } from "../themes/theme";
 import { HOSTED_CONSENT } from "./complete";
 import { consumeSession } from "./consume";
 
@@ -25,12 +26,12 @@ import { consumeSession } from "./consume";
  * In live mode the boot also serves the capture's passkey ceremony for `rp` (the service's own
  * relying party): its options as issued, the challenge aside (D-485).
  */
-export async function bootScreen(deps: Deps, sessionToken: string, themeAssetsBaseUrl: string, rp: RelyingParty): Promise<ScreenBoot> {
+export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: ThemeAssetBases, rp: RelyingParty): Promise<ScreenBoot> {
   const userHandle = randomBase64Url(USER_HANDLE_BYTES);
   const exchanged = await consumeSession(deps, { kind: "service" }, sessionToken, { userHandle });
   const { session, environment } = exchanged;
   const tenant = { merchantId: session.merchant_id, environment };
-  const theme = await merchantTheme(deps, tenant, { merchant_id: session.merchant_id, surface: "capture" }, themeAssetsBaseUrl);
+  const theme = await merchantTheme(deps, tenant, { merchant_id: session.merchant_id, surface: "capture" }, themeAssets);
   const displayName = session.brand ?? (theme.customized ? String(theme.theme.brand_name) : exchanged.merchant_name);
   const action = session.action as ScreenAction;
   return {
