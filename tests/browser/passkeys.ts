@@ -16,20 +16,21 @@ export interface VirtualAuthenticator {
   credentials(): Promise<{ credentialId: string; rpId?: string; userHandle?: string; signCount: number; isResidentCredential: boolean }[]>;
 }
 
+/** A person's phone or laptop as CDP's WebAuthn.addVirtualAuthenticator takes it. */
+export const PLATFORM_AUTHENTICATOR = {
+  protocol: "ctap2",
+  transport: "internal",
+  hasResidentKey: true,
+  hasUserVerification: true,
+  isUserVerified: true,
+  automaticPresenceSimulation: true,
+} as const;
+
 /** Adds a platform authenticator (ctap2, internal, resident keys, user verified) to `page`. */
 export async function addVirtualAuthenticator(page: Page): Promise<VirtualAuthenticator> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("WebAuthn.enable", { enableUI: false });
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", { options: PLATFORM_AUTHENTICATOR });
   return {
     cdp,
     authenticatorId,
