@@ -10,7 +10,7 @@ import type { AppEnv } from "../../shared/edge/app";
 import { assetVersion, versionedAsset } from "../../shared/edge/assets";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
-import { contentSecurityPolicy, escapeHtml, jsonBlock, securePage } from "../../shared/edge/pages";
+import { contentSecurityPolicy, escapeHtml, pageHead, securePage } from "../../shared/edge/pages";
 import { type Locale, locales, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
@@ -81,16 +81,8 @@ function screenWords(): Record<Locale, Record<string, string>> {
  */
 function sessionPage(locale: Locale, assets: string): string {
   const m = (key: MessageKey) => escapeHtml(translate(locale, key));
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title data-words="screen.loading">${m("screen.loading")}</title>
-<link rel="stylesheet" href="${assets}screen.css">
-${jsonBlock("messages", screenWords())}
-</head>
+  const title = `<title data-words="screen.loading">${m("screen.loading")}</title>`;
+  return `${pageHead({ locale, title, stylesheet: `${assets}screen.css`, words: screenWords() })}
 <body class="hosted" data-state="loading">
 <header class="brand"><img id="logo" alt="" width="40" height="40" hidden><div class="brand-text"><span id="brand-name"></span><span id="brand-headline" class="headline" hidden></span></div></header>
 <main class="screen">

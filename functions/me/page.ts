@@ -13,7 +13,7 @@ import type { AppEnv } from "../../shared/edge/app";
 import { assetVersion, versionedAsset } from "../../shared/edge/assets";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
-import { contentSecurityPolicy, escapeHtml, jsonBlock, securePage } from "../../shared/edge/pages";
+import { contentSecurityPolicy, escapeHtml, pageHead, securePage } from "../../shared/edge/pages";
 import { type Locale, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
 import { mountOf } from "../../shared/kernel/registry";
 
@@ -41,16 +41,7 @@ function mePage(locale: Locale, base: string, assets: string): string {
   const m = (key: MessageKey) => escapeHtml(translate(locale, key));
   const section = (id: string, title: MessageKey) =>
     `<section id="${id}" class="part" aria-labelledby="${id}-title"><h2 id="${id}-title" tabindex="-1">${m(title)}</h2><div class="part-body"></div></section>`;
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>${m("me.title")}</title>
-<link rel="stylesheet" href="${assets}me.css">
-${jsonBlock("messages", pageWords(locale))}
-</head>
+  return `${pageHead({ locale, title: `<title>${m("me.title")}</title>`, stylesheet: `${assets}me.css`, words: pageWords(locale) })}
 <body class="me" data-view="loading" data-base="${base}" data-link-merchant="${ME_LINK_PARAMS.merchant}" data-link-environment="${ME_LINK_PARAMS.environment}">
 <header class="me-bar">
 <span class="me-brand">${m("me.brand")}</span>

@@ -40,3 +40,20 @@ export function jsonBlock(id: string, value: unknown): string {
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
+
+/**
+ * A page's opening up to its body: the language, the viewport, both colour schemes, its title (HTML,
+ * already escaped, with any attributes), its style sheet and its words as a JSON data block.
+ */
+export function pageHead(page: { locale: string; title: string; stylesheet: string; words: unknown }): string {
+  return `<!doctype html>
+<html lang="${page.locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+${page.title}
+<link rel="stylesheet" href="${page.stylesheet}">
+${jsonBlock("messages", page.words)}
+</head>`;
+}
