@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { type Bindings, type Config, readConfig } from "../kernel/config";
-import { type Database, requestDatabase } from "../kernel/db/client";
+import { type Database, databaseOfRequest } from "../kernel/db/client";
 import type { Deps } from "../kernel/deps";
 import { ApiError, errorCatalogue } from "../kernel/errors";
 import { type Locale, negotiateLocale } from "../kernel/i18n";
@@ -108,7 +108,7 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
     const clients = new Map<string, Database>();
     c.set("db", (url = config.DATABASE_URL) => {
       let sql = clients.get(url);
-      if (!sql) clients.set(url, (sql = requestDatabase(url)));
+      if (!sql) clients.set(url, (sql = databaseOfRequest(url)));
       return sql;
     });
     try {

@@ -99,6 +99,9 @@ describe("GET /v1/openapi.json", () => {
         "post /v1/webhook_events/replay",
         "post /v1/account",
         "post /v1/owners",
+        "post /v1/themes/{surface}/draft",
+        "post /v1/themes/{surface}/validate",
+        "post /v1/theme_assets",
       ]),
     );
   });

@@ -111,6 +111,16 @@ export function requestDatabase(url: string, open: OpenSocket = workerdSocket): 
   return database;
 }
 
+/**
+ * The database of one request wherever the app runs: in workerd, requestDatabase's wire client on
+ * `cloudflare:sockets`; in Node (an app a test or script drives in its own process), a postgres.js
+ * client, since Node has no such module.
+ */
+export function databaseOfRequest(url: string): Database {
+  const inWorkerd = typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
+  return inWorkerd ? requestDatabase(url) : connect(url);
+}
+
 /** Socket failures as workerd reports them (no error code, only a message). */
 const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network connection lost|socket/i;
 
