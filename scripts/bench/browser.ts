@@ -11,6 +11,7 @@
  * attack):
  * - bona_fide: the reading, its skin carrying a pulse, lit by the screen;
  * - photo_lit: a still photograph (no pulse; mouth moving with the speech) lit by the screen as a print is;
+ * - photo_unlit: the same photograph without the light challenge (version 1), to tell what the light adds;
  * - shifted: the reading with its sound 400 ms late;
  * - replay: the reading lit by another nonce's light sequence (a capture made for another session);
  * - puppet: the reading relit by the screen's own sequence, 300 ms late (a puppet or a rendered
@@ -21,8 +22,11 @@
  * engine judged it before D-395 (the light left in the pulse).
  *
  * Options: --sessions N (per class, face and variant; 3 by default, a quick run), --seconds S (15),
- * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1, --classes bona_fide,photo_lit,...
+ * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1, --classes bona_fide,photo_lit,...,
+ * --save DIR (every descriptor as JSON, with its class and verdict, to replay through the engine).
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Browser, BrowserContext } from "playwright-core";
 import { evaluatePresence, presenceConfig } from "../../shared/engine";
@@ -44,7 +48,8 @@ if (hasFlag("help")) {
   --seconds 15          length of each capture
   --faces astronaut,hopper
   --variants plain,mirror-dim,pulse1
-  --classes bona_fide,photo_lit,shifted,replay,puppet
+  --classes bona_fide,photo_lit,shifted,replay,puppet   (and photo_unlit: the photograph without the light)
+  --save DIR            write every descriptor, its class and verdict to DIR (one JSON file each)
 
 Environment: BENCH_ADMIN_URL (the server of the scratch database, default postgres://postgres@127.0.0.1:5432/postgres).
 `);
@@ -62,6 +67,7 @@ const VARIANTS: Record<string, Omit<MediaOptions, "sitter">> = {
 const CLASSES = {
   bona_fide: { media: "reading", attack: false },
   photo_lit: { media: "still", attack: true },
+  photo_unlit: { media: "still", attack: true },
   shifted: { media: "shifted", attack: true },
   replay: { media: "reading", attack: true },
   puppet: { media: "reading", attack: true },
@@ -75,11 +81,17 @@ const SESSIONS = Math.max(1, Math.round(flag("sessions", 3)));
 const SECONDS = flag("seconds", 15);
 const FACES = (textFlag("faces") ?? PORTRAITS.map((p) => p.id).join(",")).split(",");
 const VARIANT_NAMES = (textFlag("variants") ?? Object.keys(VARIANTS).join(",")).split(",");
-const CLASS_NAMES = (textFlag("classes") ?? Object.keys(CLASSES).join(",")).split(",") as ClassName[];
+const CLASS_NAMES = (
+  textFlag("classes") ??
+  Object.keys(CLASSES)
+    .filter((k) => k !== "photo_unlit")
+    .join(",")
+).split(",") as ClassName[];
 for (const v of VARIANT_NAMES) if (!(v in VARIANTS)) throw new Error(`unknown variant ${v}`);
 for (const c of CLASS_NAMES) if (!(c in CLASSES)) throw new Error(`unknown class ${c}`);
 for (const f of FACES) if (!PORTRAITS.some((p) => p.id === f)) throw new Error(`unknown face ${f}`);
 
+const SAVE_DIR = textFlag("save");
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DB_NAME = "hauth_bench_browser";
 
@@ -109,11 +121,17 @@ async function session(
   try {
     const light = klass === "puppet" ? { ...media.light, lagS: PUPPET_DELAY_S } : media.light;
     await litCamera(page, light, klass === "replay" ? { reflect: `n_replayed_${crypto.randomUUID().slice(0, 12)}` } : {});
-    const capture = await captureOnCheckPage({ page, bytes: () => 0 }, baseUrl, SECONDS, { light: true, page });
+    const withLight = klass !== "photo_unlit";
+    const capture = await captureOnCheckPage({ page, bytes: () => 0 }, baseUrl, SECONDS, { light: withLight, page });
     const result = evaluatePresence(capture.descriptor);
     const { pulse, light: lit } = result.liveness.checks;
     const { signals } = capture.descriptor;
     const before = checkPulse(signals.pulse, signals.sample_rate_hz, presenceConfig);
+    if (SAVE_DIR) {
+      mkdirSync(SAVE_DIR, { recursive: true });
+      const name = `${media.generator.split(":")[1] || "astronaut"}-${klass}-${Date.now()}.json`;
+      writeFileSync(join(SAVE_DIR, name), JSON.stringify({ klass, bpm: media.bpm, reason: result.reason, descriptor: capture.descriptor }));
+    }
     return {
       accepted: result.accepted,
       reason: result.reason ?? "accepted",
