@@ -21,7 +21,7 @@
  * The same-run baseline: for the photograph, how many would have passed the pulse check as the
  * engine judged it before D-395 (the light left in the pulse).
  *
- * Options: --sessions N (per class, face and variant; 3 by default, a quick run), --seconds S (15),
+ * Options: --sessions N (per class, face and variant; 1 by default, a quick run of 30 sessions), --seconds S (15),
  * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1, --classes bona_fide,photo_lit,...,
  * --save DIR (every descriptor as JSON, with its class and verdict, to replay through the engine).
  */
@@ -44,7 +44,7 @@ import { flag, hasFlag, loadNow, median, pct, reasons, runConditions, textFlag, 
 if (hasFlag("help")) {
   process.stdout.write(`npm run bench:browser [-- options]
 
-  --sessions 3          sessions per class, face and variant
+  --sessions 1          sessions per class, face and variant
   --seconds 15          length of each capture
   --faces astronaut,hopper
   --variants plain,mirror-dim,pulse1
@@ -77,7 +77,7 @@ type ClassName = keyof typeof CLASSES;
 /** The puppet's processing delay: how late the relit face follows the screen, seconds (the engine allows 0.15). */
 const PUPPET_DELAY_S = 0.3;
 
-const SESSIONS = Math.max(1, Math.round(flag("sessions", 3)));
+const SESSIONS = Math.max(1, Math.round(flag("sessions", 1)));
 const SECONDS = flag("seconds", 15);
 const FACES = (textFlag("faces") ?? PORTRAITS.map((p) => p.id).join(",")).split(",");
 const VARIANT_NAMES = (textFlag("variants") ?? Object.keys(VARIANTS).join(",")).split(",");
