@@ -717,7 +717,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
     {
       name: "resource-api",
-      weight: 12,
+      weight: 16,
       routes: [
         {
           path: "/mandates",

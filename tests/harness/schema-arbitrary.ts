@@ -94,7 +94,10 @@ function stringArbitrary(requirement: (type: string) => unknown): fc.Arbitrary<s
   const max = (requirement("max_length") ?? requirement("length") ?? LONGEST_DRAWN) as number;
   const pattern = requirement("regex");
   if (pattern instanceof RegExp) {
-    return fc.stringMatching(pattern).filter((text) => text.length >= min && text.length <= max);
+    // A pattern sets its own lengths: only a declared bound may narrow them. LONGEST_DRAWN here would
+    // leave a pattern of 64 hex digits with no string to draw, and the filter would search forever.
+    const longest = (requirement("max_length") ?? requirement("length") ?? Number.POSITIVE_INFINITY) as number;
+    return fc.stringMatching(pattern).filter((text) => text.length >= min && text.length <= longest);
   }
   const usual = fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, LONGEST_DRAWN)) });
   // the edges of the allowed lengths, where off-by-one lives
