@@ -47,7 +47,7 @@ app.post(
       "CAPTURE_REPLAYED",
     ],
   }),
-  secretKeyOrUserAuth({ replay: "idempotent" }),
+  secretKeyOrUserAuth({ replay: "idempotent", breaker: NAME }),
   rateLimit<AppEnv & Authenticated>((c) => ({ rule: TRANSACTION_LIMIT, identifier: tenantBudget(c.var.principal) })),
   circuitBreaker(NAME),
   idempotency(NAME),

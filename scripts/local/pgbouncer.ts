@@ -37,6 +37,11 @@ interface PgBouncerOptions {
   binary?: string;
   /** Receives PgBouncer's warnings and errors; a database outage is two lines (scripts/local/outage-log.ts). */
   log?: (line: string) => void;
+  /**
+   * How clients log in (`auth_type`, default `trust`): `plain`, `md5` or `scram-sha-256` ask them for the
+   * upstream URL's password, as Hyperdrive asks a Worker for its connection string's (the wire client's tests).
+   */
+  clientAuth?: "trust" | "plain" | "md5" | "scram-sha-256";
 }
 
 interface PgBouncerStats {
@@ -87,7 +92,15 @@ const connValue = (value: string) => `'${value.replace(/'/g, "''")}'`;
 /** A name or secret in the auth file: double-quoted, quotes doubled. */
 const quoted = (value: string) => `"${value.replace(/"/g, '""')}"`;
 
-function config(upstream: PostgresTarget, dir: string, port: number, host: string, size: number, maxClients: number): string {
+function config(
+  upstream: PostgresTarget,
+  dir: string,
+  port: number,
+  host: string,
+  size: number,
+  maxClients: number,
+  clientAuth: NonNullable<PgBouncerOptions["clientAuth"]>,
+): string {
   return [
     "[databases]",
     `${upstream.database} = host=${connValue(upstream.host)} port=${upstream.port} dbname=${connValue(upstream.database)} user=${connValue(upstream.user)}`,
@@ -99,7 +112,7 @@ function config(upstream: PostgresTarget, dir: string, port: number, host: strin
     "unix_socket_dir =",
     // the loopback stand-in answers clients itself, as Hyperdrive does; upstream logins use
     // the auth file's password (any method the server asks for, SCRAM included)
-    "auth_type = trust",
+    `auth_type = ${clientAuth}`,
     `auth_file = ${join(dir, "userlist.txt")}`,
     `admin_users = ${upstream.user}`,
     "pool_mode = transaction",
@@ -174,6 +187,7 @@ export async function startPgBouncer({
   port,
   binary = pgbouncerBinary() ?? undefined,
   log = () => {},
+  clientAuth = "trust",
 }: PgBouncerOptions): Promise<RunningPgBouncer> {
   if (!binary) throw new Error("pgbouncer is not installed (apt-get install -y pgbouncer), or use DB_POOLER=0");
   const upstream = parsePostgresUrl(upstreamUrl);
@@ -194,7 +208,7 @@ export async function startPgBouncer({
   for (let attempt = 1; ; attempt++) {
     const listenPort = port ?? (await freePort());
     const configPath = join(dir, "pgbouncer.ini");
-    await writeFile(configPath, config(upstream, dir, listenPort, host, size, maxClients), { mode: 0o600 });
+    await writeFile(configPath, config(upstream, dir, listenPort, host, size, maxClients, clientAuth), { mode: 0o600 });
     // PgBouncer refuses to run as root: it reads its files first, then drops to `nobody`.
     const args = process.getuid?.() === 0 ? ["-u", "nobody", configPath] : [configPath];
     const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TZ: "UTC" } });

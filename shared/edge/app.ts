@@ -2,13 +2,14 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { type Bindings, type Config, readConfig } from "../kernel/config";
-import { connect, type Sql } from "../kernel/db/client";
+import { type Database, requestDatabase } from "../kernel/db/client";
 import type { Deps } from "../kernel/deps";
 import { ApiError, errorCatalogue } from "../kernel/errors";
 import { type Locale, negotiateLocale } from "../kernel/i18n";
 import type { Principal, ServicePrincipal } from "../kernel/principal";
 import { mountOf } from "../kernel/registry";
 import type { ReplayClaim } from "../kernel/replay-guard";
+import type { BreakerState } from "../kernel/rpc";
 import { requestClock } from "./clock";
 
 export type AppEnv = {
@@ -19,16 +20,18 @@ export type AppEnv = {
     now: Date;
     locale: Locale;
     /** The request's database client: DATABASE_URL, or another Postgres URL (one client per URL). */
-    db: (url?: string) => Sql;
+    db: (url?: string) => Database;
     principal: Principal | null;
     servicePrincipal: ServicePrincipal | null;
     /** A replay nonce that authentication left for the response store to claim (shared/platform/idempotency.ts). */
     unclaimedNonce: ReplayClaim | null;
+    /** A circuit breaker's state that came back with authentication (AuthOptions.breaker), for circuitBreaker. */
+    breakerState: (BreakerState & { function_name: string }) | null;
   };
 };
 
 /** The plain values a domain operation runs with, taken from the request once (shared/platform/deps.ts). */
-export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps & { sql: Sql } {
+export function depsOf(vars: Pick<AppEnv["Variables"], "db" | "now" | "locale">): Deps & { sql: Database } {
   return { sql: vars.db(), now: vars.now, locale: vars.locale };
 }
 
@@ -101,10 +104,11 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
     c.set("principal", null);
     c.set("servicePrincipal", null);
     c.set("unclaimedNonce", null);
-    const clients = new Map<string, Sql>();
+    c.set("breakerState", null);
+    const clients = new Map<string, Database>();
     c.set("db", (url = config.DATABASE_URL) => {
       let sql = clients.get(url);
-      if (!sql) clients.set(url, (sql = connect(url)));
+      if (!sql) clients.set(url, (sql = requestDatabase(url)));
       return sql;
     });
     try {

@@ -9,6 +9,7 @@
 import type { MiddlewareHandler } from "hono";
 import {
   authenticate,
+  authenticateGuarded,
   bearerOf,
   type Credential,
   type KeyPolicy,
@@ -23,7 +24,7 @@ import { ApiError } from "../kernel/errors";
 import { signingKeysOf } from "../kernel/keys";
 import type { MerchantKeyPrincipal, Principal, Tenant, UserPrincipal } from "../kernel/principal";
 import { type ReplayClaim, replayClaim } from "../kernel/replay-guard";
-import type {} from "../kernel/rpc";
+import type { BreakerScope, BreakerState } from "../kernel/rpc";
 import { timingSafeEqual } from "../lib/crypto";
 import type { AppEnv } from "./app";
 import { idempotencyKeyOf } from "./idempotency";
@@ -37,6 +38,26 @@ interface AuthOptions {
    * it claims the nonce only once the request is known to be no replay of a finished one (spec 4.4 rule 7).
    */
   replay?: boolean | "idempotent";
+  /**
+   * The function whose circuit breaker (circuitBreaker) the request meets next: its state for the
+   * caller's merchant and environment comes back with the authentication's round trip, so the
+   * breaker spends none of its own (D-506).
+   */
+  breaker?: string;
+}
+
+/** The breaker of AuthOptions.breaker in this deployment. */
+function breakerScope(config: AppEnv["Variables"]["config"], breaker: string | undefined): BreakerScope | undefined {
+  return breaker === undefined ? undefined : { deployment: config.DEPLOYMENT_ID, function_name: breaker };
+}
+
+/** Keeps a breaker's state that came with authentication for circuitBreaker to read. */
+function keepBreaker(
+  c: { set(key: "breakerState", value: AppEnv["Variables"]["breakerState"]): void },
+  scope?: BreakerScope,
+  state?: BreakerState,
+) {
+  if (scope && state) c.set("breakerState", { function_name: scope.function_name, ...state });
 }
 
 /** The replay claim this request leaves to the response store (see AuthOptions.replay), or null. */
@@ -86,14 +107,17 @@ function keyPolicyDoc(policy: KeyPolicy, replay: AuthOptions["replay"] = false):
 export function apiKeyAuth(policy: "secret" | "publishable", options?: AuthOptions): MiddlewareHandler<AppEnv & KeyAuthenticated>;
 export function apiKeyAuth(policy: "anonymous"): MiddlewareHandler<AppEnv>;
 // biome-ignore lint/suspicious/noExplicitAny: the overloads above type each policy's principal
-export function apiKeyAuth(policy: KeyPolicy, { replay = false }: AuthOptions = {}): MiddlewareHandler<any> {
+export function apiKeyAuth(policy: KeyPolicy, { replay = false, breaker }: AuthOptions = {}): MiddlewareHandler<any> {
   return withDoc(
     async function authenticateApiKey(c, next) {
       const credential = await presentedCredential(c.req.raw.headers, c.var.config.LEGACY_API_KEY_HEADER, policy);
       if (!credential) return next();
       const guard = replay ? replayOf(c.req.raw.headers, c.var.now) : { claim: null, error: null };
       const unclaimed = nonceForResponseStore(replay, guard.claim, c.req.raw.headers);
-      c.set("principal", await authenticate(c.var.db(), credential, unclaimed ? null : guard.claim, c.var.now));
+      const scope = breakerScope(c.var.config, breaker);
+      const authenticated = await authenticateGuarded(c.var.db(), credential, unclaimed ? null : guard.claim, c.var.now, scope);
+      c.set("principal", authenticated.principal);
+      keepBreaker(c, scope, authenticated.breaker);
       if (guard.error) throw guard.error;
       c.set("unclaimedNonce", unclaimed);
       return next();
@@ -154,7 +178,10 @@ export function secretKeyOrUserAuth(options: AuthOptions = {}): MiddlewareHandle
       const claim = replayClaim(c.req.raw.headers, c.var.now);
       const unclaimed = nonceForResponseStore(options.replay, claim, c.req.raw.headers);
       if (unclaimed) c.set("unclaimedNonce", unclaimed);
-      else await claimNonce(c.var.db(), principal, claim, c.var.now);
+      else {
+        const scope = breakerScope(c.var.config, options.breaker);
+        keepBreaker(c, scope, await claimNonce(c.var.db(), principal, claim, c.var.now, scope));
+      }
     }
     c.set("principal", principal);
     return next();
@@ -181,11 +208,19 @@ export function userTokenAuth(): MiddlewareHandler<AppEnv & UserAuthenticated> {
 }
 
 /** Claims the replay nonce for an already authenticated tenant (`409 NONCE_REUSED` when used). */
-async function claimNonce(sql: Queryable, tenant: Tenant, replay: ReplayClaim, now: Date): Promise<void> {
-  await rpc(sql, "request_authenticate", {
+async function claimNonce(
+  sql: Queryable,
+  tenant: Tenant,
+  replay: ReplayClaim,
+  now: Date,
+  breaker?: BreakerScope,
+): Promise<BreakerState | undefined> {
+  const claimed = await rpc(sql, "request_authenticate", {
     tenant: { merchant_id: tenant.merchantId, environment: tenant.environment },
     ...replayParam(replay, now),
+    ...(breaker && { breaker }),
   });
+  return claimed.breaker;
 }
 
 /**

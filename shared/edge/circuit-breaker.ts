@@ -65,7 +65,9 @@ export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEF
         environment: principal.environment,
         now: c.var.now.toISOString(),
       };
-      const state = await rpc(c.var.db(), "circuit_breaker_state", scope);
+      // Read with authentication where the route asked for it (AuthOptions.breaker, D-506), else here.
+      const known = c.var.breakerState;
+      const state = known?.function_name === functionName ? known : await rpc(c.var.db(), "circuit_breaker_state", scope);
       if (state.open) {
         throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });
       }

@@ -11,7 +11,7 @@ import { rpc } from "./db/rpc";
 import { ApiError } from "./errors";
 import type { Environment, KeyKind, MerchantKeyPrincipal, Tenant, UserPrincipal } from "./principal";
 import type { ReplayClaim } from "./replay-guard";
-import type {} from "./rpc";
+import type { BreakerScope, BreakerState } from "./rpc";
 
 export const API_KEY_HEADER = "x-service-api-key";
 
@@ -91,15 +91,34 @@ export async function authenticate(
   replay: ReplayClaim | null,
   now: Date,
 ): Promise<MerchantKeyPrincipal> {
-  const key = await rpc(sql, "request_authenticate", { credential: credentialParam(credential), ...replayParam(replay, now) });
+  return (await authenticateGuarded(sql, credential, replay, now)).principal;
+}
+
+/**
+ * `authenticate`, and with `breaker` the state of that circuit breaker for the merchant and
+ * environment the key authenticated as, in the same round trip (docs/decisions.md, D-506).
+ */
+export async function authenticateGuarded(
+  sql: Queryable,
+  credential: Credential,
+  replay: ReplayClaim | null,
+  now: Date,
+  breaker?: BreakerScope,
+): Promise<{ principal: MerchantKeyPrincipal; breaker?: BreakerState }> {
+  const key = await rpc(sql, "request_authenticate", {
+    credential: credentialParam(credential),
+    ...replayParam(replay, now),
+    ...(breaker && { breaker }),
+  });
   learnKeyTenant(credential.keyHash, { merchantId: key.merchant_id, environment: credential.environment });
-  return {
+  const principal: MerchantKeyPrincipal = {
     kind: "merchant_key",
     merchantId: key.merchant_id,
     environment: credential.environment,
     keyKind: credential.kind,
     keyId: key.key_id as string,
   };
+  return { principal, ...(key.breaker && { breaker: key.breaker }) };
 }
 
 /** The token of an `Authorization: Bearer <token>` header. */

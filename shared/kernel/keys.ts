@@ -5,7 +5,7 @@
 import { importSigningKeys, type KeySet } from "../lib/signing";
 import { type TemplateProtector, templateProtector } from "../lib/template-protection";
 import type { Config, ServiceSecret } from "./config";
-import type { Sql } from "./db/client";
+import type { Database } from "./db/client";
 
 /** A secret binding a function cannot work without; its absence is a deployment error (500, logged). */
 function requireSecret(config: Config, name: ServiceSecret): string {
@@ -33,7 +33,10 @@ const protectors = new WeakMap<Config, Promise<TemplateProtector>>();
  * store is TEMPLATE_STORE_URL, by default the main database, so it can be a separately held
  * database or role.
  */
-async function templatesOf(vars: { config: Config; db(url?: string): Sql }): Promise<{ store: Sql; protector: TemplateProtector }> {
+async function templatesOf(vars: {
+  config: Config;
+  db(url?: string): Database;
+}): Promise<{ store: Database; protector: TemplateProtector }> {
   const { config } = vars;
   let protector = protectors.get(config);
   if (!protector) {
@@ -50,13 +53,13 @@ async function templatesOf(vars: { config: Config; db(url?: string): Sql }): Pro
  * when an act first signs (unusable keys are that act's error, not every request's).
  */
 export interface KeyMaterial {
-  templates: { store: Sql; protector: TemplateProtector };
+  templates: { store: Database; protector: TemplateProtector };
   subjectRefSecret: string;
   signing: () => Promise<KeySet>;
 }
 
 /** The key material of a request's configuration (each part read and imported once per configuration). */
-export async function keyMaterialOf(vars: { config: Config; db(url?: string): Sql }): Promise<KeyMaterial> {
+export async function keyMaterialOf(vars: { config: Config; db(url?: string): Database }): Promise<KeyMaterial> {
   return {
     templates: await templatesOf(vars),
     subjectRefSecret: requireSecret(vars.config, "SUBJECT_REF_SECRET"),

@@ -17,6 +17,18 @@ export interface TenantAt {
 }
 
 /** Who calls (a key to authenticate, or a tenant the edge authenticated) and the nonce to claim. */
+/** Whose circuit breaker: a deployment's function (its merchant and environment are the caller's). */
+export interface BreakerScope {
+  deployment: string;
+  function_name: string;
+}
+
+/** A circuit breaker's state: open (the function paused) and for how long. */
+export interface BreakerState {
+  open: boolean;
+  retry_after_seconds: number;
+}
+
 export type AuthenticatedRequest = (
   | { credential: { key_hash: string; kind: KeyKind; environment: Environment } }
   | { tenant: { merchant_id: Uuid; environment: Environment } }
@@ -59,7 +71,10 @@ type IdempotencyBegin =
 
 declare module "./db/rpc" {
   interface RpcCatalogue {
-    request_authenticate: [AuthenticatedRequest, { key_id: Uuid | null; merchant_id: Uuid; environment: Environment }];
+    request_authenticate: [
+      AuthenticatedRequest & { breaker?: BreakerScope },
+      { key_id: Uuid | null; merchant_id: Uuid; environment: Environment; breaker?: BreakerState },
+    ];
     bearer_key_authenticate: [
       AuthenticatedRequest & { credential: unknown },
       { key_id: Uuid; merchant_id: Uuid; environment: Environment; api_version: string; scopes: string[] },
@@ -76,10 +91,7 @@ declare module "./db/rpc" {
       IdempotencyBegin,
     ];
     idempotency_finish: [IdempotencyRecord & { status: number; body: unknown; mandate_id?: Uuid }, unknown];
-    circuit_breaker_state: [
-      { deployment: string; function_name: string; merchant_id: string; environment: Environment; now: Iso },
-      { open: boolean; retry_after_seconds: number },
-    ];
+    circuit_breaker_state: [BreakerScope & { merchant_id: string; environment: Environment; now: Iso }, BreakerState];
     circuit_breaker_record: [
       {
         deployment: string;

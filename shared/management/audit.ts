@@ -5,10 +5,10 @@
  * as JSON lines over a time range.
  */
 import * as v from "valibot";
+import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
-import { decodeCursor, encodeCursor } from "./cursor";
 import type {} from "./rpc";
 import { pageLimit } from "./webhooks";
 
@@ -48,12 +48,12 @@ export async function pageAudit(deps: Deps, tenant: Tenant, query: v.InferOutput
     environment: tenant.environment,
     limit: query.limit,
     ...range(query),
-    ...(after ? { after: { occurred_at: after.at, id: after.id } } : {}),
+    ...(after ? { after } : {}),
   });
   return {
     object: "list" as const,
     data: page.data,
-    next_cursor: page.more && page.last ? encodeCursor(page.last.occurred_at!, page.last.id!) : null,
+    next_cursor: nextCursor(page),
   };
 }
 

@@ -1,5 +1,6 @@
 /** The management slice of the RPC catalogue (shared/kernel/db/rpc.ts): a merchant's own account through /v1 (docs/management.md). */
 
+import type { KeysetAfter, KeysetPage } from "../kernel/cursor";
 import type { Environment, KeyKind } from "../kernel/principal";
 import type { Iso, Uuid } from "../kernel/rpc";
 import type { EndpointView } from "../webhooks/rpc";
@@ -38,12 +39,6 @@ export interface KeyRow {
   rolled_to: string | null;
 }
 
-interface Page<T> {
-  data: T[];
-  more: boolean;
-  last: Record<string, string> | null;
-}
-
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     management_keys_list: [ManagementScope, { data: KeyRow[] }];
@@ -75,15 +70,15 @@ declare module "../kernel/db/rpc" {
         delivery_id?: Uuid;
         event_id?: Uuid;
         state?: string;
-        after?: { created_at: Iso; id: Uuid };
+        after?: KeysetAfter;
       },
-      Page<Record<string, unknown>>,
+      KeysetPage<Record<string, unknown>>,
     ];
     management_delivery_replay: [ManagementWrite & { delivery_id: Uuid }, { events: number; deliveries: number }];
     management_events_replay: [ManagementWrite & { from: Iso; to: Iso; endpoint_id?: Uuid }, { events: number; deliveries: number }];
     management_audit_page: [
-      Omit<ManagementScope, "now"> & { limit: number; action?: string; from?: Iso; to?: Iso; after?: { occurred_at: Iso; id: Uuid } },
-      Page<Record<string, unknown>>,
+      Omit<ManagementScope, "now"> & { limit: number; action?: string; from?: Iso; to?: Iso; after?: KeysetAfter },
+      KeysetPage<Record<string, unknown>>,
     ];
     management_owners_list: [
       ManagementScope,
@@ -92,8 +87,8 @@ declare module "../kernel/db/rpc" {
     management_owner_invite: [ManagementWrite & { subject_ref: string; session_id: Uuid; expires_at: Iso }, Record<string, unknown>];
     management_owner_remove: [ManagementWrite & { subject_ref: string }, { object: "owner"; subject_ref: string; removed: true }];
     management_sessions_page: [
-      ManagementScope & { limit: number; status?: string; mode?: string; facetoken?: string; after?: { created_at: Iso; id: Uuid } },
-      Page<Record<string, unknown>>,
+      ManagementScope & { limit: number; status?: string; mode?: string; facetoken?: string; after?: KeysetAfter },
+      KeysetPage<Record<string, unknown>>,
     ];
     management_account: [Omit<ManagementScope, "now">, Record<string, unknown> | null];
     management_account_update: [ManagementWrite & { at_limit_threshold_percent: number }, Record<string, unknown>];

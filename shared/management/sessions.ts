@@ -6,11 +6,11 @@
 import * as v from "valibot";
 import { sessionModes } from "../contracts/hosted-screen";
 import { described, orNull } from "../kernel/answers";
+import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { modeSessionSchema } from "../sessions/mode-session";
-import { decodeCursor, encodeCursor } from "./cursor";
 import type {} from "./rpc";
 import { pageLimit } from "./webhooks";
 
@@ -38,11 +38,11 @@ export async function pageSessions(deps: Deps, tenant: Tenant, query: v.InferOut
     ...(query.status ? { status: query.status } : {}),
     ...(query.mode ? { mode: query.mode } : {}),
     ...(query.facetoken ? { facetoken: query.facetoken } : {}),
-    ...(after ? { after: { created_at: after.at, id: after.id } } : {}),
+    ...(after ? { after } : {}),
   });
   return {
     object: "list" as const,
     data: page.data,
-    next_cursor: page.more && page.last ? encodeCursor(page.last.created_at!, page.last.id!) : null,
+    next_cursor: nextCursor(page),
   };
 }

@@ -6,6 +6,7 @@
  * (shared/webhooks/endpoints.ts), so the database only receives them encrypted.
  */
 import * as v from "valibot";
+import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -15,7 +16,6 @@ import type { EndpointView } from "../webhooks/rpc";
 import { mintEndpointSecret, sealEndpointSecret, secretHint } from "../webhooks/secret-box";
 import type { ManagementCaller } from "./caller";
 import { scopeOf, writeOf } from "./caller";
-import { decodeCursor, encodeCursor } from "./cursor";
 import { publicId, uuidOf } from "./ids";
 import type {} from "./rpc";
 
@@ -211,12 +211,12 @@ export async function pageDeliveries(deps: Deps, caller: ManagementCaller, query
     ...(endpointId ? { endpoint_id: endpointId } : {}),
     ...(eventId ? { event_id: eventId } : {}),
     ...(query.state ? { state: query.state } : {}),
-    ...(after ? { after: { created_at: after.at, id: after.id } } : {}),
+    ...(after ? { after } : {}),
   });
   return {
     object: "list" as const,
     data: page.data,
-    next_cursor: page.more && page.last ? encodeCursor(page.last.created_at!, page.last.id!) : null,
+    next_cursor: nextCursor(page),
   };
 }
 

@@ -4,11 +4,11 @@
  * Unknown ids and another tenant's mandates are the same `404 not_found`.
  */
 import * as v from "valibot";
+import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
-import { canonicalUuid } from "../lib/uuid";
 import { mandateUuid } from "./ids";
 import type {} from "./rpc";
 
@@ -34,29 +34,6 @@ export const mandatePageSchema = v.strictObject({
 
 type PageQuery = v.InferOutput<typeof mandatePageSchema>;
 
-/**
- * The cursor is the last row's (created_at, id), base64url-encoded: opaque to the caller, and
- * stable while rows are added, since a new mandate is newer than every page already read.
- */
-function encodeCursor(last: { created_at: string; id: string }): string {
-  return btoa(`${last.created_at}|${last.id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function decodeCursor(cursor: string): { created_at: string; id: string } {
-  let text = "";
-  try {
-    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-  } catch {
-    // refused below
-  }
-  const [createdAt, id, ...rest] = text.split("|");
-  const uuid = id ? canonicalUuid(id) : null;
-  if (rest.length > 0 || !uuid || !createdAt || Number.isNaN(Date.parse(createdAt))) {
-    throw new ApiError("INVALID_INPUT", { fields: ["cursor"] }, "cursor is not a next_cursor this API gave.");
-  }
-  return { created_at: createdAt, id: uuid };
-}
-
 function tenantAt(deps: Deps, tenant: Tenant) {
   return { merchant_id: tenant.merchantId, environment: tenant.environment, now: deps.now.toISOString() };
 }
@@ -71,7 +48,7 @@ export async function pageMandates(deps: Deps, tenant: Tenant, query: PageQuery)
     ...(query.status !== undefined ? { status: query.status } : {}),
     ...(query.cursor !== undefined ? { after: decodeCursor(query.cursor) } : {}),
   });
-  return { object: "list", data: page.data, next_cursor: page.more && page.last ? encodeCursor(page.last) : null };
+  return { object: "list", data: page.data, next_cursor: nextCursor(page) };
 }
 
 /** One mandate of this tenant in the resource API's shape (`mdt_…` or a uuid). */

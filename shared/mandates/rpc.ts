@@ -1,4 +1,5 @@
 /** The mandates' slice of the RPC catalogue (shared/kernel/db/rpc.ts): issue, read, decide, consume, revoke. */
+import type { KeysetAfter, KeysetPage } from "../kernel/cursor";
 import type { Environment } from "../kernel/principal";
 import type { AuthenticatedRequest, IdempotencyRecord, Iso, TenantAt, Uuid } from "../kernel/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
@@ -104,9 +105,9 @@ declare module "../kernel/db/rpc" {
         granted_by?: string;
         granted_to?: string;
         status?: string;
-        after?: { created_at: Iso; id: Uuid };
+        after?: KeysetAfter;
       },
-      { data: Record<string, unknown>[]; more: boolean; last: { created_at: Iso; id: Uuid } | null },
+      KeysetPage<Record<string, unknown>>,
     ];
     mandate_revoke: [
       { mandate_id: Uuid; reason?: string; now: Iso } & (

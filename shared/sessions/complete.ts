@@ -16,7 +16,7 @@ import { enrollmentSchema, enrollPerson } from "../identity/enrollment";
 import { identifyOnDevice } from "../identity/identify";
 import { type ForcedScenario, forcedScenario } from "../identity/scenario";
 import type { Templates } from "../identity/template-store";
-import { databaseError, type Sql, type Transaction } from "../kernel/db/client";
+import { type Database, databaseError, type Transaction } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -291,7 +291,7 @@ function modeSessionResult(result: SessionResult): Record<string, unknown> {
  * still recorded; a refusal the act judged keeps what it wrote (the sink records a refused capture).
  */
 export async function completeSession(
-  deps: Deps & { sql: Sql },
+  deps: Deps & { sql: Database },
   keys: CompletionKeys,
   screenToken: string,
   body: unknown,

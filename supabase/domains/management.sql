@@ -47,7 +47,7 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.management_audit_json(private.management_audit_events) is 'An audit event as /v1/audit_events shows it.';
 
--- management_audit_page({merchant_id, environment, limit, after?: {occurred_at, id}, action?, from?, to?})
+-- management_audit_page({merchant_id, environment, limit, after?: {at, id}, action?, from?, to?})
 --   -> {data: [audit_event], more, last}
 -- Newest first by (occurred_at, id); from/to bound occurred_at to [from, to).
 create or replace function public.management_audit_page(p jsonb) returns jsonb
@@ -58,16 +58,15 @@ language sql stable security definer set search_path = '' as $$
       and (not p ? 'action' or a.action = p ->> 'action')
       and (not p ? 'from' or a.occurred_at >= (p ->> 'from')::timestamptz)
       and (not p ? 'to' or a.occurred_at < (p ->> 'to')::timestamptz)
-      and (not p ? 'after' or (a.occurred_at, a.id) < ((p -> 'after' ->> 'occurred_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+      and (not p ? 'after' or (a.occurred_at, a.id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
     order by a.occurred_at desc, a.id desc
     limit (p ->> 'limit')::int + 1
-  ), numbered as (select page.*, row_number() over (order by occurred_at desc, id desc) as n from page)
-  select jsonb_build_object(
-    'data', coalesce(jsonb_agg(private.management_audit_json(a) order by n) filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
-    'more', count(*) > (p ->> 'limit')::int,
-    'last', (array_agg(jsonb_build_object('occurred_at', private.iso_utc(occurred_at), 'id', id) order by n)
-             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
-  from numbered
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', private.management_audit_json(a), 'at', occurred_at, 'id', id)
+                       order by occurred_at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
 $$;
 comment on function public.management_audit_page(jsonb) is 'One page of a merchant''s audit events in one environment, newest first, after a keyset cursor.';
 
@@ -367,7 +366,7 @@ $$;
 comment on function private.management_delivery_json(private.webhook_deliveries) is
   'A delivery as the delivery log shows it: its event (the payload sent), state and every attempt.';
 
--- management_deliveries_page({merchant_id, environment, limit, endpoint_id?, state?, event_id?, after?: {created_at, id}})
+-- management_deliveries_page({merchant_id, environment, limit, endpoint_id?, state?, event_id?, after?: {at, id}})
 --   -> {data: [webhook_delivery], more, last}
 create or replace function public.management_deliveries_page(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
@@ -379,16 +378,15 @@ language sql stable security definer set search_path = '' as $$
       and (not p ? 'delivery_id' or d.id = (p ->> 'delivery_id')::uuid)
       and (not p ? 'event_id' or d.event_id = (p ->> 'event_id')::uuid)
       and (not p ? 'state' or d.state = p ->> 'state')
-      and (not p ? 'after' or (d.created_at, d.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+      and (not p ? 'after' or (d.created_at, d.id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
     order by d.created_at desc, d.id desc
     limit (p ->> 'limit')::int + 1
-  ), numbered as (select page.*, row_number() over (order by created_at desc, id desc) as n from page)
-  select jsonb_build_object(
-    'data', coalesce(jsonb_agg(private.management_delivery_json(d) order by n) filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
-    'more', count(*) > (p ->> 'limit')::int,
-    'last', (array_agg(jsonb_build_object('created_at', private.iso_utc(created_at), 'id', id) order by n)
-             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
-  from numbered
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', private.management_delivery_json(d), 'at', created_at, 'id', id)
+                       order by created_at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
 $$;
 comment on function public.management_deliveries_page(jsonb) is 'One page of a merchant''s deliveries in one environment, newest first, with their attempts.';
 
@@ -592,7 +590,7 @@ comment on function public.management_owner_remove(jsonb) is 'Removes an owner o
 -- ----------------------------------------------------------------------------
 -- Read views for support
 -- ----------------------------------------------------------------------------
--- management_sessions_page({merchant_id, environment, now, limit, status?, mode?, facetoken?, after?: {created_at, id}})
+-- management_sessions_page({merchant_id, environment, now, limit, status?, mode?, facetoken?, after?: {at, id}})
 --   -> {data: [session], more, last}: the environment's /v1 sessions, newest first, at the request clock.
 create or replace function public.management_sessions_page(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
@@ -602,16 +600,14 @@ language sql stable security definer set search_path = '' as $$
       and (not p ? 'mode' or s.action = p ->> 'mode')
       and (not p ? 'facetoken' or s.facetoken = p ->> 'facetoken')
       and (not p ? 'status' or private.mode_session_status(s, (p ->> 'now')::timestamptz) = p ->> 'status')
-      and (not p ? 'after' or (s.created_at, s.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+      and (not p ? 'after' or (s.created_at, s.id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
     order by s.created_at desc, s.id desc
     limit (p ->> 'limit')::int + 1
-  ), numbered as (select page.*, row_number() over (order by created_at desc, id desc) as n from page)
-  select jsonb_build_object(
-    'data', coalesce(jsonb_agg(private.mode_session_json(s, (p ->> 'now')::timestamptz) order by n)
-                       filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
-    'more', count(*) > (p ->> 'limit')::int,
-    'last', (array_agg(jsonb_build_object('created_at', private.iso_utc(created_at), 'id', id) order by n)
-             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
-  from numbered
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', private.mode_session_json(s, (p ->> 'now')::timestamptz), 'at', created_at, 'id', id)
+                       order by created_at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
 $$;
 comment on function public.management_sessions_page(jsonb) is 'One page of the environment''s /v1 sessions, newest first, filtered by status, mode and facetoken, after a keyset cursor.';

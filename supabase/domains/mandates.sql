@@ -544,7 +544,7 @@ end $$;
 comment on function private.mandate_remaining(private.mandates, timestamptz) is 'Remaining amount and count of the bucket containing p_at, from the bucket''s running total (one primary-key read).';
 
 -- mandate_page({merchant_id, environment, now, limit, mandate_id?, granted_by?, granted_to?, status?,
---   after?: {created_at, id}}) -> {data: [mandate], more: boolean}
+--   after?: {at, id}}) -> {data: [mandate], more: boolean, last}
 -- Newest first by (created_at, id); `after` is the last row of the previous page, so rows added
 -- since (newer) never shift a later page. At most `limit` rows; `more` says whether another follows.
 create or replace function public.mandate_page(p jsonb) returns jsonb
@@ -556,20 +556,16 @@ language sql stable security definer set search_path = '' as $$
       and (not p ? 'mandate_id' or m.id = (p ->> 'mandate_id')::uuid)
       and (not p ? 'granted_by' or m.granted_by_ref = p ->> 'granted_by')
       and (not p ? 'granted_to' or m.granted_to = p ->> 'granted_to')
-      and (not p ? 'after' or (m.created_at, m.id) < ((p -> 'after' ->> 'created_at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+      and (not p ? 'after' or (m.created_at, m.id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
       and (not p ? 'status' or private.mandate_effective_status(m, (p ->> 'now')::timestamptz) = p ->> 'status')
     order by m.created_at desc, m.id desc
     limit (p ->> 'limit')::int + 1
-  ), numbered as (
-    select page.*, row_number() over (order by created_at desc, id desc) as n from page
   )
-  select jsonb_build_object(
-    'data', coalesce(jsonb_agg(private.mandate_object_json(mandate, (p ->> 'now')::timestamptz) order by n)
-                       filter (where n <= (p ->> 'limit')::int), '[]'::jsonb),
-    'more', count(*) > (p ->> 'limit')::int,
-    'last', (array_agg(jsonb_build_object('created_at', created_at, 'id', id) order by n)
-             filter (where n <= (p ->> 'limit')::int))[(p ->> 'limit')::int])
-  from numbered
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', private.mandate_object_json(mandate, (p ->> 'now')::timestamptz), 'at', created_at, 'id', id)
+                       order by created_at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
 $$;
 comment on function public.mandate_page(jsonb) is
   'One page of this merchant''s mandates, newest first, filtered by id, granter, holder and effective status, after a keyset cursor.';

@@ -61,24 +61,29 @@ export async function publishedJwks(): Promise<{ keys: JWK[] }> {
   return res.body;
 }
 
+/** @sd-jwt/core's issuer check: the EdDSA signature of the issuer JWT against `jwks`, by kid. */
+function issuerVerifier(jwks: { keys: JWK[] }) {
+  const keySet = createLocalJWKSet(jwks);
+  return async (data: string, signature: string) => {
+    const [protectedHeader, payload] = data.split(".");
+    try {
+      await flattenedVerify({ protected: protectedHeader, payload, signature }, keySet, { algorithms: ["EdDSA"] });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
 /**
  * Verifies an SD-JWT offline as a merchant would, with @sd-jwt/core's verifier: the issuer JWT's
  * EdDSA signature against `jwks` (by kid), every disclosure against the digests it signed, and
  * iat/exp at `now`. Answers the claims with the disclosures applied, and the header.
  */
 export async function verifySdJwtOffline(sdJwt: string, jwks: { keys: JWK[] }, now = new Date()) {
-  const keySet = createLocalJWKSet(jwks);
   const verifier = new SDJwtInstance({
     hasher: digest,
-    verifier: async (data: string, signature: string) => {
-      const [protectedHeader, payload] = data.split(".");
-      try {
-        await flattenedVerify({ protected: protectedHeader, payload, signature }, keySet, { algorithms: ["EdDSA"] });
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    verifier: issuerVerifier(jwks),
   });
   return verifier.verify(sdJwt, { currentDate: Math.floor(now.getTime() / 1000) } as never);
 }
@@ -104,18 +109,9 @@ export async function presentWithKeyBinding(
  * `jwks`, the disclosures, and the key-binding JWT against the SD-JWT's own `cnf.jwk` with `nonce`.
  */
 export async function verifyPresentation(presentation: string, jwks: { keys: JWK[] }, nonce: string) {
-  const keySet = createLocalJWKSet(jwks);
   const verifier = new SDJwtInstance({
     hasher: digest,
-    verifier: async (data: string, signature: string) => {
-      const [protectedHeader, payload] = data.split(".");
-      try {
-        await flattenedVerify({ protected: protectedHeader, payload, signature }, keySet, { algorithms: ["EdDSA"] });
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    verifier: issuerVerifier(jwks),
     kbVerifier: async (data: string, signature: string, payload: { cnf?: { jwk?: JWK } }) => {
       const jwk = payload.cnf?.jwk;
       if (!jwk) return false;

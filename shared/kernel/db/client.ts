@@ -1,11 +1,20 @@
 import postgres from "postgres";
 import { ApiError, type ErrorCode } from "../errors";
+import { type OpenSocket, WireClient, workerdSocket } from "./wire";
 
 export type Sql = postgres.Sql;
 /** One transaction of a client (or a savepoint in it): statements, and savepoints of its own. */
 export type Transaction = postgres.TransactionSql;
+/**
+ * What a request's operations run on: one statement at a time (`unsafe`), a transaction (`begin`),
+ * and `end`. A postgres.js client is one; in a Worker it is requestDatabase's.
+ */
+export interface Database extends Queryable {
+  begin: Sql["begin"];
+  end(options?: { timeout?: number }): Promise<void>;
+}
 /** What statements run on: a client, or one of its transactions (which has no begin or end of its own). */
-export type Statements = Sql | Transaction;
+export type Statements = Database | Transaction;
 
 /**
  * Custom SQLSTATEs raised by the RPCs in supabase/migrations, each mapped to exactly one API error code.
@@ -80,6 +89,27 @@ export function connect(url: string, { pooled = false }: { pooled?: boolean } = 
   });
 }
 
+/**
+ * A Worker request's database (docs/decisions.md, D-505): statements on the wire client, one connection
+ * opened by the first and closed by `end`; a transaction, which few requests need, opens a postgres.js
+ * client of its own when `begin` is first called (so a request that runs one uses two connections).
+ */
+export function requestDatabase(url: string, open: OpenSocket = workerdSocket): Database {
+  const wire = new WireClient(url, open);
+  let transactions: Sql | null = null;
+  const database: Database = {
+    unsafe: (query, parameters) => wire.unsafe(query, parameters),
+    begin: ((...args: Parameters<Sql["begin"]>) => {
+      transactions ??= connect(url);
+      return (transactions.begin as (...a: unknown[]) => unknown)(...args);
+    }) as Sql["begin"],
+    end: async (options) => {
+      await Promise.all([wire.end(options), transactions?.end(options)]);
+    },
+  };
+  return database;
+}
+
 /** Socket failures as workerd reports them (no error code, only a message). */
 const SOCKET_FAILURE = /cannot connect|connection (refused|reset|closed)|network connection lost|socket/i;
 
@@ -91,8 +121,11 @@ function isUnreachable(error: unknown): boolean {
   return name !== "PostgresError" && typeof message === "string" && SOCKET_FAILURE.test(message);
 }
 
-/** A client or a transaction: anything that can run one statement. */
-export type Queryable = Pick<Sql, "unsafe">;
+/** A client or a transaction: anything that can run one statement (with its parameters) and answer its rows. */
+export interface Queryable {
+  // biome-ignore lint/suspicious/noExplicitAny: parameters are serialised as the driver does, rows typed by the RPC catalogue (as postgres.js's Row).
+  unsafe(query: string, parameters?: any[]): PromiseLike<readonly Record<string, any>[]>;
+}
 
 /**
  * Runs one statement, trying again while the server refuses the connection for lack of slots, and

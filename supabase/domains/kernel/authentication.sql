@@ -76,13 +76,20 @@ end $$;
 comment on function private.request_authenticate(jsonb) is
   'Authenticates a key (HA401) or takes an edge-authenticated tenant, and claims the replay nonce (HA402), in the caller''s transaction.';
 
--- request_authenticate(p) -> {key_id, merchant_id, environment}: the above as the edge's own call.
+-- request_authenticate(p + breaker?: {deployment, function_name}) -> {key_id, merchant_id, environment, breaker?}: the above
+-- as the edge's own call; with `breaker`, also the circuit breaker's state for the merchant and environment just
+-- authenticated (circuit_breaker_state), so a guarded function spends no round trip of its own on it (D-506).
 create or replace function public.request_authenticate(p jsonb) returns jsonb
 language sql security definer set search_path = '' as $$
-  select private.request_authenticate(p)
+  with authenticated as materialized (select private.request_authenticate(p) as caller)
+  select a.caller || case when p ? 'breaker' then jsonb_build_object('breaker', public.circuit_breaker_state(jsonb_build_object(
+      'deployment', p -> 'breaker' ->> 'deployment', 'function_name', p -> 'breaker' ->> 'function_name',
+      'merchant_id', a.caller ->> 'merchant_id', 'environment', a.caller ->> 'environment', 'now', p ->> 'now')))
+    else '{}'::jsonb end
+  from authenticated a
 $$;
 comment on function public.request_authenticate(jsonb) is
-  'Key authentication and the replay guard''s nonce claim in one round trip.';
+  'Key authentication and the replay guard''s nonce claim in one round trip, with the circuit breaker''s state when asked.';
 
 -- bearer_key_authenticate({credential, now}) -> {key_id, merchant_id, environment, api_version, scopes}
 -- The key (HA401 when unknown or revoked), the merchant's pinned version and the key's scopes in one round trip.

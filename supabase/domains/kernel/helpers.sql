@@ -1,5 +1,5 @@
 -- ============================================================================
--- Helpers every domain uses: public ids, the append-only guard.
+-- Helpers every domain uses: public ids, the append-only guard, keyset pages.
 -- Functions and triggers only, each defined once (create or replace); the
 -- tables they use are in supabase/migrations. Applied after the migrations by
 -- scripts/local/migrations.ts, which drops any function no domain file defines.
@@ -18,3 +18,18 @@ comment on function private.refuse_change() is 'Trigger body for append-only tab
 create or replace function private.public_id(p_prefix text, p_id uuid) returns text
 language sql immutable set search_path = '' as $$ select p_prefix || replace(p_id::text, '-', '') $$;
 comment on function private.public_id(text, uuid) is 'Opaque prefixed id as responses show it (mdt_…, cns_…).';
+
+-- keyset_page(rows, limit) -> {data, more, last}: every list's page (shared/kernel/cursor.ts). `rows`
+-- is a jsonb array of {item, at, id} in page order, read with limit + 1 rows so that the extra one says
+-- whether another page follows; `last` is then the (at, id) the next page starts after. `at` keeps
+-- the instant's whole precision, so no row that shares the last row's millisecond is skipped.
+create or replace function private.keyset_page(p_rows jsonb, p_limit int) returns jsonb
+language sql immutable parallel safe set search_path = '' as $$
+  select jsonb_build_object(
+    'data', coalesce((select jsonb_agg(r -> 'item' order by n) from jsonb_array_elements(p_rows) with ordinality as e(r, n)
+                      where n <= p_limit), '[]'::jsonb),
+    'more', jsonb_array_length(p_rows) > p_limit,
+    'last', case when jsonb_array_length(p_rows) > p_limit
+                 then jsonb_build_object('at', p_rows -> (p_limit - 1) -> 'at', 'id', p_rows -> (p_limit - 1) -> 'id') end)
+$$;
+comment on function private.keyset_page(jsonb, int) is 'One page of limit + 1 rows {item, at, id}, newest first: its items, whether more follow, and the cursor row.';
