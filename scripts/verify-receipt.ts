@@ -65,6 +65,11 @@ async function main(): Promise<number> {
   }
   const chain = /^eip155:(\d+)$/.exec(String(seal.sink));
   const reference = /^(0x[0-9a-f]{64})@(\d+)$/.exec(String(seal.sink_reference));
+  if (chain && /^0x[0-9a-f]{64}$/.test(String(seal.sink_reference))) {
+    // A pending seal (D-515) names its transaction before it has its confirmations: nothing to hold it to yet.
+    console.log(JSON.stringify({ match: false, reason: "the seal is pending: its transaction is not confirmed yet" }));
+    return 1;
+  }
   if (!chain || !reference) {
     console.log(JSON.stringify({ match: false, reason: `not anchored on a chain (sink ${seal.sink})` }));
     return 1;

@@ -466,12 +466,12 @@ class Screen {
   /**
    * Live mode: the person's passkey signs this capture (client/screen/passkey.ts), registering their
    * first one on an enrolment. A ceremony the person or the browser refused sends no device answer:
-   * the service then ends the session refused (UNAUTHORIZED_DEVICE) and says why. The sandbox takes
-   * the capture without a device.
+   * the service then ends the session refused (UNAUTHORIZED_DEVICE) and says why. The sandbox's boot
+   * serves no ceremony, and the capture is sent without a device.
    */
   private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
-    if (this.boot.environment !== "live") return {};
-    const request = await passkeyRequest(this.boot, descriptor, location.hostname);
+    const request = await passkeyRequest(this.boot, descriptor);
+    if (!request) return {};
     try {
       const answer =
         request.ceremony === "register"

@@ -41,7 +41,7 @@ import { cancelSchema, cancelSession, completeSession } from "../../shared/sessi
 import { consumeSchema } from "../../shared/sessions/consume";
 import { bootScreen } from "../../shared/sessions/screen";
 import { isScreenToken } from "../../shared/sessions/tokens";
-import { themeAssetsBaseUrl } from "../../shared/themes/theme";
+import { themeAssetBases } from "../../shared/themes/theme";
 
 type ScreenAuthenticated = { Variables: { screenToken: string; secretHash: string } };
 type Booting = { Variables: { secretHash: string } };
@@ -115,8 +115,9 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     perSession(screenLimits.bootSession),
     async (c) => {
       const { config } = c.var;
-      const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
-      return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, assetsBaseUrl));
+      const bases = themeAssetBases(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
+      const rp = firstPartyRelyingParty(serviceBaseUrl(config, c.req.url));
+      return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, bases, rp));
     },
   );
 

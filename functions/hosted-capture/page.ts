@@ -10,30 +10,23 @@ import type { AppEnv } from "../../shared/edge/app";
 import { assetVersion, versionedAsset } from "../../shared/edge/assets";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
+import { contentSecurityPolicy, escapeHtml, pageHead, securePage } from "../../shared/edge/pages";
 import { type Locale, locales, type MessageKey, messagesOf, translate } from "../../shared/kernel/i18n";
 
 /** What the pages may load and do: only this origin; WebAssembly compiled, never eval. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  "worker-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob: mediastream:",
-  "style-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy({
+  "script-src": "'self' 'wasm-unsafe-eval'",
+  "worker-src": "'self'",
+  "connect-src": "'self'",
+  "img-src": "'self' data: blob:",
+  "media-src": "'self' blob: mediastream:",
+  "style-src": "'self'",
+  "font-src": "'self'",
+});
 
 /** Headers of every page and asset. */
 function secure(headers: Headers): void {
-  headers.set("content-security-policy", CONTENT_SECURITY_POLICY);
-  headers.set("x-content-type-options", "nosniff");
-  headers.set("referrer-policy", "no-referrer");
-  headers.set("cross-origin-resource-policy", "same-origin");
-  headers.set("permissions-policy", "camera=(self), microphone=(self), geolocation=()");
+  securePage(headers, { csp: CONTENT_SECURITY_POLICY, permissions: "camera=(self), microphone=(self), geolocation=()" });
 }
 
 function html(c: Context<AppEnv>, body: string): Response {
@@ -69,11 +62,6 @@ function checkPage(assets: string): string {
 `;
 }
 
-/** The page's words as a JSON data block: `<` escaped, so no text can close the element. */
-function jsonBlock(id: string, value: unknown): string {
-  return `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, "\\u003c")}</script>`;
-}
-
 /**
  * The screen's words in every locale it speaks (its own and the mandate scopes' labels): the page
  * is written in the person's locale, and a /v1 session's own locale, known only once the session
@@ -92,17 +80,9 @@ function screenWords(): Record<Locale, Record<string, string>> {
  * The session token stays in the URL's fragment, which no request carries.
  */
 function sessionPage(locale: Locale, assets: string): string {
-  const m = (key: MessageKey) => translate(locale, key).replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title data-words="screen.loading">${m("screen.loading")}</title>
-<link rel="stylesheet" href="${assets}screen.css">
-${jsonBlock("messages", screenWords())}
-</head>
+  const m = (key: MessageKey) => escapeHtml(translate(locale, key));
+  const title = `<title data-words="screen.loading">${m("screen.loading")}</title>`;
+  return `${pageHead({ locale, title, stylesheet: `${assets}screen.css`, words: screenWords() })}
 <body class="hosted" data-state="loading">
 <header class="brand"><img id="logo" alt="" width="40" height="40" hidden><div class="brand-text"><span id="brand-name"></span><span id="brand-headline" class="headline" hidden></span></div></header>
 <main class="screen">

@@ -15,7 +15,7 @@ import { signingKeysOf } from "../../shared/kernel/keys";
 import type { UserPrincipal } from "../../shared/kernel/principal";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { merchantTheme } from "../../shared/themes/merchant-theme";
-import { themeAssetsBaseUrl } from "../../shared/themes/theme";
+import { themeAssetBases } from "../../shared/themes/theme";
 import { type AgentGrant, authorizationServer, baseOf, type OAuthApi, oauthEnv } from "./oauth";
 import { consentPage, errorPage, presencePage, signInPage } from "./pages";
 import { agentScopes } from "./tools";
@@ -49,14 +49,9 @@ export async function authorize(c: Context<AppEnv>): Promise<Response> {
 
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
-    const assetsBaseUrl = themeAssetsBaseUrl(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
+    const bases = themeAssetBases(c.var.config.THEME_ASSETS_BASE_URL, baseOf(c));
     const first = { merchantId: merchants[0].merchant_id, environment: owner.environment };
-    const { theme, customized } = await merchantTheme(
-      depsOf(c.var),
-      first,
-      { merchant_id: first.merchantId, surface: "mandate" },
-      assetsBaseUrl,
-    );
+    const { theme, customized } = await merchantTheme(depsOf(c.var), first, { merchant_id: first.merchantId, surface: "mandate" }, bases);
     const page = consentPage(c.var.locale, {
       agentName: details.clientName,
       agentDomain: details.clientDomain ?? null,

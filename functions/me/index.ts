@@ -57,6 +57,7 @@ import {
   sessionAnswer,
   startPersonSignIn,
 } from "../../shared/persons/session";
+import { mountPage } from "./page";
 
 /** The browser's sign-in secret: host-only, never sent cross-site, as long as the capture screen may last. */
 const SIGN_IN_COOKIE = "__Host-me-sign-in";
@@ -123,6 +124,7 @@ const signInSchema = v.pipe(
 const finishSchema = v.pipe(jsonObject, v.strictObject({ session_id: v.pipe(v.string(), v.maxLength(64)) }));
 
 const app = createFunctionApp("me");
+mountPage(app);
 app.use(noStore);
 
 app.post(

@@ -12,9 +12,10 @@ import { documented } from "../../shared/edge/openapi";
 import { API_KEY_HEADER } from "../../shared/kernel/authenticate";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { ApiError } from "../../shared/kernel/errors";
-import { defaultAsset } from "../../shared/themes/default-assets";
+import { defaultAsset, UPLOADS_DIRECTORY } from "../../shared/themes/default-assets";
 import { merchantTheme, themeAnswerSchema, themeRequestSchema } from "../../shared/themes/merchant-theme";
-import { themeAssetsBaseUrl } from "../../shared/themes/theme";
+import { themeAssetBases } from "../../shared/themes/theme";
+import { uploadedAsset } from "../../shared/themes/uploads";
 
 const app = createFunctionApp("merchant-theme-get");
 
@@ -26,11 +27,34 @@ app.on(
   input("json-or-query", themeRequestSchema),
   async (c) => {
     const { config } = c.var;
-    const assetsBaseUrl = themeAssetsBaseUrl(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
-    const theme = await merchantTheme(depsOf(c.var), c.var.principal, c.var.input, assetsBaseUrl);
+    const bases = themeAssetBases(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
+    const theme = await merchantTheme(depsOf(c.var), c.var.principal, c.var.input, bases);
     c.header("cache-control", "public, max-age=60");
     c.header("vary", `${API_KEY_HEADER}, ${config.LEGACY_API_KEY_HEADER}`);
     return c.json(theme);
+  },
+);
+
+/** A served asset may run nothing and load nothing when opened on its own (an SVG is a document). */
+const ASSET_CSP = "default-src 'none'; style-src 'unsafe-inline'";
+
+app.get(
+  `/assets/${UPLOADS_DIRECTORY}/:file{[0-9a-f]{32}(\\.css)?}`,
+  documented({
+    summary: "A merchant's uploaded logo or font",
+    description:
+      "Served by the service from its own origin, immutable (its URL never names other bytes): a logo, a font file, or a font's stylesheet (<id>.css).",
+    success: { status: 200, description: "The file", contentType: "*/*" },
+  }),
+  async (c) => {
+    const asset = await uploadedAsset(depsOf(c.var), c.req.param("file"));
+    if (!asset) throw new ApiError("ROUTE_NOT_FOUND");
+    c.header("content-type", asset.contentType);
+    c.header("cache-control", "public, max-age=31536000, immutable");
+    c.header("x-content-type-options", "nosniff");
+    c.header("cross-origin-resource-policy", "same-origin");
+    c.header("content-security-policy", ASSET_CSP);
+    return typeof asset.body === "string" ? c.body(asset.body) : c.body(asset.body);
   },
 );
 
@@ -44,7 +68,7 @@ app.get(
     c.header("cache-control", "public, max-age=86400");
     c.header("x-content-type-options", "nosniff");
     // An SVG opened on its own is a document: it may run nothing and load nothing.
-    c.header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'");
+    c.header("content-security-policy", ASSET_CSP);
     return c.body(asset.body);
   },
 );

@@ -10,7 +10,18 @@ import { mountReference } from "../../shared/edge/reference";
 import { mountOf } from "../../shared/kernel/registry";
 import { identity } from "./identity";
 import { announceEveryBudget } from "./limits";
-import { account, apiKeys, auditEvents, owners, usage, webhookDeliveries, webhookEndpoints, webhookEvents } from "./management";
+import {
+  account,
+  apiKeys,
+  auditEvents,
+  owners,
+  themeAssets,
+  themes,
+  usage,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookEvents,
+} from "./management";
 import { mandates } from "./mandates";
 import { resourceApiDocument } from "./openapi";
 import { receipts } from "./receipts";
@@ -35,6 +46,8 @@ app.route("/audit_events", auditEvents);
 app.route("/account", account);
 app.route("/owners", owners);
 app.route("/usage", usage);
+app.route("/themes", themes);
+app.route("/theme_assets", themeAssets);
 
 app.get("/openapi.json", documented({ summary: "This document" }), (c) => {
   c.header("cache-control", "public, max-age=300");

@@ -15,6 +15,7 @@ import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { clientIp } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
+import { ApiError } from "../../shared/kernel/errors";
 import { readAccount, updateAccount, updateAccountSchema } from "../../shared/management/account";
 import {
   accountSchema,
@@ -42,6 +43,23 @@ import type { ManagementCaller } from "../../shared/management/caller";
 import { publicId } from "../../shared/management/ids";
 import { createKey, createKeySchema, listKeys, revokeKey, rollKey, rollKeySchema } from "../../shared/management/keys";
 import { inviteOwner, inviteOwnerSchema, listOwners, removeOwner } from "../../shared/management/owners";
+import {
+  checkTheme,
+  draftTheme,
+  draftThemeSchema,
+  listAssets,
+  previewTheme,
+  publishTheme,
+  readThemes,
+  themeAssetListSchema,
+  themeAssetSchema,
+  themePreviewSchema,
+  themeSchema,
+  themeValidationSchema,
+  uploadAsset,
+  uploadAssetSchema,
+  validateThemeSchema,
+} from "../../shared/management/themes";
 import { readUsage, usageQuerySchema } from "../../shared/management/usage";
 import {
   createEndpoint,
@@ -62,6 +80,7 @@ import {
   updateEndpointSchema,
   type WebhookSettings,
 } from "../../shared/management/webhooks";
+import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
 import { type KeyScoped, keyPolicy } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -438,4 +457,119 @@ usage.get(
   reads(),
   input("query", usageQuerySchema),
   async (c) => c.json(await readUsage(depsOf(c.var), callerOf(c), c.var.input)),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Themes and their assets (D-525, D-526)
+// ---------------------------------------------------------------------------------------------
+export const themes = new Hono<Env>();
+
+/** The surface named in the path (`404 not_found` for any other). */
+function surfaceOf<E extends Env>(c: Context<E>): Surface {
+  const surface = c.req.param("surface");
+  if (!(surfaces as readonly string[]).includes(surface ?? "")) throw new ApiError("not_found");
+  return surface as Surface;
+}
+
+function assetBases<E extends Env>(c: Context<E>) {
+  return themeAssetBases(c.var.config.THEME_ASSETS_BASE_URL, serviceBaseUrl(c.var.config, c.req.url));
+}
+
+themes.get(
+  "/:surface",
+  documented({
+    summary: "Read a surface's draft and published theme",
+    description:
+      "surface is capture or mandate. Each stage as stored (uploaded assets by id), with valid and the problems that keep it from being served. Themes are the merchant's: both environments' keys see and change the same ones.",
+    success: { status: 200, description: "The theme", schema: themeSchema },
+    answers: ["not_found"],
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await readThemes(depsOf(c.var), callerOf(c), surfaceOf(c))),
+);
+
+themes.post(
+  "/:surface/draft",
+  documented({
+    summary: "Write a surface's draft theme",
+    description:
+      "Replaces the draft whole; it may be incomplete, but every token it holds must be valid, and a URL token must name an uploaded asset of the right kind (ta_…; a logo for logo_*, a font for font_*_url) or an https URL. Never served until published.",
+    success: { status: 200, description: "The theme, with its new draft", schema: themeSchema },
+    answers: ["not_found", "THEME_INVALID"],
+  }),
+  writes(),
+  keyed(),
+  input("json", draftThemeSchema),
+  async (c) => c.json(await draftTheme(depsOf(c.var), callerOf(c), surfaceOf(c), c.var.input)),
+);
+
+themes.post(
+  "/:surface/validate",
+  documented({
+    summary: "Check a theme without storing it",
+    description: "Whether the theme is complete and every token valid for the surface, and each problem by token.",
+    success: { status: 200, description: "The verdict", schema: themeValidationSchema },
+    answers: ["not_found"],
+  }),
+  noStore,
+  reads(),
+  input("json", validateThemeSchema),
+  async (c) => c.json(checkTheme(surfaceOf(c), c.var.input.theme)),
+);
+
+themes.get(
+  "/:surface/preview",
+  documented({
+    summary: "Preview the draft as the hosted screen would receive it",
+    description:
+      "The draft resolved as merchant-theme-get would serve it once published: assets as the service's URLs, or the default theme (customized false) while the draft is incomplete or invalid.",
+    success: { status: 200, description: "The preview", schema: themePreviewSchema },
+    answers: ["not_found"],
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await previewTheme(depsOf(c.var), callerOf(c), surfaceOf(c), assetBases(c))),
+);
+
+themes.post(
+  "/:surface/publish",
+  documented({
+    summary: "Publish the draft theme",
+    description:
+      "Only a complete, valid draft (422 theme_invalid lists what is missing); the hosted screens show it at once. 409 theme_draft_changed when another draft was written while publishing.",
+    success: { status: 200, description: "The theme, with its new published stage", schema: themeSchema },
+    answers: ["not_found", "THEME_INVALID", "THEME_DRAFT_CHANGED"],
+  }),
+  writes(),
+  keyed(),
+  async (c) => c.json(await publishTheme(depsOf(c.var), callerOf(c), surfaceOf(c))),
+);
+
+export const themeAssets = new Hono<Env>();
+
+themeAssets.get(
+  "/",
+  documented({
+    summary: "List the uploaded logos and fonts",
+    success: { status: 200, description: "The newest 100", schema: themeAssetListSchema },
+  }),
+  noStore,
+  reads(),
+  async (c) => c.json(await listAssets(depsOf(c.var), callerOf(c), assetBases(c).uploads)),
+);
+
+themeAssets.post(
+  "/",
+  documented({
+    summary: "Upload a logo or a font",
+    description:
+      "The file as base64. Its type is read from its bytes and must be the declared one: a logo PNG, JPEG, WebP or SVG (at most 128 KiB; an SVG with anything but drawing, such as a script, an event attribute or an outside reference, is refused), a font WOFF2 or WOFF (at most 160 KiB, with its family name). The service stores it and serves it from its own origin, immutable; name it in a theme by its id.",
+    success: { status: 201, description: "The asset", schema: themeAssetSchema },
+    answers: ["ASSET_INVALID"],
+  }),
+  writes(),
+  keyed(),
+  input("json", uploadAssetSchema),
+  async (c) => c.json(await uploadAsset(depsOf(c.var), callerOf(c), c.var.input, assetBases(c).uploads), 201),
 );

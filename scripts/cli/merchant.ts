@@ -1,6 +1,6 @@
 import { UUID } from "../../shared/lib/uuid";
 import { addOwner, createMerchant, listOwners, removeOwner } from "../../shared/merchants/accounts";
-import { type CommandGroup, type Flags, requireFlag, usage, withDatabase } from "./args";
+import { type CommandGroup, type Flags, managementApi, requireFlag, usage, withDatabase } from "./args";
 
 const merchant: CommandGroup = {
   /** merchant create --name N: a merchant with pk/sk keys for test and live, shown once. */
@@ -15,6 +15,9 @@ const merchant: CommandGroup = {
    * pseudonym (they enrolled with it) may authorise AI agents for it, in the environment they enrolled in.
    */
   async "owner add"(flags) {
+    // With the merchant's own key: an invitation the person accepts by proving presence (D-452), not an owner added.
+    const api = managementApi(flags);
+    if (api) return api("POST", "/owners", { subject_ref: requireFlag(flags, "subject-ref") });
     const merchantId = merchantFlag(flags);
     const subjectRef = requireFlag(flags, "subject-ref");
     return withDatabase((sql) => addOwner(sql, merchantId, subjectRef, new Date())).catch((error) => {
@@ -27,12 +30,16 @@ const merchant: CommandGroup = {
 
   /** merchant owner list --merchant M: the owners, oldest first. */
   async "owner list"(flags) {
+    const api = managementApi(flags);
+    if (api) return api("GET", "/owners");
     const merchantId = merchantFlag(flags);
     return withDatabase((sql) => listOwners(sql, merchantId)).catch(unknownMerchant);
   },
 
   /** merchant owner remove --merchant M --subject-ref sub_…: the agents that person authorised stop at their next call. */
   async "owner remove"(flags) {
+    const api = managementApi(flags);
+    if (api) return api("POST", `/owners/${encodeURIComponent(requireFlag(flags, "subject-ref"))}/remove`, {});
     const merchantId = merchantFlag(flags);
     const subjectRef = requireFlag(flags, "subject-ref");
     return withDatabase((sql) => removeOwner(sql, merchantId, subjectRef)).catch(unknownMerchant);

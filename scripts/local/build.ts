@@ -81,37 +81,70 @@ export function assetsDirOf(name: string, outDir = DIST_DIR): string {
  * The hosted capture screen's static assets: the browser client bundled for the browser (the
  * pages, the face worker, the microphone's AudioWorklet), its style sheet, the model weights in 8
  * bits (scripts/local/weights.ts) and the .wasm files from their npm packages, so the page fetches
- * them from the service. They go into a folder named by their content (`<dir>/<version>/`, and
- * `<dir>/version.json` names it), so a browser may keep them for good (`immutable`: page.ts); the
- * files the edge does not compress (the weights) get a Brotli and a gzip copy beside them (D-406).
+ * them from the service, as one versioned folder (`buildVersioned`).
  */
 async function buildCaptureAssets(dir: string): Promise<void> {
-  const staging = join(dir, `.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  await mkdir(join(staging, "models"), { recursive: true });
-  await mkdir(join(staging, "wasm"), { recursive: true });
-  await build({
-    entryPoints: {
-      check: join(ROOT, "client", "pages", "check.ts"),
-      session: join(ROOT, "client", "pages", "session.ts"),
-      "face-worker": join(ROOT, "client", "capture", "face-worker.ts"),
-      "audio-worklet": join(ROOT, "client", "capture", "audio-worklet.ts"),
-    },
-    outdir: staging,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    minify: true,
-    sourcemap: false,
-    logLevel: "warning",
+  await buildVersioned(dir, async (staging) => {
+    await mkdir(join(staging, "models"), { recursive: true });
+    await mkdir(join(staging, "wasm"), { recursive: true });
+    await build({
+      ...BROWSER_BUILD,
+      entryPoints: {
+        check: join(ROOT, "client", "pages", "check.ts"),
+        session: join(ROOT, "client", "pages", "session.ts"),
+        "face-worker": join(ROOT, "client", "capture", "face-worker.ts"),
+        "audio-worklet": join(ROOT, "client", "capture", "audio-worklet.ts"),
+      },
+      outdir: staging,
+    });
+    const models = join(ROOT, "node_modules", "@vladmandic", "face-api", "model");
+    const wasm = join(ROOT, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
+    await Promise.all([
+      copyFile(join(ROOT, "client", "pages", "screen.css"), join(staging, "screen.css")),
+      ...FACE_MODELS.map((model) => writeModel(models, model, join(staging, "models"))),
+      ...TFJS_WASM.map((file) => copyFile(join(wasm, file), join(staging, "wasm", file))),
+    ]);
   });
-  const models = join(ROOT, "node_modules", "@vladmandic", "face-api", "model");
-  const wasm = join(ROOT, "node_modules", "@tensorflow", "tfjs-backend-wasm", "dist");
-  await Promise.all([
-    copyFile(join(ROOT, "client", "pages", "screen.css"), join(staging, "screen.css")),
-    ...FACE_MODELS.map((model) => writeModel(models, model, join(staging, "models"))),
-    ...TFJS_WASM.map((file) => copyFile(join(wasm, file), join(staging, "wasm", file))),
-  ]);
+}
+
+/**
+ * The person's page's static assets (functions/me/page.ts): its script and its style sheet, which
+ * takes the hosted screen's palette, light and dark, and its buttons by importing screen.css, so
+ * the two pages share one set of colours.
+ */
+async function buildMeAssets(dir: string): Promise<void> {
+  await buildVersioned(dir, async (staging) => {
+    await build({
+      ...BROWSER_BUILD,
+      entryPoints: { me: join(ROOT, "client", "me", "page.ts"), "me-style": join(ROOT, "client", "me", "me.css") },
+      outdir: staging,
+      entryNames: "[name]",
+    });
+    await rename(join(staging, "me-style.css"), join(staging, "me.css"));
+  });
+}
+
+/** How a page's scripts and styles are built for the browser: bundled ES modules, minified, no source maps. */
+const BROWSER_BUILD = {
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  minify: true,
+  sourcemap: false,
+  logLevel: "warning",
+} as const;
+
+/**
+ * A function's static assets as `fill` writes them, in a folder named by their content
+ * (`<dir>/<version>/`, and `<dir>/version.json` names it), so a browser may keep them for good
+ * (`immutable`: shared/edge/assets.ts); the files the edge does not compress (the weights) get a
+ * Brotli and a gzip copy beside them (D-406).
+ */
+async function buildVersioned(dir: string, fill: (staging: string) => Promise<void>): Promise<void> {
+  const staging = join(dir, `.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  await mkdir(staging, { recursive: true });
+  await fill(staging);
   const files = (await readdir(staging, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile())
     .map((entry) => relative(staging, join(entry.parentPath, entry.name)))
@@ -208,6 +241,7 @@ async function buildFunctionApiDocument(dir: string): Promise<void> {
 /** How each function that serves static assets (`hasAssets`) builds them. */
 const ASSET_BUILDERS: Record<string, (dir: string) => Promise<void>> = {
   "hosted-capture": buildCaptureAssets,
+  me: buildMeAssets,
   openapi: buildFunctionApiDocument,
   "resource-api": buildReferenceAssets,
 };

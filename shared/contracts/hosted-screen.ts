@@ -91,6 +91,33 @@ export interface ScreenModeTerms {
   cancel_url: string;
 }
 
+/**
+ * What the person's passkey does for a capture of `action`: register their first one (enrolments:
+ * `enroll`, `claim`) or sign with one of theirs (every other action).
+ */
+export function passkeyCeremonyOf(action: ScreenAction): "register" | "assert" {
+  return action === "enroll" || action === "claim" ? "register" : "assert";
+}
+
+/**
+ * The passkey ceremony the boot serves for the session's capture (live mode; docs/devices.md,
+ * "Registration options"): the options of navigator.credentials.create or .get as the service
+ * issued them (relying party, user handle, algorithms, residentKey and userVerification required),
+ * all but the challenge, which the page derives once the capture is made:
+ * assertionChallenge(capture_nonce, descriptorDigest(descriptor)) (shared/contracts/device.ts).
+ */
+export type ScreenPasskey =
+  | {
+      ceremony: "register";
+      /** PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3) without its challenge. */
+      options: { rp: { id?: string; name: string }; user: { id: string; name: string; displayName: string }; [field: string]: unknown };
+    }
+  | {
+      ceremony: "assert";
+      /** PublicKeyCredentialRequestOptionsJSON without its challenge. */
+      options: { rpId?: string; [field: string]: unknown };
+    };
+
 /** What `POST /boot` answers (docs/functions.md#hosted-capture). */
 export interface ScreenBoot {
   session_id: string;
@@ -110,6 +137,8 @@ export interface ScreenBoot {
   consent: { version: string; retention_days: number } | null;
   card: ScreenCard | null;
   capture_nonce: string;
+  /** The passkey ceremony of the capture in live mode; null in the sandbox, where none is asked. */
+  passkey: ScreenPasskey | null;
   screen_token: string;
   /** The merchant's capture theme (merchant-theme-get's answer). */
   theme: { customized: boolean; theme: Record<string, string | number> };

@@ -8,7 +8,7 @@
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from "@simplewebauthn/server";
 import * as v from "valibot";
-import { assertionChallenge, type DeviceBinding } from "../contracts/device";
+import { assertionChallenge, DEVICE_CHALLENGE_BYTES, type DeviceBinding } from "../contracts/device";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
@@ -20,22 +20,30 @@ import type {} from "./rpc";
 
 /**
  * The options of navigator.credentials.get (PublicKeyCredentialRequestOptionsJSON, for
- * @simplewebauthn/browser's startAuthentication): user verification required, the challenge
- * derived from the issued one and the descriptor, and the person's devices when they are known
- * (otherwise the authenticator offers its discoverable credentials for the RP).
+ * @simplewebauthn/browser's startAuthentication) but the challenge: user verification required, and
+ * the person's devices when they are known (otherwise the authenticator offers its discoverable
+ * credentials for the RP). The hosted screen's boot serves these; the page adds the challenge.
  */
-export function deviceAssertionOptions(
-  rp: RelyingParty,
-  input: { challenge: string; descriptorDigest: string; allowCredentialIds?: readonly string[] },
-) {
-  return generateAuthenticationOptions({
+export async function assertionOptions(rp: RelyingParty, input: { allowCredentialIds?: readonly string[] } = {}) {
+  const { challenge: _placeholder, ...options } = await generateAuthenticationOptions({
     rpID: rp.id,
-    // The bytes, not the string: a string is taken as UTF-8 text, which would sign other bytes.
-    challenge: fromBase64Url(assertionChallenge(input.challenge, input.descriptorDigest)),
+    challenge: new Uint8Array(DEVICE_CHALLENGE_BYTES),
     timeout: 120_000,
     userVerification: "required",
     allowCredentials: (input.allowCredentialIds ?? []).map((id) => ({ id })),
   });
+  return options;
+}
+
+/** Assertion options without their challenge, as the service serves them. */
+export type ServedAssertionOptions = Awaited<ReturnType<typeof assertionOptions>>;
+
+/** The assertion options of a capture's ceremony: the served options with assertionChallenge(issued challenge, descriptor digest). */
+export async function deviceAssertionOptions(
+  rp: RelyingParty,
+  input: { challenge: string; descriptorDigest: string; allowCredentialIds?: readonly string[] },
+) {
+  return { ...(await assertionOptions(rp, input)), challenge: assertionChallenge(input.challenge, input.descriptorDigest) };
 }
 
 /** What verifying a capture's device signature takes. */
@@ -68,8 +76,8 @@ export async function verifyDeviceAssertion(deps: Deps, tenant: Tenant, input: D
   const parsed = v.safeParse(assertionResponseSchema, input.response);
   if (!parsed.success) return refused("response_malformed");
   const response = parsed.output;
-  const challengeRefused = await consumeDeviceChallenge(deps, tenant, input.purpose, input.challenge);
-  if (challengeRefused) return challengeRefused;
+  const consumed = await consumeDeviceChallenge(deps, tenant, input.purpose, input.challenge);
+  if (!consumed.ok) return consumed;
 
   // Looked up in the tenant's environment only: a credential registered in the other one is unknown here.
   const { device } = await rpc(deps.sql, "device_credential_get", { environment: tenant.environment, credential_id: response.id });

@@ -29,13 +29,14 @@ export interface IssuedDeviceChallenge {
 /**
  * Issues a challenge for `purpose` to the tenant, live for two minutes from `deps.now`. A hosted
  * session's boot issues its capture nonce as the challenge (`challenge`), live as long as the session
- * (`ttlSeconds`): the person may read the screen for longer than two minutes.
+ * (`ttlSeconds`): the person may read the screen for longer than two minutes; and with it the
+ * options of a registration, whose user handle (`userHandle`) is recorded with the challenge.
  */
 export async function issueDeviceChallenge(
   deps: Deps,
   tenant: Tenant,
   purpose: DeviceChallengePurpose,
-  options: { challenge?: string; ttlSeconds?: number } = {},
+  options: { challenge?: string; ttlSeconds?: number; userHandle?: string } = {},
 ): Promise<IssuedDeviceChallenge> {
   const challenge = options.challenge ?? randomBase64Url(DEVICE_CHALLENGE_BYTES);
   const ttlSeconds = options.ttlSeconds ?? DEVICE_CHALLENGE_TTL_SECONDS;
@@ -46,28 +47,31 @@ export async function issueDeviceChallenge(
     purpose,
     challenge_hash: await sha256Hex(challenge),
     ttl_seconds: ttlSeconds,
+    ...(options.userHandle ? { user_handle: options.userHandle } : {}),
   });
   return { challenge, purpose, expires_at: new Date(expires_at).toISOString(), ttl_seconds: ttlSeconds };
 }
 
 /**
- * Takes the challenge once for the tenant and purpose it was issued for: null when taken now, else
- * why not (another merchant's, environment's or purpose's challenge is unknown to this one).
+ * Takes the challenge once for the tenant and purpose it was issued for, with the user handle of
+ * the registration options issued with it (null when none were), else why not (another merchant's,
+ * environment's or purpose's challenge is unknown to this one).
  */
 export async function consumeDeviceChallenge(
   deps: Deps,
   tenant: Tenant,
   purpose: DeviceChallengePurpose,
   challenge: string,
-): Promise<DeviceRefused | null> {
-  const { outcome } = await rpc(deps.sql, "device_challenge_consume", {
+): Promise<DeviceRefused | { ok: true; userHandle: string | null }> {
+  const consumed = await rpc(deps.sql, "device_challenge_consume", {
     merchant_id: tenant.merchantId,
     environment: tenant.environment,
     now: deps.now.toISOString(),
     purpose,
     challenge_hash: await sha256Hex(challenge),
   });
-  if (outcome === "consumed") return null;
+  const { outcome } = consumed;
+  if (outcome === "consumed") return { ok: true, userHandle: consumed.user_handle };
   return refused(outcome === "used" ? "challenge_used" : outcome === "expired" ? "challenge_expired" : "challenge_unknown");
 }
 

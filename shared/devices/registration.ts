@@ -9,7 +9,7 @@
 import { generateRegistrationOptions, verifyRegistrationResponse } from "@simplewebauthn/server";
 import { decodeAttestationObject } from "@simplewebauthn/server/helpers";
 import * as v from "valibot";
-import { assertionChallenge } from "../contracts/device";
+import { assertionChallenge, DEVICE_CHALLENGE_BYTES } from "../contracts/device";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
@@ -40,26 +40,54 @@ const CEREMONY_TIMEOUT_MS = 120_000;
 
 /**
  * The options of navigator.credentials.create (PublicKeyCredentialCreationOptionsJSON, for
- * @simplewebauthn/browser's startRegistration): a discoverable credential, user verification
- * required, direct attestation (the person's device may still give none), and the person's other
- * devices excluded so one authenticator is not registered twice.
+ * @simplewebauthn/browser's startRegistration) but the challenge: a discoverable credential
+ * (residentKey required), user verification required, the algorithms the service verifies, direct
+ * attestation (the person's device may still give none), credProps asked (the browser says whether
+ * the key is discoverable), and the person's other devices excluded so one authenticator is not
+ * registered twice. `userHandle` is user.id (base64url; random when not given): the service records
+ * it with the challenge it issues these options with (issueDeviceChallenge), and the credential keeps it.
+ * The hosted screen's boot serves these (docs/devices.md, "Registration options"): the page adds the
+ * challenge, assertionChallenge(capture nonce, descriptor digest), once the capture is made.
  */
-export function deviceRegistrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
-  input: { challenge: string; descriptorDigest: string; userName: string; excludeCredentialIds?: readonly string[] },
+  input: { userName: string; userHandle?: string; excludeCredentialIds?: readonly string[] },
 ) {
-  return generateRegistrationOptions({
+  const { challenge: _placeholder, ...options } = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: input.userName,
-    // The bytes, not the string: a string is taken as UTF-8 text, which would sign other bytes.
-    challenge: fromBase64Url(assertionChallenge(input.challenge, input.descriptorDigest)),
+    userDisplayName: input.userName,
+    ...(input.userHandle ? { userID: fromBase64Url(input.userHandle) } : {}),
+    challenge: new Uint8Array(DEVICE_CHALLENGE_BYTES),
     timeout: CEREMONY_TIMEOUT_MS,
     attestationType: "direct",
     excludeCredentials: (input.excludeCredentialIds ?? []).map((id) => ({ id })),
     authenticatorSelection: { residentKey: "required", userVerification: "required" },
     supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
+    extensions: { credProps: true },
   });
+  return options;
+}
+
+/** Registration options without their challenge, as the service serves them. */
+export type ServedRegistrationOptions = Awaited<ReturnType<typeof registrationOptions>>;
+
+/**
+ * The registration options of a ceremony over a capture (or another context's digest): the served
+ * options with the challenge assertionChallenge(issued challenge, descriptor digest).
+ */
+export async function deviceRegistrationOptions(
+  rp: RelyingParty,
+  input: {
+    challenge: string;
+    descriptorDigest: string;
+    userName: string;
+    userHandle?: string;
+    excludeCredentialIds?: readonly string[];
+  },
+) {
+  return { ...(await registrationOptions(rp, input)), challenge: assertionChallenge(input.challenge, input.descriptorDigest) };
 }
 
 /** What verifying a registration takes: the challenge and descriptor it covers, the browser's answer. */
@@ -89,8 +117,8 @@ export async function verifyRegistration(
   const parsed = v.safeParse(registrationResponseSchema, input.response);
   if (!parsed.success) return refused("response_malformed");
   const response = parsed.output;
-  const challengeRefused = await consumeDeviceChallenge(deps, tenant, input.purpose, input.challenge);
-  if (challengeRefused) return challengeRefused;
+  const consumed = await consumeDeviceChallenge(deps, tenant, input.purpose, input.challenge);
+  if (!consumed.ok) return consumed;
 
   const expectedChallenge = assertionChallenge(input.challenge, input.descriptorDigest);
   let authData: Uint8Array<ArrayBuffer>;
@@ -137,6 +165,8 @@ export async function verifyRegistration(
       backup_eligible: facts.flags.be,
       backup_state: facts.flags.bs,
       key_thumbprint: thumbprint,
+      // The handle the served options gave the authenticator (user.id): its assertions will answer it.
+      user_handle: consumed.userHandle,
     },
   };
 }

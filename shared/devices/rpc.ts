@@ -25,6 +25,8 @@ export interface RegisteredCredential {
   backup_state: boolean;
   /** RFC 7638 thumbprint of the key as a JWK (null for a key registered before it was recorded). */
   key_thumbprint: string | null;
+  /** The user handle issued with the registration's options (base64url), or null when none was served. */
+  user_handle?: string | null;
 }
 
 /** A verified registration not yet anyone's (a device addition's): the facts without owner or environment. */
@@ -117,8 +119,11 @@ declare module "../kernel/db/rpc" {
           }
       ),
     ];
-    device_challenge_issue: [ChallengeAt & { ttl_seconds: number }, { expires_at: Iso }];
-    device_challenge_consume: [ChallengeAt, { outcome: "consumed" | "unknown" | "used" | "expired" }];
+    device_challenge_issue: [ChallengeAt & { ttl_seconds: number; user_handle?: string }, { expires_at: Iso }];
+    device_challenge_consume: [
+      ChallengeAt,
+      { outcome: "consumed"; user_handle: string | null } | { outcome: "unknown" | "used" | "expired" },
+    ];
     device_challenges_sweep: [{ now: Iso }, { deleted: number }];
   }
 }

@@ -14,6 +14,10 @@
  *
  *   proof = "pp2." + base64url(UTF-8 JSON {"descriptor", "consent"?, "device": {"assertion"} | {"registration"}})
  *
+ * Either version may carry `document`: the eMRTD evidence the device read (EF.SOD, EF.DG1, the hash
+ * of EF.DG2 and its portrait match; docs/documents.md), the same the function API's capture takes.
+ * A claim with `source: "document"` binds it to the person (D-517); elsewhere it is not read.
+ *
  * The capture nonce is the descriptor's own. Pure: the browser client and the service share it.
  */
 import { type PresenceDescriptor, parseDescriptor } from "./descriptor.js";
@@ -45,6 +49,8 @@ export interface PresenceProof {
   device?: ProofDevice;
   /** The descriptor's JSON as the proof carried it: what the device's signature covers (descriptorDigest). */
   descriptorAsSent: unknown;
+  /** The identity document the device read, as sent: judged by the claim that asks for it (`source: "document"`). */
+  document?: unknown;
 }
 
 export type ParseProofResult = { ok: true; proof: PresenceProof } | { ok: false; fields: string[] };
@@ -57,8 +63,13 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  *
  * @example encodeProof(descriptor, { version: "2026-11", retention_days: 365 }) // "pp1.eyJkZXNjcmlwdG9yIjp7…"
  */
-export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent, device?: ProofDevice): string {
-  const payload = { descriptor, ...(consent ? { consent } : {}), ...(device ? { device } : {}) };
+export function encodeProof(descriptor: PresenceDescriptor, consent?: ProofConsent, device?: ProofDevice, document?: unknown): string {
+  const payload = {
+    descriptor,
+    ...(consent ? { consent } : {}),
+    ...(device ? { device } : {}),
+    ...(document === undefined ? {} : { document }),
+  };
   const bytes = encoder.encode(JSON.stringify(payload));
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -84,7 +95,7 @@ export function parseProof(input: string): ParseProofResult {
     return refused;
   }
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return refused;
-  const { descriptor, consent, device, ...unknown } = payload as Record<string, unknown>;
+  const { descriptor, consent, device, document, ...unknown } = payload as Record<string, unknown>;
   if (Object.keys(unknown).length > 0) return refused;
   // Version 2 carries exactly one device answer; version 1 none.
   const deviceFields = isObject(device) ? Object.keys(device) : null;
@@ -99,6 +110,7 @@ export function parseProof(input: string): ParseProofResult {
       descriptorAsSent: descriptor,
       ...(consent === undefined ? {} : { consent }),
       ...(version === 2 ? { device: device as ProofDevice } : {}),
+      ...(document === undefined ? {} : { document }),
     },
   };
 }

@@ -11,7 +11,7 @@ import { decisionAnswerSchema } from "../mandates/answers";
 /** device_binding as every answer that counted a capture carries it (docs/devices.md, "Assurance levels"). */
 export const deviceBindingAnswer = described(
   v.picklist(deviceBindings),
-  "What signed the capture: hardware (an attested key that cannot leave the device), synced (a passkey the platform may copy), none (no device: sandbox only). Absent where no capture counted (no match, a mandate standing in).",
+  "What signed the capture: hardware (an attested key that cannot leave the device), synced (a passkey the platform may copy), none (no device: the sandbox, or a mandate standing in, where nobody was present; its mandate block says what signed the grant). Absent where no capture counted (no match).",
 );
 
 /** face-identify's answer: the person the merchant knows, or no one (then no similarity). */

@@ -18,14 +18,16 @@ import type { PendingResponse } from "../kernel/rpc";
 import { metadataSchema } from "../kernel/validation";
 import { buildReceipt, newReceiptCode } from "../receipts/signed-receipt";
 import { deviceBindingAnswer } from "./answers";
-import { documentTypes } from "./documents";
+import { verifyDocument } from "./document-verification";
+import { documentEvidenceSchema, documentRefused } from "./documents";
 import { consentVersion, type EnrollmentKeys, enrollLive, retentionDays } from "./enrollment";
 import { judgedLive, PROOF_EXAMPLE, proofField, proofFrom, recognisedBy } from "./proof";
 import type { ClaimCapture } from "./rpc";
 
 /**
- * How a legal identity would be attached to the claim. `document` (an identity document read on
- * the device) is the one source; it is refused until a document can be verified (see claimPerson).
+ * How a legal identity is attached to the claim (resource API 2.1, 4.1; D-517). `document`: the
+ * eMRTD the device read, carried in the proof (`document`), verified by passive authentication as
+ * the function API verifies a capture's document, and kept on the person's record.
  */
 export const claimSources = ["document"] as const;
 
@@ -45,11 +47,17 @@ const proofConsentSchema = v.strictObject({
   retention_days: retentionDays,
 });
 
-/** The claim's answer (resource API 2.1): `source` is absent, since a claim binds no legal identity yet. */
+/** The claim's answer (resource API 2.1): `source` only when the claim bound a legal identity. */
 export const claimAnswerSchema = v.object({
   object: v.literal("claim"),
   facetoken: described(v.string(), "The handle the merchant keeps in place of the person: the same for this person on every later call."),
   claimed_at: instant("When the person was claimed."),
+  source: v.optional(
+    described(
+      v.picklist(claimSources),
+      "How the legal identity is attached: `document`, the identity document the device read, verified by passive authentication and kept on the person's record. Absent: the claim binds no legal identity.",
+    ),
+  ),
   device_binding: deviceBindingAnswer,
   receipt: described(
     v.object({
@@ -65,13 +73,15 @@ export const claimAnswerSchema = v.object({
 export type Claim = v.InferOutput<typeof claimAnswerSchema>;
 
 /**
- * Claims the live person of the proof. In order: a `source` is `403 DOCUMENT_REQUIRED`
- * (`document_unverifiable`: the legal identity cannot be bound yet), a malformed proof `400
- * INVALID_INPUT`, a proof without the person's consent `403 CONSENT_REQUIRED`, a proof that is not
- * a live person now `403 LIVENESS_REQUIRED`, a person the merchant holds already `409
- * ALREADY_CLAIMED` (with `facetoken`; nothing written, nothing billed), a month whose allowance is
- * used up `402 ALLOWANCE_EXHAUSTED` (nothing written). `receiptBaseUrl` is where the receipt's
- * public verification is served.
+ * Claims the live person of the proof. In order: a malformed proof `400 INVALID_INPUT`; with
+ * `source: "document"`, a proof without a document `403 DOCUMENT_REQUIRED` (`document_missing`) or
+ * with a malformed one `400 INVALID_INPUT` (`proof.document`); a proof without the person's consent
+ * `403 CONSENT_REQUIRED`, a proof that is not a live person now `403 LIVENESS_REQUIRED`, a person the
+ * merchant holds already `409 ALREADY_CLAIMED` (with `facetoken`; nothing written, nothing billed);
+ * a document that fails passive authentication, or is another person's, `403 DOCUMENT_REQUIRED` with
+ * the cause in `reason` (D-427, D-517); a month
+ * whose allowance is used up `402 ALLOWANCE_EXHAUSTED` (nothing written). `receiptBaseUrl` is where
+ * the receipt's public verification is served.
  */
 export async function claimPerson(
   deps: Deps,
@@ -80,21 +90,22 @@ export async function claimPerson(
   body: v.InferOutput<typeof claimSchema>,
   options: { receiptBaseUrl: string; storedResponse: PendingResponse | undefined; rp: RelyingParty },
 ): Promise<Claim> {
-  if (body.source !== undefined)
-    throw new ApiError("DOCUMENT_REQUIRED", { reason: "document_unverifiable", source: body.source, accepted_documents: documentTypes });
   const proof = proofFrom(body.proof);
+  const evidence = body.source === "document" ? documentEvidenceOf(proof.document) : null;
   const consent = v.safeParse(proofConsentSchema, proof.consent);
   if (!consent.success) throw new ApiError("CONSENT_REQUIRED");
   const judgement = judgedLive(proof.descriptor, deps.now);
   const held = await recognisedBy(keys, tenant, keys.templates.protector.protect(proof.descriptor.face.embedding));
   if (held) throw new ApiError("ALREADY_CLAIMED", { facetoken: held.facetoken });
+  // The legal identity, when asked for: the document verified at this instant, as a capture's is (D-517).
+  const document = evidence ? await verifyDocument(deps.sql, tenant.environment, evidence, deps.now) : null;
 
   const captureId = crypto.randomUUID();
-  const capture: ClaimCapture = {
+  const capture: Omit<ClaimCapture, "device_id" | "device_binding"> = {
     id: captureId,
     service_hash: `claim:${captureId.replace(/-/g, "")}`,
     coercion_signal: judgement.coercion,
-    assurance_level: "face_voice",
+    assurance_level: document ? "face_voice_doc" : "face_voice",
     engine_version: ENGINE_VERSION,
   };
   const receiptId = crypto.randomUUID();
@@ -129,6 +140,7 @@ export async function claimPerson(
       object: "claim",
       facetoken: enrollee.subjectRef,
       claimed_at: deps.now.toISOString(),
+      ...(document && { source: "document" as const }),
       device_binding: proved.device_binding,
       receipt: { id: receiptId, code: receiptCode, anchor: seal, url: `${options.receiptBaseUrl}/v1/receipts/${receiptId}/verify` },
       metadata: body.metadata ?? {},
@@ -136,16 +148,32 @@ export async function claimPerson(
     const { storedResponse } = options;
     await rpc(keys.templates.store, "identity_claim", {
       ...params,
-      capture,
+      // The capture row names the credential that signed it, as every capture that counted does (D-347).
+      capture: { ...capture, device_id: proved.device_id, device_binding: proved.device_binding },
       receipt: { id: receiptId, code: receiptCode, jws, seal },
+      ...(document && { document }),
       ...(storedResponse && { stored_response: { record: storedResponse.record, status: 201, body: claim } }),
     }).catch((error) => {
       // A racing claim of the same person committed first: the facetoken it holds is this one.
-      throw error instanceof ApiError && error.code === "ALREADY_CLAIMED"
-        ? new ApiError("ALREADY_CLAIMED", { facetoken: enrollee.subjectRef })
-        : error;
+      if (error instanceof ApiError && error.code === "ALREADY_CLAIMED")
+        throw new ApiError("ALREADY_CLAIMED", { facetoken: enrollee.subjectRef });
+      // The document is on record for another person (HA438): the same refusal as every document problem (D-427).
+      if (error instanceof ApiError && error.code === "DOCUMENT_REQUIRED") throw documentRefused("document_already_bound");
+      throw error;
     });
     if (storedResponse) storedResponse.stored = true;
     return claim;
   });
+}
+
+/**
+ * The document a claim with `source: "document"` binds: the proof's `document`, in the shape a
+ * capture's takes. None is `403 DOCUMENT_REQUIRED` (`document_missing`); a malformed one `400
+ * INVALID_INPUT` naming `proof.document`.
+ */
+function documentEvidenceOf(document: unknown): v.InferOutput<typeof documentEvidenceSchema> {
+  if (document === undefined) throw documentRefused("document_missing", { source: "document" });
+  const parsed = v.safeParse(documentEvidenceSchema, document);
+  if (!parsed.success) throw new ApiError("INVALID_INPUT", { fields: ["proof.document"] });
+  return parsed.output;
 }

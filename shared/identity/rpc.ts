@@ -3,12 +3,14 @@
  * templates, the identity a transaction names, attributes and the document trust list.
  */
 
+import type { DeviceBinding } from "../contracts/device";
 import type { VerifiedCredential } from "../devices/capture";
 import type { PresenceBaseline } from "../engine";
 import type { Environment } from "../kernel/principal";
 import type { Iso, StoredResponse, TenantAt, Uuid } from "../kernel/rpc";
 import type { ReceiptRow } from "../receipts/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
+import type { VerifiedDocument } from "./passive-authentication";
 
 /** The identity a transaction names, with what the sink needs to judge the act. */
 export interface ResolvedIdentity {
@@ -69,13 +71,16 @@ export interface ClaimCapture {
   coercion_signal: boolean;
   assurance_level: AssuranceLevel;
   engine_version: string;
+  /** The credential that signed the claim's capture (registered by it, or the person's), null when none did (sandbox). */
+  device_id: Uuid | null;
+  device_binding: DeviceBinding;
 }
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     identity_enroll: [EnrollParams, { created: boolean }];
     identity_claim: [
-      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; stored_response?: StoredResponse },
+      EnrollParams & { capture: ClaimCapture; receipt: ReceiptRow; document?: VerifiedDocument; stored_response?: StoredResponse },
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];

@@ -61,6 +61,13 @@ const configSchema = v.object({
     ),
     "3",
   ),
+  /**
+   * The most the anchoring account pays per gas, in gwei (whole or decimal); unset, no cap. While
+   * fees are above it nothing is sent: the receipts stay valid and pending (D-515).
+   */
+  ANCHOR_CHAIN_MAX_FEE_GWEI: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,6}(\.\d{1,9})?$/, "ANCHOR_CHAIN_MAX_FEE_GWEI must be gwei, for example 0.05")),
+  ),
   /** Per-attempt webhook timeout in milliseconds (default 15000). */
   WEBHOOK_TIMEOUT_MS: v.optional(
     v.pipe(

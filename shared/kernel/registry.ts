@@ -29,7 +29,7 @@ const functionRegistry = {
   "mandate-revoke": {},
   "mandate-scopes": {},
   mcp: {},
-  me: {},
+  me: { assets: true },
   "merchant-theme-get": {},
   openapi: { assets: true },
   "process-biovital-enrollment": {},

@@ -4,7 +4,7 @@
  */
 import { canonicalUuid } from "../lib/uuid";
 
-export const idPrefixes = { key: "key_", endpoint: "we_", delivery: "whd_", audit: "aud_" } as const;
+export const idPrefixes = { key: "key_", endpoint: "we_", delivery: "whd_", audit: "aud_", themeAsset: "ta_" } as const;
 
 /** The uuid behind `id` (with its prefix, or bare), or null when it is neither. */
 export function uuidOf(kind: keyof typeof idPrefixes, id: string): string | null {

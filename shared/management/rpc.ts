@@ -39,6 +39,28 @@ export interface KeyRow {
   rolled_to: string | null;
 }
 
+/** An uploaded logo or font, as /v1/theme_assets shows it (never its content). */
+export interface ThemeAssetRow {
+  id: string;
+  object: "theme_asset";
+  kind: "logo" | "font";
+  content_type: string;
+  family: string | null;
+  bytes: number;
+  sha256: string;
+  created_at: Iso;
+}
+
+/** A stored theme row of one stage (private.theme_result): its tokens as stored, asset ids included. */
+export interface StoredTheme {
+  merchant_id: Uuid;
+  surface: "capture" | "mandate";
+  stage: "draft" | "published";
+  version: number;
+  updated_at: Iso;
+  theme: Record<string, string | number | null>;
+}
+
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     management_keys_list: [ManagementScope, { data: KeyRow[] }];
@@ -92,5 +114,16 @@ declare module "../kernel/db/rpc" {
     ];
     management_account: [Omit<ManagementScope, "now">, Record<string, unknown> | null];
     management_account_update: [ManagementWrite & { at_limit_threshold_percent: number }, Record<string, unknown>];
+    management_theme_asset_create: [
+      ManagementWrite & { kind: string; content_type: string; family?: string; content_base64: string; sha256: string },
+      ThemeAssetRow,
+    ];
+    management_theme_assets_list: [{ merchant_id: Uuid }, { data: ThemeAssetRow[] }];
+    management_themes_get: [{ merchant_id: Uuid; surface: string }, { draft: StoredTheme | null; published: StoredTheme | null }];
+    management_theme_draft: [
+      ManagementWrite & { surface: string; theme: Record<string, unknown> },
+      { draft: StoredTheme; problems?: undefined } | { problems: string[]; draft?: undefined },
+    ];
+    management_theme_publish: [ManagementWrite & { surface: string; version: number }, { published: StoredTheme }];
   }
 }

@@ -4,10 +4,10 @@
  * contract: calldata is recorded by every node forever, and anyone can read it back by the
  * transaction's hash (scripts/verify-receipt.ts does, with nothing from the service's database).
  */
-import { createPublicClient, createWalletClient, type Hex, http, stringToHex } from "viem";
+import { createPublicClient, type Hex, http, keccak256, parseGwei, stringToHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../kernel/config";
-import { type AnchorSink, LocalAnchorSink } from "./anchor";
+import { type AnchorSink, LocalAnchorSink, type Publication } from "./anchor";
 
 /** What precedes the root in the calldata: says what the 32 bytes after it are. Changing it changes the format. */
 export const ANCHOR_CALLDATA_TAG = "receipt-root/v1";
@@ -26,43 +26,147 @@ interface ChainSinkOptions {
   rpcUrl: string;
   /** The anchoring account's secp256k1 key, 0x and 64 hex. It pays the fees and nothing else. */
   privateKey: Hex;
-  /** Blocks on top of the transaction's (its own included) before the anchor is recorded. */
+  /** Blocks on top of the transaction's (its own included) before the anchor counts as confirmed. */
   confirmations: number;
-  /** How long one publication waits for its confirmations before the pass gives up (the receipts stay pending). */
+  /** How long a pass waits for a new publication's confirmations before leaving it pending for the next pass. */
   timeoutMs?: number;
+  /** A publication still unmined this long after it was sent is replaced at current fees (same nonce). */
+  replaceAfterMs?: number;
+  /** The most the account pays per gas (wei); above it nothing is sent and the receipts stay pending. */
+  maxFeePerGas?: bigint;
 }
 
+/** What the anchor row keeps of a chain publication (`receipt_anchors.publication`). */
+interface ChainState {
+  /** The nonce every transaction of this publication uses: replacements share it, so at most one is mined. */
+  nonce: number;
+  /** Every transaction sent carrying the root, oldest first; the last is the one to send. */
+  hashes: Hex[];
+  /** The last one, signed, so a send that failed can be repeated as is. */
+  raw: Hex;
+  max_fee_per_gas: string;
+  max_priority_fee_per_gas: string;
+  /** The pass's clock when the last one was prepared. */
+  sent_at: string;
+  /** Once mined: the block that holds it (a reorg changes it). */
+  block_hash?: Hex;
+}
+
+/** A replacement pays at least an eighth more than what it replaces (the usual mempool rule is a tenth). */
+const bump = (previous: bigint) => previous + previous / 8n + 1n;
+
 /**
- * Publishes a root as a self-addressed transaction with the root in its calldata, waits for
- * `confirmations`, and answers `<hash>@<block>`. Any failure (node unreachable, fees the account
- * cannot pay, no confirmation in time, a reverted transaction) throws: the pass records nothing, and
- * the same receipts are taken again by the next tick.
+ * Publishes a root as a self-addressed transaction with the root in its calldata (D-339), recorded
+ * before it is sent and followed up until it has its confirmations (D-515): stuck ones are replaced
+ * at current fees with the same nonce, lost ones (dropped, or taken out by a reorg) republished,
+ * and nothing is sent while fees are above the cap.
  */
 export class ChainAnchorSink implements AnchorSink {
+  readonly follows = true;
   private constructor(
     readonly name: string,
     private readonly options: ChainSinkOptions,
+    private readonly chainId: number,
   ) {}
 
   /** Reads the chain's id from the node: the sink's name is its CAIP-2 id, `eip155:<chain id>`. */
   static async connect(options: ChainSinkOptions): Promise<ChainAnchorSink> {
     const chainId = await createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1 }) }).getChainId();
-    return new ChainAnchorSink(`eip155:${chainId}`, options);
+    return new ChainAnchorSink(`eip155:${chainId}`, options, chainId);
   }
 
-  async publish(root: string): Promise<{ reference: string }> {
-    const { rpcUrl, privateKey, confirmations, timeoutMs = 45_000 } = this.options;
-    const transport = http(rpcUrl, { retryCount: 1 });
-    const account = privateKeyToAccount(privateKey);
-    const reader = createPublicClient({ transport });
-    const writer = createWalletClient({ account, transport });
-    // The next nonce counting only mined transactions: a publication stuck in the mempool (fees
-    // rose after it was sent) is replaced at today's fees rather than queued behind.
-    const nonce = await reader.getTransactionCount({ address: account.address, blockTag: "latest" });
-    const hash = await writer.sendTransaction({ chain: null, to: account.address, value: 0n, data: anchorCalldata(root), nonce });
-    const receipt = await reader.waitForTransactionReceipt({ hash, confirmations, timeout: timeoutMs, pollingInterval: 500 });
-    if (receipt.status !== "success") throw new Error(`the anchor transaction ${hash} reverted`);
-    return { reference: `${hash}@${receipt.blockNumber}` };
+  private get reader() {
+    return createPublicClient({ transport: http(this.options.rpcUrl, { retryCount: 1 }) });
+  }
+
+  async prepare(root: string, previous: Publication | null, now: Date): Promise<Publication | null> {
+    const account = privateKeyToAccount(this.options.privateKey);
+    const reader = this.reader;
+    const before = previous?.state as ChainState | null | undefined;
+    const fees = await reader.estimateFeesPerGas();
+    let maxFeePerGas = fees.maxFeePerGas;
+    let maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
+    let nonce: number;
+    const mined = await reader.getTransactionCount({ address: account.address, blockTag: "latest" });
+    if (before && before.nonce >= mined) {
+      // Replace what is stuck or lost: the same nonce, so the old one can no longer be mined too.
+      nonce = before.nonce;
+      const floorFee = bump(BigInt(before.max_fee_per_gas));
+      const floorTip = bump(BigInt(before.max_priority_fee_per_gas));
+      if (maxFeePerGas < floorFee) maxFeePerGas = floorFee;
+      if (maxPriorityFeePerGas < floorTip) maxPriorityFeePerGas = floorTip;
+    } else {
+      // A first publication, or one whose nonce something else used: the next one free, counting the pool.
+      nonce = await reader.getTransactionCount({ address: account.address, blockTag: "pending" });
+    }
+    if (this.options.maxFeePerGas !== undefined && maxFeePerGas > this.options.maxFeePerGas) return null;
+    const data = anchorCalldata(root);
+    const gas = await reader.estimateGas({ account: account.address, to: account.address, value: 0n, data });
+    const raw = await account.signTransaction({
+      type: "eip1559",
+      chainId: this.chainId,
+      to: account.address,
+      value: 0n,
+      data,
+      nonce,
+      gas,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+    });
+    const hash = keccak256(raw);
+    const state: ChainState = {
+      nonce,
+      hashes: [...(before?.hashes ?? []), hash],
+      raw,
+      max_fee_per_gas: String(maxFeePerGas),
+      max_priority_fee_per_gas: String(maxPriorityFeePerGas),
+      sent_at: now.toISOString(),
+    };
+    return { reference: hash, confirmed: false, state: { ...state } };
+  }
+
+  async send(publication: Publication): Promise<void> {
+    const { raw } = publication.state as unknown as ChainState;
+    await this.reader.sendRawTransaction({ serializedTransaction: raw });
+  }
+
+  async follow(publication: Publication, wait: boolean): Promise<Publication | "lost"> {
+    const { confirmations, timeoutMs = 45_000 } = this.options;
+    const state = publication.state as unknown as ChainState | null;
+    // An anchor recorded before publications were kept (D-339) was confirmed when written: nothing to follow.
+    if (!state?.hashes) return publication;
+    const reader = this.reader;
+    const latest = state.hashes[state.hashes.length - 1] as Hex;
+    if (wait) {
+      await reader
+        .waitForTransactionReceipt({ hash: latest, confirmations, timeout: timeoutMs, pollingInterval: 500 })
+        .catch(() => undefined);
+    }
+    // Newest first: a replacement is the likelier to be mined; at most one of them can be (one nonce).
+    for (const hash of [...state.hashes].reverse()) {
+      const receipt = await reader.getTransactionReceipt({ hash }).catch(() => null);
+      if (receipt?.status !== "success") continue;
+      // Still in the block it was confirmed in: confirmed, however deep this sink now asks.
+      if (publication.confirmed && receipt.blockHash === state.block_hash) return publication;
+      const tip = await reader.getBlockNumber({ cacheTime: 0 });
+      const confirmed = tip - receipt.blockNumber + 1n >= BigInt(confirmations);
+      return {
+        reference: confirmed ? `${hash}@${receipt.blockNumber}` : hash,
+        confirmed,
+        state: { ...state, block_hash: receipt.blockHash },
+      };
+    }
+    for (const hash of [...state.hashes].reverse()) {
+      const waiting = await reader.getTransaction({ hash }).catch(() => null);
+      if (waiting) return { reference: latest, confirmed: false, state: { ...state, block_hash: undefined } };
+    }
+    return "lost";
+  }
+
+  stale(publication: Publication, now: Date): boolean {
+    const state = publication.state as unknown as ChainState;
+    if (state.block_hash) return false; // mined, only short of its confirmations
+    return now.getTime() - Date.parse(state.sent_at) >= (this.options.replaceAfterMs ?? 300_000);
   }
 }
 
@@ -74,12 +178,17 @@ export class ChainAnchorSink implements AnchorSink {
  * @example const sink = await anchorSinkFor(config);
  */
 export async function anchorSinkFor(
-  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS">,
+  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI">,
 ): Promise<AnchorSink> {
   const { ANCHOR_CHAIN_RPC_URL: rpcUrl, ANCHOR_CHAIN_PRIVATE_KEY: privateKey } = config;
   if (!rpcUrl && !privateKey) return new LocalAnchorSink();
   if (!rpcUrl || !privateKey) {
     throw new Error("invalid configuration: ANCHOR_CHAIN_RPC_URL and ANCHOR_CHAIN_PRIVATE_KEY are set together or not at all");
   }
-  return ChainAnchorSink.connect({ rpcUrl, privateKey: privateKey as Hex, confirmations: config.ANCHOR_CHAIN_CONFIRMATIONS });
+  return ChainAnchorSink.connect({
+    rpcUrl,
+    privateKey: privateKey as Hex,
+    confirmations: config.ANCHOR_CHAIN_CONFIRMATIONS,
+    ...(config.ANCHOR_CHAIN_MAX_FEE_GWEI !== undefined && { maxFeePerGas: parseGwei(config.ANCHOR_CHAIN_MAX_FEE_GWEI) }),
+  });
 }

@@ -19,18 +19,49 @@ export interface StoredReceipt {
   seal: string;
   issued_at: Iso;
   inclusion_proof: { side: "left" | "right"; hash: string }[] | null;
-  anchor: { id: Uuid; root: string; leaf_count: number; sink: string; sink_reference: string | null; anchored_at: Iso } | null;
+  anchor: {
+    id: Uuid;
+    root: string;
+    leaf_count: number;
+    sink: string;
+    sink_reference: string | null;
+    anchored_at: Iso;
+    /** Null while the root's publication is pending (not yet confirmed, or being repaired after a reorg). */
+    confirmed_at: Iso | null;
+  } | null;
 }
 
 type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
+
+/** An anchor the pass follows up: pending, or confirmed recently enough to be watched for a reorg. */
+export interface OpenAnchor {
+  id: Uuid;
+  root: string;
+  sink_reference: string | null;
+  confirmed: boolean;
+  publication: Record<string, unknown> | null;
+}
 
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     receipt_get: [{ id: Uuid } | { code: string }, StoredReceipt | null];
     receipts_pending_anchor: [{ now: Iso; limit: number }, { receipts: { id: Uuid; seal: string }[] }];
     receipt_anchor_record: [
-      { root: string; sink: string; sink_reference: string | null; now: Iso; receipts: { id: Uuid; proof: unknown }[] },
+      {
+        root: string;
+        sink: string;
+        sink_reference: string | null;
+        now: Iso;
+        confirmed?: boolean;
+        publication?: Record<string, unknown> | null;
+        receipts: { id: Uuid; proof: unknown }[];
+      },
       AnchorRecorded,
+    ];
+    receipt_anchors_open: [{ sink: string; now: Iso; watch_seconds: number }, { anchors: OpenAnchor[] }];
+    receipt_anchor_follow: [
+      { anchor_id: Uuid; sink_reference: string | null; confirmed: boolean; publication: Record<string, unknown> | null; now: Iso },
+      { confirmed: boolean; announced: boolean },
     ];
   }
 }

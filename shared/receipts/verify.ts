@@ -53,7 +53,7 @@ export const receiptVerificationSchema = v.object({
   seal_valid: described(v.boolean(), "Whether the seal recomputes from the receipt."),
   public_seal_status: described(
     v.picklist(["none", "pending", "anchored"]),
-    "Sandbox receipts are never anchored; live ones are pending until the next anchor.",
+    "Sandbox receipts are never anchored (no public seal); live ones are pending until their anchor's publication is confirmed, and again while a reorg is repaired.",
   ),
   public_seal: orNull(
     v.object({
@@ -63,10 +63,11 @@ export const receiptVerificationSchema = v.object({
       sink: v.string(),
       sink_reference: v.nullable(v.string()),
       anchored_at: v.pipe(v.string(), v.isoTimestamp()),
+      confirmed_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())),
       inclusion_proof: v.array(v.unknown()),
       inclusion_valid: v.boolean(),
     }),
-    "The anchor holding the seal, with the inclusion proof under its root.",
+    "The anchor holding the seal, with the inclusion proof under its root: its sink (a chain's CAIP-2 id), the transaction (`<hash>@<block>` once confirmed, the hash alone while pending) and when it was confirmed (null while pending).",
   ),
   jws: described(v.string(), "The receipt itself, a compact JWS to verify against the published keys."),
 });
@@ -114,7 +115,7 @@ export async function verifyStoredReceipt(
     signature: { alg: checked.header?.alg ?? null, kid: checked.header?.kid ?? null, valid: payload !== null },
     immutability_seal: stored.seal,
     seal_valid: sealValid,
-    public_seal_status: stored.environment === "test" ? "none" : publicSeal ? "anchored" : "pending",
+    public_seal_status: stored.environment === "test" ? "none" : publicSeal?.confirmed_at ? "anchored" : "pending",
     public_seal: publicSeal,
     jws: stored.jws,
   };
@@ -152,6 +153,7 @@ async function anchorSection(stored: StoredReceipt, anchor: NonNullable<StoredRe
     sink: anchor.sink,
     sink_reference: anchor.sink_reference,
     anchored_at: new Date(anchor.anchored_at).toISOString(),
+    confirmed_at: anchor.confirmed_at ? new Date(anchor.confirmed_at).toISOString() : null,
     inclusion_proof: proof,
     inclusion_valid: await verifyInclusion(stored.seal, proof, anchor.root),
   };

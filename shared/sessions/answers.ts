@@ -72,6 +72,10 @@ export const bootAnswerSchema = v.object({
   consent: orNull(v.record(v.string(), v.unknown()), "The consent offered, for an enrolment."),
   card: orNull(v.record(v.string(), v.unknown()), "An agent's verification card: its agent and purpose."),
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
+  passkey: orNull(
+    v.object({ ceremony: v.picklist(["register", "assert"]), options: v.record(v.string(), v.unknown()) }),
+    "Live mode: the passkey ceremony of the capture, its WebAuthn options as issued but the challenge (assertionChallenge(capture_nonce, descriptor digest)).",
+  ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),
   theme: described(v.record(v.string(), v.unknown()), "The merchant's capture theme (merchant-theme-get's answer)."),
 });

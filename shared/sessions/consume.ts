@@ -22,11 +22,17 @@ import { isSessionToken, newCaptureNonce, newScreenToken } from "./tokens";
 export const consumeSchema = v.pipe(jsonObject, v.strictObject({ session_token: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }));
 
 /**
- * Exchanges the token once, as the service or as a merchant. A merchant reaches only its own sessions in its environment:
+ * Exchanges the token once, as the service or as a merchant. `userHandle`: the user handle of the
+ * registration options the caller serves with an enrolment's challenge (the screen's boot). A merchant reaches only its own sessions in its environment:
  * another merchant's token (or an unknown one) is `404 not_found` and stays unused. A token already
  * exchanged is `409 SESSION_ALREADY_CONSUMED`; an expired session `410 SESSION_EXPIRED`.
  */
-export async function consumeSession(deps: Deps, exchanger: ServicePrincipal | Principal, sessionToken: string) {
+export async function consumeSession(
+  deps: Deps,
+  exchanger: ServicePrincipal | Principal,
+  sessionToken: string,
+  options: { userHandle?: string } = {},
+) {
   if (!isSessionToken(sessionToken)) throw new ApiError("not_found");
   const captureNonce = newCaptureNonce();
   const screenToken = newScreenToken();
@@ -45,9 +51,12 @@ export async function consumeSession(deps: Deps, exchanger: ServicePrincipal | P
   const tenant = { merchantId: exchanged.session.merchant_id, environment: exchanged.environment };
   const sessionSeconds = Math.floor((new Date(exchanged.session.expires_at).getTime() - deps.now.getTime()) / 1000);
   const ttlSeconds = Math.min(MAX_SCREEN_CHALLENGE_SECONDS, Math.max(1, sessionSeconds));
-  await issueDeviceChallenge(deps, tenant, screenDevicePurpose(exchanged.session.action as ScreenAction), {
+  // The boot serves a registration's options with the challenge: their user handle is issued with it (D-485).
+  const purpose = screenDevicePurpose(exchanged.session.action as ScreenAction);
+  await issueDeviceChallenge(deps, tenant, purpose, {
     challenge: captureNonce,
     ttlSeconds,
+    ...(purpose === "enroll" && options.userHandle ? { userHandle: options.userHandle } : {}),
   });
   return { ...exchanged, capture_nonce: captureNonce, screen_token: screenToken };
 }

@@ -8,6 +8,9 @@
 /** Where the service serves the default assets, below its own base URL. */
 export const DEFAULT_ASSETS_PATH = "/functions/v1/merchant-theme-get/assets";
 
+/** The folder below DEFAULT_ASSETS_PATH where the service serves the merchants' uploaded assets (D-526). */
+export const UPLOADS_DIRECTORY = "u";
+
 /** The default assets' paths below DEFAULT_ASSETS_PATH, as the default theme names them. */
 export const defaultAssetFiles = {
   logoWide: "logo-wide.svg",

@@ -11,7 +11,7 @@ import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { coded, jsonObject, requiredAs } from "../kernel/validation";
 import type {} from "./rpc";
-import { resolveTheme, surfaces, THEME_API_VERSION } from "./theme";
+import { resolveTheme, surfaces, THEME_API_VERSION, type ThemeAssetBases } from "./theme";
 
 /** `merchant_id` (required, non-blank: `400 MERCHANT_ID_REQUIRED`) and `surface` (default `capture`, else `400 INVALID_SURFACE`). */
 export const themeRequestSchema = v.pipe(
@@ -25,11 +25,11 @@ export const themeRequestSchema = v.pipe(
   }),
 );
 
-export async function merchantTheme(deps: Deps, tenant: Tenant, request: v.InferOutput<typeof themeRequestSchema>, assetsBaseUrl: string) {
+export async function merchantTheme(deps: Deps, tenant: Tenant, request: v.InferOutput<typeof themeRequestSchema>, bases: ThemeAssetBases) {
   const { merchant_id: merchantId, surface } = request;
   const ownMerchant = merchantId.toLowerCase() === tenant.merchantId.toLowerCase();
   const published = ownMerchant ? await rpc(deps.sql, "theme_get", { merchant_id: tenant.merchantId, surface }) : null;
-  const { customized, tokens, theme } = resolveTheme(surface, published, assetsBaseUrl);
+  const { customized, tokens, theme } = resolveTheme(surface, published, bases.assets, bases.uploads);
   return { version: THEME_API_VERSION, merchant_id: merchantId, surface, customized, tokens, theme };
 }
 

@@ -7,7 +7,7 @@
  * the complete default theme with `customized: false`. Never a merge of the two.
  */
 import * as v from "valibot";
-import { DEFAULT_ASSETS_PATH, defaultAssetFiles } from "./default-assets";
+import { DEFAULT_ASSETS_PATH, defaultAssetFiles, UPLOADS_DIRECTORY } from "./default-assets";
 
 /** The interface version, served as `version` (spec 9.1); it changes only when the token set does. */
 export const THEME_API_VERSION = "1.0.0-beta";
@@ -84,11 +84,36 @@ export function isHttpsUrl(value: string): boolean {
   }
 }
 
+const THEME_ASSET_ID = /^ta_[0-9a-f]{32}$/;
+
+/** An uploaded theme asset's id (`ta_` and 32 hex), which a URL token may hold instead of a URL (D-526). */
+export function isThemeAssetId(value: string): boolean {
+  return THEME_ASSET_ID.test(value);
+}
+
+/** The tokens that name a logo (an image) and those that name a font stylesheet. */
+export const logoTokens = ["logo_wide_url", "logo_square_url", "logo_icon_url"] as const;
+export const fontTokens = ["font_heading_url", "font_body_url"] as const;
+
+/**
+ * The URL the service serves an uploaded asset at, below `uploadsBaseUrl` (UPLOADS_PATH under the
+ * service's own base): a logo's file, or the stylesheet that declares a font's face.
+ *
+ * @example themeAssetUrl("font_body_url", "ta_…", "https://auth.example.com/functions/v1/merchant-theme-get/assets/u") // "…/u/….css"
+ */
+export function themeAssetUrl(token: string, id: string, uploadsBaseUrl: string): string {
+  const file = id.slice("ta_".length);
+  return `${uploadsBaseUrl}/${(fontTokens as readonly string[]).includes(token) ? `${file}.css` : file}`;
+}
+
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const FONT_FAMILY = /^[A-Za-z0-9 ,'"._-]{1,200}$/;
 
 const hsl = v.pipe(v.string("must be a string"), v.check(isHslTriple, 'must be an "H S% L%" triple such as "212 78% 15%"'));
-const url = v.pipe(v.string("must be a string"), v.check(isHttpsUrl, "must be an absolute https:// URL"));
+const url = v.pipe(
+  v.string("must be a string"),
+  v.check((value) => isHttpsUrl(value) || isThemeAssetId(value), "must be an absolute https:// URL or an uploaded asset's id (ta_…)"),
+);
 const integerBetween = (min: number, max: number) =>
   v.pipe(
     v.number(`must be an integer from ${min} to ${max}`),
@@ -178,6 +203,19 @@ export function validateTheme(surface: Surface, data: unknown): ThemeValidation 
   return { ok: false, problems: [...new Set(problems)] };
 }
 
+/**
+ * The problems of a draft, which may be incomplete: every token it holds must be valid for the
+ * surface (and known to it); a token it lacks, or holds as null, is no problem until publishing.
+ *
+ * @example draftProblems("capture", { color_primary: "blue" }) // ['color_primary: must be an "H S% L%" triple … (got "blue")']
+ */
+export function draftProblems(surface: Surface, data: unknown): string[] {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return ["the theme must be a JSON object of tokens"];
+  const present = Object.fromEntries(Object.entries(data).filter(([, value]) => value !== null && value !== undefined));
+  const result = validateTheme(surface, present);
+  return result.ok ? [] : result.problems.filter((problem) => !/: missing \(every /.test(problem));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Defaults and resolution
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +237,27 @@ export function themeAssetsBaseUrl(binding: unknown, serviceBaseUrl: string): st
     throw new Error("invalid configuration: THEME_ASSETS_BASE_URL must be an absolute https:// URL");
   }
   return binding.replace(/\/+$/, "");
+}
+
+/**
+ * Where the service serves the merchants' uploaded assets: always the service itself, whatever
+ * THEME_ASSETS_BASE_URL says of the default ones (D-526).
+ *
+ * @example themeUploadsBaseUrl("https://auth.example.com") // "https://auth.example.com/functions/v1/merchant-theme-get/assets/u"
+ */
+export function themeUploadsBaseUrl(serviceBaseUrl: string): string {
+  return `${serviceBaseUrl.replace(/\/+$/, "")}${DEFAULT_ASSETS_PATH}/${UPLOADS_DIRECTORY}`;
+}
+
+/** The two bases a resolved theme's URLs are built on: the default assets' and the uploads'. */
+export interface ThemeAssetBases {
+  assets: string;
+  uploads: string;
+}
+
+/** Both bases, from the configuration's THEME_ASSETS_BASE_URL and the service's base URL. */
+export function themeAssetBases(binding: unknown, serviceBaseUrl: string): ThemeAssetBases {
+  return { assets: themeAssetsBaseUrl(binding, serviceBaseUrl), uploads: themeUploadsBaseUrl(serviceBaseUrl) };
 }
 
 /**
@@ -243,18 +302,25 @@ interface ResolvedTheme {
  * What a caller receives for one surface: the published theme when it is complete and valid
  * (`customized: true`), otherwise the complete default theme (`customized: false`). Never a merge.
  *
- * @example resolveTheme("capture", null, assetsBaseUrl).customized // false
+ * @example resolveTheme("capture", null, assetsBaseUrl, uploadsBaseUrl).customized // false
  */
 export function resolveTheme(
   surface: Surface,
   published: Record<string, unknown> | null | undefined,
   assetsBaseUrl: string,
+  uploadsBaseUrl: string,
 ): ResolvedTheme {
   const tokens = [...themeTokens[surface]];
   const stored = published ? pick(published, tokens) : null;
   const complete = stored !== null && tokens.every((token) => stored[token] !== null && stored[token] !== undefined);
   if (complete && validateTheme(surface, stored).ok) {
-    return { customized: true, tokens, theme: stored as Record<ThemeToken, string | number> };
+    const theme = Object.fromEntries(
+      tokens.map((token) => {
+        const value = stored[token] as string | number;
+        return [token, typeof value === "string" && isThemeAssetId(value) ? themeAssetUrl(token, value, uploadsBaseUrl) : value];
+      }),
+    );
+    return { customized: true, tokens, theme: theme as Record<ThemeToken, string | number> };
   }
   return { customized: false, tokens, theme: defaultTheme(surface, assetsBaseUrl) };
 }

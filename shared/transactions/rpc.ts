@@ -21,14 +21,22 @@ export interface Approval {
   assurance_level: AssuranceLevel | "mandate";
   receipt_id: Uuid;
   receipt_code: string;
-  /** What signed the capture (docs/devices.md); absent when a mandate stood in (no capture at the act). */
+  /** What signed the capture (docs/devices.md); `none` when a mandate stood in (nobody was present at the act). */
   device_binding?: DeviceBinding;
 }
 
 /** The approval of an act a mandate stood in for, with its mandate block, as mandate_transaction builds and stores it. */
 export interface StandInApproval extends Approval {
   assurance_level: "mandate";
-  mandate: Record<string, unknown> & { mandate_id: string; consumption_id: string; idempotent_replay: boolean };
+  /** Nobody was present at the act, so no device signed it. */
+  device_binding: "none";
+  mandate: Record<string, unknown> & {
+    mandate_id: string;
+    consumption_id: string;
+    idempotent_replay: boolean;
+    /** What signed the capture that granted the mandate (none: no device, or no grant capture). */
+    device_binding: DeviceBinding;
+  };
 }
 
 /**

@@ -33,7 +33,8 @@ language sql immutable set search_path = '' as $$
     'revoked_at', d.revoked_at,
     'name', d.name,
     'registered_via', d.registered_via,
-    'key_thumbprint', d.key_thumbprint)
+    'key_thumbprint', d.key_thumbprint,
+    'user_handle', d.user_handle)
 $$;
 comment on function private.device_credential_json(private.device_credentials) is
   'A device credential as the device RPCs answer it: every column, the COSE public key as hex.';
@@ -67,7 +68,7 @@ comment on function private.device_event(private.device_credentials, text, jsonb
 
 -- device_credential_register({environment, now, identity_id, device_id, credential_id, public_key_hex,
 --   sign_count, transports, aaguid, attestation_format, attestation_verdict, backup_eligible, backup_state,
---   device_binding, registered_via?, key_thumbprint?, document_lds_sha256?})
+--   device_binding, registered_via?, key_thumbprint?, user_handle?, document_lds_sha256?})
 --   -> {registered: true, device} | {registered: false, reason: identity_unknown | credential_exists | document_not_on_record}
 -- With document_lds_sha256 (a re-proof by document), the document must be on record for this very identity and
 -- unexpired today: checked here so that a document erased meanwhile registers nothing. Writes device.registered
@@ -94,14 +95,14 @@ begin
   -- credential: the loser gets no row back, never a second owner.
   insert into private.device_credentials (
     id, identity_id, environment, credential_id, public_key, sign_count, transports, aaguid,
-    attestation_format, attestation_verdict, backup_eligible, backup_state, created_at, registered_via, key_thumbprint)
+    attestation_format, attestation_verdict, backup_eligible, backup_state, created_at, registered_via, key_thumbprint, user_handle)
   values (
     (p ->> 'device_id')::uuid, (p ->> 'identity_id')::uuid, v_env, p ->> 'credential_id',
     decode(p ->> 'public_key_hex', 'hex'), (p ->> 'sign_count')::bigint,
     coalesce(array(select jsonb_array_elements_text(p -> 'transports')), '{}'),
     (p ->> 'aaguid')::uuid, p ->> 'attestation_format', p ->> 'attestation_verdict',
     (p ->> 'backup_eligible')::boolean, (p ->> 'backup_state')::boolean, v_now,
-    coalesce(p ->> 'registered_via', 'enroll'), p ->> 'key_thumbprint')
+    coalesce(p ->> 'registered_via', 'enroll'), p ->> 'key_thumbprint', p ->> 'user_handle')
   on conflict (environment, credential_id) do nothing
   returning * into v_row;
   if not found then
@@ -334,7 +335,8 @@ comment on function public.device_addition_approve(jsonb) is
 -- Challenges
 -- ----------------------------------------------------------------------------
 
--- device_challenge_issue({merchant_id, environment, purpose, challenge_hash, now, ttl_seconds}) -> {expires_at}
+-- device_challenge_issue({merchant_id, environment, purpose, challenge_hash, now, ttl_seconds, user_handle?}) -> {expires_at}
+-- user_handle: the user.id of the registration options issued with the challenge (the hosted screen's boot).
 create or replace function public.device_challenge_issue(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -345,17 +347,17 @@ begin
   if v_now is null or v_ttl is null or v_ttl not between 1 and 600 then
     raise exception 'now and ttl_seconds (1 to 600) are required' using errcode = '22023';
   end if;
-  insert into private.device_challenges (id, merchant_id, environment, purpose, challenge_hash, created_at, expires_at)
+  insert into private.device_challenges (id, merchant_id, environment, purpose, challenge_hash, created_at, expires_at, user_handle)
   values (gen_random_uuid(), (p ->> 'merchant_id')::uuid, p ->> 'environment', p ->> 'purpose', p ->> 'challenge_hash',
-          v_now, v_now + make_interval(secs => v_ttl))
+          v_now, v_now + make_interval(secs => v_ttl), p ->> 'user_handle')
   returning expires_at into v_expires;
   return jsonb_build_object('expires_at', v_expires);
 end $$;
 comment on function public.device_challenge_issue(jsonb) is
-  'Stores a newly issued device challenge (its hash) for one merchant, environment and purpose, live for ttl_seconds.';
+  'Stores a newly issued device challenge (its hash) for one merchant, environment and purpose, live for ttl_seconds, with the user handle of the registration options issued with it, if any.';
 
 -- device_challenge_consume({merchant_id, environment, purpose, challenge_hash, now})
---   -> {outcome: consumed | unknown | used | expired}
+--   -> {outcome: consumed, user_handle} | {outcome: unknown | used | expired}
 create or replace function public.device_challenge_consume(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -374,7 +376,7 @@ begin
      and expires_at > v_now
   returning * into v_row;
   if found then
-    return jsonb_build_object('outcome', 'consumed');
+    return jsonb_build_object('outcome', 'consumed', 'user_handle', v_row.user_handle);
   end if;
   -- Why not: another merchant's, environment's or purpose's challenge reads as unknown.
   select * into v_row from private.device_challenges
@@ -388,7 +390,7 @@ begin
     else 'expired' end);
 end $$;
 comment on function public.device_challenge_consume(jsonb) is
-  'Takes a device challenge once, before it expires, for the merchant, environment and purpose it was issued for; says why not otherwise (unknown, used, expired).';
+  'Takes a device challenge once, before it expires, for the merchant, environment and purpose it was issued for, answering the user handle issued with it; says why not otherwise (unknown, used, expired).';
 
 -- device_challenges_sweep({now}) -> {deleted}
 -- The minute cron (session-expiry-and-webhooks) deletes challenges that expired more than a day ago:

@@ -231,8 +231,32 @@ begin
 end $$;
 comment on function public.identity_enroll(jsonb) is 'Creates (or re-attaches) an identity with its protected template, consent, subject_ref, first session and, when the enrolment registered one, first device, atomically.';
 
--- identity_claim({...identity_enroll's parameters, capture: {...}, receipt: {id, code, jws, seal},
+-- The record of an identity document that passed passive authentication, kept with the capture that carried it
+-- (capture_record on the function API, identity_claim for a claim with source document, D-517). A document (its
+-- signed LDSSecurityObject, which a copy of the chip shares) belongs to one identity: another identity presenting
+-- it raises HA438 (detail: reason document_already_bound), and the caller's transaction writes nothing.
+create or replace function private.identity_document_record(p_identity uuid, p_capture uuid, d jsonb, p_at timestamptz)
+returns void language plpgsql set search_path = '' as $$
+begin
+  -- Serialises the presentations of one document, so two identities cannot both take it at once.
+  perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
+  if exists (select 1 from private.identity_documents where lds_sha256 = d ->> 'lds_sha256' and identity_id <> p_identity) then
+    raise exception 'this document is on record for another identity' using errcode = 'HA438',
+      detail = '{"reason": "document_already_bound"}';
+  end if;
+  insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
+    date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)
+  values (p_identity, p_capture, d ->> 'document_type', d ->> 'issuing_country', (d ->> 'expires_on')::date,
+    (d ->> 'date_of_birth')::date, (d ->> 'portrait_similarity')::real, d ->> 'signer_fingerprint', d ->> 'csca_fingerprint',
+    d ->> 'lds_sha256', p_at);
+end $$;
+comment on function private.identity_document_record(uuid, uuid, jsonb, timestamptz) is
+  'Keeps a verified identity document on an identity''s record with the capture that carried it; HA438 when another identity holds it.';
+
+-- identity_claim({...identity_enroll's parameters, capture: {...}, receipt: {id, code, jws, seal}, document?: {...},
 --   stored_response?: {record, status, body}}) -> {identity_id, billed}
+-- A claim with source document carries the document it verified (D-517): kept on the identity's record with the
+-- claim's capture, one document one identity (HA438).
 -- Under the enrolment lock of the environment: a person who holds an active consent with this merchant is
 -- already claimed (HA441; the edge answers the facetoken it holds). Otherwise the enrolment (identity_enroll:
 -- the capture's act, identity, template, consent, subject_ref, session), the capture with its receipt, the
@@ -260,9 +284,13 @@ begin
   perform public.identity_enroll(p);
 
   insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, capture_nonce,
-    liveness_passed, coercion_signal, assurance_level, engine_version, created_at, purpose)
+    liveness_passed, coercion_signal, assurance_level, engine_version, created_at, purpose, device_id, device_binding)
   values ((c ->> 'id')::uuid, v_merchant, v_env, v_identity, 'ACTION_SIGNUP', c ->> 'service_hash', p ->> 'capture_nonce',
-    true, (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level', c ->> 'engine_version', v_now, 'enroll');
+    true, (c ->> 'coercion_signal')::boolean, c ->> 'assurance_level', c ->> 'engine_version', v_now, 'enroll',
+    (c ->> 'device_id')::uuid, c ->> 'device_binding');
+  if jsonb_typeof(p -> 'document') = 'object' then
+    perform private.identity_document_record(v_identity, (c ->> 'id')::uuid, p -> 'document', v_now);
+  end if;
   insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
   values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, v_merchant, v_env,
     p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', v_now);
@@ -274,7 +302,7 @@ begin
   return jsonb_build_object('identity_id', v_identity, 'billed', v_billed);
 end $$;
 comment on function public.identity_claim(jsonb) is
-  'Claims a person for a merchant: enrolment, capture and receipt, the bill and the stored answer in one transaction; HA441 when already claimed, HA440 when the allowance is used up.';
+  'Claims a person for a merchant: enrolment, capture and receipt, a verified document when the claim binds one, the bill and the stored answer in one transaction; HA441 when already claimed, HA438 when the document is another identity''s, HA440 when the allowance is used up.';
 
 -- identity_attribute_record({environment, merchant_id, now, capture_nonce, stored_response?}) -> {}
 -- The attribute answer's act: its capture is used (one act per capture, private.capture_nonces; HA411 when

@@ -611,3 +611,113 @@ language sql stable security definer set search_path = '' as $$
   from page
 $$;
 comment on function public.management_sessions_page(jsonb) is 'One page of the environment''s /v1 sessions, newest first, filtered by status, mode and facetoken, after a keyset cursor.';
+
+-- ----------------------------------------------------------------------------
+-- Themes and their assets (D-525, D-526): a merchant's themes are the merchant's, in both
+-- environments; the audit event goes to the environment of the key that acted.
+-- ----------------------------------------------------------------------------
+create or replace function private.management_theme_asset_json(a private.theme_assets) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object(
+    'id', private.public_id('ta_', a.id),
+    'object', 'theme_asset',
+    'kind', a.kind,
+    'content_type', a.content_type,
+    'family', a.family,
+    'bytes', a.byte_size,
+    'sha256', a.sha256,
+    'created_at', private.iso_utc(a.created_at))
+$$;
+comment on function private.management_theme_asset_json(private.theme_assets) is 'A theme asset as /v1/theme_assets shows it (never its content).';
+
+-- management_theme_asset_create({merchant_id, environment, now, actor, kind, content_type, family?, content_base64, sha256})
+--   -> theme_asset
+create or replace function public.management_theme_asset_create(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_content bytea := decode(p ->> 'content_base64', 'base64');
+  v_asset private.theme_assets;
+begin
+  insert into private.theme_assets (id, merchant_id, kind, content_type, family, content, byte_size, sha256, created_at, created_by)
+  values (gen_random_uuid(), (p ->> 'merchant_id')::uuid, p ->> 'kind', p ->> 'content_type', p ->> 'family', v_content,
+    octet_length(v_content), p ->> 'sha256', (p ->> 'now')::timestamptz, p -> 'actor' ->> 'id')
+  returning * into v_asset;
+  perform private.management_audit(p, 'theme_asset.uploaded', 'theme_asset', private.public_id('ta_', v_asset.id), null,
+    private.management_theme_asset_json(v_asset));
+  return private.management_theme_asset_json(v_asset);
+end $$;
+comment on function public.management_theme_asset_create(jsonb) is 'Stores an uploaded logo or font of the merchant (checked by the caller) and audits it.';
+
+-- management_theme_assets_list({merchant_id}) -> {data: [theme_asset]}: the newest 100.
+create or replace function public.management_theme_assets_list(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('data', coalesce(jsonb_agg(private.management_theme_asset_json(a) order by a.created_at desc, a.id desc), '[]'::jsonb))
+  from (select * from private.theme_assets where merchant_id = (p ->> 'merchant_id')::uuid
+        order by created_at desc, id desc limit 100) a
+$$;
+comment on function public.management_theme_assets_list(jsonb) is 'The merchant''s newest 100 theme assets (without content).';
+
+-- management_themes_get({merchant_id, surface}) -> {draft: theme | null, published: theme | null}
+create or replace function public.management_themes_get(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object(
+    'draft', (select private.theme_result(t) from private.themes t
+              where t.merchant_id = (p ->> 'merchant_id')::uuid and t.surface = p ->> 'surface' and t.stage = 'draft'),
+    'published', (select private.theme_result(t) from private.themes t
+                  where t.merchant_id = (p ->> 'merchant_id')::uuid and t.surface = p ->> 'surface' and t.stage = 'published'))
+$$;
+comment on function public.management_themes_get(jsonb) is 'A merchant''s draft and published theme of one surface, as stored.';
+
+-- management_theme_draft({merchant_id, environment, now, actor, surface, theme}) -> {draft} | {problems: [text]}
+-- Every URL token naming an asset (ta_…) must name one of this merchant's, of the token's kind;
+-- otherwise nothing is written and the problems are answered.
+create or replace function public.management_theme_draft(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_problems text[];
+  v_before jsonb;
+  v_draft jsonb;
+begin
+  select array_agg(format('%s: no %s %s was uploaded by this merchant', t.key, t.kind, t.value) order by t.key) into v_problems
+  from (select e.key, e.value #>> '{}' as value, case when e.key like 'logo_%' then 'logo' else 'font' end as kind
+        from jsonb_each(coalesce(p -> 'theme', '{}'::jsonb)) e
+        where e.key in ('logo_wide_url', 'logo_square_url', 'logo_icon_url', 'font_heading_url', 'font_body_url')
+          and e.value #>> '{}' like 'ta\_%') t
+  where not exists (select 1 from private.theme_assets a
+                    where private.public_id('ta_', a.id) = t.value and a.merchant_id = (p ->> 'merchant_id')::uuid and a.kind = t.kind);
+  if v_problems is not null then
+    return jsonb_build_object('problems', to_jsonb(v_problems));
+  end if;
+  select private.theme_tokens(t) into v_before from private.themes t
+  where t.merchant_id = (p ->> 'merchant_id')::uuid and t.surface = p ->> 'surface' and t.stage = 'draft';
+  v_draft := public.theme_set(p);
+  perform private.management_audit(p, 'theme.drafted', 'theme', p ->> 'surface', v_before, v_draft -> 'theme');
+  return jsonb_build_object('draft', v_draft);
+end $$;
+comment on function public.management_theme_draft(jsonb) is 'Writes the draft theme of a surface (theme_set) when its assets are the merchant''s, and audits it.';
+
+-- management_theme_publish({merchant_id, environment, now, actor, surface, version}) -> {published}
+-- Publishes the draft the caller checked (its version): another draft written since is HA454; none, HA404.
+create or replace function public.management_theme_publish(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_draft private.themes;
+  v_before jsonb;
+  v_published jsonb;
+begin
+  select * into v_draft from private.themes
+  where merchant_id = (p ->> 'merchant_id')::uuid and surface = p ->> 'surface' and stage = 'draft'
+  for update;
+  if not found then
+    raise exception 'no draft theme' using errcode = 'HA404', detail = '{"missing":"draft"}';
+  end if;
+  if v_draft.version <> (p ->> 'version')::int then
+    raise exception 'the draft changed' using errcode = 'HA454';
+  end if;
+  select private.theme_tokens(t) into v_before from private.themes t
+  where t.merchant_id = v_draft.merchant_id and t.surface = v_draft.surface and t.stage = 'published';
+  v_published := public.theme_publish(p);
+  perform private.management_audit(p, 'theme.published', 'theme', p ->> 'surface', v_before, v_published -> 'theme');
+  return jsonb_build_object('published', v_published);
+end $$;
+comment on function public.management_theme_publish(jsonb) is 'Publishes the checked version of a surface''s draft theme (theme_publish) and audits it. HA404, HA454.';

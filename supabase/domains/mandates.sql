@@ -134,6 +134,23 @@ begin
 end $$;
 comment on function private.mandate_decide(private.mandates, jsonb, timestamptz) is 'Would this action be inside the mandate now? Status, expiry, scope, constraints, currency, then the ceilings of the current bucket.';
 
+-- mandate.granted of one mandate (resource API 6): sent once, after the grant is anchored. Called by mandate_issue
+-- (sandbox, or a grant already anchored) and by private.receipt_anchor_announce when the anchor is first confirmed.
+create or replace function private.mandate_granted_emit(p_mandate private.mandates, p_now timestamptz) returns void
+language plpgsql set search_path = '' as $$
+begin
+  perform private.outbox_emit(p_mandate.merchant_id, p_mandate.environment, 'mandate.granted', jsonb_build_object(
+    'mandate_id', private.public_id('mdt_', p_mandate.id),
+    'granted_to', p_mandate.granted_to,
+    'granted_to_kind', p_mandate.granted_to_kind,
+    'scopes', to_jsonb(p_mandate.scopes),
+    'ceiling', private.mandate_json(p_mandate, p_now) -> 'ceiling',
+    'expires_at', p_mandate.expires_at,
+    'assurance_level', p_mandate.assurance_level,
+    'step_up_of', private.public_id('mdt_', p_mandate.step_up_of)), p_now);
+end $$;
+comment on function private.mandate_granted_emit(private.mandates, timestamptz) is 'Appends mandate.granted of a mandate to the outbox: once, when its grant is anchored (in sandbox, at once).';
+
 -- ============================================================================
 -- RPCs
 -- ============================================================================
@@ -157,6 +174,7 @@ declare
   v_parent private.mandates;
   v_mandate private.mandates;
   v_scopes text[] := array(select jsonb_array_elements_text(p -> 'scopes'));
+  v_anchor_id uuid;
 begin
   select identity_id into v_identity from private.subject_refs
   where merchant_id = v_merchant and subject_ref = p ->> 'granted_by_ref';
@@ -224,18 +242,24 @@ begin
   returning * into v_mandate;
   update private.captures set granted_mandate_id = v_mandate.id where id = v_capture.id;
 
-  perform private.outbox_emit(v_merchant, v_env, 'mandate.granted', jsonb_build_object(
-    'mandate_id', private.public_id('mdt_', v_mandate.id),
-    'granted_to', v_mandate.granted_to,
-    'granted_to_kind', v_mandate.granted_to_kind,
-    'scopes', to_jsonb(v_mandate.scopes),
-    'ceiling', private.mandate_json(v_mandate, v_now) -> 'ceiling',
-    'expires_at', v_mandate.expires_at,
-    'assurance_level', v_mandate.assurance_level,
-    'step_up_of', private.public_id('mdt_', v_mandate.step_up_of)), v_now);
+  -- mandate.granted is sent once, after the grant is anchored (resource API 6, D-516): now in sandbox (no public seal)
+  -- or when the anchor holding the grant capture's receipt is already confirmed; else by the confirmation
+  -- (private.receipt_anchor_announce). The receipt row, then its anchor, are locked shared, so a confirmation
+  -- running at the same time either sees this mandate or has been seen by it: the event is sent exactly once.
+  if v_env = 'test' then
+    perform private.mandate_granted_emit(v_mandate, v_now);
+  else
+    select anchor_id into v_anchor_id from private.receipts where capture_id = v_capture.id for share;
+    if not found then
+      perform private.mandate_granted_emit(v_mandate, v_now);
+    elsif v_anchor_id is not null
+      and (select first_confirmed_at from private.receipt_anchors where id = v_anchor_id for share) is not null then
+      perform private.mandate_granted_emit(v_mandate, v_now);
+    end if;
+  end if;
   return private.mandate_json(v_mandate, v_now);
 end $$;
-comment on function public.mandate_issue(jsonb) is 'Issues a mandate against a fresh, live, unused grant capture of the granting human that showed these terms (and uses it up), and emits mandate.granted.';
+comment on function public.mandate_issue(jsonb) is 'Issues a mandate against a fresh, live, unused grant capture of the granting human that showed these terms (and uses it up); emits mandate.granted now in sandbox or when the grant''s receipt is already anchored and confirmed, else its anchor''s confirmation does.';
 
 -- mandate_check({mandate_id, merchant_id, environment, now, scope, amount?, currency?, context?}) -> decision
 -- Advisory: no lock, nothing written.

@@ -52,7 +52,7 @@ comment on function private.merkle_fold(text, jsonb) is 'Folds a seal with its i
 -- ============================================================================
 
 -- receipt_get({id} | {code}) -> {id, code, environment, jws, seal, issued_at, inclusion_proof, anchor} | null
--- anchor is {id, root, leaf_count, sink, sink_reference, anchored_at} or null. Nothing about the
+-- anchor is {id, root, leaf_count, sink, sink_reference, anchored_at, confirmed_at} or null (confirmed_at null: pending). Nothing about the
 -- capture or the identity is read: receipt-verify answers only from the signed payload.
 create or replace function public.receipt_get(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
@@ -87,7 +87,8 @@ begin
       'leaf_count', v_anchor.leaf_count,
       'sink', v_anchor.sink,
       'sink_reference', v_anchor.sink_reference,
-      'anchored_at', v_anchor.created_at) end);
+      'anchored_at', v_anchor.created_at,
+      'confirmed_at', v_anchor.confirmed_at) end);
 end $$;
 comment on function public.receipt_get(jsonb) is 'One receipt by id or code with its anchor (root, sink) when it has one; null when unknown.';
 
@@ -110,12 +111,14 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.receipts_pending_anchor(jsonb) is 'The oldest live receipts still waiting for an anchor, as {id, seal}, up to limit (1 to 10000, default 1000).';
 
--- receipt_anchor_record({root, sink, sink_reference, now, receipts: [{id, proof}]})
+-- receipt_anchor_record({root, sink, sink_reference, now, confirmed?, publication?, receipts: [{id, proof}]})
 --   -> {recorded: true, anchor_id, leaf_count} | {recorded: false, unclaimable}
 -- One transaction: lock the batch's receipts (in id order, so two runs cannot deadlock), and only if
 -- every one is still a live receipt without an anchor, and every proof leads from its stored seal
 -- to root, insert the anchor and set each receipt's anchor_id and inclusion_proof. A batch that lost
 -- any receipt to a concurrent run writes nothing and answers recorded: false; the worker re-reads.
+-- A chain's anchor is written before its transaction is sent (D-515): pending (confirmed false) with the
+-- publication to follow up; the local sink's is confirmed at once, and announces its grants then.
 create or replace function public.receipt_anchor_record(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -159,8 +162,8 @@ begin
     raise exception '% inclusion proof(s) do not lead from the stored seal to the root', v_bad using errcode = '22023';
   end if;
 
-  insert into private.receipt_anchors (root, leaf_count, sink, sink_reference, created_at)
-  values (v_root, v_count, p ->> 'sink', p ->> 'sink_reference', v_now)
+  insert into private.receipt_anchors (root, leaf_count, sink, sink_reference, created_at, publication)
+  values (v_root, v_count, p ->> 'sink', p ->> 'sink_reference', v_now, nullif(p -> 'publication', 'null'::jsonb))
   returning id into v_anchor;
 
   update private.receipts r
@@ -168,6 +171,80 @@ begin
   from jsonb_array_elements(v_items) e
   where r.id = (e ->> 'id')::uuid;
 
+  if coalesce((p ->> 'confirmed')::boolean, true) then
+    perform private.receipt_anchor_announce(v_anchor, v_now);
+  end if;
+
   return jsonb_build_object('recorded', true, 'anchor_id', v_anchor, 'leaf_count', v_count);
 end $$;
-comment on function public.receipt_anchor_record(jsonb) is 'Writes one anchor and every receipt''s inclusion proof atomically; refuses (recorded: false) a batch of which any receipt is sandbox, unknown or already anchored, and raises on a proof that does not reach the root.';
+comment on function public.receipt_anchor_record(jsonb) is 'Writes one anchor (confirmed, or pending its publication) and every receipt''s inclusion proof atomically; refuses (recorded: false) a batch of which any receipt is sandbox, unknown or already anchored, and raises on a proof that does not reach the root.';
+
+-- ----------------------------------------------------------------------------
+-- Following a publication up (D-515): confirmation, replacement, reorg repair
+-- ----------------------------------------------------------------------------
+
+-- The anchor's root is confirmed: marks it so and, the first time only, sends mandate.granted of every grant
+-- whose capture's receipt it holds (resource API 6: sent once, after the grant is anchored). The anchor row
+-- is locked first: mandate_issue locks it shared, so each grant is announced by exactly one of the two.
+create or replace function private.receipt_anchor_announce(p_anchor uuid, p_now timestamptz) returns void
+language plpgsql set search_path = '' as $$
+declare
+  v_first timestamptz;
+  v_mandate private.mandates;
+begin
+  select first_confirmed_at into v_first from private.receipt_anchors where id = p_anchor for update;
+  update private.receipt_anchors set confirmed_at = p_now, first_confirmed_at = coalesce(first_confirmed_at, p_now)
+  where id = p_anchor;
+  if v_first is not null then
+    return;
+  end if;
+  for v_mandate in
+    select m.* from private.mandates m join private.receipts r on r.capture_id = m.capture_id
+    where r.anchor_id = p_anchor and m.environment = 'live'
+    order by m.created_at, m.id
+  loop
+    perform private.mandate_granted_emit(v_mandate, p_now);
+  end loop;
+end $$;
+comment on function private.receipt_anchor_announce(uuid, timestamptz) is 'Marks an anchor confirmed; on its first confirmation sends mandate.granted of the grants whose receipts it holds.';
+
+-- receipt_anchors_open({sink, now, watch_seconds}) -> {anchors: [{id, root, sink_reference, confirmed, publication}]}
+-- What the anchoring pass follows up on this sink: every anchor still pending, and the confirmed ones confirmed
+-- less than watch_seconds ago (a reorg deeper than the confirmations is looked for that long), oldest first.
+create or replace function public.receipt_anchors_open(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('anchors', coalesce(jsonb_agg(jsonb_build_object(
+    'id', a.id, 'root', a.root, 'sink_reference', a.sink_reference, 'confirmed', a.confirmed_at is not null,
+    'publication', a.publication) order by a.created_at, a.id), '[]'::jsonb))
+  from private.receipt_anchors a
+  where a.sink = p ->> 'sink'
+    and (a.confirmed_at is null
+      or a.confirmed_at > (p ->> 'now')::timestamptz - make_interval(secs => coalesce((p ->> 'watch_seconds')::int, 3600)))
+$$;
+comment on function public.receipt_anchors_open(jsonb) is 'The anchors of a sink still pending, and those confirmed within watch_seconds (default 3600), for the pass to confirm, replace or repair.';
+
+-- receipt_anchor_follow({anchor_id, sink_reference, confirmed, publication, now}) -> {confirmed, announced}
+-- Records where an anchor's publication stands: confirmed (the first time, its grants are announced), or pending
+-- again (not yet deep enough, replaced at other fees, republished after a reorg took it out). The root and the
+-- receipts' proofs never change: only how the root is published.
+create or replace function public.receipt_anchor_follow(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_anchor private.receipt_anchors;
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+begin
+  select * into v_anchor from private.receipt_anchors where id = (p ->> 'anchor_id')::uuid for update;
+  if not found or v_now is null or jsonb_typeof(p -> 'confirmed') is distinct from 'boolean' then
+    raise exception 'a known anchor_id, now and confirmed are required' using errcode = '22023';
+  end if;
+  update private.receipt_anchors
+  set sink_reference = p ->> 'sink_reference', publication = coalesce(nullif(p -> 'publication', 'null'::jsonb), publication),
+      confirmed_at = case when (p ->> 'confirmed')::boolean then confirmed_at else null end
+  where id = v_anchor.id;
+  if (p ->> 'confirmed')::boolean and v_anchor.confirmed_at is null then
+    perform private.receipt_anchor_announce(v_anchor.id, v_now);
+  end if;
+  return jsonb_build_object('confirmed', (p ->> 'confirmed')::boolean,
+    'announced', (p ->> 'confirmed')::boolean and v_anchor.first_confirmed_at is null);
+end $$;
+comment on function public.receipt_anchor_follow(jsonb) is 'Records where an anchor''s publication stands (confirmed, or pending again with its new publication); its first confirmation announces its grants.';

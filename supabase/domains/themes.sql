@@ -108,3 +108,13 @@ language sql stable security definer set search_path = '' as $$
     and t.stage = 'published'
 $$;
 comment on function public.theme_get(jsonb) is 'The published tokens of a merchant and surface (NULL tokens included), or null when nothing is published.';
+
+-- theme_asset_get({id: uuid}) -> {content_type, family, content_base64} | null: an uploaded asset as
+-- the service serves it to anyone (the hosted screen loads it with no key; its URL is unguessable).
+create or replace function public.theme_asset_get(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('content_type', a.content_type, 'family', a.family, 'content_base64', encode(a.content, 'base64'))
+  from private.theme_assets a
+  where a.id = (p ->> 'id')::uuid
+$$;
+comment on function public.theme_asset_get(jsonb) is 'An uploaded theme asset''s type, family and content, by id, or null.';

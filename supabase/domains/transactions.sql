@@ -41,11 +41,11 @@ begin
   else
     insert into private.captures (id, merchant_id, environment, identity_id, action, service_hash, amount_minor, currency,
       capture_nonce, liveness_passed, liveness_reason, coercion_signal, assurance_level, face_similarity, engine_version,
-      scenario, created_at, mandate_id, consumption_id)
+      scenario, created_at, mandate_id, consumption_id, device_binding)
     values ((c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid, c ->> 'environment', (p ->> 'identity_id')::uuid, c ->> 'action',
       c ->> 'service_hash', (c ->> 'amount_minor')::bigint, c ->> 'currency', c ->> 'capture_nonce', false, 'mandate_stand_in',
       false, c ->> 'assurance_level', null, c ->> 'engine_version', null, (c ->> 'created_at')::timestamptz, v_mandate_id,
-      v_consumption);
+      v_consumption, 'none');
     insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
     values ((p -> 'receipt' ->> 'id')::uuid, p -> 'receipt' ->> 'code', (c ->> 'id')::uuid, (c ->> 'merchant_id')::uuid,
       c ->> 'environment', p -> 'receipt' ->> 'jws', p -> 'receipt' ->> 'seal', (c ->> 'created_at')::timestamptz);
@@ -53,15 +53,19 @@ begin
       'immutability_seal', p -> 'receipt' ->> 'seal', 'receipt_id', p -> 'receipt' ->> 'id', 'receipt_code', p -> 'receipt' ->> 'code');
   end if;
 
-  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block.
+  -- Spec 4.4: the approval of an act nobody was present for (assurance mandate) and its mandate block. No device
+  -- signed the act (device_binding none); the mandate block says what signed the grant's capture (D-486).
   select * into m from private.mandates where id = v_mandate_id;
-  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate') || v_act
+  v_approval := jsonb_build_object('success', true, 'status', 'approved', 'assurance_level', 'mandate', 'device_binding', 'none')
+    || v_act
     || jsonb_build_object('mandate', jsonb_build_object(
          'mandate_id', private.public_id('mdt_', m.id),
          'consumption_id', v_decision -> 'consumption_id',
          'scope_used', v_decision -> 'scope_used',
          'granted_to', m.granted_to,
          'assurance_level', m.assurance_level,
+         'device_binding', coalesce(
+           (select g.device_binding from private.captures g where g.granted_mandate_id = m.id), 'none'),
          'idempotent_replay', v_decision -> 'idempotent_replay',
          'remaining', v_decision -> 'remaining',
          'at_limit', v_decision -> 'at_limit')
@@ -104,18 +108,7 @@ begin
   end;
 
   if jsonb_typeof(d) = 'object' then
-    -- Serialises the presentations of one document, so two identities cannot both take it at once.
-    perform pg_advisory_xact_lock(hashtextextended('identity_documents:' || (d ->> 'lds_sha256'), 0));
-    if exists (select 1 from private.identity_documents
-               where lds_sha256 = d ->> 'lds_sha256' and identity_id <> (c ->> 'identity_id')::uuid) then
-      raise exception 'this document is on record for another identity' using errcode = 'HA438',
-        detail = '{"reason": "document_already_bound"}';
-    end if;
-    insert into private.identity_documents (identity_id, capture_id, document_type, issuing_country, expires_on,
-      date_of_birth, portrait_similarity, signer_fingerprint, csca_fingerprint, lds_sha256, verified_at)
-    values ((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d ->> 'document_type', d ->> 'issuing_country',
-      (d ->> 'expires_on')::date, (d ->> 'date_of_birth')::date, (d ->> 'portrait_similarity')::real,
-      d ->> 'signer_fingerprint', d ->> 'csca_fingerprint', d ->> 'lds_sha256', (c ->> 'created_at')::timestamptz);
+    perform private.identity_document_record((c ->> 'identity_id')::uuid, (c ->> 'id')::uuid, d, (c ->> 'created_at')::timestamptz);
   end if;
 
   if jsonb_typeof(p -> 'baseline') = 'object' then

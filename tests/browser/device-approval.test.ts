@@ -8,7 +8,7 @@
  * (the page's own script); the new device reads `approved`, and the person's list holds both. The
  * person revokes the first device (device-manage); its next approval, of a third device, is refused.
  */
-import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { assertionChallenge, DEVICE_APPROVAL_CONTEXT, descriptorDigest } from "../../shared/contracts/device";
 import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
@@ -20,6 +20,7 @@ import { merchantFactory } from "../harness/factories";
 import { enrollStranger } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
 import { CHROMIUM, chromiumFlags } from "./chromium";
+import { addVirtualAuthenticator, onLocalhost } from "./passkeys";
 
 let sql: Sql;
 let browser: Browser;
@@ -28,7 +29,7 @@ let origin: string;
 
 beforeAll(async () => {
   sql = connect(inject("databaseUrl"));
-  origin = serviceUnderTest().baseUrl.replace("127.0.0.1", "localhost");
+  origin = new URL(onLocalhost(serviceUnderTest().baseUrl)).origin;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: chromiumFlags() });
 });
 
@@ -38,23 +39,12 @@ afterAll(async () => {
 });
 
 /** One device: a browser context of its own with its own virtual authenticator, on a page of the service's origin. */
-async function device(): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession }> {
+async function device(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("WebAuthn.enable", { enableUI: false });
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualAuthenticator(page);
   await page.goto(`${origin}/functions/v1/device-add/approve`);
-  return { context, page, cdp };
+  return { context, page };
 }
 
 /** navigator.credentials.create with the service's options (JSON), answered as startRegistration's JSON. */
@@ -135,7 +125,7 @@ async function askToBeAdded(page: Page, publishableKey: string) {
 async function approveOn(page: Page, url: string): Promise<string> {
   // A new document (the page may already be at the same path: a fragment change alone reloads nothing).
   await page.goto("about:blank");
-  await page.goto(url.replace("127.0.0.1", "localhost"));
+  await page.goto(onLocalhost(url));
   await page
     .locator("#approve:not([disabled])")
     .waitFor({ timeout: 15_000 })

@@ -34,6 +34,7 @@ import {
   type VirtualAuthenticatorRecording,
 } from "../fixtures/devices/virtual-authenticator";
 import { CHROMIUM, chromiumFlags } from "./chromium";
+import { PLATFORM_AUTHENTICATOR } from "./passkeys";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const RECORD = process.env.RECORD_DEVICE_FIXTURES === "1";
@@ -102,16 +103,7 @@ afterAll(async () => {
 
 /** A fresh authenticator of one person's device: ctap2 over the internal transport, resident keys, UV on. */
 async function newAuthenticator(): Promise<string> {
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", { options: PLATFORM_AUTHENTICATOR });
   return authenticatorId;
 }
 

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Page } from "playwright-core";
 import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 
@@ -37,12 +37,16 @@ export async function waitForView(page: Page, view: ScreenView, timeout = 60_000
     });
 }
 
-/** Saves `name`-light.png and `name`-dark.png of the page as it is now (the scheme switched live). */
-export async function photograph(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
+/**
+ * Saves `name`-light.png and `name`-dark.png of the page as it is now (the scheme switched live);
+ * `name` may name a folder below the screenshots' (`me/en-signed-in`); `fullPage` takes the whole
+ * page rather than the viewport.
+ */
+export async function photograph(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  mkdirSync(dirname(join(SCREENSHOTS, name)), { recursive: true });
   for (const scheme of ["light", "dark"] as const) {
     await emulateScheme(page, scheme);
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`) });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
   }
   await emulateScheme(page, "light");
 }
@@ -147,4 +151,21 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   }
   await emulateScheme(page, "light");
   return found;
+}
+
+/**
+ * One capture on the screen at `url` in `page`: the intro (the consent ticked when asked), the
+ * gates, a reading of `seconds`, and the outcome as the screen shows it.
+ */
+export async function captureThrough(page: Page, url: string, seconds: number) {
+  // A new document: session URLs differ in their fragment only, and a fragment change loads nothing.
+  await page.goto("about:blank");
+  await page.goto(screenUrl(url, seconds));
+  await waitForView(page, "intro");
+  if (await page.isVisible("#consent")) await page.check("#consent");
+  await page.click("#continue");
+  await waitForView(page, "capture");
+  await startReading(page);
+  await waitForView(page, "outcome", (seconds + 40) * 1000);
+  return outcomeOf(page);
 }

@@ -15,7 +15,7 @@
  * opens and falls behind under load, so a baked sequence cannot be aligned with a capture's start
  * (docs/decisions.md, D-234).
  */
-import type { Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { PREFLIGHT } from "../../client/descriptor/light";
 import type { MediaManifest } from "../../scripts/media/generate";
 import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "../../shared/engine/light";
@@ -38,8 +38,10 @@ const SEQUENCE_SECONDS = 60;
  * Gives `page` the lit camera (before it opens the screen): the face reflects what the screen
  * shows, or `reflect`'s sequence while the screen shows its own. Returns the capture nonce the
  * hosted screen's boot answer gave it (none on the device check page, whose nonce is its own).
+ * Given a browser context instead, every page of it gets the camera (a screen opened in a window
+ * of its own, as the person's page opens it).
  */
-export async function litCamera(page: Page, light: MediaManifest["light"], options: { reflect?: string } = {}) {
+export async function litCamera(page: Page | BrowserContext, light: MediaManifest["light"], options: { reflect?: string } = {}) {
   const config: CameraConfig = {
     ...light,
     linear: Object.fromEntries([

@@ -12,6 +12,7 @@ import { deviceChallenge, SoftwareAuthenticator } from "../harness/authenticator
 import { merchantFactory, testDb } from "../harness/factories";
 import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
 import { CONSENT, enrollStranger, newStranger, transact } from "../harness/identity";
+import { issue, mandateTerms, standInRequest } from "../harness/mandates";
 import { v1 } from "../harness/resource-api";
 
 type Shot = { descriptor: any; nonce: string; device_assertion?: unknown };
@@ -46,6 +47,34 @@ async function livePerson() {
 }
 
 describe("device-bound presence (live mode)", () => {
+  it("a mandate standing in: device_binding none for the act (nobody was present), the grant's in its mandate block", async () => {
+    const { person, key } = await livePerson();
+    const { granted_by: _, ...terms } = mandateTerms(person, {
+      scopes: ["login"],
+      ceiling: { kind: "count", count: 2, period: "lifetime" },
+    });
+    const shot = await person.signedCapture(key, "grant");
+    const granted = await transact(key, { ...login(person.subject_ref, shot), grant: terms });
+    expect(granted.status, granted.text).toBe(200);
+    const issued = await issue(key, { ...terms, granted_by: person.subject_ref, proof: { capture_id: granted.body.transaction_id } });
+    expect(issued.status, issued.text).toBe(201);
+    const headers = { "idempotency-key": `idem-${crypto.randomUUID()}` };
+    const request = standInRequest(person, issued.body.mandate_id);
+    const res = await transact(key, request, { headers });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      status: "approved",
+      assurance_level: "mandate",
+      device_binding: "none",
+      mandate: { device_binding: "synced" },
+    });
+    const [row] = await testDb()`select device_binding, device_id from private.captures where id = ${res.body.transaction_id}`;
+    expect(row).toEqual({ device_binding: "none", device_id: null });
+    // A replay answers the same.
+    const replayed = await transact(key, request, { headers });
+    expect(replayed.body).toMatchObject({ device_binding: "none", mandate: { device_binding: "synced", idempotent_replay: true } });
+  });
+
   it("approves a capture signed by the person's passkey, with device_binding on the answer, the capture and the receipt", async () => {
     const { person, key } = await livePerson();
     const shot = await person.signedCapture(key, "login");
@@ -252,6 +281,10 @@ describe("device-bound presence (live mode)", () => {
     const claimed = await v1("/identity/claims", { key, body: { proof: encodeProof(shot.descriptor, CONSENT, { registration }) } });
     expect(claimed.status, claimed.text).toBe(201);
     expect(claimed.body.device_binding).toBe("synced");
+    // The claim's capture row names the credential its registration made, as every capture that counted does.
+    const [claimRow] = await testDb()`select c.device_binding, d.credential_id from private.captures c
+      left join private.device_credentials d on d.id = c.device_id where c.capture_nonce = ${challenge}`;
+    expect(claimRow).toEqual({ device_binding: "synced", credential_id: device.credentialId });
 
     const login = await deviceChallenge(key, "login");
     const seen = stranger.capture({ nonce: login });

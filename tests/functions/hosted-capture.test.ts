@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { PRESENCE_REASONS } from "../../shared/engine";
 import { rpc } from "../../shared/kernel/db/rpc";
+import { sha256Hex } from "../../shared/lib/crypto";
 import { defaultTheme } from "../../shared/themes/theme";
 import { capture } from "../harness/captures";
 import { passport } from "../harness/documents";
@@ -32,6 +33,7 @@ const BOOT_KEYS = [
   "locale",
   "locales",
   "merchant_id",
+  "passkey",
   "screen_token",
   "session_id",
   "theme",
@@ -87,6 +89,8 @@ describe("hosted-capture boot", () => {
       locales: ["en", "pt-BR", "es"],
       consent: null,
       card: null,
+      // The sandbox asks no passkey ceremony (D-485).
+      passkey: null,
     });
     // The capture nonce is the session's device challenge (docs/decisions.md, D-348).
     expect(screen.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -100,6 +104,35 @@ describe("hosted-capture boot", () => {
     expect(JSON.stringify(screen)).not.toContain("secret-ish");
     const [row] = await testDb()`select opened_by, state from private.hosted_sessions where id = ${session.session_id.slice(3)}::uuid`;
     expect(row).toEqual({ opened_by: "service", state: "opened" });
+  });
+
+  it("live mode: serves the capture's passkey ceremony, its options as issued but the challenge; a registration's user handle is kept with its challenge", async () => {
+    const m = await merchantFactory("Acme Live");
+    const rp = { id: "127.0.0.1", name: "Human-authorisation service" };
+    const enroll = await booted(m.keys.sk_live, { action: "enroll" });
+    expect(enroll.screen.passkey).toEqual({
+      ceremony: "register",
+      options: expect.objectContaining({
+        rp,
+        user: { id: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), name: "Acme Live", displayName: "Acme Live" },
+        pubKeyCredParams: [-7, -8, -257].map((alg) => ({ type: "public-key", alg })),
+        authenticatorSelection: expect.objectContaining({ residentKey: "required", userVerification: "required" }),
+        excludeCredentials: [],
+      }),
+    });
+    expect(enroll.screen.passkey.options).not.toHaveProperty("challenge");
+    const [issued] = await testDb()`select purpose, user_handle from private.device_challenges
+      where challenge_hash = ${await sha256Hex(enroll.screen.capture_nonce)}`;
+    expect(issued).toEqual({ purpose: "enroll", user_handle: enroll.screen.passkey.options.user.id });
+
+    const pay = await booted(m.keys.sk_live, authorizeBody());
+    expect(pay.screen.passkey).toEqual({
+      ceremony: "assert",
+      options: { rpId: rp.id, timeout: 120_000, userVerification: "required", allowCredentials: [] },
+    });
+    const [asked] = await testDb()`select purpose, user_handle from private.device_challenges
+      where challenge_hash = ${await sha256Hex(pay.screen.capture_nonce)}`;
+    expect(asked).toEqual({ purpose: "payment", user_handle: null });
   });
 
   it("offers the hosted consent for enroll; speaks the person's language; names the session's brand first, then the published theme's", async () => {

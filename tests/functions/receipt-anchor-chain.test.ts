@@ -20,6 +20,7 @@ import { importSigningKeys } from "../../shared/lib/signing";
 import { anchorPendingReceipts } from "../../shared/receipts/anchor";
 import { ANCHOR_CALLDATA_TAG, anchorSinkFor, ChainAnchorSink } from "../../shared/receipts/chain-sink";
 import { buildReceipt, newReceiptCode } from "../../shared/receipts/signed-receipt";
+import { issueMandate, seedGrantor } from "../fixtures/mandate-seed";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, freshIp } from "../harness/http";
 import { useOwnService } from "../harness/own-service";
@@ -197,18 +198,179 @@ describe("receipt-anchor on a chain", () => {
     expect((await verifyFromChain(anchored.body)).exit).toBe(0);
   });
 
-  it("a transaction short of its confirmations records no anchor: the receipt says pending until one is confirmed", async () => {
+  it("a publication short of its confirmations is recorded pending: receipt-verify names its transaction until the chain confirms it", async () => {
     const receipt = await seedReceipt(later());
-    // ganache mines a block per transaction and none without: the second confirmation never comes
+    // ganache mines a block per transaction and none without: the second confirmation waits for evm_mine
     const impatient = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 2, timeoutMs: 1500 });
     const before = await chain.getBlockNumber({ cacheTime: 0 });
-    await expect(anchorPendingReceipts(service.own.sql, impatient, later())).rejects.toThrow(/to be confirmed/);
+    expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 1 });
     // sent and mined: one confirmation of the two asked
     expect(await chain.getBlockNumber({ cacheTime: 0 })).toBe(before + 1n);
-    expect((await verify(receipt.code)).body).toMatchObject({ valid: true, public_seal_status: "pending" });
+    const pending = (await verify(receipt.code)).body;
+    expect(pending).toMatchObject({
+      valid: true,
+      public_seal_status: "pending",
+      public_seal: { sink: `eip155:${CHAIN_ID}`, confirmed_at: null },
+    });
+    const hash = pending.public_seal.sink_reference as Hex;
+    expect(hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await chain.getTransaction({ hash })).input).toBe(
+      `0x${Buffer.from(ANCHOR_CALLDATA_TAG).toString("hex")}${pending.public_seal.root}`,
+    );
+    expect(await verifyFromChain(pending)).toMatchObject({
+      exit: 1,
+      verdict: { match: false, reason: "the seal is pending: its transaction is not confirmed yet" },
+    });
+
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ anchors: [], confirmed: 1, pending: 0 });
+    const anchored = (await verify(receipt.code)).body;
+    expect(anchored).toMatchObject({ valid: true, public_seal_status: "anchored" });
+    expect(anchored.public_seal.sink_reference).toBe(`${hash}@${before + 1n}`);
+    expect(anchored.public_seal.root).toBe(pending.public_seal.root);
+    expect((await verifyFromChain(anchored)).exit).toBe(0);
+  });
+
+  it("a stuck publication (fees rose past it) is replaced at the same nonce, and only one of the two is mined", async () => {
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 1000,
+      replaceAfterMs: 0,
+    });
+    const receipt = await seedReceipt(later());
+    await node.provider.request({ method: "miner_stop", params: [] });
+    try {
+      expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 1 });
+      const first = (await verify(receipt.code)).body.public_seal;
+      expect(first.confirmed_at).toBeNull();
+
+      expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ republished: 1, pending: 1 });
+      const second = (await verify(receipt.code)).body;
+      expect(second).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: { root: first.root } });
+      expect(second.public_seal.sink_reference).not.toBe(first.sink_reference);
+      const [{ publication }] = await testDb()`select publication from private.receipt_anchors where id = ${first.anchor_id}`;
+      expect(publication.hashes).toEqual([first.sink_reference, second.public_seal.sink_reference]);
+      // the node's pool took the replacement in place of the first: same nonce, an eighth more per gas at least
+      await expect(chain.getTransaction({ hash: first.sink_reference })).rejects.toThrow(/could not be found/);
+      const replacement = await chain.getTransaction({ hash: second.public_seal.sink_reference });
+      expect(replacement.nonce).toBe(publication.nonce);
+      expect(replacement.maxFeePerGas).toBe(BigInt(publication.max_fee_per_gas));
+    } finally {
+      await node.provider.request({ method: "miner_start", params: [] });
+    }
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1, pending: 0 });
+    const anchored = (await verify(receipt.code)).body;
+    expect(anchored.public_seal_status).toBe("anchored");
+    const [mined] = anchored.public_seal.sink_reference.split("@");
+    const [{ publication }] = await testDb()`select publication from private.receipt_anchors where id = ${anchored.public_seal.anchor_id}`;
+    const others = (publication.hashes as Hex[]).filter((hash) => hash !== mined);
+    expect(others).toHaveLength(1);
+    // the other one was never mined: same nonce, so no second root on the chain
+    await expect(chain.getTransactionReceipt({ hash: others[0] as Hex })).rejects.toThrow();
+    expect((await verifyFromChain(anchored)).exit).toBe(0);
+  });
+
+  it("fees above the cap send nothing: the receipts stay pending, with no seal, until fees allow", async () => {
+    const receipt = await seedReceipt(later());
+    const thrifty = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 1, maxFeePerGas: 1n });
+    const before = await chain.getBlockNumber({ cacheTime: 0 });
+    expect(await anchorPendingReceipts(service.own.sql, thrifty, later())).toMatchObject({ anchors: [], deferred: true });
+    expect(await chain.getBlockNumber({ cacheTime: 0 })).toBe(before);
+    expect((await verify(receipt.code)).body).toMatchObject({ valid: true, public_seal_status: "pending", public_seal: null });
 
     await service.own.tick("receipt-anchor", later());
     expect((await verify(receipt.code)).body.public_seal_status).toBe("anchored");
+  });
+
+  it("a reorg that takes a confirmed root out is repaired: pending meanwhile, the same root republished, verifiable again", async () => {
+    const sink = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 1, timeoutMs: 5000 });
+    const snapshot = await node.provider.request({ method: "evm_snapshot", params: [] });
+    const receipt = await seedReceipt(later());
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 0 });
+    const before = (await verify(receipt.code)).body;
+    expect(before.public_seal_status).toBe("anchored");
+    expect((await verifyFromChain(before)).exit).toBe(0);
+
+    // the chain forgets the block that held the root, and grows past it on another branch
+    await node.provider.request({ method: "evm_revert", params: [snapshot] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect((await verifyFromChain(before)).exit).toBe(1);
+
+    const repair = await anchorPendingReceipts(service.own.sql, sink, later());
+    expect(repair).toMatchObject({ reorged: 1, republished: 1 });
+    expect((await verify(receipt.code)).body).toMatchObject({
+      valid: true,
+      public_seal_status: "pending",
+      public_seal: { root: before.public_seal.root },
+    });
+
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1, pending: 0 });
+    const after = (await verify(receipt.code)).body;
+    expect(after).toMatchObject({
+      valid: true,
+      public_seal_status: "anchored",
+      public_seal: { root: before.public_seal.root, anchor_id: before.public_seal.anchor_id },
+    });
+    expect(after.public_seal.sink_reference).not.toBe(before.public_seal.sink_reference);
+    expect(after.public_seal.inclusion_proof).toEqual(before.public_seal.inclusion_proof);
+    expect((await verifyFromChain(after)).exit).toBe(0);
+  });
+
+  it("a live grant's mandate.granted is sent once, when the anchor holding its receipt is confirmed", async () => {
+    const sql = testDb();
+    const impatient = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 2, timeoutMs: 1500 });
+    const granted = (mandateId: string) =>
+      sql`select created_at from private.outbox_events where type = 'mandate.granted' and data ->> 'mandate_id' = ${`mdt_${mandateId.replace(/-/g, "")}`}`;
+    /** A live grant whose capture has its signed receipt, as the sink records an approved grant capture. */
+    async function liveGrant(afterReceipt?: () => Promise<unknown>) {
+      const at = later();
+      const grantor = await seedGrantor(sql, { at, environment: "live" });
+      return issueMandate(sql, grantor, {
+        beforeIssue: async (captureId) => {
+          const receiptId = randomUUID();
+          const code = newReceiptCode();
+          const issuedAt = new Date(at.getTime() - 60_000);
+          const built = await buildReceipt(keys, {
+            receiptId,
+            code,
+            captureId,
+            merchantId: grantor.merchantId,
+            environment: "live",
+            action: "ACTION_LOGIN",
+            assuranceLevel: "face_voice_doc",
+            serviceHash: `svc:${captureId}`,
+            issuedAt,
+          });
+          await sql`insert into private.receipts (id, code, capture_id, merchant_id, environment, jws, seal, issued_at)
+                    values (${receiptId}, ${code}, ${captureId}, ${grantor.merchantId}, 'live', ${built.jws}, ${built.seal}, ${issuedAt})`;
+          await afterReceipt?.();
+        },
+      });
+    }
+
+    // issued before its receipt is anchored: nothing until the anchor is confirmed
+    const waiting = await liveGrant();
+    expect(await granted(waiting.id)).toHaveLength(0);
+    expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ pending: 1 });
+    expect(await granted(waiting.id)).toHaveLength(0);
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect(await anchorPendingReceipts(service.own.sql, impatient, later())).toMatchObject({ confirmed: 1 });
+    expect(await granted(waiting.id)).toHaveLength(1);
+    await node.provider.request({ method: "evm_mine", params: [] });
+    await anchorPendingReceipts(service.own.sql, impatient, later());
+    expect(await granted(waiting.id)).toHaveLength(1);
+
+    // its receipt anchored and confirmed before the mandate is issued: sent with the issue
+    const anchoredFirst = await liveGrant(async () => {
+      await anchorPendingReceipts(service.own.sql, impatient, later());
+      await node.provider.request({ method: "evm_mine", params: [] });
+      await anchorPendingReceipts(service.own.sql, impatient, later());
+    });
+    expect(await granted(anchoredFirst.id)).toHaveLength(1);
   });
 
   it("without a chain the sink is the local one, and half a chain configuration is refused", async () => {

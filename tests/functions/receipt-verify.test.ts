@@ -37,6 +37,7 @@ const RESPONSE_KEYS = [
 const PUBLIC_SEAL_KEYS = [
   "anchor_id",
   "anchored_at",
+  "confirmed_at",
   "inclusion_proof",
   "inclusion_valid",
   "leaf_count",
@@ -242,7 +243,13 @@ describe("receipt-verify", () => {
         expect(res.body.public_seal_status).toBe("anchored");
         expect(Object.keys(res.body.public_seal).sort()).toEqual(PUBLIC_SEAL_KEYS);
         const seal = res.body.public_seal;
-        expect(seal).toMatchObject({ sink: "local", sink_reference: null, anchored_at: anchoredAt.toISOString(), inclusion_valid: true });
+        expect(seal).toMatchObject({
+          sink: "local",
+          sink_reference: null,
+          anchored_at: anchoredAt.toISOString(),
+          confirmed_at: anchoredAt.toISOString(),
+          inclusion_valid: true,
+        });
         expect(pass.anchors.map((a) => a.anchor_id)).toContain(seal.anchor_id);
         // Offline: the seal is SHA-256 of the JWS, and it folds into the root with the proof given.
         expect(createHash("sha256").update(res.body.jws).digest("hex")).toBe(res.body.immutability_seal);
@@ -265,10 +272,16 @@ describe("receipt-verify", () => {
       const published: string[] = [];
       const sink: AnchorSink = {
         name: "test-chain",
-        async publish(root) {
+        follows: false,
+        async prepare(root) {
           published.push(root);
-          return { reference: `tx-${root.slice(0, 16)}` };
+          return { reference: `tx-${root.slice(0, 16)}`, confirmed: true, state: null };
         },
+        async send() {},
+        async follow(publication) {
+          return publication;
+        },
+        stale: () => false,
       };
       await anchorAt(new Date(seeded.issuedAt.getTime() + 1000), sink);
       const res = await verify({ id: seeded.receiptId });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { encodeProof } from "../../shared/engine";
 import { deviceChallenge, SoftwareAuthenticator } from "../harness/authenticator";
 import { revokeConsent } from "../harness/consent";
+import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { CONSENT, enrollStranger, newStranger } from "../harness/identity";
@@ -45,6 +46,85 @@ describe("POST /v1/identity/claims", () => {
     expect(res.headers.get("service-ratelimit-limit")).toBe("10");
   });
 
+  it("binds the legal identity when asked: source document verifies the passport the proof carries and keeps it on record, at the one price", async () => {
+    const merchant = await merchantFactory();
+    const person = newStranger();
+    const shot = person.capture();
+    const document = await passport({ dateOfBirth: "1990-04-01" });
+    const res = await v1("/identity/claims", {
+      key: merchant.keys.sk_test,
+      body: { proof: encodeProof(shot.descriptor, CONSENT, undefined, document), source: "document" },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.source).toBe("document");
+    const [record] = await testDb()`
+      select d.document_type, d.issuing_country, d.date_of_birth::text, c.action, c.assurance_level
+      from private.identity_documents d join private.captures c on c.id = d.capture_id
+      join private.receipts r on r.capture_id = c.id where r.id = ${res.body.receipt.id}`;
+    expect(record).toMatchObject({
+      document_type: "passport",
+      issuing_country: "UTO",
+      date_of_birth: "1990-04-01",
+      action: "ACTION_SIGNUP",
+    });
+    expect(record.assurance_level).toBe("face_voice_doc");
+    const receipt = (await (await fetch(res.body.receipt.url)).json()) as Record<string, any>;
+    expect(receipt).toMatchObject({ valid: true, action: "ACTION_SIGNUP", assurance_level: "face_voice_doc" });
+    // one price: billed once as a claim, the act every claim is billed as, with or without its legal identity
+    const billed = await testDb()`select act, channel from private.billing_ledger where merchant_id = ${merchant.merchant_id}`;
+    expect(billed).toEqual([{ act: "claim", channel: "api" }]);
+    // the record answers the attributes the evidence proves
+    const verified = await v1("/identity/attributes", {
+      key: merchant.keys.sk_test,
+      body: { proof: proofOf(person.capture(), null), facetoken: res.body.facetoken, attribute: "document_verified" },
+    });
+    expect(verified.body.value).toBe(true);
+
+    // a document in the proof without source is not read: nothing bound, no source
+    const other = newStranger();
+    const unasked = await v1("/identity/claims", {
+      key: merchant.keys.sk_test,
+      body: { proof: encodeProof(other.capture().descriptor, CONSENT, undefined, await passport()) },
+    });
+    expect(unasked.status, unasked.text).toBe(201);
+    expect(unasked.body.source).toBeUndefined();
+    expect(
+      await testDb()`select 1 from private.identity_documents d join private.receipts r on r.capture_id = d.capture_id
+                          where r.id = ${unasked.body.receipt.id}`,
+    ).toHaveLength(0);
+  });
+
+  it("refuses source document as every document failure: 403 document_required with the cause, nothing written or billed", async () => {
+    const merchant = await merchantFactory();
+    const bound = newStranger();
+    const document = await passport();
+    const claimWith = (person: Stranger, evidence: unknown) =>
+      v1("/identity/claims", {
+        key: merchant.keys.sk_test,
+        body: { proof: encodeProof(person.capture().descriptor, CONSENT, undefined, evidence), source: "document" },
+      });
+    expect((await claimWith(bound, document)).status).toBe(201);
+
+    const person = newStranger();
+    const cases: [unknown, string][] = [
+      [await passport({ case: "tampered" }), "document_data_group_mismatch"],
+      [await passport({ case: "unknown-csca" }), "document_issuer_untrusted"],
+      [await passport({ portraitSimilarity: 0.2 }), "document_portrait_mismatch"],
+      [document, "document_already_bound"],
+    ];
+    for (const [evidence, reason] of cases) {
+      const res = await claimWith(person, evidence);
+      expect(errorOf(res), reason).toEqual({ status: 403, code: "document_required" });
+      expect(res.body.reason).toBe(reason);
+    }
+    expect(errorOf(await claimWith(person, { sod: "not base64" }))).toEqual({ status: 400, code: "invalid_input" });
+    expect(await billedRows(merchant.merchant_id)).toHaveLength(1);
+    // the same person, with a document of their own, is claimed at once: nothing of the refusals was kept
+    const ok = await claimWith(person, await passport());
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.body.source).toBe("document");
+  });
+
   it("answers 409 already_claimed with the facetoken held for a person the merchant holds, however they came", async () => {
     const merchant = await merchantFactory();
     const first = await claimed(merchant);
@@ -80,7 +160,7 @@ describe("POST /v1/identity/claims", () => {
 
     const source = await claim(key, shot, { body: { source: "document" } });
     expect(errorOf(source)).toEqual({ status: 403, code: "document_required" });
-    expect(source.body.reason).toBe("document_unverifiable");
+    expect(source.body.reason).toBe("document_missing");
     expect(errorOf(await claim(key, shot, { body: { source: "passport" } }))).toEqual({ status: 400, code: "invalid_input" });
 
     for (const proof of [

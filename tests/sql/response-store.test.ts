@@ -182,6 +182,7 @@ describe("the act and its stored answer commit together", () => {
         service_hash: stand.capture.service_hash,
         immutability_seal: stand.receipt.seal,
         assurance_level: "mandate",
+        device_binding: "none",
         receipt_id: stand.receipt.id,
         receipt_code: stand.receipt.code,
         mandate: {
@@ -190,6 +191,7 @@ describe("the act and its stored answer commit together", () => {
           scope_used: "login",
           granted_to: `agent_${mandateId}`,
           assurance_level: "face_voice_doc",
+          device_binding: "none",
           idempotent_replay: false,
           remaining: { amount: null, currency: null, count: 2 },
           at_limit: false,

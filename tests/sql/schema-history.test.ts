@@ -66,8 +66,14 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.face_identify",
   // What an ended consent covered is erased by one helper the retention sweep and the person's own erasure share (issue 31).
   "public.consent_retention_sweep",
+  // A mandate standing in records and answers device_binding none, and its mandate block the grant's (issue 27, D-486).
+  "public.mandate_transaction",
   // Authentication answers the circuit breaker's state when asked, so the sink spends no round trip on it (issue 28, D-506).
   "public.request_authenticate",
+  // An anchor is recorded pending before its root is sent and confirmed later (issue 29, D-515): the record takes the
+  // publication and whether it is confirmed, and the read answers confirmed_at.
+  "public.receipt_anchor_record",
+  "public.receipt_get",
 ];
 
 /**
@@ -93,6 +99,11 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261127100000_capture_devices.sql":
     /^(column private\.captures #\d+ (device_id|device_binding) |constraint private\.captures captures_(device_id_fkey|device_binding_check|device_signed)\b)/,
   "20261127160200_person_exports.sql": /(private|public)\.person_/,
+  "20261128100000_device_user_handles.sql": /(private|public)\.device_/,
+  "20261128130000_anchor_publications.sql":
+    /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit|private\.identity_document_record)\(/,
+  "20261128140000_theme_assets.sql":
+    /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.keyset_page\(/;

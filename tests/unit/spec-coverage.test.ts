@@ -42,9 +42,30 @@ describe("docs/spec-coverage.md", () => {
     expect(rows.filter((row) => !namedIn(text, lowered, row.name)).map((row) => `${row.kind} ${row.name}`)).toEqual([]);
   });
 
-  it("gives every row a status it allows, and counts its rows", () => {
+  it("gives every row a status it allows, and counts its rows by status", () => {
     expect(rows.filter((row) => !STATUSES.some((status) => row.status.startsWith(status))).map((row) => row.name)).toEqual([]);
-    const counts = /\*\*Counts\.\*\* (\d+) codes and fields listed; (\d+) named by a test\./.exec(COVERAGE);
-    expect(counts?.slice(1).map(Number)).toEqual([rows.length, rows.length]);
+    const counts =
+      /\*\*Counts\.\*\* (\d+) codes and fields listed; (\d+) named by a test; (\d+) implemented and tested, (\d+) deviating, (\d+) partial\./.exec(
+        COVERAGE,
+      );
+    const withStatus = (status: string) => rows.filter((row) => row.status.startsWith(status)).length;
+    expect(counts?.slice(1).map(Number)).toEqual([
+      rows.length,
+      rows.length,
+      withStatus("implemented, tested"),
+      withStatus("deviating"),
+      withStatus("partial"),
+    ]);
+  });
+
+  it("counts the sections' notes by kind, and reasons every deviation by a decision", () => {
+    const notes = [...COVERAGE.matchAll(/^- (Implemented|Deviating|Partial)\b(.*)$/gm)].map(([, kind, text]) => ({ kind, text }));
+    const counts =
+      /Notes under the sections: (\d+) implemented, (\d+) deviating \(each with the decision that reasons it\), (\d+) partial\./.exec(
+        COVERAGE,
+      );
+    const ofKind = (kind: string) => notes.filter((note) => note.kind === kind).length;
+    expect(counts?.slice(1).map(Number)).toEqual([ofKind("Implemented"), ofKind("Deviating"), ofKind("Partial")]);
+    expect(notes.filter((note) => note.kind === "Deviating" && !/D-\d{3}/.test(note.text)).map((note) => note.text)).toEqual([]);
   });
 });

@@ -39,6 +39,7 @@ const CAPTURE_ONLY = ["logo_icon_url", "color_success", "color_danger"];
 
 /** Where a service at https://auth.example.org serves its default assets. */
 const ASSETS = "https://auth.example.org/functions/v1/merchant-theme-get/assets";
+const UPLOADS = `${ASSETS}/u`;
 
 /** A complete, valid, non-default theme of a surface. */
 function customTheme(surface: "capture" | "mandate"): Record<string, string | number> {
@@ -231,7 +232,7 @@ describe("validateTheme", () => {
 describe("resolveTheme (rule 1: complete published theme or the complete default, never a merge)", () => {
   it("serves the default with customized false when nothing is published", () => {
     for (const surface of ["capture", "mandate"] as const) {
-      expect(resolveTheme(surface, null, ASSETS)).toEqual({
+      expect(resolveTheme(surface, null, ASSETS, UPLOADS)).toEqual({
         customized: false,
         tokens: [...(surface === "capture" ? captureTokens : mandateTokens)],
         theme: defaultTheme(surface, ASSETS),
@@ -241,30 +242,30 @@ describe("resolveTheme (rule 1: complete published theme or the complete default
 
   it("serves a complete published theme as it is, with customized true", () => {
     const published = { ...customTheme("mandate") };
-    const resolved = resolveTheme("mandate", published, ASSETS);
+    const resolved = resolveTheme("mandate", published, ASSETS, UPLOADS);
     expect(resolved.customized).toBe(true);
     expect(resolved.theme).toEqual(published);
     expect(Object.keys(resolved.theme)).toEqual([...mandateTokens]);
   });
 
   it.each(CAPTURE_TOKENS)("serves the full default (not a merge) when %s is null", (token) => {
-    const resolved = resolveTheme("capture", { ...customTheme("capture"), [token]: null }, ASSETS);
+    const resolved = resolveTheme("capture", { ...customTheme("capture"), [token]: null }, ASSETS, UPLOADS);
     expect(resolved).toEqual({ customized: false, tokens: [...captureTokens], theme: defaultTheme("capture", ASSETS) });
   });
 
   it("ignores capture-only columns on the mandate surface, null or not", () => {
     const stored = { ...customTheme("mandate"), logo_icon_url: null, color_success: null, color_danger: null };
-    expect(resolveTheme("mandate", stored, ASSETS).customized).toBe(true);
+    expect(resolveTheme("mandate", stored, ASSETS, UPLOADS).customized).toBe(true);
   });
 
   it("serves the default when a stored value is missing or invalid", () => {
     const { brand_name, ...missing } = customTheme("capture");
-    expect(resolveTheme("capture", missing, ASSETS).customized).toBe(false);
-    expect(resolveTheme("capture", { ...customTheme("capture"), radius_sm_px: 99 }, ASSETS).customized).toBe(false);
+    expect(resolveTheme("capture", missing, ASSETS, UPLOADS).customized).toBe(false);
+    expect(resolveTheme("capture", { ...customTheme("capture"), radius_sm_px: 99 }, ASSETS, UPLOADS).customized).toBe(false);
   });
 
   it("uses the configured assets host for the default URLs", () => {
-    const resolved = resolveTheme("capture", null, "https://static.example.net/t");
+    const resolved = resolveTheme("capture", null, "https://static.example.net/t", UPLOADS);
     expect(resolved.theme.logo_icon_url).toBe("https://static.example.net/t/logo-icon.svg");
   });
 });

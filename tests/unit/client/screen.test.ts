@@ -37,6 +37,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   consent: null,
   card: null,
   capture_nonce: "hcn_abcdefgh",
+  passkey: null,
   screen_token: "hsc_x",
   theme: { customized: false, theme: {} },
   ...extra,
