@@ -9,8 +9,8 @@
 import { presenceConfig } from "../../shared/engine/config";
 import type { LightSignals, PresenceDescriptor } from "../../shared/engine/descriptor";
 import { finishPulse, interpolate, movingAverage } from "../../shared/engine/dsp";
-import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
-import { fitLight } from "../../shared/engine/reflection";
+import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_PALETTE, LIGHT_SEQUENCE_V1, lightSequence } from "../../shared/engine/light";
+import { fitLight, solveSymmetric } from "../../shared/engine/reflection";
 import { type FaceObservation, summariseFace } from "./face";
 import { posPulse } from "./pos";
 import { type CaptureGrid, onGrid, validMask } from "./series";
@@ -137,17 +137,28 @@ function colourTriples(c: Rgb): number[][] {
 }
 
 /**
- * The skin colour with the screen's reflection taken out (section 11.2, step 4). The engine's fit
- * (fitLight) gives the lag and each channel's gain of the log colour per unit of screen light; the
- * light cast on the face at that lag is `c`, and a channel reflects it as a factor 1 + d c. d
- * starts at exp(gain) - 1 and is refined by least squares on the high-passed log colour (the log
- * of 1 + d c is not linear in c where a frame straddles a change of colour); each channel is then
- * divided by 1 + d c. What remains leaks into the pulse as broadband noise, most of it at the
- * changes of colour: how much of each colour a frame saw there depends on the camera's exposure and
- * shutter, which no model of the client knows. So the samples within one sample period of a change
- * (at the fitted lag), and those before the first chip, are replaced by linear interpolation
- * between the nearest samples on either side, or the nearest one at the start (4 samples in 15 at
- * 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
+ * The skin colour with the screen's reflection taken out (section 11.2, step 4), in two steps. The
+ * engine's fit (fitLight) gives the lag and each channel's gain of the log colour per unit of
+ * screen light; the light cast on the face at that lag is `c`, and a channel reflects it as a
+ * factor 1 + d c. d starts at exp(gain) - 1 and is refined by least squares on the high-passed log
+ * colour (the log of 1 + d c is not linear in c where a frame straddles a change of colour); each
+ * channel is divided by 1 + d c. What remains there leaks into the pulse as broadband noise, most
+ * of it at the changes of colour: how much of each colour a frame saw there depends on the camera's
+ * exposure and shutter, which no model of the client knows. So the samples within one sample
+ * period of a change (at the fitted lag), and those before the first chip, are replaced by linear
+ * interpolation between the nearest samples on either side, or the nearest one at the start (4
+ * samples in 15 at 15 Hz, 2 in 15 at 30 Hz; the pulse, below 3 Hz, passes).
+ *
+ * Then what a channel's own share of the light does not explain (D-498): the camera's colour
+ * filters overlap and its colour matrix and video path (RGB to YUV with subsampled chroma, and
+ * back) mix the channels, so a channel reflects two colours that light it alike differently (in
+ * the browser, red under a green screen and under a blue one: 0.7 and 0.1 thousandths of the log
+ * colour apart from the division's fit, the same sign in most captures). With five colours in the
+ * palette that is one level per colour and channel, whatever the camera: each channel's log
+ * colour is fitted by least squares, on its high-pass and away from the bridged samples, to one
+ * step per colour of the palette but the first (whose level the high-pass takes as the constant),
+ * and divided by the exponential of the fitted steps. A pulse, one frequency, projects little on
+ * four broadband steps.
  */
 export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, fs: number): Rgb {
   const n = rgb.r.length;
@@ -182,7 +193,37 @@ export function withoutReflection(rgb: Rgb, light: LightSignals, nonce: string, 
     const before = chip(i / fs - 1 / fs);
     return before < 0 || before !== chip(i / fs + 1 / fs);
   });
-  return { r: bridged(clean(rgb.r, 0), atChange), g: bridged(clean(rgb.g, 1), atChange), b: bridged(clean(rgb.b, 2), atChange) };
+  // The palette colour sample i saw at the fitted lag (-1 before the first chip), one step per colour but the first.
+  const chips = lightSequence(nonce, n / fs);
+  const steps = LIGHT_PALETTE.slice(1).map((_, j) =>
+    Float64Array.from({ length: n }, (_, i) => {
+      const k = chip(i / fs);
+      return k >= 0 && chips[Math.min(k, chips.length - 1)] === j + 1 ? 1 : 0;
+    }),
+  );
+  const regressors = steps.map(highPass);
+  const edge = Math.min(Math.floor(n / 4), window >> 1);
+  const fitted = Array.from({ length: n }, (_, i) => !atChange[i] && i >= edge && i < n - edge);
+  const dot = (a: Float64Array, b: Float64Array) => {
+    let s = 0;
+    for (let i = 0; i < n; i++) if (fitted[i]) s += (a[i] as number) * (b[i] as number);
+    return s;
+  };
+  const gram = regressors.map((a) => regressors.map((b) => dot(a, b)));
+  const byColour = (x: Float64Array): Float64Array => {
+    const y = highPass(x.map((v) => Math.log(Math.max(v, 1e-6))));
+    const gains = solveSymmetric(
+      gram,
+      regressors.map((a) => dot(a, y)),
+    );
+    return x.map((v, i) => {
+      let level = 0;
+      for (let j = 0; j < steps.length; j++) level += (gains[j] as number) * (steps[j]![i] as number);
+      return v * Math.exp(-level);
+    });
+  };
+  const cleaned = (x: Float64Array, ch: 0 | 1 | 2) => byColour(bridged(clean(x, ch), atChange));
+  return { r: cleaned(rgb.r, 0), g: cleaned(rgb.g, 1), b: cleaned(rgb.b, 2) };
 }
 
 /**

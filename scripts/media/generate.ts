@@ -11,6 +11,11 @@
  * The photograph is scikit-image's `astronaut.png` (Eileen Collins, NASA; public domain: "no known
  * copyright restrictions"), shipped by Debian's python3-skimage. Needs espeak-ng and sox (Debian).
  *
+ * Other sitters and cameras for the browser benchmark (scripts/bench/browser.ts): `ensureMedia`'s
+ * options choose the portrait (scripts/media/faces.ts's `PORTRAITS`: Grace Hopper's is held out,
+ * decoded by Debian's python3-pil, which python3-matplotlib that ships it depends on), a mirrored
+ * camera, a fainter pulse, and a dim, warm, noisy room.
+ *
  * `npx tsx scripts/media/generate.ts` writes dist/media/ (git-ignored) and prints the manifest; the
  * browser tests call `ensureMedia()`, which regenerates only when this code or the photograph
  * changed.
@@ -21,11 +26,12 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DIST_DIR } from "../local/functions";
+import { PORTRAITS } from "./faces";
 import { type Audio, decodePng, decodeWav, encodeWav, type RgbImage, y4mFrame, y4mHeader } from "./formats";
 import { breathPauses, heartPhase, meanBpm, mouthFromEnvelope, pulseWave, RESTING_HEART, rmsEnvelope } from "./reading";
 
 export const MEDIA_DIR = join(DIST_DIR, "media");
-export const PHOTO = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png";
+export const PHOTO = (PORTRAITS.find((p) => p.id === "astronaut") as (typeof PORTRAITS)[number]).file;
 
 /** The lines read aloud, each followed by a breath pause of the given length (seconds). */
 const LINES = [
@@ -62,12 +68,54 @@ const LIGHT_DEPTH = 0.08;
 /** The display latency: the face changes colour this long after the screen does (the engine allows 0-150 ms). */
 const LIGHT_LAG_S = 0.06;
 
-/** Where the face is once the photograph is cropped and scaled to 640x480 (pixels). */
-const FACE = { cx: 322, cy: 250, rx: 100, ry: 135 };
-/** The mouth: the line between the upper teeth and the lower lip, its centre and half-width, and the chin. */
-const MOUTH = { splitY: 296, cx: 324, halfWidth: 48, chinY: 380, maxDropPx: 20 };
-/** The crop of the 512x512 photograph that becomes the frame (a 4:3 region around the face). */
-const CROP = { x: 62, y: 0, width: 320, height: 240 };
+/**
+ * Where a sitter's face is in the frame. `crop`: the 4:3 region of the photograph that becomes the
+ * 640x480 frame; `face`: the face's ellipse once cropped and scaled (pixels; hair and eyes
+ * included); `mouth`: the line between the upper teeth and the lower lip, its centre and
+ * half-width, and the chin.
+ */
+interface Sitting {
+  crop: { x: number; y: number; width: number; height: number };
+  face: { cx: number; cy: number; rx: number; ry: number };
+  mouth: { splitY: number; cx: number; halfWidth: number; chinY: number; maxDropPx: number };
+}
+
+/** The sitters, by their portrait's id in scripts/media/faces.ts (read off the photographs). */
+const SITTINGS: Record<string, Sitting> = {
+  astronaut: {
+    crop: { x: 62, y: 0, width: 320, height: 240 },
+    face: { cx: 322, cy: 250, rx: 100, ry: 135 },
+    mouth: { splitY: 296, cx: 324, halfWidth: 48, chinY: 380, maxDropPx: 20 },
+  },
+  hopper: {
+    crop: { x: 0, y: 60, width: 512, height: 384 },
+    face: { cx: 331, cy: 228, rx: 122, ry: 140 },
+    mouth: { splitY: 270, cx: 328, halfWidth: 36, chinY: 340, maxDropPx: 16 },
+  },
+};
+
+/** How a benchmark's camera, room or person differs from the browser tests' (all optional). */
+export interface MediaOptions {
+  /** The portrait's id (scripts/media/faces.ts); the astronaut by default. */
+  sitter?: string;
+  /** A camera that mirrors its picture (the face's ellipse in the manifest is mirrored too). */
+  mirror?: boolean;
+  /** The pulse's swing in green, instead of 2%. */
+  pulseDepth?: number;
+  /** A dim, warm room (a tungsten lamp at half the light) and a sensor's noise, fresh in every frame. */
+  dimWarmNoisy?: boolean;
+}
+
+/** The variant's name: its folder under dist/media/ (none for the browser tests' own media). */
+export function mediaVariantName(options: MediaOptions): string {
+  const parts = [
+    options.sitter && options.sitter !== "astronaut" ? options.sitter : "",
+    options.mirror ? "mirror" : "",
+    options.pulseDepth !== undefined && options.pulseDepth !== PULSE_DEPTH ? `pulse${options.pulseDepth * 100}` : "",
+    options.dimWarmNoisy ? "dim-warm-noisy" : "",
+  ].filter(Boolean);
+  return parts.join("-");
+}
 
 export interface MediaManifest {
   /** Hash of the generator's code and the photograph: the files are current when it matches. */
@@ -94,11 +142,28 @@ export interface MediaManifest {
   light: { face: { cx: number; cy: number; rx: number; ry: number }; depth: number; lagS: number };
 }
 
-async function generatorHash(): Promise<string> {
+async function generatorHash(photo: string): Promise<string> {
   const hash = createHash("sha256");
   for (const file of ["generate.ts", "reading.ts", "formats.ts"]) hash.update(await readFile(join(import.meta.dirname, file)));
-  hash.update(await readFile(PHOTO));
+  hash.update(await readFile(photo));
   return hash.digest("hex").slice(0, 16);
+}
+
+/** A photograph's pixels: PNG in plain Node, anything else (the JPEG portrait) through Debian's python3-pil. */
+async function decodePhotograph(file: string): Promise<RgbImage> {
+  if (file.endsWith(".png")) return decodePng(await readFile(file));
+  const script =
+    "import sys; from PIL import Image; im = Image.open(sys.argv[1]).convert('RGB'); " +
+    "sys.stdout.write(f'{im.width} {im.height}\\n'); sys.stdout.flush(); sys.stdout.buffer.write(im.tobytes())";
+  let out: Buffer;
+  try {
+    out = execFileSync("/usr/bin/python3", ["-c", script, file], { maxBuffer: 64 << 20 });
+  } catch {
+    throw new Error(`${file} is read through Python's PIL: apt-get install -y python3-pil`);
+  }
+  const newline = out.indexOf(10);
+  const [width, height] = out.subarray(0, newline).toString().split(" ").map(Number) as [number, number];
+  return { width, height, rgb: new Uint8Array(out.subarray(newline + 1)) };
 }
 
 function requireTool(name: string, install: string): void {
@@ -145,15 +210,15 @@ function readingAudio(): Audio {
 }
 
 /** The 4:3 crop around the face, scaled to 640x480 (bilinear), as floating-point RGB. */
-function framePhotograph(photo: RgbImage): Float32Array {
+function framePhotograph(photo: RgbImage, crop: Sitting["crop"]): Float32Array {
   const out = new Float32Array(WIDTH * HEIGHT * 3);
-  const sx = CROP.width / WIDTH;
-  const sy = CROP.height / HEIGHT;
+  const sx = crop.width / WIDTH;
+  const sy = crop.height / HEIGHT;
   for (let y = 0; y < HEIGHT; y++) {
-    const fy = Math.min(photo.height - 1.001, Math.max(0, CROP.y + (y + 0.5) * sy - 0.5));
+    const fy = Math.min(photo.height - 1.001, Math.max(0, crop.y + (y + 0.5) * sy - 0.5));
     const y0 = Math.floor(fy);
     for (let x = 0; x < WIDTH; x++) {
-      const fx = Math.min(photo.width - 1.001, Math.max(0, CROP.x + (x + 0.5) * sx - 0.5));
+      const fx = Math.min(photo.width - 1.001, Math.max(0, crop.x + (x + 0.5) * sx - 0.5));
       const x0 = Math.floor(fx);
       for (let c = 0; c < 3; c++) {
         const at = (xx: number, yy: number) => photo.rgb[(yy * photo.width + xx) * 3 + c] as number;
@@ -167,11 +232,11 @@ function framePhotograph(photo: RgbImage): Float32Array {
 }
 
 /** The pixels that carry the pulse: skin-coloured (the client's YCbCr test) inside the face's ellipse. */
-function skinPixels(frame: Float32Array): Uint32Array {
+function skinPixels(frame: Float32Array, face: Sitting["face"]): Uint32Array {
   const pixels: number[] = [];
-  for (let y = FACE.cy - FACE.ry; y <= FACE.cy + FACE.ry; y++) {
-    for (let x = FACE.cx - FACE.rx; x <= FACE.cx + FACE.rx; x++) {
-      if (((x - FACE.cx) / FACE.rx) ** 2 + ((y - FACE.cy) / FACE.ry) ** 2 > 1) continue;
+  for (let y = face.cy - face.ry; y <= face.cy + face.ry; y++) {
+    for (let x = face.cx - face.rx; x <= face.cx + face.rx; x++) {
+      if (((x - face.cx) / face.rx) ** 2 + ((y - face.cy) / face.ry) ** 2 > 1) continue;
       const p = y * WIDTH + x;
       const [r, g, b] = [frame[3 * p] as number, frame[3 * p + 1] as number, frame[3 * p + 2] as number];
       const cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b;
@@ -187,21 +252,21 @@ function skinPixels(frame: Float32Array): Uint32Array {
  * (most at the mouth's centre, fading towards its corners and towards the neck), and the gap they
  * leave is the dark inside of the mouth.
  */
-function openMouth(frame: Float32Array, source: Float32Array, drop: number): void {
+function openMouth(frame: Float32Array, source: Float32Array, drop: number, mouth: Sitting["mouth"]): void {
   const interior = [62, 24, 28];
-  for (let y = MOUTH.splitY; y < MOUTH.chinY; y++) {
-    const fade = (MOUTH.chinY - y) / (MOUTH.chinY - MOUTH.splitY);
-    for (let x = MOUTH.cx - 2 * MOUTH.halfWidth; x <= MOUTH.cx + 2 * MOUTH.halfWidth; x++) {
-      const across = Math.max(0, 1 - ((x - MOUTH.cx) / MOUTH.halfWidth) ** 2);
+  for (let y = mouth.splitY; y < mouth.chinY; y++) {
+    const fade = (mouth.chinY - y) / (mouth.chinY - mouth.splitY);
+    for (let x = mouth.cx - 2 * mouth.halfWidth; x <= mouth.cx + 2 * mouth.halfWidth; x++) {
+      const across = Math.max(0, 1 - ((x - mouth.cx) / mouth.halfWidth) ** 2);
       const shift = drop * across * fade;
       if (shift < 0.01) continue;
       const from = y - shift;
       const p = (y * WIDTH + x) * 3;
-      if (from < MOUTH.splitY) {
+      if (from < mouth.splitY) {
         // Inside the opened gap; its last pixel row blends into the lip.
-        const edge = Math.min(1, MOUTH.splitY - from);
+        const edge = Math.min(1, mouth.splitY - from);
         for (let c = 0; c < 3; c++)
-          frame[p + c] = (interior[c] as number) * edge + (source[(MOUTH.splitY * WIDTH + x) * 3 + c] as number) * (1 - edge);
+          frame[p + c] = (interior[c] as number) * edge + (source[(mouth.splitY * WIDTH + x) * 3 + c] as number) * (1 - edge);
         continue;
       }
       const y0 = Math.floor(from);
@@ -220,6 +285,27 @@ async function writeAtomically(path: string, write: (temporary: string) => Promi
   await rename(temporary, path);
 }
 
+/** A tungsten lamp at half the light (red, green, blue), and the sensor's noise (levels, uniform half-width). */
+const DIM_WARM = [0.6, 0.5, 0.36];
+const SENSOR_NOISE = 10;
+
+/** The camera's own part: the room's light and the sensor's noise, then a mirrored picture. */
+function throughCamera(frame: Float32Array, options: MediaOptions, random: () => number): Float32Array {
+  if (options.dimWarmNoisy) {
+    for (let i = 0; i < frame.length; i++) {
+      frame[i] = Math.max(0, Math.min(255, (frame[i] as number) * (DIM_WARM[i % 3] as number) + SENSOR_NOISE * (2 * random() - 1)));
+    }
+  }
+  if (!options.mirror) return frame;
+  const mirrored = new Float32Array(frame.length);
+  for (let y = 0; y < HEIGHT; y++) {
+    for (let x = 0; x < WIDTH; x++) {
+      for (let c = 0; c < 3; c++) mirrored[(y * WIDTH + x) * 3 + c] = frame[(y * WIDTH + (WIDTH - 1 - x)) * 3 + c] as number;
+    }
+  }
+  return mirrored;
+}
+
 /** The loop as a y4m file: each frame the photograph, tinted by the pulse (when `pulse`), mouth opened by the speech. */
 async function writeVideo(
   path: string,
@@ -227,8 +313,16 @@ async function writeVideo(
   frames: number,
   pulseAt: (t: number) => number,
   mouthAt: (t: number) => number,
+  sitting: Sitting,
+  options: MediaOptions,
 ) {
-  const skin = skinPixels(photo);
+  const skin = skinPixels(photo, sitting.face);
+  const pulseDepth = options.pulseDepth ?? PULSE_DEPTH;
+  let state = 362436069;
+  const random = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
   const frame = new Float32Array(photo.length);
   const tinted = new Float32Array(photo.length);
   await writeAtomically(path, async (temporary) => {
@@ -238,12 +332,12 @@ async function writeVideo(
       for (let k = 0; k < frames; k++) {
         const t = k / FPS;
         tinted.set(photo);
-        const wave = PULSE_DEPTH * pulseAt(t);
+        const wave = pulseDepth * pulseAt(t);
         for (const p of skin)
           for (let c = 0; c < 3; c++) tinted[3 * p + c] = (photo[3 * p + c] as number) * (1 + wave * (PBV[c] as number));
         frame.set(tinted);
-        openMouth(frame, tinted, MOUTH.maxDropPx * Math.max(0, (mouthAt(t) - 0.02) / 0.28));
-        await file.write(y4mFrame({ width: WIDTH, height: HEIGHT, rgb: frame }));
+        openMouth(frame, tinted, sitting.mouth.maxDropPx * Math.max(0, (mouthAt(t) - 0.02) / 0.28), sitting.mouth);
+        await file.write(y4mFrame({ width: WIDTH, height: HEIGHT, rgb: throughCamera(frame, options, random) }));
       }
     } finally {
       await file.close();
@@ -255,10 +349,17 @@ async function writeAudio(path: string, audio: Audio): Promise<void> {
   await writeAtomically(path, (temporary) => writeFile(temporary, encodeWav(audio)));
 }
 
-/** Makes every file of the manifest in `dir`, unless they exist and are current; returns the manifest. */
-export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
-  if (!existsSync(PHOTO)) throw new Error(`${PHOTO} is needed to make the test media: apt-get install -y python3-skimage`);
-  const generator = await generatorHash();
+/**
+ * Makes every file of the manifest in `dir` (the browser tests' media by default; a variant's under
+ * dist/media/<variant>/), unless they exist and are current; returns the manifest.
+ */
+export async function ensureMedia(options: MediaOptions = {}, dir = join(MEDIA_DIR, mediaVariantName(options))): Promise<MediaManifest> {
+  const portrait = PORTRAITS.find((p) => p.id === (options.sitter ?? "astronaut"));
+  const sitting = SITTINGS[options.sitter ?? "astronaut"];
+  if (!portrait || !sitting) throw new Error(`no sitter ${options.sitter}`);
+  const photoFile = portrait.file;
+  if (!existsSync(photoFile)) throw new Error(`${photoFile} is needed to make the test media: see scripts/media/faces.ts`);
+  const generator = `${await generatorHash(photoFile)}:${mediaVariantName(options)}`;
   const manifestPath = join(dir, "manifest.json");
   if (existsSync(manifestPath)) {
     const existing = JSON.parse(await readFile(manifestPath, "utf8")) as MediaManifest;
@@ -282,11 +383,12 @@ export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
   const phase = heartPhase(breathPauses(envelope, fineRate), fineRate, RESTING_HEART);
   const mouth = mouthFromEnvelope(envelope, fineRate);
   const at = (series: Float64Array) => (t: number) => series[Math.min(series.length - 1, Math.round(t * fineRate))] as number;
-  const photo = framePhotograph(decodePng(await readFile(PHOTO)));
+  const photo = framePhotograph(await decodePhotograph(photoFile), sitting.crop);
+  const face = options.mirror ? { ...sitting.face, cx: WIDTH - 1 - sitting.face.cx } : { ...sitting.face };
 
   const manifest: MediaManifest = {
     generator,
-    photo: PHOTO,
+    photo: photoFile,
     fps: FPS,
     width: WIDTH,
     height: HEIGHT,
@@ -296,11 +398,11 @@ export async function ensureMedia(dir = MEDIA_DIR): Promise<MediaManifest> {
     reading: { video: join(dir, "reading.y4m"), audio: join(dir, "reading.wav") },
     still: { video: join(dir, "still.y4m"), audio: join(dir, "reading.wav") },
     shifted: { video: join(dir, "reading.y4m"), audio: join(dir, "shifted.wav") },
-    light: { face: { ...FACE }, depth: LIGHT_DEPTH, lagS: LIGHT_LAG_S },
+    light: { face, depth: LIGHT_DEPTH, lagS: LIGHT_LAG_S },
   };
   const pulse = at(phase);
-  await writeVideo(manifest.reading.video, photo, frames, (t) => pulseWave(pulse(t)), at(mouth));
-  await writeVideo(manifest.still.video, photo, frames, () => 0, at(mouth));
+  await writeVideo(manifest.reading.video, photo, frames, (t) => pulseWave(pulse(t)), at(mouth), sitting, options);
+  await writeVideo(manifest.still.video, photo, frames, () => 0, at(mouth), sitting, options);
   await writeAudio(manifest.reading.audio, audio);
   const shift = Math.round(SHIFT_S * AUDIO_RATE);
   const n = audio.samples.length;

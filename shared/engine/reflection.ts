@@ -259,7 +259,7 @@ function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** x with A x = b for a small symmetric positive semi-definite A (ridge of 1e-9 of its trace), by Gaussian elimination. */
-function solveSymmetric(a: readonly number[][], b: readonly number[]): number[] {
+export function solveSymmetric(a: readonly number[][], b: readonly number[]): number[] {
   const n = b.length;
   const ridge = 1e-9 * a.reduce((s, row, i) => s + (row[i] as number), 0) + 1e-18;
   const m = a.map((row, i) => [...row.map((v, j) => (i === j ? v + ridge : v)), b[i] as number]);

@@ -55,6 +55,9 @@ export async function litCamera(page: Page | BrowserContext, light: MediaManifes
         }
       : null,
   };
+  // Under tsx (the benchmarks) esbuild keeps function names by wrapping them in `__name(...)`, a
+  // helper of the Node module that the serialised function does not carry into the page.
+  await page.addInitScript("globalThis.__name ??= (target) => target;");
   await page.addInitScript(installCamera, config);
   let sessionNonce: string | null = null;
   await page.route("**/hosted-capture/boot", async (route) => {

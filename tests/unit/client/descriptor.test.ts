@@ -356,8 +356,15 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
    * ambient at full screen light, 60 ms of display latency) while auto-exposure swings both the
    * face and the background by 20%: a descriptor v2. Each frame is exposed for the whole frame
    * period, or for 1 ms with `shortShutter` (a frame sees one colour where the colour changes).
+   * With `crosstalk` each channel also sees that share of the screen's other channels (a camera's
+   * overlapping colour filters and colour matrix), so a channel reflects two colours that light it
+   * alike differently.
    */
-  function capture(options: { pulse: boolean; audioShiftS?: number; light?: { nonce: string; depth: number; shortShutter?: boolean } }) {
+  function capture(options: {
+    pulse: boolean;
+    audioShiftS?: number;
+    light?: { nonce: string; depth: number; shortShutter?: boolean; crosstalk?: number };
+  }) {
     const rng = createRng(3);
     const seconds = Math.floor(speech.seconds);
     const grid = { t0: 100, sampleRateHz: fs, samples: seconds * fs };
@@ -372,7 +379,10 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
       const exposure = options.light ? 1 + 0.2 * Math.sin(t / 3) : 1;
       const exposed = options.light?.shortShutter ? 0.0005 : 1 / 60;
       const screen = options.light
-        ? lightOver(chips, t - 0.06 - exposed, t - 0.06 + exposed).map((x) => 1 + options.light!.depth * x)
+        ? lightOver(chips, t - 0.06 - exposed, t - 0.06 + exposed).map(
+            (x, ch, all) =>
+              1 + options.light!.depth * (x + (options.light!.crosstalk ?? 0) * (all[(ch + 1) % 3]! + 2 * all[(ch + 2) % 3]!)),
+          )
         : [1, 1, 1];
       skin.push({
         t: grid.t0 + t,
@@ -444,6 +454,17 @@ describe("a descriptor of a synthetic reader, judged by the service's engine", (
     const result = evaluatePresence(descriptor);
     expect(result.reason, JSON.stringify(result.liveness.checks)).toBeNull();
     expect(Math.abs(result.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
+  });
+
+  it("with the light challenge, refuses a photograph for no pulse when the camera mixes the screen's colours, and keeps a face's pulse (D-498)", () => {
+    // What the division by a channel's own share of the light leaves, one level per colour, must
+    // not read as a pulse: the still is refused for its pulse, the reflection being followed.
+    const still = evaluatePresence(capture({ pulse: false, light: { nonce: "n_synthetic_reader", depth: 0.25, crosstalk: 0.1 } }));
+    expect(still.liveness.checks.light?.passed).toBe(true);
+    expect(still.reason, JSON.stringify(still.liveness.checks.pulse)).toBe("no_pulse");
+    const face = evaluatePresence(capture({ pulse: true, light: { nonce: "n_synthetic_reader", depth: 0.25, crosstalk: 0.1 } }));
+    expect(face.reason, JSON.stringify(face.liveness.checks)).toBeNull();
+    expect(Math.abs(face.heart_rate_bpm! - meanBpm(phase, fineRate))).toBeLessThan(2);
   });
 
   it("with the light challenge, is refused when the face reflected another nonce's sequence", () => {
