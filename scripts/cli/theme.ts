@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { UUID } from "../../shared/lib/uuid";
+import { checkTheme } from "../../shared/management/themes";
 import { resolveTheme, surfaces, themeAssetBases, validateTheme } from "../../shared/themes/theme";
 import { type CommandGroup, choiceFlag, cliEnv, type Flags, managementApi, requireFlag, usage, withDatabase } from "./args";
 
@@ -58,7 +59,13 @@ const theme: CommandGroup = {
     const api = managementApi(flags);
     if (api) return viaApi.publish(api, flags);
     const { merchantId, surface } = target(flags);
-    return withDatabase((sql) => rpc(sql, "theme_publish", { merchant_id: merchantId, surface })).catch(missing);
+    return withDatabase(async (sql) => {
+      // A draft written through the API may be partial (D-525): only a complete, valid one is served.
+      const { draft } = await rpc(sql, "management_themes_get", { merchant_id: merchantId, surface });
+      const checked = draft ? checkTheme(surface, draft.theme) : null;
+      if (checked && !checked.valid) throw new Error(`the draft ${surface} theme cannot be published:\n  ${checked.problems.join("\n  ")}`);
+      return rpc(sql, "theme_publish", { merchant_id: merchantId, surface });
+    }).catch(missing);
   },
 
   /** theme show --merchant M --surface capture|mandate: the published row as stored and what merchant-theme-get serves. */

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { rpc } from "../../shared/kernel/db/rpc";
 import { defaultTheme, mandateTokens } from "../../shared/themes/theme";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
@@ -97,6 +98,16 @@ describe("cli theme", () => {
     expect(res.stderr).toContain(`${token}:`);
     const rows = await testDb()`select count(*)::int as n from private.themes where merchant_id = ${m.merchant_id}`;
     expect(rows[0].n).toBe(0);
+  });
+
+  it("refuses to publish a partial draft written through the API, and serves nothing new", async () => {
+    const m = await merchantFactory();
+    await rpc(testDb(), "theme_set", { merchant_id: m.merchant_id, surface: "capture", theme: { brand_name: "Half Done" } });
+    const published = await cli("theme", "publish", "--merchant", m.merchant_id, "--surface", "capture", "--json");
+    expect(published.code).not.toBe(0);
+    expect(published.stderr).toMatch(/cannot be published/);
+    const res = await served(m.merchant_id, m.keys.pk_test);
+    expect(res.body).toMatchObject({ customized: false });
   });
 
   it("refuses a file with a missing token, an extra token, or no JSON at all", async () => {
