@@ -215,7 +215,9 @@ async function openScreen(context: BrowserContext, url: string, network: Network
 async function frameCost(context: BrowserContext, baseUrl: string) {
   const page: Page = await context.newPage();
   await page.goto(`${baseUrl}/functions/v1/hosted-capture/check?seconds=10&light=0`);
-  await page.waitForFunction(() => !(document.getElementById("start") as HTMLButtonElement).disabled, null, { timeout: READY_TIMEOUT_MS });
+  await page.waitForFunction(() => (document.getElementById("start") as HTMLButtonElement | null)?.disabled === false, null, {
+    timeout: READY_TIMEOUT_MS,
+  });
   await page.click("#start");
   await page.waitForFunction(() => !document.getElementById("descriptor")!.hidden, null, { timeout: 60_000 });
   const stats = JSON.parse((await page.textContent("#stats"))!) as Record<string, any>;

@@ -30,7 +30,9 @@ export async function captureOnCheckPage(
   const page = options.page ?? guarded.page;
   const started = Date.now();
   await page.goto(`${baseUrl}/functions/v1/hosted-capture/check?seconds=${seconds}${options.light ? "" : "&light=0"}`);
-  await page.waitForFunction(() => !(document.getElementById("start") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
+  await page.waitForFunction(() => (document.getElementById("start") as HTMLButtonElement | null)?.disabled === false, null, {
+    timeout: 90_000,
+  });
   const readyMs = Date.now() - started;
   const readyBytes = guarded.bytes();
   await page.click("#start");

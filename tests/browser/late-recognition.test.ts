@@ -37,7 +37,9 @@ describe("the recognition network arriving after the reading began", () => {
       await route.continue();
     });
     await page.goto(`${serviceUnderTest().baseUrl}/functions/v1/hosted-capture/check?seconds=${SECONDS}&light=0`);
-    await page.waitForFunction(() => !(document.getElementById("start") as HTMLButtonElement).disabled, null, { timeout: 90_000 });
+    await page.waitForFunction(() => (document.getElementById("start") as HTMLButtonElement | null)?.disabled === false, null, {
+      timeout: 90_000,
+    });
     expect(asked, "the worker asked for the recognition weights (and the test holds them)").toBe(true);
     expect(await page.evaluate(() => performance.getEntriesByName("face-recognition-ready").length), "not ready yet").toBe(0);
     await page.click("#start");
