@@ -30,9 +30,13 @@ export async function captureOnCheckPage(
   const page = options.page ?? guarded.page;
   const started = Date.now();
   await page.goto(`${baseUrl}/functions/v1/hosted-capture/check?seconds=${seconds}${options.light ? "" : "&light=0"}`);
-  await page.waitForFunction(() => (document.getElementById("start") as HTMLButtonElement | null)?.disabled === false, null, {
-    timeout: 90_000,
-  });
+  await page
+    .waitForFunction(() => (document.getElementById("start") as HTMLButtonElement | null)?.disabled === false, null, {
+      timeout: 90_000,
+    })
+    .catch(async (error: Error) => {
+      throw new Error(`${error.message}; the check page says: ${await page.textContent("#status").catch(() => "(no status)")}`);
+    });
   const readyMs = Date.now() - started;
   const readyBytes = guarded.bytes();
   await page.click("#start");
