@@ -31,15 +31,12 @@ import { performance } from "node:perf_hooks";
 import type { Browser, BrowserContext } from "playwright-core";
 import { evaluatePresence, presenceConfig } from "../../shared/engine";
 import { checkPulse } from "../../shared/engine/checks";
-import { connect } from "../../shared/kernel/db/client";
 import { captureOnCheckPage } from "../../tests/browser/check-page";
 import { launchAhead } from "../../tests/browser/launch";
 import { litCamera } from "../../tests/browser/lit-camera";
-import { freePort } from "../local/ports";
-import { startServer } from "../local/server";
 import { PORTRAITS } from "../media/faces";
 import { ensureMedia, type MediaManifest, type MediaOptions } from "../media/generate";
-import { flag, hasFlag, loadNow, median, pct, reasons, runConditions, textFlag, wilson } from "./common";
+import { flag, hasFlag, loadNow, median, pct, reasons, runConditions, scratchServer, textFlag, wilson } from "./common";
 
 if (hasFlag("help")) {
   process.stdout.write(`npm run bench:browser [-- options]
@@ -92,7 +89,6 @@ for (const c of CLASS_NAMES) if (!(c in CLASSES)) throw new Error(`unknown class
 for (const f of FACES) if (!PORTRAITS.some((p) => p.id === f)) throw new Error(`unknown face ${f}`);
 
 const SAVE_DIR = textFlag("save");
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DB_NAME = "hauth_bench_browser";
 
 /** One session's verdict. */
@@ -211,15 +207,8 @@ function report(sessions: Session[]): void {
 async function main(): Promise<void> {
   const wall = performance.now();
   const loadAtStart = loadNow();
-  const admin = connect(ADMIN_URL);
-  await admin.unsafe(`drop database if exists ${DB_NAME}`);
-  await admin.unsafe(`create database ${DB_NAME}`);
-  const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
-  const server = await startServer({
-    port: await freePort(),
-    env: { ...process.env, DATABASE_URL: databaseUrl, CRON_TIMER: "0" },
-    functions: ["hosted-capture"],
-  });
+  const scratch = await scratchServer(DB_NAME, ["hosted-capture"], { env: { ...process.env, CRON_TIMER: "0" } });
+  const { server } = scratch;
   const sessions: Session[] = [];
   try {
     for (const face of FACES) {
@@ -251,9 +240,7 @@ async function main(): Promise<void> {
     report(sessions);
     console.log(`\n${sessions.length} sessions. ${runConditions(wall, loadAtStart)}`);
   } finally {
-    await server.stop();
-    await admin.unsafe(`drop database if exists ${DB_NAME}`);
-    await admin.end();
+    await scratch.stop();
   }
 }
 

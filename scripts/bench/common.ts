@@ -1,11 +1,15 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { evaluatePresence, type PresenceDescriptor, parseDescriptor } from "../../shared/engine/index.js";
+import { connect } from "../../shared/kernel/db/client";
+import { freePort } from "../local/ports";
+import { type RunningServer, startServer } from "../local/server";
 
 /**
  * What the benchmarks share: their command-line flags, order statistics, the line that says how a
- * run went (its time, the machine and its load), and the presence benchmarks' held-out seed and
- * tables (scripts/bench/engine.ts, light.ts).
+ * run went (its time, the machine and its load), the presence benchmarks' held-out seed and
+ * tables (scripts/bench/engine.ts, light.ts), and the scratch database and service every HTTP
+ * benchmark runs against (scratchServer).
  */
 
 /** The seed the thresholds were never tuned on. */
@@ -109,4 +113,73 @@ export function wilson(errors: number, n: number, z = 1.96): [number, number] {
   const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
   const half = (z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
   return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/** The server a benchmark's scratch database is created on: BENCH_ADMIN_URL, or the machine's Postgres. */
+export const BENCH_ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+/** A benchmark's service on a database of its own: created empty, migrated by the start, dropped by `stop`. */
+export interface ScratchServer {
+  /** The first service started (startServer's). */
+  server: RunningServer;
+  /** The scratch database's own URL (direct, not through the service's pooler). */
+  databaseUrl: string;
+  /** Starts one more service on the same database (another pooler, another worker set); `stop` stops it too. */
+  another(options: ScratchOptions): Promise<RunningServer>;
+  /** Stops every service started, then drops the database (unless `keep`). */
+  stop(): Promise<void>;
+}
+
+interface ScratchOptions extends Omit<NonNullable<Parameters<typeof startServer>[0]>, "env" | "functions"> {
+  /** The services' environment (default process.env); its DATABASE_URL is replaced by the scratch database's. */
+  env?: Record<string, string | undefined>;
+  functions?: string[];
+  /** The database the service reaches instead of the scratch one (an external pooler in front of it). */
+  serviceDatabaseUrl?: string;
+}
+
+/**
+ * Creates the database `name` (or BENCH_DB_NAME's, so that two checkouts on one server do not drop
+ * each other's) afresh on `adminUrl`'s server (an earlier run's is dropped first) and
+ * starts `functions` on it as `npm start` does (startServer: migrations, workerd, the pooler), on a
+ * free port. Every benchmark that drives the service over HTTP starts it here.
+ *
+ * @example
+ * const scratch = await scratchServer("hauth_bench_screen", ["hosted-capture"], { env: { ...process.env, CRON_TIMER: "0" } });
+ * try { await fetch(`${scratch.server.url}/functions/v1/hosted-capture`); } finally { await scratch.stop(); }
+ */
+export async function scratchServer(
+  defaultName: string,
+  functions: string[],
+  { env = process.env, adminUrl = BENCH_ADMIN_URL, keep = false, ...options }: ScratchOptions & { adminUrl?: string; keep?: boolean } = {},
+): Promise<ScratchServer> {
+  const name = process.env.BENCH_DB_NAME ?? defaultName;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`scratch database name ${JSON.stringify(name)} is not a plain identifier`);
+  const admin = connect(adminUrl);
+  const drop = () => admin.unsafe(`drop database if exists ${name} with (force)`);
+  const servers: RunningServer[] = [];
+  const stop = async () => {
+    for (const server of servers.splice(0)) await server.stop();
+    if (!keep) await drop();
+    await admin.end({ timeout: 1 });
+  };
+  try {
+    await drop();
+    await admin.unsafe(`create database ${name}`);
+    const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+    const another = async ({ env: own = env, functions: which = functions, serviceDatabaseUrl = databaseUrl, ...rest }: ScratchOptions) => {
+      const server = await startServer({
+        port: await freePort(),
+        ...rest,
+        env: { ...own, DATABASE_URL: serviceDatabaseUrl },
+        functions: which,
+      });
+      servers.push(server);
+      return server;
+    };
+    return { server: await another({ env, ...options }), databaseUrl, another, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

@@ -41,8 +41,8 @@ import { type Grantor, seedGrantor } from "../../tests/fixtures/mandate-seed";
 import { applyMigrations } from "../local/migrations";
 import { pgbouncerBinary } from "../local/pgbouncer";
 import { freePort } from "../local/ports";
-import { type RunningServer, startServer } from "../local/server";
-import { hasFlag, loadNow, median, quantile, runConditions, textFlag } from "./common";
+import type { RunningServer } from "../local/server";
+import { BENCH_ADMIN_URL, hasFlag, loadNow, median, quantile, runConditions, type ScratchServer, scratchServer, textFlag } from "./common";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -79,8 +79,7 @@ const KEEP = hasFlag("keep");
 const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
 const CEILING = 1_000_000_000_000;
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-/** The scratch database: BENCH_DB_NAME, so that two checkouts on one server do not drop each other's. */
+/** The scratch database (BENCH_DB_NAME names another: scratchServer). */
 const DB_NAME = process.env.BENCH_DB_NAME ?? "hauth_bench_consume";
 const PGBENCH = process.env.PGBENCH ?? "/usr/bin/pgbench";
 const HTTP_DATABASE_URL = process.env.BENCH_HTTP_DATABASE_URL;
@@ -538,27 +537,30 @@ interface Cell {
   raw: RunResult[];
 }
 
-/** One mandate-consume server per HTTP path, each through its pooler (or none). */
-async function startServers(benchUrl: string): Promise<Record<string, RunningServer>> {
-  const servers: Record<string, RunningServer> = {};
-  for (const path of PATHS) {
-    const env: Record<string, string | undefined> = {
-      ...process.env,
-      DATABASE_URL: path === "external" ? HTTP_DATABASE_URL : benchUrl,
-      DB_POOLER: path === "external" || path === "direct" ? "0" : path,
-      TEST_CLOCK: "0",
-      CRON_TIMER: "0",
-    };
-    delete env.UPSTASH_REDIS_REST_URL;
-    delete env.UPSTASH_REDIS_REST_TOKEN;
-    servers[path] = await startServer({
-      port: await freePort(),
-      env,
-      functions: ["mandate-consume"],
-      ...(CPU_PROFILE ? { inspectorPort: await freePort() } : {}),
-    });
-  }
-  return servers;
+/** How the mandate-consume server of one HTTP path starts: through its pooler (or none). */
+async function serverOptions(path: string) {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DB_POOLER: path === "external" || path === "direct" ? "0" : path,
+    TEST_CLOCK: "0",
+    CRON_TIMER: "0",
+  };
+  delete env.UPSTASH_REDIS_REST_URL;
+  delete env.UPSTASH_REDIS_REST_TOKEN;
+  return {
+    env,
+    ...(path === "external" ? { serviceDatabaseUrl: HTTP_DATABASE_URL } : {}),
+    ...(CPU_PROFILE ? { inspectorPort: await freePort() } : {}),
+  };
+}
+
+/** The scratch database with one mandate-consume server per HTTP path on it. */
+async function startServers(): Promise<{ scratch: ScratchServer; servers: Record<string, RunningServer> }> {
+  const [first, ...rest] = PATHS;
+  const scratch = await scratchServer(DB_NAME, ["mandate-consume"], { ...(await serverOptions(first!)), keep: KEEP });
+  const servers: Record<string, RunningServer> = { [first!]: scratch.server };
+  for (const path of rest) servers[path] = await scratch.another(await serverOptions(path));
+  return { scratch, servers };
 }
 
 /** The bench schema (the mandates of each run, the key's hash for pgbench), one grantor and their secret key. */
@@ -772,18 +774,17 @@ function report(cells: Cell[], profile: string[], conditions: string): string {
 async function main() {
   const started = performance.now();
   const loadAtStart = loadNow();
-  const admin = connect(ADMIN_URL, { pooled: true });
-  const benchUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
-  await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
-  await admin.unsafe(`create database ${DB_NAME}`);
-  let servers: Record<string, RunningServer> = {};
+  log(
+    `scratch database ${DB_NAME} on ${new URL(BENCH_ADMIN_URL).host}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}`,
+  );
+  const { scratch, servers } = await startServers();
+  const benchUrl = scratch.databaseUrl;
   let sql: Sql | undefined;
   try {
-    log(`scratch database ${DB_NAME}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}`);
+    // The first server's start migrated it, unless that server reaches it only through an external pooler.
     const migrating = connect(benchUrl);
     await applyMigrations(migrating);
     await migrating.end();
-    servers = await startServers(benchUrl);
     sql = connect(benchUrl, { pooled: true });
     const fixture = await seed(sql);
     await findPostmaster(sql);
@@ -816,9 +817,7 @@ async function main() {
     process.stdout.write(`${report(cells, profile, runConditions(started, loadAtStart))}\n`);
   } finally {
     await sql?.end();
-    for (const server of Object.values(servers)) await server.stop();
-    if (!KEEP) await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
-    await admin.end();
+    await scratch.stop();
   }
 }
 

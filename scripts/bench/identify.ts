@@ -36,8 +36,8 @@ import { startEmbeddedDatabase } from "../local/embedded-db";
 import { applyMigrations } from "../local/migrations";
 import { freePort } from "../local/ports";
 import { localSecrets } from "../local/secrets";
-import { startServer } from "../local/server";
-import { loadNow, median, quantile, runConditions, textFlag } from "./common";
+import { type RunningServer, startServer } from "../local/server";
+import { loadNow, median, quantile, runConditions, scratchServer, textFlag } from "./common";
 
 const SCRATCH_DATABASE = "hauth_bench_identify";
 const ENROLLED_PERSONS = 200;
@@ -241,14 +241,15 @@ interface DatabaseRun {
   results: SizeResult[];
 }
 
-async function benchDatabase(label: string, databaseUrl: string, secrets: Record<string, string>): Promise<DatabaseRun> {
+/** Measures face-identify on `server`, whose database is `databaseUrl`. */
+async function benchDatabase(
+  label: string,
+  server: RunningServer,
+  databaseUrl: string,
+  secrets: Record<string, string>,
+): Promise<DatabaseRun> {
   const sql = connect(databaseUrl);
   const protector = await templateProtector(secrets.TEMPLATE_PROTECTION_KEY);
-  const server = await startServer({
-    port: await freePort(),
-    env: { ...secrets, DATABASE_URL: databaseUrl },
-    functions: ["face-identify"],
-  });
   try {
     const [{ version }] = await sql`select current_setting('server_version') as version`;
     const [vector] = await sql`select extversion from pg_extension where extname = 'vector'`;
@@ -352,7 +353,6 @@ async function benchDatabase(label: string, databaseUrl: string, secrets: Record
     }
     return { label, version: String(version), pgvector: vector ? String(vector.extversion) : null, results };
   } finally {
-    await server.stop();
     await sql.end();
   }
 }
@@ -428,24 +428,28 @@ const embedded = await startEmbeddedDatabase({ dataDir: "memory://", port: await
 try {
   const sql = connect(embedded.url);
   await applyMigrations(sql).finally(() => sql.end());
-  runs.push(await benchDatabase("Embedded PGlite", embedded.url, secrets));
+  const server = await startServer({
+    port: await freePort(),
+    env: { ...secrets, DATABASE_URL: embedded.url },
+    functions: ["face-identify"],
+  });
+  try {
+    runs.push(await benchDatabase("Embedded PGlite", server, embedded.url, secrets));
+  } finally {
+    await server.stop();
+  }
 } finally {
   await embedded.stop();
 }
 
 if (process.env.DATABASE_URL) {
-  const scratchUrl = new URL(process.env.DATABASE_URL);
-  scratchUrl.pathname = `/${SCRATCH_DATABASE}`;
-  const admin = connect(process.env.DATABASE_URL);
+  const scratch = await scratchServer(SCRATCH_DATABASE, ["face-identify"], { env: secrets, adminUrl: process.env.DATABASE_URL });
   try {
-    await admin.unsafe(`drop database if exists ${SCRATCH_DATABASE} with (force)`);
-    await admin.unsafe(`create database ${SCRATCH_DATABASE}`);
-    const sql = connect(scratchUrl.toString());
-    await applyMigrations(sql).finally(() => sql.end());
-    runs.push(await benchDatabase(`Postgres at DATABASE_URL, scratch database ${SCRATCH_DATABASE}`, scratchUrl.toString(), secrets));
+    runs.push(
+      await benchDatabase(`Postgres at DATABASE_URL, scratch database ${SCRATCH_DATABASE}`, scratch.server, scratch.databaseUrl, secrets),
+    );
   } finally {
-    await admin.unsafe(`drop database if exists ${SCRATCH_DATABASE} with (force)`);
-    await admin.end();
+    await scratch.stop();
   }
 }
 

@@ -26,10 +26,8 @@ import type { BrowserContext, CDPSession, Page } from "playwright-core";
 import { connect } from "../../shared/kernel/db/client";
 import { createMerchant } from "../../shared/merchants/accounts";
 import { launchAhead } from "../../tests/browser/launch";
-import { freePort } from "../local/ports";
-import { startServer } from "../local/server";
 import { ensureMedia } from "../media/generate";
-import { hasFlag, loadNow, median, runConditions, textFlag } from "./common";
+import { hasFlag, loadNow, median, runConditions, scratchServer, textFlag } from "./common";
 
 if (hasFlag("help")) {
   process.stdout.write(`npm run bench:screen [-- options]
@@ -62,7 +60,6 @@ type NetworkName = keyof typeof NETWORKS;
 const RUNS = Number(textFlag("runs") ?? 3);
 const PROFILES = (textFlag("profiles") ?? "slow-4g,fast-4g").split(",") as NetworkName[];
 const FRAMES = !hasFlag("no-frames");
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DB_NAME = "hauth_bench_screen";
 const FUNCTIONS = ["hosted-session-create", "hosted-capture", "merchant-theme-get"];
 /** The performance mark the page sets once the face worker's networks are ready (client/capture/capture.ts). */
@@ -231,16 +228,9 @@ const kb = (x: number) => `${(x / 1000).toFixed(0)} kB`;
 async function main(): Promise<void> {
   const wall = performance.now();
   const loadAtStart = loadNow();
-  const admin = connect(ADMIN_URL);
-  await admin.unsafe(`drop database if exists ${DB_NAME}`);
-  await admin.unsafe(`create database ${DB_NAME}`);
-  const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
-  const server = await startServer({
-    port: await freePort(),
-    env: { ...process.env, DATABASE_URL: databaseUrl, CRON_TIMER: "0" },
-    functions: FUNCTIONS,
-  });
-  const sql = connect(databaseUrl);
+  const scratch = await scratchServer(DB_NAME, FUNCTIONS, { env: { ...process.env, CRON_TIMER: "0" } });
+  const { server } = scratch;
+  const sql = connect(scratch.databaseUrl);
   const media = await ensureMedia();
   const browser = await launchAhead(media.reading);
   try {
@@ -305,9 +295,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     await sql.end();
-    await server.stop();
-    await admin.unsafe(`drop database if exists ${DB_NAME}`);
-    await admin.end();
+    await scratch.stop();
   }
 }
 

@@ -23,14 +23,11 @@ import { connect, type Sql } from "../../shared/kernel/db/client";
 import { rawRpc } from "../../shared/kernel/db/rpc";
 import { createKey } from "../../shared/merchants/accounts";
 import { issueMandate, seedGrantor } from "../../tests/fixtures/mandate-seed";
-import { freePort } from "../local/ports";
-import { startServer } from "../local/server";
-import { flag, loadNow, median, quantile, runConditions } from "./common";
+import { flag, loadNow, median, quantile, runConditions, scratchServer } from "./common";
 
 const SECONDS = flag("seconds", 8);
 const CLIENTS = flag("clients", 8);
 const SAMPLES = flag("samples", 500);
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = "hauth_bench_v1";
 
 interface Run {
@@ -97,17 +94,13 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
 async function main() {
   const started = performance.now();
   const loadAtStart = loadNow();
-  const admin = connect(ADMIN_URL);
-  await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
-  await admin.unsafe(`create database ${DATABASE}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${DATABASE}`;
-  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: url.toString(), TEST_CLOCK: "0", CRON_TIMER: "0" };
+  const env: Record<string, string | undefined> = { ...process.env, TEST_CLOCK: "0", CRON_TIMER: "0" };
   delete env.UPSTASH_REDIS_REST_URL;
-  const server = await startServer({ port: await freePort(), env: env as Record<string, string>, functions: ["resource-api"] });
+  const scratch = await scratchServer(DATABASE, ["resource-api"], { env });
+  const { server } = scratch;
   let sql: Sql | undefined;
   try {
-    sql = connect(url.toString(), { pooled: true });
+    sql = connect(scratch.databaseUrl, { pooled: true });
     const grantor = await seedGrantor(sql, { at: new Date(), environment: "live" });
     const key = await createKey(sql, grantor.merchantId, "secret", "live");
     const [{ key_hash: keyHash }] = await sql.unsafe(`select key_hash from private.api_keys where id = $1`, [key.key_id]);
@@ -195,9 +188,7 @@ async function main() {
     agent.destroy();
   } finally {
     await sql?.end({ timeout: 1 });
-    await server.stop();
-    await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
-    await admin.end({ timeout: 1 });
+    await scratch.stop();
   }
 }
 

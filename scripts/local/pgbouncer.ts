@@ -42,6 +42,11 @@ interface PgBouncerOptions {
    * upstream URL's password, as Hyperdrive asks a Worker for its connection string's (the wire client's tests).
    */
   clientAuth?: "trust" | "plain" | "md5" | "scram-sha-256";
+  /**
+   * TLS for clients, required (`client_tls_sslmode = require`): PEM files of the certificate and its
+   * key, as Hyperdrive and hosted poolers serve a Worker (the wire client's tests; tests/fixtures/tls).
+   */
+  clientTls?: { certFile: string; keyFile: string };
 }
 
 interface PgBouncerStats {
@@ -100,6 +105,7 @@ function config(
   size: number,
   maxClients: number,
   clientAuth: NonNullable<PgBouncerOptions["clientAuth"]>,
+  clientTls: PgBouncerOptions["clientTls"],
 ): string {
   return [
     "[databases]",
@@ -125,6 +131,9 @@ function config(
     // a failed upstream login is retried after 1 s, not the default 15 s
     "server_login_retry = 1",
     ...(upstream.sslmode ? [`server_tls_sslmode = ${upstream.sslmode}`] : []),
+    ...(clientTls
+      ? ["client_tls_sslmode = require", `client_tls_cert_file = ${clientTls.certFile}`, `client_tls_key_file = ${clientTls.keyFile}`]
+      : []),
     "log_connections = 0",
     "log_disconnections = 0",
     "log_stats = 0",
@@ -188,6 +197,7 @@ export async function startPgBouncer({
   binary = pgbouncerBinary() ?? undefined,
   log = () => {},
   clientAuth = "trust",
+  clientTls,
 }: PgBouncerOptions): Promise<RunningPgBouncer> {
   if (!binary) throw new Error("pgbouncer is not installed (apt-get install -y pgbouncer), or use DB_POOLER=0");
   const upstream = parsePostgresUrl(upstreamUrl);
@@ -208,7 +218,7 @@ export async function startPgBouncer({
   for (let attempt = 1; ; attempt++) {
     const listenPort = port ?? (await freePort());
     const configPath = join(dir, "pgbouncer.ini");
-    await writeFile(configPath, config(upstream, dir, listenPort, host, size, maxClients, clientAuth), { mode: 0o600 });
+    await writeFile(configPath, config(upstream, dir, listenPort, host, size, maxClients, clientAuth, clientTls), { mode: 0o600 });
     // PgBouncer refuses to run as root: it reads its files first, then drops to `nobody`.
     const args = process.getuid?.() === 0 ? ["-u", "nobody", configPath] : [configPath];
     const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TZ: "UTC" } });

@@ -1,26 +1,45 @@
-import { connect as netConnect } from "node:net";
-import { Duplex } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { connect as netConnect, type Socket } from "node:net";
+import { join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pgbouncerBinary, type RunningPgBouncer, startPgBouncer } from "../../scripts/local/pgbouncer";
 import { databaseError, requestDatabase } from "../../shared/kernel/db/client";
 import { rpc } from "../../shared/kernel/db/rpc";
-import { type OpenSocket, WireClient, WireError, wireTarget } from "../../shared/kernel/db/wire";
+import { type OpenSocket, WireClient, WireError, type WireSocket, wireTarget } from "../../shared/kernel/db/wire";
 import { ApiError } from "../../shared/kernel/errors";
 
 /**
  * The wire client a Worker's request runs its statements on (shared/kernel/db/wire.ts, D-505),
  * against the real Postgres of DATABASE_URL, on a Node socket shaped as workerd's (`cloudflare:sockets`:
  * a readable and a writable stream). Every function test runs it in workerd; this file holds what
- * those do not reach: the value types, a failed statement, a refused connection, and the password
- * methods a pooler may ask for (PgBouncer asking for clear text and SCRAM-SHA-256, as Hyperdrive asks
- * a Worker for its connection string's password). MD5 needs workerd's WebCrypto (Node's has no MD5).
+ * those do not reach: the value types, a failed statement, a refused connection, the password
+ * methods a pooler may ask for (PgBouncer asking for clear text, MD5 and SCRAM-SHA-256, as Hyperdrive
+ * asks a Worker for its connection string's password), and TLS (PgBouncer requiring it, with the
+ * test CA's certificate for 127.0.0.1, tests/fixtures/tls).
  */
 const DATABASE_URL = process.env.DATABASE_URL;
+const TLS_FIXTURES = join(import.meta.dirname, "../fixtures/tls");
+const TEST_CA = readFileSync(join(TLS_FIXTURES, "ca.pem"), "utf8");
 
-/** A Node TCP socket as workerd's Socket: web streams, closed, close. */
-const nodeSocket: OpenSocket = (host, port) => {
-  const socket = netConnect({ host, port });
-  const { readable, writable } = Duplex.toWeb(socket) as { readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> };
+/**
+ * A Node socket as workerd's Socket: web streams, closed, close, and startTls, which runs Node's TLS
+ * over the same connection, trusting `ca` (the test CA by default) and checking the server's name.
+ */
+function socketOf(socket: Socket, ca: string | undefined, upgrades: string[]): WireSocket {
+  let detach = () => {};
+  const readable = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const data = (chunk: Buffer) => controller.enqueue(new Uint8Array(chunk));
+      const end = () => controller.close();
+      const error = (e: Error) => controller.error(e);
+      socket.on("data", data).once("end", end).once("error", error);
+      detach = () => socket.off("data", data).off("end", end).off("error", error);
+    },
+  });
+  const writable = new WritableStream<Uint8Array>({
+    write: (chunk) => new Promise<void>((resolve, reject) => socket.write(chunk, (error) => (error ? reject(error) : resolve()))),
+  });
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   return {
     readable,
@@ -30,8 +49,22 @@ const nodeSocket: OpenSocket = (host, port) => {
       socket.destroy();
       await closed;
     },
+    startTls: ({ expectedServerHostname } = {}) => {
+      // Nothing follows the server's "S" until the handshake, so the plain reader has nothing left to read.
+      detach();
+      upgrades.push(expectedServerHostname ?? "");
+      return socketOf(tlsConnect({ socket, host: expectedServerHostname, ca }), ca, upgrades);
+    },
   };
-};
+}
+
+/** Every startTls the test sockets ran, by the host name they checked. */
+const tlsUpgrades: string[] = [];
+const socketTrusting =
+  (ca: string | undefined): OpenSocket =>
+  (host, port) =>
+    socketOf(netConnect({ host, port }), ca, tlsUpgrades);
+const nodeSocket = socketTrusting(TEST_CA);
 
 describe.skipIf(!DATABASE_URL)("the wire client", () => {
   const clients: WireClient[] = [];
@@ -158,7 +191,7 @@ describe.skipIf(!DATABASE_URL)("the wire client", () => {
     });
     const upstream = Object.assign(new URL(DATABASE_URL!), { username: "postgres", password: "wire-secret" }).toString();
 
-    for (const clientAuth of ["plain", "scram-sha-256"] as const) {
+    for (const clientAuth of ["plain", "md5", "scram-sha-256"] as const) {
       it(`logs in with ${clientAuth}, and a wrong password is refused`, async () => {
         const bouncer = await startPgBouncer({ upstreamUrl: upstream, size: 2, clientAuth });
         bouncers.push(bouncer);
@@ -174,5 +207,75 @@ describe.skipIf(!DATABASE_URL)("the wire client", () => {
         expect(refused).toMatchObject({ name: "PostgresError", code: "08P01" });
       });
     }
+  });
+
+  describe.skipIf(pgbouncerBinary() === null)("TLS, through PgBouncer requiring it", () => {
+    let bouncer: RunningPgBouncer;
+    const upstream = Object.assign(new URL(DATABASE_URL!), { username: "postgres", password: "wire-secret" }).toString();
+    beforeAll(async () => {
+      bouncer = await startPgBouncer({
+        upstreamUrl: upstream,
+        size: 2,
+        clientAuth: "scram-sha-256",
+        clientTls: { certFile: join(TLS_FIXTURES, "localhost.pem"), keyFile: join(TLS_FIXTURES, "localhost.key") },
+      });
+    });
+    afterAll(async () => {
+      await bouncer?.stop();
+    });
+    const withSslMode = (url: string, sslmode: string, password?: string) => {
+      const u = new URL(url);
+      if (password) u.password = password;
+      u.searchParams.set("sslmode", sslmode);
+      return u.toString();
+    };
+
+    it("logs in and runs statements over TLS when the URL asks for it, checking the server's name", async () => {
+      const upgrades = tlsUpgrades.length;
+      const sql = open(withSslMode(bouncer.url, "require", "wire-secret"));
+      const [row] = await sql.unsafe("select $1::jsonb as j", [{ over: "tls" }]);
+      expect(row.j).toEqual({ over: "tls" });
+      const rows = await sql.unsafe("select g as i, repeat('x', 50000) as big from generate_series(1, 3) g");
+      expect(rows.map((r) => [r.i, (r.big as string).length])).toEqual([
+        [1, 50000],
+        [2, 50000],
+        [3, 50000],
+      ]);
+      expect(tlsUpgrades.slice(upgrades)).toEqual(["127.0.0.1"]);
+    });
+
+    it("is refused by a pooler that requires TLS when the URL does not ask for it", async () => {
+      const refused = await open(withSslMode(bouncer.url, "disable", "wire-secret"))
+        .unsafe("select 1")
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(refused).toMatchObject({ name: "PostgresError", code: "08P01" });
+    });
+
+    it("fails on a certificate it does not trust, before sending the password", async () => {
+      const sql = new WireClient(withSslMode(bouncer.url, "require", "wire-secret"), socketTrusting(undefined));
+      clients.push(sql);
+      const failure = await sql.unsafe("select 1").then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(String(failure)).toMatch(/certificate/i);
+    });
+
+    it("says when the server has no TLS: an error when the URL requires it, a plain connection when it prefers it", async () => {
+      const upgrades = tlsUpgrades.length;
+      const refused = await open(withSslMode(DATABASE_URL!, "require"))
+        .unsafe("select 1")
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(refused).toMatchObject({ code: "TLS_REFUSED" });
+      const [row] = await open(withSslMode(DATABASE_URL!, "prefer")).unsafe("select 2 as two");
+      expect(row.two).toBe(2);
+      expect(tlsUpgrades.length).toBe(upgrades);
+    });
   });
 });

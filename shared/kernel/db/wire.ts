@@ -11,6 +11,8 @@
  * Transactions stay postgres.js's (shared/kernel/db/client.ts, requestDatabase).
  */
 
+import { md5 } from "./md5";
+
 /** The duplex stream a socket is: `cloudflare:sockets`' Socket, or a test's own. */
 export interface WireSocket {
   readable: ReadableStream<Uint8Array>;
@@ -94,6 +96,8 @@ export class WireClient {
   private readonly target: WireTarget;
   private connection: Promise<Connection> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Statements asked for and not yet answered: `end` needs no timer when there are none. */
+  private pending = 0;
   private ended = false;
 
   constructor(
@@ -105,6 +109,7 @@ export class WireClient {
 
   /** Runs one statement with text parameters (objects as JSON, dates as ISO text); its rows. */
   unsafe(query: string, parameters: readonly unknown[] = []): Promise<WireRow[]> {
+    this.pending++;
     const run = this.queue.then(async () => {
       if (this.ended) throw new WireError("The connection was ended", "CONNECTION_ENDED");
       this.connection ??= Connection.open(this.target, this.open);
@@ -117,7 +122,10 @@ export class WireClient {
       }
       return connection.query(query, parameters);
     });
-    this.queue = run.catch(() => undefined);
+    this.queue = run.then(
+      () => void this.pending--,
+      () => void this.pending--,
+    );
     return run;
   }
 
@@ -127,10 +135,12 @@ export class WireClient {
    */
   async end({ timeout }: { timeout?: number } = {}): Promise<void> {
     this.ended = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = timeout === undefined ? null : new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout * 1000)));
-    await (expired ? Promise.race([this.queue, expired]) : this.queue);
-    clearTimeout(timer);
+    if (this.pending > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const expired = timeout === undefined ? null : new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout * 1000)));
+      await (expired ? Promise.race([this.queue, expired]) : this.queue);
+      clearTimeout(timer);
+    }
     const connection = await this.connection?.catch(() => null);
     await connection?.close();
   }
@@ -206,7 +216,7 @@ class Connection {
       const kind = readInt32(body, 0);
       if (kind === 0) continue;
       if (kind === 3) await this.writer.write(message(112, cstring(target.password)));
-      else if (kind === 5) await this.writer.write(message(112, cstring(await md5Password(target, body.subarray(4, 8)))));
+      else if (kind === 5) await this.writer.write(message(112, cstring(md5Password(target, body.subarray(4, 8)))));
       else if (kind === 10) {
         if (!decoder.decode(body.subarray(4)).split("\0").includes("SCRAM-SHA-256"))
           throw new WireError("The server offers no SASL mechanism this client speaks", "SASL_UNSUPPORTED");
@@ -221,19 +231,7 @@ class Connection {
   }
 
   async query(text: string, parameters: readonly unknown[]): Promise<WireRow[]> {
-    const values = parameters.map(serialise);
-    const bind: Uint8Array[] = [new Uint8Array(2) /* portal "" and statement "" */, int16(0), int16(values.length)];
-    for (const value of values) bind.push(...(value === null ? [int32(-1)] : [int32(value.length), value]));
-    bind.push(int16(0));
-    await this.writer.write(
-      concat([
-        message(80 /* P */, new Uint8Array(1), cstring(text), int16(0)),
-        message(66 /* B */, ...bind),
-        message(68 /* D */, Uint8Array.of(80, 0)),
-        message(69 /* E */, new Uint8Array(1), int32(0)),
-        message(83 /* S */),
-      ]),
-    );
+    await this.writer.write(statementMessages(text, parameters.map(serialise)));
     const rows: WireRow[] = [];
     let columns: { name: string; type: number }[] = [];
     let failure: WireError | null = null;
@@ -249,12 +247,13 @@ class Connection {
     }
   }
 
+  /**
+   * Closes the socket without a Terminate message: a server that reads the end of the stream
+   * between transactions ends the session as Terminate would (PostgreSQL logs it only at DEBUG1;
+   * PgBouncer and Hyperdrive release the client), and the write was a sixth of the client's CPU
+   * per request (docs/benchmarks.md).
+   */
   async close(): Promise<void> {
-    try {
-      await this.writer.write(message(88 /* X */));
-    } catch {
-      // the server or the socket went first
-    }
     await this.socket.close().catch(() => undefined);
   }
 
@@ -295,6 +294,49 @@ class Connection {
     }
     this.offset = 0;
   }
+}
+
+/**
+ * Parse, Bind, Describe, Execute and Sync of one statement, written into one buffer: the unnamed
+ * statement and portal, text parameters and text results.
+ */
+function statementMessages(text: string, values: readonly (Uint8Array | null)[]): Uint8Array {
+  const query = encoder.encode(text);
+  const parseLength = 4 + 1 + query.length + 1 + 2;
+  let bindLength = 4 + 2 + 2 + 2 + 2;
+  for (const value of values) bindLength += 4 + (value?.length ?? 0);
+  const out = new Uint8Array(1 + parseLength + 1 + bindLength + 7 + 10 + 5);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  const head = (type: number, length: number) => {
+    out[at] = type;
+    view.setInt32(at + 1, length);
+    at += 5;
+  };
+  head(80 /* P */, parseLength);
+  out.set(query, at + 1); // after the statement's empty name
+  at += 1 + query.length + 1 + 2; // the query's terminator, no parameter types
+  head(66 /* B */, bindLength);
+  at += 2; // the portal's and the statement's empty names
+  at += 2; // no parameter formats: all text
+  view.setInt16(at, values.length);
+  at += 2;
+  for (const value of values) {
+    view.setInt32(at, value === null ? -1 : value.length);
+    at += 4;
+    if (value !== null) {
+      out.set(value, at);
+      at += value.length;
+    }
+  }
+  at += 2; // no result formats: all text
+  head(68 /* D */, 6);
+  out[at] = 80; // the portal
+  at += 2;
+  head(69 /* E */, 9);
+  at += 5; // the portal's empty name, no row limit
+  head(83 /* S */, 4);
+  return out;
 }
 
 function serialise(value: unknown): Uint8Array | null {
@@ -367,10 +409,6 @@ function message(type: number | null, ...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  return message(null, ...parts).subarray(4);
-}
-
 function cstring(text: string): Uint8Array {
   const bytes = encoder.encode(text);
   const out = new Uint8Array(bytes.length + 1);
@@ -384,12 +422,6 @@ function int32(n: number): Uint8Array {
   return out;
 }
 
-function int16(n: number): Uint8Array {
-  const out = new Uint8Array(2);
-  new DataView(out.buffer).setInt16(0, n);
-  return out;
-}
-
 function readInt32(bytes: Uint8Array, at: number): number {
   return (bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3] | 0;
 }
@@ -398,13 +430,12 @@ function readInt16(bytes: Uint8Array, at: number): number {
   return (bytes[at] << 8) | bytes[at + 1];
 }
 
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
-/** `md5` + md5(md5(password + user) + salt), as PostgreSQL's MD5 method asks (workerd's WebCrypto digests MD5). */
-async function md5Password(target: WireTarget, salt: Uint8Array): Promise<string> {
-  const inner = hex(await crypto.subtle.digest("MD5", encoder.encode(target.password + target.user)));
-  const outer = Uint8Array.from([...encoder.encode(inner), ...salt]);
-  return `md5${hex(await crypto.subtle.digest("MD5", outer))}`;
+/** `md5` + md5(md5(password + user) + salt), as PostgreSQL's MD5 method asks (md5.ts: Node's WebCrypto has none). */
+function md5Password(target: WireTarget, salt: Uint8Array): string {
+  const inner = hex(md5(encoder.encode(target.password + target.user)));
+  return `md5${hex(md5(Uint8Array.from([...encoder.encode(inner), ...salt])))}`;
 }
 
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
