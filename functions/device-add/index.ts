@@ -2,7 +2,8 @@
  * /functions/v1/device-add (issue 27; docs/devices.md, "Adding a device"; D-370, D-371): a person's
  * new device, by the approval of a registered one or by re-proof with their passport.
  * - `POST /options` (publishable or secret key) `{challenge, descriptor_digest?}`: the options of
- *   navigator.credentials.create for an add_device challenge (device-challenge issued it);
+ *   navigator.credentials.create for an open add_device challenge (device-challenge issued it), whose
+ *   user handle is recorded with the challenge;
  * - `POST /request` (the same keys, replay headers) `{challenge, registration, ttl_seconds?}`: the
  *   new device's registration, verified and pending; 201 with the approval code, its page's URL and
  *   that URL as a QR code;
@@ -34,7 +35,7 @@ import {
   requestAdditionSchema,
   requestedAdditionSchema,
 } from "../../shared/devices/additions";
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { renamedDeviceSchema } from "../../shared/devices/devices";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
@@ -61,18 +62,19 @@ const app = createFunctionApp("device-add");
 
 app.use(noStore);
 
-const rpOf = (c: { var: AppEnv["Variables"]; req: { url: string } }) => firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+const rpOf = (c: { var: AppEnv["Variables"]; req: { url: string } }) => relyingPartyOf(c.var.config, c.req.url);
 
 app.post(
   "/options",
   documented({
     summary: "Registration options for a new device",
     success: { status: 200, description: "The options of navigator.credentials.create", schema: additionOptionsAnswerSchema },
+    answers: ["UNAUTHORIZED_DEVICE"],
   }),
   apiKeyAuth("publishable"),
   perMerchant(limits.merchant),
   input("json", additionOptionsSchema),
-  async (c) => c.json(await additionOptions(rpOf(c), c.var.input)),
+  async (c) => c.json(await additionOptions(depsOf(c.var), c.var.principal, rpOf(c), c.var.input)),
 );
 
 app.post(
@@ -87,7 +89,10 @@ app.post(
   input("json", requestAdditionSchema),
   async (c) => {
     const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
-    return c.json(await requestAddition(depsOf(c.var), c.var.principal, firstPartyRelyingParty(baseUrl), baseUrl, c.var.input), 201);
+    return c.json(
+      await requestAddition(depsOf(c.var), c.var.principal, relyingPartyOf(c.var.config, c.req.url), baseUrl, c.var.input),
+      201,
+    );
   },
 );
 

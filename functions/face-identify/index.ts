@@ -5,7 +5,7 @@
  * (docs/decisions.md, D-074).
  */
 
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
@@ -14,7 +14,6 @@ import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../sha
 import { identifyAnswerSchema } from "../../shared/identity/answers";
 import { identifyFace, identifySchema } from "../../shared/identity/identify";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 
 /** Counted before the body is judged: a malformed request spends the budget too (docs/decisions.md, D-074). */
@@ -44,7 +43,7 @@ app.post(
     const { principal } = c.var;
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
-    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const rp = relyingPartyOf(c.var.config, c.req.url);
     return c.json(await identifyFace(depsOf(c.var), keys, principal, c.var.input, scenario, rp));
   },
 );

@@ -13,7 +13,7 @@
  * body is read) and per session secret (screenLimits).
  */
 import type { MiddlewareHandler } from "hono";
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
@@ -116,7 +116,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     async (c) => {
       const { config } = c.var;
       const bases = themeAssetBases(config.THEME_ASSETS_BASE_URL, serviceBaseUrl(config, c.req.url));
-      const rp = firstPartyRelyingParty(serviceBaseUrl(config, c.req.url));
+      const rp = relyingPartyOf(config, c.req.url);
       return c.json(await bootScreen(depsOf(c.var), c.var.input.session_token, bases, rp));
     },
   );
@@ -143,7 +143,7 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     perSession(screenLimits.completeSession),
     input("json", jsonObject),
     async (c) => {
-      const keys = { ...(await keyMaterialOf(c.var)), rp: firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url)) };
+      const keys = { ...(await keyMaterialOf(c.var)), rp: relyingPartyOf(c.var.config, c.req.url) };
       return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
     },
   );

@@ -4,7 +4,7 @@
  * (returned once, in the x-session-token header). Publishable key allowed.
  */
 
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
@@ -15,7 +15,6 @@ import { enrollmentFailureCodes, enrollmentSchema, enrollPerson } from "../../sh
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
 import { SESSION_TOKEN_HEADER } from "../../shared/identity/sessions";
 import { bearerOf } from "../../shared/kernel/authenticate";
-import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 
 const app = createFunctionApp("process-biovital-enrollment");
@@ -44,7 +43,7 @@ app.post(
     const scenario = forcedScenario(c.req.header(SCENARIO_HEADER), principal.environment);
     const keys = await keyMaterialOf(c.var);
     const presentedSessionToken = bearerOf(c.req.header("authorization"));
-    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const rp = relyingPartyOf(c.var.config, c.req.url);
     const enrolled = await enrollPerson(depsOf(c.var), keys, principal, c.var.input, { scenario, presentedSessionToken, rp });
     c.header(SESSION_TOKEN_HEADER, enrolled.session_token);
     return c.json({

@@ -5,7 +5,7 @@
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
  */
 
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { type Authenticated, secretKeyOrUserAuth } from "../../shared/edge/auth";
 import { circuitBreaker } from "../../shared/edge/circuit-breaker";
@@ -15,7 +15,6 @@ import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit, tenantBudget } from "../../shared/edge/rate-limit";
 import { transactionOutcomeSchema } from "../../shared/identity/answers";
 import { forcedScenario, SCENARIO_HEADER, scenarioCodes } from "../../shared/identity/scenario";
-import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
 import { issueRuleCodes } from "../../shared/mandates/issue";
 import { transactionSchema } from "../../shared/transactions/input";
@@ -60,7 +59,7 @@ app.post(
     // Authentication (or the response store) claimed it before the act: the stand-in's key without an Idempotency-Key (D-426).
     const replayNonce = c.req.header("x-service-nonce");
     const storedResponse = c.var.storedResponse;
-    const device = { assertion: c.var.input.device_assertion, rp: firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url)) };
+    const device = { assertion: c.var.input.device_assertion, rp: relyingPartyOf(c.var.config, c.req.url) };
     const options = { scenario, idempotencyKey, replayNonce, storedResponse, device };
     c.header("content-language", c.var.locale);
     return c.json(await transact(depsOf(c.var), keys, principal, c.var.input, options));

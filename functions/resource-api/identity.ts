@@ -4,7 +4,7 @@
  * Idempotency-Key; recognitions are stateless and need none.
  */
 import { Hono } from "hono";
-import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
+import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
@@ -49,7 +49,7 @@ identity.post(
   async (c) => {
     const { config } = c.var;
     const keys = await keyMaterialOf(c.var);
-    const rp = firstPartyRelyingParty(serviceBaseUrl(config, c.req.url));
+    const rp = relyingPartyOf(config, c.req.url);
     const options = { receiptBaseUrl: serviceBaseUrl(config, c.req.url), storedResponse: c.var.storedResponse, rp };
     return c.json(await claimPerson(depsOf(c.var), keys, c.var.principal, c.var.input, options), 201);
   },
@@ -68,7 +68,7 @@ identity.post(
   secretKey("recognitions"),
   input("json", recognitionSchema),
   async (c) => {
-    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const rp = relyingPartyOf(c.var.config, c.req.url);
     return c.json(await recognisePerson(depsOf(c.var), await keyMaterialOf(c.var), c.var.principal, c.var.input, rp));
   },
 );
@@ -87,7 +87,7 @@ identity.post(
   idempotency(idempotencyScope),
   input("json", attributeSchema),
   async (c) => {
-    const rp = firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+    const rp = relyingPartyOf(c.var.config, c.req.url);
     const keys = await keyMaterialOf(c.var);
     const answer = await proveAttribute(depsOf(c.var), keys, c.var.principal, c.var.input, c.var.storedResponse, rp);
     return c.json(answer);

@@ -15,6 +15,13 @@ import { canonicalJson } from "../lib/json";
 export const deviceBindings = ["hardware", "synced", "none"] as const;
 export type DeviceBinding = (typeof deviceBindings)[number];
 
+/**
+ * The attestation statement formats a registration may carry (WebAuthn Level 3, 8), as a device's
+ * view names them; a deployment's own trust roots are configured per format (DEVICE_ATTESTATION_ROOTS).
+ */
+export const attestationFormats = ["packed", "tpm", "android-key", "android-safetynet", "apple", "fido-u2f", "none"] as const;
+export type AttestationFormat = (typeof attestationFormats)[number];
+
 /** Bytes of an issued device challenge (256 random bits; base64url, 43 characters). */
 export const DEVICE_CHALLENGE_BYTES = 32;
 

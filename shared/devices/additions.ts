@@ -20,10 +20,10 @@ import { randomBase64Url, sha256Hex } from "../lib/crypto";
 import { canonicalUuid } from "../lib/uuid";
 import { deviceAssertionOptions, verifyDeviceAssertion } from "./assertion";
 import type { RelyingParty } from "./ceremony";
-import { issueDeviceChallenge } from "./challenges";
+import { issueDeviceChallenge, recordUserHandle } from "./challenges";
 import { deviceView, deviceViewSchema } from "./devices";
 import { deviceBindingOf, deviceIdOf, deviceRef } from "./policy";
-import { deviceRegistrationOptions, verifyRegistration } from "./registration";
+import { deviceRegistrationOptions, USER_HANDLE_BYTES, verifyRegistration } from "./registration";
 import type { DeviceAdditionRow } from "./rpc";
 
 /** How long an addition waits for its approval: five minutes by default, 30 s to 10 min (D-370). */
@@ -88,15 +88,20 @@ function additionView(row: DeviceAdditionRow) {
 /**
  * The options of navigator.credentials.create for a new device (deviceRegistrationOptions): the
  * WebAuthn challenge covers `descriptor_digest` (a re-proof's capture) or, without it, the approval
- * context. Nothing is stored: the challenge was issued by device-challenge.
+ * context. The challenge was issued by device-challenge (add_device) and must still be open; the
+ * options' user handle is recorded with it (the first options asked for it keep theirs), so the
+ * credential the registration makes keeps the handle, as an enrolment's does (D-485, D-561).
  */
-export async function additionOptions(rp: RelyingParty, body: v.InferOutput<typeof additionOptionsSchema>) {
+export async function additionOptions(deps: Deps, tenant: Tenant, rp: RelyingParty, body: v.InferOutput<typeof additionOptionsSchema>) {
+  const recorded = await recordUserHandle(deps, tenant, "add_device", body.challenge, randomBase64Url(USER_HANDLE_BYTES));
+  if (!recorded.ok) throw unauthorized(recorded.reason);
   const covered = body.descriptor_digest ?? (await descriptorDigest(DEVICE_APPROVAL_CONTEXT));
   return {
     options: await deviceRegistrationOptions(rp, {
       challenge: body.challenge,
       descriptorDigest: covered,
       userName: body.user_name ?? "New device",
+      userHandle: recorded.userHandle,
     }),
   };
 }

@@ -7,7 +7,8 @@
  */
 import { parseAuthenticatorData } from "@simplewebauthn/server/helpers";
 import * as v from "valibot";
-import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";
+import { type AttestationFormat, DEVICE_CHALLENGE_BYTES } from "../contracts/device";
+import { type Config, serviceBaseUrl } from "../kernel/config";
 import { fromBase64Url, toBase64Url } from "../lib/crypto";
 import { type DeviceRefused, refused } from "./policy";
 
@@ -20,7 +21,15 @@ export interface RelyingParty {
   id: string;
   name: string;
   origins: readonly string[];
+  /**
+   * Attestation roots trusted beside the pinned ones (trust-roots.ts), per format, as PEM: the
+   * deployment's DEVICE_ATTESTATION_ROOTS. A registration's chain to one of them is `trusted`.
+   */
+  attestationRoots?: AttestationRoots;
 }
+
+/** Trust roots per attestation format, as PEM certificates. */
+export type AttestationRoots = Partial<Record<AttestationFormat, readonly string[]>>;
 
 /** The name an authenticator shows for the service's own relying party. */
 export const SERVICE_RP_NAME = "Human-authorisation service";
@@ -31,9 +40,19 @@ export const SERVICE_RP_NAME = "Human-authorisation service";
  *
  * @example firstPartyRelyingParty("https://auth.example.com") // {id: "auth.example.com", name, origins: ["https://auth.example.com"]}
  */
-export function firstPartyRelyingParty(serviceBaseUrl: string): RelyingParty {
-  const url = new URL(serviceBaseUrl);
+export function firstPartyRelyingParty(baseUrl: string): RelyingParty {
+  const url = new URL(baseUrl);
   return { id: url.hostname, name: SERVICE_RP_NAME, origins: [url.origin] };
+}
+
+/**
+ * The relying party of a request to the service: the first-party one for the service's base URL
+ * (PUBLIC_BASE_URL, else the origin the request reached), trusting the deployment's own attestation
+ * roots (DEVICE_ATTESTATION_ROOTS) beside the pinned ones.
+ */
+export function relyingPartyOf(config: Pick<Config, "PUBLIC_BASE_URL" | "DEVICE_ATTESTATION_ROOTS">, requestUrl: string): RelyingParty {
+  const rp = firstPartyRelyingParty(serviceBaseUrl(config, requestUrl));
+  return config.DEVICE_ATTESTATION_ROOTS ? { ...rp, attestationRoots: config.DEVICE_ATTESTATION_ROOTS } : rp;
 }
 
 const base64url = (max: number) => v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, "base64url"), v.maxLength(max));

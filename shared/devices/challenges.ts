@@ -72,7 +72,36 @@ export async function consumeDeviceChallenge(
   });
   const { outcome } = consumed;
   if (outcome === "consumed") return { ok: true, userHandle: consumed.user_handle };
+  return closedChallenge(outcome);
+}
+
+/** The refusal of a challenge that is not open: used, expired, or unknown to the one asking. */
+function closedChallenge(outcome: "unknown" | "used" | "expired"): DeviceRefused {
   return refused(outcome === "used" ? "challenge_used" : outcome === "expired" ? "challenge_expired" : "challenge_unknown");
+}
+
+/**
+ * The user handle of registration options built for a challenge issued without them (device-add's
+ * options): `userHandle` is recorded with the open challenge unless one was already, and the
+ * recorded one is answered, so the registration made over the challenge keeps it (as the hosted
+ * screen's boot records its own); a challenge that is not open is refused as consumption would be.
+ */
+export async function recordUserHandle(
+  deps: Deps,
+  tenant: Tenant,
+  purpose: DeviceChallengePurpose,
+  challenge: string,
+  userHandle: string,
+): Promise<DeviceRefused | { ok: true; userHandle: string }> {
+  const recorded = await rpc(deps.sql, "device_challenge_user_handle", {
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: deps.now.toISOString(),
+    purpose,
+    challenge_hash: await sha256Hex(challenge),
+    user_handle: userHandle,
+  });
+  return recorded.outcome === "open" ? { ok: true, userHandle: recorded.user_handle } : closedChallenge(recorded.outcome);
 }
 
 /**

@@ -32,9 +32,6 @@ export const DEVICE_CHALLENGE_TTL_SECONDS = 120;
 export const attestationVerdicts = ["trusted", "self", "untrusted", "none"] as const;
 export type AttestationVerdict = (typeof attestationVerdicts)[number];
 
-/** The attestation statement formats a registration may carry (WebAuthn Level 3, 8). */
-export const attestationFormats = ["packed", "tpm", "android-key", "android-safetynet", "apple", "fido-u2f", "none"] as const;
-
 /**
  * The binding a credential gives the captures it signs: `hardware` only for a key its
  * authenticator says cannot leave it (backup eligibility off) AND whose attestation chains to a

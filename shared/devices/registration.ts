@@ -35,6 +35,9 @@ import type { PendingRegistration } from "./rpc";
  */
 export const SUPPORTED_ALGORITHMS = [-7, -8, -257];
 
+/** Bytes of a user handle the service issues (WebAuthn allows 1 to 64; 32 random bytes name nobody). */
+export const USER_HANDLE_BYTES = 32;
+
 /** How long the browser may take over the ceremony (ms): the issued challenge's own two minutes. */
 const CEREMONY_TIMEOUT_MS = 120_000;
 
@@ -145,7 +148,7 @@ export async function verifyRegistration(
     return refused("attestation_invalid");
   }
   if (!info) return refused("attestation_invalid");
-  const attestation = attestationVerdictOf(response.response.attestationObject);
+  const attestation = await attestationVerdictOf(response.response.attestationObject, input.rp.attestationRoots);
   let thumbprint: string;
   try {
     thumbprint = await keyThumbprint(jwkOfCoseKey(info.credential.publicKey));

@@ -124,6 +124,10 @@ declare module "../kernel/db/rpc" {
       ChallengeAt,
       { outcome: "consumed"; user_handle: string | null } | { outcome: "unknown" | "used" | "expired" },
     ];
+    device_challenge_user_handle: [
+      ChallengeAt & { user_handle: string },
+      { outcome: "open"; user_handle: string } | { outcome: "unknown" | "used" | "expired" },
+    ];
     device_challenges_sweep: [{ now: Iso }, { deleted: number }];
   }
 }

@@ -1,4 +1,8 @@
 import * as v from "valibot";
+import { attestationFormats } from "../contracts/device";
+
+/** One certificate in PEM. */
+const PEM_CERTIFICATE = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\s*$/;
 
 /** Bindings every function worker receives (wrangler vars/secrets in production, miniflare bindings locally). */
 const configSchema = v.object({
@@ -24,6 +28,25 @@ const configSchema = v.object({
     v.pipe(v.string(), v.regex(/^svc_[\x21-\x7e]{28,}$/, "SERVICE_ROLE_KEY must be svc_ followed by at least 28 printable characters")),
   ),
   PUBLIC_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
+  /**
+   * Attestation roots this deployment trusts beside those pinned in the repository
+   * (shared/devices/trust-roots.ts), per statement format, as JSON: {"packed": ["-----BEGIN
+   * CERTIFICATE-----…"], "tpm": […]}. For an organisation's own authenticators (enterprise
+   * attestation) or a vendor not pinned yet; docs/devices.md, "Attestation and trust roots".
+   */
+  DEVICE_ATTESTATION_ROOTS: v.optional(
+    v.pipe(
+      v.string(),
+      v.parseJson(undefined, "DEVICE_ATTESTATION_ROOTS must be JSON"),
+      v.record(
+        v.picklist(
+          attestationFormats.filter((format) => format !== "none"),
+          "DEVICE_ATTESTATION_ROOTS: a key is an attestation format",
+        ),
+        v.array(v.pipe(v.string(), v.regex(PEM_CERTIFICATE, "DEVICE_ATTESTATION_ROOTS: each root is one PEM certificate"))),
+      ),
+    ),
+  ),
   THEME_ASSETS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   DEPLOYMENT_ID: v.optional(
     v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, "DEPLOYMENT_ID must be 1 to 64 of A-Z a-z 0-9 . _ -")),

@@ -8,7 +8,7 @@
 import { passkeyCeremonyOf, type ScreenAction, type ScreenBoot, type ScreenPasskey } from "../contracts/hosted-screen";
 import { assertionOptions } from "../devices/assertion";
 import type { RelyingParty } from "../devices/ceremony";
-import { registrationOptions } from "../devices/registration";
+import { registrationOptions, USER_HANDLE_BYTES } from "../devices/registration";
 import type { Deps } from "../kernel/deps";
 import { locales, negotiateLocale } from "../kernel/i18n";
 import { randomBase64Url } from "../lib/crypto";
@@ -56,9 +56,6 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: 
     ...(exchanged.mode && { mode: exchanged.mode }),
   };
 }
-
-/** Bytes of a user handle the service issues (WebAuthn allows 1 to 64; 32 random bytes name nobody). */
-const USER_HANDLE_BYTES = 32;
 
 /**
  * The passkey ceremony of a capture of `action`: a registration with the issued user handle (the

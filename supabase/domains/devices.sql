@@ -356,6 +356,24 @@ end $$;
 comment on function public.device_challenge_issue(jsonb) is
   'Stores a newly issued device challenge (its hash) for one merchant, environment and purpose, live for ttl_seconds, with the user handle of the registration options issued with it, if any.';
 
+-- private.device_challenge_closed({merchant_id, environment, purpose, challenge_hash}) -> 'unknown' | 'used' | 'expired'
+-- Why a challenge is not open for the merchant, environment and purpose asking: another merchant's,
+-- environment's or purpose's challenge reads as unknown.
+create or replace function private.device_challenge_closed(p jsonb) returns text
+language plpgsql stable security definer set search_path = '' as $$
+declare
+  v_row private.device_challenges;
+begin
+  select * into v_row from private.device_challenges
+  where challenge_hash = p ->> 'challenge_hash'
+    and merchant_id = (p ->> 'merchant_id')::uuid
+    and environment = p ->> 'environment'
+    and purpose = p ->> 'purpose';
+  return case when not found then 'unknown' when v_row.consumed_at is not null then 'used' else 'expired' end;
+end $$;
+comment on function private.device_challenge_closed(jsonb) is
+  'Why a device challenge is not open to the merchant, environment and purpose asking: unknown (never issued to them), used, or expired.';
+
 -- device_challenge_consume({merchant_id, environment, purpose, challenge_hash, now})
 --   -> {outcome: consumed, user_handle} | {outcome: unknown | used | expired}
 create or replace function public.device_challenge_consume(p jsonb) returns jsonb
@@ -378,19 +396,37 @@ begin
   if found then
     return jsonb_build_object('outcome', 'consumed', 'user_handle', v_row.user_handle);
   end if;
-  -- Why not: another merchant's, environment's or purpose's challenge reads as unknown.
-  select * into v_row from private.device_challenges
-  where challenge_hash = p ->> 'challenge_hash'
-    and merchant_id = (p ->> 'merchant_id')::uuid
-    and environment = p ->> 'environment'
-    and purpose = p ->> 'purpose';
-  return jsonb_build_object('outcome', case
-    when not found then 'unknown'
-    when v_row.consumed_at is not null then 'used'
-    else 'expired' end);
+  return jsonb_build_object('outcome', private.device_challenge_closed(p));
 end $$;
 comment on function public.device_challenge_consume(jsonb) is
   'Takes a device challenge once, before it expires, for the merchant, environment and purpose it was issued for, answering the user handle issued with it; says why not otherwise (unknown, used, expired).';
+
+-- device_challenge_user_handle({merchant_id, environment, purpose, challenge_hash, now, user_handle})
+--   -> {outcome: open, user_handle} | {outcome: unknown | used | expired}
+-- Registration options built for a challenge issued without them (device-add's options, for a
+-- challenge from device-challenge): the user handle is recorded with the open challenge once; options
+-- asked again for it answer the handle recorded first, so the registration's handle is one.
+create or replace function public.device_challenge_user_handle(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_handle text;
+begin
+  update private.device_challenges
+     set user_handle = coalesce(user_handle, p ->> 'user_handle')
+   where challenge_hash = p ->> 'challenge_hash'
+     and merchant_id = (p ->> 'merchant_id')::uuid
+     and environment = p ->> 'environment'
+     and purpose = p ->> 'purpose'
+     and consumed_at is null
+     and expires_at > (p ->> 'now')::timestamptz
+  returning user_handle into v_handle;
+  if found then
+    return jsonb_build_object('outcome', 'open', 'user_handle', v_handle);
+  end if;
+  return jsonb_build_object('outcome', private.device_challenge_closed(p));
+end $$;
+comment on function public.device_challenge_user_handle(jsonb) is
+  'Records the user handle of registration options built for an open device challenge, once (the first stays), and answers it; says why not when the challenge is not open (unknown, used, expired).';
 
 -- device_challenges_sweep({now}) -> {deleted}
 -- The minute cron (session-expiry-and-webhooks) deletes challenges that expired more than a day ago:

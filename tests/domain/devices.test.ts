@@ -383,7 +383,7 @@ describe("in workerd", () => {
            });
            return Response.json({
              registered: registered.verified,
-             attestation: attestationVerdictOf(registration.response.response.attestationObject),
+             attestation: await attestationVerdictOf(registration.response.response.attestationObject),
              verified: verified.verified,
              userVerified: verified.authenticationInfo.userVerified,
            });

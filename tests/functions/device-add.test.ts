@@ -15,7 +15,7 @@ import { approvalDigest, assertionChallenge, DEVICE_APPROVAL_CONTEXT, descriptor
 import { SoftwareCredential } from "../harness/authenticator";
 import { identityOf, seedDevice } from "../harness/devices";
 import { passport } from "../harness/documents";
-import { merchantFactory } from "../harness/factories";
+import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, newStranger, transact } from "../harness/identity";
 import { serviceUnderTest } from "../harness/service";
@@ -86,6 +86,49 @@ function listDevices(sessionToken: string, now = T0) {
 }
 
 describe("device-add: approval by a registered device", () => {
+  it("the options' user handle is recorded with the challenge and kept on the credential the approval registers", async () => {
+    const merchant = await merchantFactory();
+    const { old } = await personWithDevice(merchant);
+    const challenge = await issue(merchant);
+    const options = await call("device-add/options", { key: merchant.keys.pk_test, body: { challenge }, now: T0 });
+    expect(options.status, options.text).toBe(200);
+    const userHandle = options.body.options.user.id as string;
+    expect(userHandle).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Asked again for the same challenge: the handle recorded first.
+    const again = await call("device-add/options", { key: merchant.keys.pk_test, body: { challenge }, now: T0 });
+    expect(again.body.options.user.id).toBe(userHandle);
+
+    const credential = new SoftwareCredential();
+    const registration = credential.register(options.body.options.challenge, origin());
+    const requested = await call("device-add/request", {
+      key: merchant.keys.pk_test,
+      body: { challenge, registration },
+      now: T0,
+      headers: replayHeaders(T0),
+    });
+    expect(requested.status, requested.text).toBe(201);
+    const approved = await approve(
+      requested.body.approval_code,
+      (webauthnChallenge) => old.credential.assert(webauthnChallenge, origin()),
+      {
+        now: at(10),
+      },
+    );
+    expect(approved.status, approved.text).toBe(200);
+    const [row] = await testDb()`select user_handle from private.device_credentials where credential_id = ${credential.id}`;
+    expect(row).toEqual({ user_handle: userHandle });
+
+    // The challenge is used now: no more options for it; nor for one never issued.
+    for (const refusedChallenge of [challenge, "A".repeat(43)]) {
+      const refused = await call("device-add/options", { key: merchant.keys.pk_test, body: { challenge: refusedChallenge }, now: at(20) });
+      expect({ ...errorOf(refused), reason: refused.body.reason }).toEqual({
+        status: 403,
+        code: "UNAUTHORIZED_DEVICE",
+        reason: refusedChallenge === challenge ? "challenge_used" : "challenge_unknown",
+      });
+    }
+  });
+
   it("registers the new device as the approver's person: pending, looked up, signed, approved; the code then opens nothing", async () => {
     const merchant = await merchantFactory();
     const { person, old } = await personWithDevice(merchant);

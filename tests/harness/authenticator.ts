@@ -13,6 +13,7 @@ import { expect } from "vitest";
 import { assertionChallenge, descriptorDigest } from "../../shared/contracts/device";
 import { firstPartyRelyingParty, type RelyingParty } from "../../shared/devices/ceremony";
 import { toBase64Url } from "../../shared/lib/crypto";
+import { type AttestationPlan, aaguidOf, attestationStatement } from "./attestation";
 import { call, replayHeaders } from "./http";
 import { serviceUnderTest } from "./service";
 
@@ -83,24 +84,27 @@ export class SoftwareCredential {
     return toBase64Url(Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: options.crossOrigin ?? false })));
   }
 
-  /** A `startRegistration` answer for `challenge` (the WebAuthn challenge, base64url) at `origin`. */
-  register(challenge: string, origin: string, options: CeremonyOptions = {}) {
-    const rpId = options.rpId ?? new URL(origin).hostname;
+  /** The authenticator data of a registration (attested credential data included) for `rpId`. */
+  private registrationAuthData(rpId: string, options: CeremonyOptions, aaguid: Uint8Array): Uint8Array<ArrayBuffer> {
     const synced = options.synced ?? false;
     const credentialId = Buffer.from(this.id, "base64url");
-    const authData = concat(
+    return concat(
       sha256(rpId),
       new Uint8Array([flags({ up: true, uv: options.userVerified ?? true, be: synced, bs: synced, at: true })]),
       uint32(this.counter),
-      new Uint8Array(16),
+      aaguid,
       new Uint8Array([credentialId.length >> 8, credentialId.length & 255]),
       credentialId,
       this.coseKey(),
     );
+  }
+
+  /** A registration answer: the client data, and the attestation object of `fmt` and `attStmt` over `authData`. */
+  private registrationResponse(clientDataJSON: string, authData: Uint8Array, fmt: string, attStmt: Map<string, unknown>) {
     const attestationObject = isoCBOR.encode(
       new Map<string, unknown>([
-        ["fmt", "none"],
-        ["attStmt", new Map()],
+        ["fmt", fmt],
+        ["attStmt", attStmt],
         ["authData", authData],
       ]) as never,
     );
@@ -108,14 +112,39 @@ export class SoftwareCredential {
       id: this.id,
       rawId: this.id,
       type: "public-key",
-      response: {
-        clientDataJSON: this.clientData("webauthn.create", challenge, origin, options),
-        attestationObject: toBase64Url(attestationObject),
-        transports: ["internal"],
-      },
+      response: { clientDataJSON, attestationObject: toBase64Url(attestationObject), transports: ["internal"] },
       clientExtensionResults: {},
       authenticatorAttachment: "platform",
     };
+  }
+
+  /** A `startRegistration` answer for `challenge` (the WebAuthn challenge, base64url) at `origin`, attestation `none`. */
+  register(challenge: string, origin: string, options: CeremonyOptions = {}) {
+    const authData = this.registrationAuthData(options.rpId ?? new URL(origin).hostname, options, new Uint8Array(16));
+    return this.registrationResponse(this.clientData("webauthn.create", challenge, origin, options), authData, "none", new Map());
+  }
+
+  /**
+   * A `startRegistration` answer whose attestation object carries the statement `plan` asks for
+   * (./attestation.ts: packed full or self, fido-u2f, tpm), signed over this very registration.
+   */
+  async registerAttested(challenge: string, origin: string, plan: AttestationPlan, options: CeremonyOptions = {}) {
+    const rpId = options.rpId ?? new URL(origin).hostname;
+    const aaguid = aaguidOf(plan);
+    const authData = this.registrationAuthData(rpId, options, aaguid);
+    const clientDataJSON = this.clientData("webauthn.create", challenge, origin, options);
+    const { x, y } = this.publicJwk;
+    const { fmt, attStmt } = await attestationStatement(plan, {
+      authData,
+      clientDataHash: sha256(Buffer.from(clientDataJSON, "base64url")),
+      rpIdHash: sha256(rpId),
+      credentialId: Buffer.from(this.id, "base64url"),
+      aaguid,
+      x: Buffer.from(x, "base64url"),
+      y: Buffer.from(y, "base64url"),
+      credentialKey: this.keys.privateKey,
+    });
+    return this.registrationResponse(clientDataJSON, authData, fmt, attStmt);
   }
 
   /** A `startAuthentication` answer for `challenge` at `origin`; the counter rises unless `counter` says otherwise. */
@@ -156,6 +185,8 @@ export interface CeremonyKnobs {
   rpId?: string;
   /** The counter to sign with (default: one more than the last). */
   signCount?: number;
+  /** A registration's attestation statement (./attestation.ts); default none. */
+  attestation?: AttestationPlan;
 }
 
 /**
@@ -184,11 +215,11 @@ export class SoftwareAuthenticator {
   async registerCapture(challenge: string, descriptor: unknown, knobs: CeremonyKnobs = {}) {
     const rp = serviceRelyingParty();
     const webauthnChallenge = assertionChallenge(challenge, await descriptorDigest(descriptor));
-    return this.credential.register(webauthnChallenge, knobs.origin ?? rp.origins[0], {
-      rpId: knobs.rpId ?? rp.id,
-      userVerified: knobs.userVerified,
-      synced: this.synced,
-    });
+    const options = { rpId: knobs.rpId ?? rp.id, userVerified: knobs.userVerified, synced: this.synced };
+    const origin = knobs.origin ?? rp.origins[0];
+    return knobs.attestation
+      ? this.credential.registerAttested(webauthnChallenge, origin, knobs.attestation, options)
+      : this.credential.register(webauthnChallenge, origin, options);
   }
 
   /** startAuthentication's answer over a capture; the counter rises unless `signCount` says otherwise. */
