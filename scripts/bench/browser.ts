@@ -22,7 +22,7 @@
  * engine judged it before D-395 (the light left in the pulse).
  *
  * Options: --sessions N (per class, face and variant; 1 by default, a quick run of 30 sessions), --seconds S (15),
- * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1, --classes bona_fide,photo_lit,...,
+ * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1 (and jpeg60, fps24, fps25, fps30), --classes bona_fide,photo_lit,...,
  * --save DIR (every descriptor as JSON, with its class and verdict, to replay through the engine).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -44,7 +44,7 @@ if (hasFlag("help")) {
   --sessions 1          sessions per class, face and variant
   --seconds 15          length of each capture
   --faces astronaut,hopper
-  --variants plain,mirror-dim,pulse1
+  --variants plain,mirror-dim,pulse1   (and jpeg60, fps24, fps25, fps30)
   --classes bona_fide,photo_lit,shifted,replay,puppet   (and photo_unlit: the photograph without the light)
   --save DIR            write every descriptor, its class and verdict to DIR (one JSON file each)
 
@@ -53,12 +53,21 @@ Environment: BENCH_ADMIN_URL (the server of the scratch database, default postgr
   process.exit(0);
 }
 
-/** The camera variants: a mirrored camera in a dim, warm, noisy room; a pulse half as strong. */
+/**
+ * The camera variants: a mirrored camera in a dim, warm, noisy room; a pulse half as strong; every
+ * frame through JPEG at quality 60; 24, 25 and 30 frames a second instead of 15. The first three
+ * run by default.
+ */
 const VARIANTS: Record<string, Omit<MediaOptions, "sitter">> = {
   plain: {},
   "mirror-dim": { mirror: true, dimWarmNoisy: true },
   pulse1: { pulseDepth: 0.01 },
+  jpeg60: { jpegQuality: 60 },
+  fps24: { fps: 24 },
+  fps25: { fps: 25 },
+  fps30: { fps: 30 },
 };
+const DEFAULT_VARIANTS = "plain,mirror-dim,pulse1";
 
 /** The attack classes: which of the media's files the fake devices play, and how the lit camera lights the face. */
 const CLASSES = {
@@ -77,7 +86,7 @@ const PUPPET_DELAY_S = 0.3;
 const SESSIONS = Math.max(1, Math.round(flag("sessions", 1)));
 const SECONDS = flag("seconds", 15);
 const FACES = (textFlag("faces") ?? PORTRAITS.map((p) => p.id).join(",")).split(",");
-const VARIANT_NAMES = (textFlag("variants") ?? Object.keys(VARIANTS).join(",")).split(",");
+const VARIANT_NAMES = (textFlag("variants") ?? DEFAULT_VARIANTS).split(",");
 const CLASS_NAMES = (
   textFlag("classes") ??
   Object.keys(CLASSES)
@@ -104,6 +113,8 @@ interface Session {
   pulseDb: number | null;
   bpmError: number | null;
   lightFit: number | null;
+  /** Frames a second the camera delivered to the page when the capture started (null: no capture). */
+  cameraFps: number | null;
 }
 
 /** One capture of `klass` on a new page of `context`, judged by the engine. */
@@ -126,7 +137,15 @@ async function session(
     if (SAVE_DIR) {
       mkdirSync(SAVE_DIR, { recursive: true });
       const name = `${media.generator.split(":")[1] || "astronaut"}-${klass}-${Date.now()}.json`;
-      writeFileSync(join(SAVE_DIR, name), JSON.stringify({ klass, bpm: media.bpm, reason: result.reason, descriptor: capture.descriptor }));
+      // The lit camera's record of what lit the face and when, on the page's clock (timeOrigin, ms, places it).
+      const trace = await page.evaluate(() => ({
+        timeOriginMs: performance.timeOrigin,
+        ...(globalThis as { litCameraTrace?: object }).litCameraTrace,
+      }));
+      writeFileSync(
+        join(SAVE_DIR, name),
+        JSON.stringify({ klass, bpm: media.bpm, reason: result.reason, descriptor: capture.descriptor, stats: capture.stats, trace }),
+      );
     }
     return {
       accepted: result.accepted,
@@ -135,6 +154,7 @@ async function session(
       pulseDb: pulse.snr_db,
       bpmError: result.heart_rate_bpm === null ? null : Math.abs(result.heart_rate_bpm - media.bpm),
       lightFit: (lit as { correlation?: number } | undefined)?.correlation ?? null,
+      cameraFps: capture.stats.camera_fps ?? null,
     };
   } catch (error) {
     // The page refused to record (its preflight found no light on the face) or failed: no descriptor, no acceptance.
@@ -147,6 +167,7 @@ async function session(
       pulseDb: null,
       bpmError: null,
       lightFit: null,
+      cameraFps: null,
     };
   } finally {
     await page.close();
@@ -193,6 +214,12 @@ function report(sessions: Session[]): void {
         `- bona fide: heart rate error median ${median(bona.map((s) => s.bpmError!)).toFixed(1)} bpm (max ${Math.max(...bona.map((s) => s.bpmError!)).toFixed(1)}); light fit median ${median(bona.filter((s) => s.lightFit !== null).map((s) => s.lightFit!)).toFixed(2)}; pulse median ${median(bona.map((s) => s.pulseDb!)).toFixed(1)} dB`,
       );
     }
+    const fps = rows.filter((s) => s.cameraFps !== null).map((s) => s.cameraFps!);
+    if (fps.length) {
+      console.log(
+        `- camera: ${median(fps).toFixed(1)} frames a second to the page (median; ${Math.min(...fps).toFixed(1)} to ${Math.max(...fps).toFixed(1)})`,
+      );
+    }
     const stills = rows.filter((s) => s.klass === "photo_lit" && s.pulseBefore !== null);
     if (stills.length) {
       const passedBefore = stills.filter((s) => s.pulseBefore).length;
@@ -227,7 +254,7 @@ async function main(): Promise<void> {
                 const verdict = await session(context, server.url, media, klass);
                 sessions.push({ face, heldOut, variant, klass, ...verdict });
                 process.stderr.write(
-                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB)`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
+                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB, ${verdict.cameraFps} fps)`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
                 );
               }
             }

@@ -104,6 +104,10 @@ export interface MediaOptions {
   pulseDepth?: number;
   /** A dim, warm room (a tungsten lamp at half the light) and a sensor's noise, fresh in every frame. */
   dimWarmNoisy?: boolean;
+  /** Frames a second the camera delivers, instead of 15 (24, 25 and 30 are common). */
+  fps?: number;
+  /** Every frame through JPEG at this quality (a camera or a video path that compresses each frame, 60 a cheap one's). */
+  jpegQuality?: number;
 }
 
 /** The variant's name: its folder under dist/media/ (none for the browser tests' own media). */
@@ -113,6 +117,8 @@ export function mediaVariantName(options: MediaOptions): string {
     options.mirror ? "mirror" : "",
     options.pulseDepth !== undefined && options.pulseDepth !== PULSE_DEPTH ? `pulse${options.pulseDepth * 100}` : "",
     options.dimWarmNoisy ? "dim-warm-noisy" : "",
+    options.fps !== undefined && options.fps !== FPS ? `${options.fps}fps` : "",
+    options.jpegQuality !== undefined ? `jpeg${options.jpegQuality}` : "",
   ].filter(Boolean);
   return parts.join("-");
 }
@@ -190,11 +196,11 @@ function speak(text: string): Float32Array {
   return samples.slice(Math.max(0, first - margin), Math.min(samples.length, last + margin));
 }
 
-/** The lines and their pauses as one loop of whole video frames, over a faint room noise (-50 dBFS). */
-function readingAudio(): Audio {
+/** The lines and their pauses as one loop of whole video frames (at `fps`), over a faint room noise (-50 dBFS). */
+function readingAudio(fps: number): Audio {
   const lines = LINES.map((line) => ({ speech: speak(line.text), pause: Math.round(line.pauseS * AUDIO_RATE) }));
   const length = lines.reduce((sum, line) => sum + line.speech.length + line.pause, 0);
-  const perFrame = AUDIO_RATE / FPS;
+  const perFrame = Math.round(AUDIO_RATE / fps);
   const samples = new Float32Array(Math.ceil(length / perFrame) * perFrame);
   let state = 987654321;
   for (let i = 0; i < samples.length; i++) {
@@ -289,8 +295,28 @@ async function writeAtomically(path: string, write: (temporary: string) => Promi
 const DIM_WARM = [0.6, 0.5, 0.36];
 const SENSOR_NOISE = 10;
 
-/** The camera's own part: the room's light and the sensor's noise, then a mirrored picture. */
+/** A frame through JPEG at `quality` and back, by Debian's python3-pil (one process a frame: the media are made once). */
+function throughJpeg(frame: Float32Array, quality: number): Float32Array {
+  const script =
+    "import sys, io; from PIL import Image; " +
+    "im = Image.frombytes('RGB', (int(sys.argv[1]), int(sys.argv[2])), sys.stdin.buffer.read()); " +
+    "buf = io.BytesIO(); im.save(buf, 'JPEG', quality=int(sys.argv[3])); " +
+    "sys.stdout.buffer.write(Image.open(io.BytesIO(buf.getvalue())).convert('RGB').tobytes())";
+  const out = execFileSync("/usr/bin/python3", ["-c", script, String(WIDTH), String(HEIGHT), String(quality)], {
+    input: Uint8Array.from(frame, (x) => Math.round(Math.max(0, Math.min(255, x)))),
+    maxBuffer: 16 << 20,
+  });
+  return Float32Array.from(out);
+}
+
+/** The camera's own part: the room's light and the sensor's noise, then a mirrored picture, then its compression. */
 function throughCamera(frame: Float32Array, options: MediaOptions, random: () => number): Float32Array {
+  const lit = roomAndMirror(frame, options, random);
+  return options.jpegQuality === undefined ? lit : throughJpeg(lit, options.jpegQuality);
+}
+
+/** The room's light and the sensor's noise (in place), then a mirrored picture. */
+function roomAndMirror(frame: Float32Array, options: MediaOptions, random: () => number): Float32Array {
   if (options.dimWarmNoisy) {
     for (let i = 0; i < frame.length; i++) {
       frame[i] = Math.max(0, Math.min(255, (frame[i] as number) * (DIM_WARM[i % 3] as number) + SENSOR_NOISE * (2 * random() - 1)));
@@ -323,14 +349,15 @@ async function writeVideo(
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state / 2 ** 32;
   };
+  const fps = options.fps ?? FPS;
   const frame = new Float32Array(photo.length);
   const tinted = new Float32Array(photo.length);
   await writeAtomically(path, async (temporary) => {
     const file = await open(temporary, "w");
     try {
-      await file.write(y4mHeader(WIDTH, HEIGHT, FPS));
+      await file.write(y4mHeader(WIDTH, HEIGHT, fps));
       for (let k = 0; k < frames; k++) {
-        const t = k / FPS;
+        const t = k / fps;
         tinted.set(photo);
         const wave = pulseDepth * pulseAt(t);
         for (const p of skin)
@@ -375,9 +402,10 @@ export async function ensureMedia(options: MediaOptions = {}, dir = join(MEDIA_D
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
 
-  const audio = readingAudio();
+  const fps = options.fps ?? FPS;
+  const audio = readingAudio(fps);
   const seconds = audio.samples.length / AUDIO_RATE;
-  const frames = Math.round(seconds * FPS);
+  const frames = Math.round(seconds * fps);
   const fineRate = 100;
   const envelope = rmsEnvelope(audio.samples, AUDIO_RATE, fineRate);
   const phase = heartPhase(breathPauses(envelope, fineRate), fineRate, RESTING_HEART);
@@ -389,7 +417,7 @@ export async function ensureMedia(options: MediaOptions = {}, dir = join(MEDIA_D
   const manifest: MediaManifest = {
     generator,
     photo: photoFile,
-    fps: FPS,
+    fps,
     width: WIDTH,
     height: HEIGHT,
     seconds,

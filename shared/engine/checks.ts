@@ -12,6 +12,7 @@ import {
   maxLaggedCorrelation,
   mean,
   movingAverage,
+  PULSE_FILTER_LO_HZ,
   powerSpectrum,
   quantile,
   spectralPeak,
@@ -189,8 +190,12 @@ export function checkPulse(pulse: readonly number[], fs: number, cfg: PresenceCo
   const noise = Math.max(total - signal, total * 1e-6, 1e-30);
   const snrDb = peak.hz > 0 && signal > 0 ? 10 * Math.log10(signal / noise) : -60;
   const bpm = peak.hz * 60;
-  // A peak on the very edge of the search band is a slope, not a heart rate.
-  const edge = bpm < c.minBpm + 0.5 || bpm > c.maxBpm - 0.5;
+  // A peak on the very edge of the search band is a slope, not a heart rate. So is one within the
+  // spectrum's resolution (hw) of where the device's band-pass starts: a floor that rises towards
+  // low frequencies (what the light and the tracking leave on a still) ends at the filter's edge,
+  // and the window smears that end into a peak 0.05 to 0.1 Hz above it, which no heart made
+  // (D-550). For 15 s and more: nothing below 46 bpm counts.
+  const edge = bpm < Math.max(c.minBpm + 0.5, (PULSE_FILTER_LO_HZ + hw) * 60) || bpm > c.maxBpm - 0.5;
   const value = edge ? Math.min(snrDb, c.minSnrDb - 1) : snrDb;
   return {
     passed: value >= c.minSnrDb,

@@ -375,6 +375,9 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
   return Number.isFinite(r) ? Math.max(-1, Math.min(1, r)) : 0;
 }
 
+/** The `pulse` series' band-pass starts here, Hz (finishPulse): below it the device leaves nothing. */
+export const PULSE_FILTER_LO_HZ = 0.65;
+
 /**
  * The device's finishing of the `pulse` series (docs/presence-descriptor.md 3.2, steps 4 and 5),
  * shared by the browser client and the simulator: band-pass 0.65 to 4 Hz (zero-phase, the upper
@@ -382,7 +385,7 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
  * becomes zeros), clip to [-10, 10], round to 3 decimals.
  */
 export function finishPulse(raw: ArrayLike<number>, fs: number): number[] {
-  const filtered = bandPass(raw, fs, 0.65, Math.min(4, fs * 0.45));
+  const filtered = bandPass(raw, fs, PULSE_FILTER_LO_HZ, Math.min(4, fs * 0.45));
   const m = mean(filtered);
   const sd = std(filtered);
   const out = new Array<number>(filtered.length);

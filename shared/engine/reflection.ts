@@ -12,7 +12,7 @@
 import { checkPulse, marginScore, round } from "./checks.js";
 import type { PresenceConfig } from "./config.js";
 import type { LightSignals } from "./descriptor.js";
-import { bandPass, movingAverage } from "./dsp.js";
+import { bandPass, movingAverage, PULSE_FILTER_LO_HZ } from "./dsp.js";
 import { expectedLight, LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "./light.js";
 
 /** Result of {@link checkLight}. */
@@ -221,7 +221,7 @@ export function pulseWithoutLight(pulse: readonly number[], nonce: string, lagS:
   const n = pulse.length;
   if (n < 4) return [...pulse];
   const hi = Math.min(4, fs * 0.45);
-  const cast = expectedLight(lightSequence(nonce, n / fs), fs, n, lagS).map((c) => bandPass(c, fs, 0.65, hi));
+  const cast = expectedLight(lightSequence(nonce, n / fs), fs, n, lagS).map((c) => bandPass(c, fs, PULSE_FILTER_LO_HZ, hi));
   const candidate = checkPulse(pulse, fs, cfg);
   const f0 = candidate.heart_rate_bpm / 60;
   const hw = Math.max(cfg.pulse.peakHalfWidthHz, 1.5 / (n / fs));

@@ -78,6 +78,13 @@ export async function litCamera(page: Page | BrowserContext, light: MediaManifes
 function installCamera(config: CameraConfig): void {
   /** Each change of what the screen shows: when, the phase and colour, and when that phase began. */
   const shown: { t: number; phase: string | null; hex: string; phaseStart: number }[] = [];
+  /**
+   * Every frame: its timestamp (µs), its capture time and when it was relit (s), and the colour the
+   * screen showed `lagS` before it (null while the screen shows its own; a replay lights by another sequence).
+   */
+  const relitFrames: { timestampUs: number; t: number; at: number; hex: string | null }[] = [];
+  // Saved with each capture by the browser benchmark's --save (scripts/bench/browser.ts, browser-trace.ts): what lit the face, and when.
+  (globalThis as { litCameraTrace?: unknown }).litCameraTrace = { shown, relitFrames };
   const watch = () => {
     new MutationObserver(() => {
       const t = performance.now() / 1000;
@@ -134,7 +141,15 @@ function installCamera(config: CameraConfig): void {
         const { value: frame, done } = await reader.read();
         if (done) return;
         offsetUs = Math.max(offsetUs, frame.timestamp - performance.now() * 1000);
-        const light = lightAt((frame.timestamp - offsetUs) / 1e6 - config.lagS);
+        const capturedAt = (frame.timestamp - offsetUs) / 1e6;
+        const light = lightAt(capturedAt - config.lagS);
+        const cast = shown.filter((s) => s.t <= capturedAt - config.lagS).at(-1);
+        relitFrames.push({
+          timestampUs: frame.timestamp,
+          t: capturedAt,
+          at: performance.now() / 1000,
+          hex: light ? (cast?.hex ?? null) : null,
+        });
         if (!light) {
           await writer.write(frame);
           continue;

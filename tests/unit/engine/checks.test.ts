@@ -9,6 +9,7 @@ import {
   checkSpeech,
   marginScore,
 } from "../../../shared/engine/checks";
+import { finishPulse } from "../../../shared/engine/dsp";
 import { createRng } from "../../../shared/engine/rng";
 
 /**
@@ -118,6 +119,25 @@ describe("pulse present", () => {
         cfg,
       ).passed,
     ).toBe(false);
+  });
+  it("does not read the device filter's edge as a heart rate: a pulseless floor rising towards low frequencies (D-550)", () => {
+    // 15 s at 15 Hz, as the browser's lit photographs: red noise (what the light and the tracking
+    // leave on a still) through the device's band-pass, which starts at 0.65 Hz. The window smears
+    // the filter's edge into a peak at 41 to 46 bpm; before D-550 that was 70% of the passes.
+    const rng = createRng(11);
+    const fs = 15;
+    const readings = Array.from({ length: 200 }, () => {
+      let level = 0;
+      const floor = Array.from({ length: 15 * fs }, () => (level = 0.9 * level + rng.normal()));
+      return checkPulse(finishPulse(floor, fs), fs, cfg);
+    });
+    const passed = readings.filter((r) => r.passed);
+    expect(passed.filter((r) => r.heart_rate_bpm < 46.2)).toEqual([]);
+    expect(passed.length).toBeLessThanOrEqual(12);
+    // A heart at 50 bpm is still read; one at 44 is now below what 15 s can tell from the edge.
+    const heart = (bpm: number) => Array.from({ length: 15 * fs }, (_, i) => Math.cos((2 * Math.PI * bpm * i) / 60 / fs));
+    expect(checkPulse(finishPulse(heart(50), fs), fs, cfg)).toMatchObject({ passed: true, heart_rate_bpm: expect.closeTo(50, 0) });
+    expect(checkPulse(finishPulse(heart(44), fs), fs, cfg).passed).toBe(false);
   });
   it("ignores a peak outside 40..180 bpm", () => {
     const fast = Array.from({ length: N }, (_, i) => Math.sin(2 * Math.PI * 3.5 * t(i)));
