@@ -7,6 +7,8 @@
  * that says what it does. After each change the lists are read again and a polite live region
  * says what happened.
  */
+
+import { type PublicKeyCredentialRequestOptionsJSON, startAuthentication } from "@simplewebauthn/browser";
 import {
   CSRF_HEADER,
   ME_ROUTES,
@@ -18,6 +20,7 @@ import {
   type MeLedger,
   type MeMandate,
   type MeMerchant,
+  type MePasskeyOptions,
   type MeReads,
   type MeScreen,
   type MeSession,
@@ -127,17 +130,20 @@ const button = (text: string, onClick: () => void, props: Partial<Record<string,
  * The confirmation every irreversible act goes through: a modal dialog (focus held inside, Escape
  * cancels) with the consequences in words and the confirming button named by the act. True when confirmed.
  */
-function confirmed(title: string, paragraphs: string[], yes: string): Promise<boolean> {
+function confirmed({ title, paragraphs, yes }: Question): Promise<boolean> {
   const dialog = $<HTMLDialogElement>("confirm");
   $("confirm-title").textContent = title;
   $("confirm-body").replaceChildren(...paragraphs.map((text) => el("p", {}, text)));
   $("confirm-yes").textContent = yes;
+  // Cancelled, the focus goes back to the control that asked (confirmed, the act moves it to its section).
+  const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
   return new Promise((resolve) => {
     const close = (answer: boolean) => {
       $("confirm-yes").onclick = null;
       $("confirm-no").onclick = null;
       dialog.onclose = null;
       if (dialog.open) dialog.close();
+      if (!answer) opener?.focus();
       resolve(answer);
     };
     $("confirm-yes").onclick = () => close(true);
@@ -173,12 +179,37 @@ const merchantLink: SignInMethod = {
     call<MeScreen>(ME_ROUTES.signIn, {
       body: {
         merchant_id: link.get(body.dataset.linkMerchant ?? "merchant"),
-        environment: link.get(body.dataset.linkEnvironment ?? "environment") === "test" ? "test" : "live",
+        environment: linkEnvironment(),
       },
     }),
 };
 
-const signInMethods: SignInMethod[] = [merchantLink];
+/** The environment the page's link names (live when absent, D-541). */
+const linkEnvironment = () => (link.get(body.dataset.linkEnvironment ?? "environment") === "test" ? "test" : "live");
+
+/**
+ * The passkey that names the person (D-601): the service's challenge for this browser, the
+ * authenticator's discoverable credential (no allowCredentials: it offers the person's own), the
+ * assertion sent; the answer is the capture screen that confirms that person's face.
+ */
+const passkey: SignInMethod = {
+  id: "passkey",
+  available: () => typeof PublicKeyCredential !== "undefined",
+  begin: async () => {
+    const { options } = await call<MePasskeyOptions>(ME_ROUTES.passkeyOptions, { body: { environment: linkEnvironment() } });
+    let assertion: unknown;
+    try {
+      assertion = await startAuthentication({ optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON });
+    } catch {
+      // The person cancelled, or this device holds no passkey of the service.
+      throw new Refusal(403, "UNAUTHORIZED_DEVICE", "cancelled");
+    }
+    return call<MeScreen>(ME_ROUTES.passkeySignIn, { body: { environment: linkEnvironment(), challenge: options.challenge, assertion } });
+  },
+};
+
+const signInMethods: SignInMethod[] = [passkey, merchantLink];
+const methodButtons = () => document.querySelectorAll<HTMLButtonElement>("#sign-in-methods [data-method]");
 
 /** How often the page asks whether the screen is done. */
 const POLL_MS = 1500;
@@ -225,8 +256,7 @@ async function finish(sessionId: string): Promise<MeSignedIn | "pending"> {
 
 async function signIn(method: SignInMethod): Promise<void> {
   const status = $("sign-in-status");
-  const start = $<HTMLButtonElement>("sign-in");
-  start.disabled = true;
+  for (const start of methodButtons()) start.disabled = true;
   status.textContent = words("me.signin.waiting");
   try {
     const screen = await method.begin();
@@ -243,7 +273,7 @@ async function signIn(method: SignInMethod): Promise<void> {
   } catch (error) {
     status.textContent = signInRefusal(error);
   } finally {
-    start.disabled = false;
+    for (const start of methodButtons()) start.disabled = false;
     $("sign-in-reopen").hidden = true;
   }
 }
@@ -251,6 +281,7 @@ async function signIn(method: SignInMethod): Promise<void> {
 function signInRefusal(error: unknown): string {
   if (!(error instanceof Refusal)) return words("me.error.failed");
   if (error.status === 429) return words("me.signin.refused");
+  if (error.code === "UNAUTHORIZED_DEVICE") return words("me.signin.passkey_failed");
   if (error.reason === "expired" || error.reason === "stale") return words("me.signin.expired");
   if (error.code === "SIGN_IN_FAILED") return words("me.signin.failed");
   return failure(error);
@@ -269,7 +300,7 @@ function showSignedOut(note = ""): void {
     if (control) control.hidden = !usable.includes(method);
   }
   $("sign-in-via").hidden = !merchantLink.available();
-  $("sign-in-nolink").hidden = usable.length > 0;
+  $("sign-in-nolink").hidden = merchantLink.available();
   $("sign-in-status").textContent = note;
   show("signed-out");
 }
@@ -316,6 +347,18 @@ async function act(section: string, run: () => Promise<string>): Promise<void> {
   } catch (error) {
     if (!(error instanceof Refusal && error.code.startsWith("PERSON_SESSION"))) notify(failure(error), "error");
   }
+}
+
+/** The question an irreversible act asks first (D-545): its title, its consequences, the confirming button's name. */
+interface Question {
+  title: string;
+  paragraphs: string[];
+  yes: string;
+}
+
+/** Asks `question` in the dialog; only once the person confirms, does `run` as `act` does (for `section`). */
+async function confirmThenAct(question: Question, section: string, run: () => Promise<string>): Promise<void> {
+  if (await confirmed(question)) await act(section, run);
 }
 
 /** A ceiling with nulls as the hosted screen's words take it. */
@@ -366,7 +409,7 @@ function renderAgents(mandates: MeMandate[]): void {
     const kind = words(`me.agents.kind.${first.granted_to_kind}`);
     const item = el(
       "li",
-      { class: "item", "data-agent": first.granted_to, "data-standing": String(live.length > 0) },
+      { class: "card item", "data-agent": first.granted_to, "data-standing": String(live.length > 0) },
       el("h3", {}, agent),
       el("p", { class: "muted" }, words("me.agents.at", { kind: kind.startsWith("me.") ? first.granted_to_kind : kind, merchant })),
     );
@@ -399,7 +442,7 @@ function mandateItem(mandate: MeMandate): HTMLElement {
   );
   const item = el(
     "li",
-    { class: "item", "data-mandate": mandate.mandate_id, "data-status": mandate.status, "data-standing": String(standing(mandate)) },
+    { class: "card item", "data-mandate": mandate.mandate_id, "data-status": mandate.status, "data-standing": String(standing(mandate)) },
     statusBadge(mandate.status, words(`me.mandate.status.${mandate.status}`)),
     el("p", {}, words("me.mandate.may", { scopes })),
     el("p", {}, words("me.mandate.ceiling", { ceiling: ceiling ?? words("screen.mandate.no_ceiling") })),
@@ -420,31 +463,29 @@ function mandateItem(mandate: MeMandate): HTMLElement {
   return item;
 }
 
-async function revokeMandate(mandate: MeMandate): Promise<void> {
+function revokeMandate(mandate: MeMandate): Promise<void> {
   const merchant = mandate.merchant.name;
   const scopes = listOf(mandate.scope_labels.map((label) => label.toLocaleLowerCase(locale)));
-  const yes = await confirmed(
-    words("me.mandate.revoke.title"),
-    [words("me.mandate.revoke.body", { agent: agentName(mandate), scopes, merchant })],
-    words("me.mandate.revoke"),
-  );
-  if (!yes) return;
-  await act("agents", async () => {
+  const question = {
+    title: words("me.mandate.revoke.title"),
+    paragraphs: [words("me.mandate.revoke.body", { agent: agentName(mandate), scopes, merchant })],
+    yes: words("me.mandate.revoke"),
+  };
+  return confirmThenAct(question, "agents", async () => {
     await call(ME_ROUTES.revokeMandates, { body: { mandate_id: mandate.mandate_id } });
     return words("me.revoked.done", { merchant });
   });
 }
 
-async function stopAgent(mandate: MeMandate, count: number): Promise<void> {
+function stopAgent(mandate: MeMandate, count: number): Promise<void> {
   const agent = agentName(mandate);
   const merchant = mandate.merchant.name;
-  const yes = await confirmed(
-    words("me.agents.stop.title", { agent, merchant }),
-    [words("me.agents.stop.body", { count, merchant })],
-    words("me.agents.stop", { agent, merchant }),
-  );
-  if (!yes) return;
-  await act("agents", async () => {
+  const question = {
+    title: words("me.agents.stop.title", { agent, merchant }),
+    paragraphs: [words("me.agents.stop.body", { count, merchant })],
+    yes: words("me.agents.stop", { agent, merchant }),
+  };
+  return confirmThenAct(question, "agents", async () => {
     await call(ME_ROUTES.revokeMandates, { body: { merchant_id: mandate.merchant.merchant_id, granted_to: mandate.granted_to } });
     return words("me.revoked.done", { merchant });
   });
@@ -457,7 +498,7 @@ function renderMerchants(merchants: MeMerchant[], ledger: MeLedger, mandates: Me
     const consent = merchant.consents.at(-1);
     const item = el(
       "li",
-      { class: "item", "data-merchant": merchant.merchant_id, "data-consent": merchant.consent_state },
+      { class: "card item", "data-merchant": merchant.merchant_id, "data-consent": merchant.consent_state },
       el("h3", {}, merchant.name),
       el("p", { class: "muted" }, words("me.merchants.since", { time: when(merchant.known_since) })),
     );
@@ -503,16 +544,15 @@ function renderMerchants(merchants: MeMerchant[], ledger: MeLedger, mandates: Me
   partBody("merchants").replaceChildren(merchants.length === 0 ? el("p", {}, words("me.merchants.none")) : list, details);
 }
 
-async function withdraw(merchant: MeMerchant, standingThere: number): Promise<void> {
+function withdraw(merchant: MeMerchant, standingThere: number): Promise<void> {
   const paragraphs = [words("me.merchants.withdraw.body", { merchant: merchant.name })];
   if (standingThere > 0) paragraphs.push(words("me.merchants.withdraw.mandates", { count: standingThere }));
-  const yes = await confirmed(
-    words("me.merchants.withdraw.title", { merchant: merchant.name }),
+  const question = {
+    title: words("me.merchants.withdraw.title", { merchant: merchant.name }),
     paragraphs,
-    words("me.merchants.withdraw", { merchant: merchant.name }),
-  );
-  if (!yes) return;
-  await act("merchants", async () => {
+    yes: words("me.merchants.withdraw", { merchant: merchant.name }),
+  };
+  return confirmThenAct(question, "merchants", async () => {
     await call(ME_ROUTES.withdrawConsent, { body: { merchant_id: merchant.merchant_id, confirm: true } });
     return words("me.merchants.withdraw.done", { merchant: merchant.name });
   });
@@ -531,7 +571,7 @@ function renderDisclosures(disclosures: MeDisclosure[]): void {
     list.append(
       el(
         "li",
-        { class: "item", "data-disclosure": String(disclosure.disclosure_seq) },
+        { class: "card item", "data-disclosure": String(disclosure.disclosure_seq) },
         el(
           "h3",
           {},
@@ -564,7 +604,7 @@ function renderReceipts(acts: MeAct[]): void {
     list.append(
       el(
         "li",
-        { class: "item", "data-act": done.transaction_id },
+        { class: "card item", "data-act": done.transaction_id },
         el("h3", {}, `${words(`me.receipts.action.${ACTIONS.has(action) ? action : "other"}`)}, ${done.merchant.name}`),
         statusBadge(kind, words(`me.receipts.${kind}`)),
         el("p", { class: "muted" }, when(done.created_at)),
@@ -596,46 +636,55 @@ function renderDevices(devices: MeDevice[]): void {
     const name = device.name ?? words("me.devices.unnamed");
     const item = el(
       "li",
-      { class: "item", "data-device": device.device_id, "data-standing": String(device.revoked_at === null) },
+      { class: "card item", "data-device": device.device_id, "data-standing": String(device.revoked_at === null) },
       el("h3", {}, name),
       el("p", { class: "muted" }, words("me.devices.added", { time: when(device.created_at) })),
       device.revoked_at && el("p", {}, words("me.devices.revoked", { time: when(device.revoked_at) })),
     );
     if (device.revoked_at === null) {
       const actions = el("div", { class: "actions" });
-      const rename = button(words("me.devices.rename"), () => {
-        rename.hidden = true;
-        const input = el("input", { type: "text", maxlength: "64", value: device.name ?? "" });
-        const form = el(
-          "form",
-          { class: "rename" },
-          el("label", {}, words("me.devices.rename.label", { device: name }), input),
-          el("button", { type: "submit", class: "primary small" }, words("me.devices.save")),
-        );
-        form.addEventListener("submit", (event) => {
-          event.preventDefault();
-          void act("devices", async () => {
-            await call(ME_ROUTES.renameDevice, { body: { device_id: device.device_id, name: input.value.trim() } });
-            return words("me.devices.save");
+      const rename = button(
+        words("me.devices.rename"),
+        () => {
+          rename.hidden = true;
+          const input = el("input", { type: "text", maxlength: "64", value: device.name ?? "" });
+          const form = el(
+            "form",
+            { class: "rename" },
+            el("label", {}, words("me.devices.rename.label", { device: name }), input),
+            el("button", { type: "submit", class: "primary small" }, words("me.devices.save")),
+          );
+          form.addEventListener("submit", (event) => {
+            event.preventDefault();
+            void act("devices", async () => {
+              await call(ME_ROUTES.renameDevice, { body: { device_id: device.device_id, name: input.value.trim() } });
+              return words("me.devices.save");
+            });
           });
-        });
-        item.append(form);
-        input.focus();
-      });
+          item.append(form);
+          input.focus();
+        },
+        { "data-action": "rename-device" },
+      );
       actions.append(
         rename,
-        button(words("me.devices.revoke"), async () => {
-          const yes = await confirmed(
-            words("me.devices.revoke.title", { device: name }),
-            [words("me.devices.revoke.body")],
-            words("me.devices.revoke"),
-          );
-          if (yes)
-            await act("devices", async () => {
-              await call(ME_ROUTES.revokeDevice, { body: { device_id: device.device_id } });
-              return words("me.devices.revoked", { time: when(new Date().toISOString()) });
-            });
-        }),
+        button(
+          words("me.devices.revoke"),
+          () =>
+            confirmThenAct(
+              {
+                title: words("me.devices.revoke.title", { device: name }),
+                paragraphs: [words("me.devices.revoke.body")],
+                yes: words("me.devices.revoke"),
+              },
+              "devices",
+              async () => {
+                await call(ME_ROUTES.revokeDevice, { body: { device_id: device.device_id } });
+                return words("me.devices.revoked", { time: when(new Date().toISOString()) });
+              },
+            ),
+          { "data-action": "remove-device" },
+        ),
       );
       item.append(actions);
     }
@@ -673,31 +722,33 @@ function renderErase(merchants: MeMerchant[]): void {
 
 async function erase(held: MeMerchant[], merchant: MeMerchant | null): Promise<void> {
   const title = merchant ? words("me.erase.title.one", { merchant: merchant.name }) : words("me.erase.title.all");
-  const yes = await confirmed(title, [words("me.erase.lead"), words("me.erase.body")], words("me.erase.prove"));
-  if (!yes) return;
   const at = merchant ?? held[0]!;
-  await act("data", async () => {
-    const screen = await call<MeScreen>(ME_ROUTES.presence, { body: { merchant_id: at.merchant_id } });
-    const target = merchant ? { merchant_id: merchant.merchant_id } : { all: true };
-    const erased = await throughScreen<MeErased>(
-      screen,
-      async () => {
-        try {
-          return await call<MeErased>(ME_ROUTES.erase, { body: { ...target, confirm: true, presence_session_id: screen.session_id } });
-        } catch (error) {
-          if (error instanceof Refusal && error.code === "PRESENCE_PROOF_INVALID" && error.reason === "pending") return "pending";
-          throw error;
-        }
-      },
-      () => notify(words("me.signin.opened")),
-    );
-    if (erased.identity_erased) {
-      sessionStorage.removeItem(CSRF_KEY);
-      showSignedOut(words("me.erase.done.all"));
-      throw new Refusal(401, "PERSON_SESSION_REQUIRED");
-    }
-    return merchant ? words("me.erase.done.one", { merchant: merchant.name }) : words("me.erase.done.all");
-  });
+  await confirmThenAct(
+    { title, paragraphs: [words("me.erase.lead"), words("me.erase.body")], yes: words("me.erase.prove") },
+    "data",
+    async () => {
+      const screen = await call<MeScreen>(ME_ROUTES.presence, { body: { merchant_id: at.merchant_id } });
+      const target = merchant ? { merchant_id: merchant.merchant_id } : { all: true };
+      const erased = await throughScreen<MeErased>(
+        screen,
+        async () => {
+          try {
+            return await call<MeErased>(ME_ROUTES.erase, { body: { ...target, confirm: true, presence_session_id: screen.session_id } });
+          } catch (error) {
+            if (error instanceof Refusal && error.code === "PRESENCE_PROOF_INVALID" && error.reason === "pending") return "pending";
+            throw error;
+          }
+        },
+        () => notify(words("me.signin.opened")),
+      );
+      if (erased.identity_erased) {
+        sessionStorage.removeItem(CSRF_KEY);
+        showSignedOut(words("me.erase.done.all"));
+        throw new Refusal(401, "PERSON_SESSION_REQUIRED");
+      }
+      return merchant ? words("me.erase.done.one", { merchant: merchant.name }) : words("me.erase.done.all");
+    },
+  );
 }
 
 async function signOut(): Promise<void> {
@@ -711,7 +762,9 @@ async function signOut(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  $("sign-in").addEventListener("click", () => void signIn(merchantLink));
+  for (const method of signInMethods) {
+    document.querySelector(`[data-method="${method.id}"]`)?.addEventListener("click", () => void signIn(method));
+  }
   $("sign-out").addEventListener("click", () => void signOut());
   $("export").addEventListener("click", () => void exportData());
   const pending = sessionStorage.getItem(PENDING_KEY);

@@ -7,6 +7,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import * as v from "valibot";
+import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import {
   deviceListSchema,
   renameDeviceSchema,
@@ -18,7 +19,7 @@ import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented, withDoc } from "../../shared/edge/openapi";
-import { clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
+import { clientAddressBudget, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { ApiError } from "../../shared/kernel/errors";
 import { jsonObject } from "../../shared/kernel/validation";
@@ -28,6 +29,7 @@ import {
   erasedSchema,
   exportCreatedSchema,
   exportFileSchema,
+  passkeyOptionsAnswerSchema,
   personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
@@ -44,6 +46,7 @@ import { listPersonDevices, renamePersonDevice, revokePersonDevice } from "../..
 import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
 import { createExport, takeExport } from "../../shared/persons/export";
 import { listPersonMandates, revokePersonMandates, revokeSchema } from "../../shared/persons/mandates";
+import { passkeyOptionsSchema, passkeySignInSchema, startPasskeyOptions, startPasskeySignIn } from "../../shared/persons/passkey";
 import { listPersonDisclosures, listPersonReceipts } from "../../shared/persons/records";
 import {
   authenticatePersonSession,
@@ -64,10 +67,17 @@ const SIGN_IN_COOKIE = "__Host-me-sign-in";
 /** The person's session: host-only, never sent cross-site, never read by a script (D-466). */
 const SESSION_COOKIE = "__Host-me-session";
 
-/** Rate limits (D-466): per client address for the sign-in, per session for everything after it. */
+/**
+ * Rate limits (D-466, D-600): per client address (an IPv6 client by its /64) for the sign-in's
+ * start; the finish per sign-in (the page asks 40 times a minute while the screen is open, so
+ * persons behind one address do not spend each other's budget), with a wider per-address guard;
+ * per session for everything after it.
+ */
 export const meLimits = {
   signInIp: { name: "me-sign-in-ip", limit: 10, windowSeconds: 600 },
-  finishIp: { name: "me-sign-in-finish-ip", limit: 60, windowSeconds: 60 },
+  finishSignIn: { name: "me-sign-in-finish", limit: 60, windowSeconds: 60 },
+  finishIp: { name: "me-sign-in-finish-ip", limit: 600, windowSeconds: 60 },
+  passkeyIp: { name: "me-passkey-ip", limit: 30, windowSeconds: 600 },
   session: { name: "me-session", limit: 120, windowSeconds: 60 },
 } as const satisfies Record<string, RateLimitRule>;
 
@@ -102,8 +112,12 @@ const personSession: MiddlewareHandler<AppEnv & Signed> = withDoc(
   { answers: ["PERSON_SESSION_REQUIRED", "PERSON_SESSION_EXPIRED"] },
 );
 
+/** The service's own relying party: the RP ID of every passkey the hosted screen registered. */
+const relyingPartyOf = (c: { var: AppEnv["Variables"]; req: { url: string } }) =>
+  firstPartyRelyingParty(serviceBaseUrl(c.var.config, c.req.url));
+
 const perSession = rateLimit<AppEnv & Signed>((c) => ({ rule: meLimits.session, identifier: `person:${c.var.person.sessionId}` }));
-const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: `ip:${clientIp(c)}` }));
+const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: clientAddressBudget(c) }));
 
 /** Every state-changing request carries the session's CSRF token in `x-csrf-token`. */
 const csrf: MiddlewareHandler<AppEnv & Signed> = withDoc(
@@ -149,6 +163,40 @@ app.post(
 );
 
 app.post(
+  "/passkey/options",
+  documented({
+    summary: "Start a passkey sign-in: the options of navigator.credentials.get, with a challenge for this browser",
+    success: { status: 200, description: "The options, bound to this browser by a cookie", schema: passkeyOptionsAnswerSchema },
+  }),
+  sameOrigin,
+  perIp(meLimits.signInIp),
+  input("json", passkeyOptionsSchema),
+  async (c) => {
+    const browserSecret = newBrowserSecret();
+    const started = await startPasskeyOptions(depsOf(c.var), c.var.input.environment, browserSecret, relyingPartyOf(c));
+    c.header("set-cookie", cookie(SIGN_IN_COOKIE, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3));
+    return c.json(started);
+  },
+);
+
+app.post(
+  "/passkey/sign-in",
+  documented({
+    summary: "Sign in with a passkey: the assertion names the person, a capture screen for them alone confirms the face",
+    success: { status: 201, description: "The capture screen; the finish is the same as the link's", schema: signInStartedSchema },
+    answers: ["UNAUTHORIZED_DEVICE", "SIGN_IN_FAILED"],
+  }),
+  sameOrigin,
+  perIp(meLimits.passkeyIp),
+  input("json", passkeySignInSchema),
+  async (c) => {
+    const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
+    const started = await startPasskeySignIn(depsOf(c.var), c.var.input, getCookie(c, SIGN_IN_COOKIE) ?? "", relyingPartyOf(c), baseUrl);
+    return c.json(started, 201);
+  },
+);
+
+app.post(
   "/sign-in/finish",
   documented({
     summary: "Finish signing in once the screen identified the person",
@@ -158,6 +206,10 @@ app.post(
   sameOrigin,
   perIp(meLimits.finishIp),
   input("json", finishSchema),
+  rateLimit<AppEnv & { Variables: { input: v.InferOutput<typeof finishSchema> } }>((c) => ({
+    rule: meLimits.finishSignIn,
+    identifier: `sign-in:${c.var.input.session_id}`,
+  })),
   async (c: Context<AppEnv & { Variables: { input: v.InferOutput<typeof finishSchema> } }>) => {
     const signedIn = await finishPersonSignIn(depsOf(c.var), c.var.input.session_id, getCookie(c, SIGN_IN_COOKIE) ?? "");
     c.header("set-cookie", cookie(SESSION_COOKIE, signedIn.token, PERSON_SESSION_TTL_SECONDS));

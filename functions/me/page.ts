@@ -43,11 +43,11 @@ function mePage(locale: Locale, base: string, assets: string): string {
     `<section id="${id}" class="part" aria-labelledby="${id}-title"><h2 id="${id}-title" tabindex="-1">${m(title)}</h2><div class="part-body"></div></section>`;
   return `${pageHead({ locale, title: `<title>${m("me.title")}</title>`, stylesheet: `${assets}me.css`, words: pageWords(locale) })}
 <body class="me" data-view="loading" data-base="${base}" data-link-merchant="${ME_LINK_PARAMS.merchant}" data-link-environment="${ME_LINK_PARAMS.environment}">
-<header class="me-bar">
-<span class="me-brand">${m("me.brand")}</span>
+<header class="brand me-bar">
+<span>${m("me.brand")}</span>
 <button type="button" id="sign-out" class="secondary small" hidden>${m("me.signout")}</button>
 </header>
-<main class="me-main">
+<main class="screen me-main">
 <p id="notice" class="notice" role="status" aria-live="polite"></p>
 <section data-view="loading">
 <h1 tabindex="-1">${m("me.loading")}</h1>
@@ -58,6 +58,7 @@ function mePage(locale: Locale, base: string, assets: string): string {
 <p class="lead">${m("me.signin.lead")}</p>
 <div id="sign-in-methods" class="actions">
 <button type="button" id="sign-in" class="primary" data-method="merchant-link">${m("me.signin.start")}</button>
+<button type="button" id="sign-in-passkey" class="secondary" data-method="passkey">${m("me.signin.passkey")}</button>
 </div>
 <p id="sign-in-via" class="muted">${m("me.signin.via")}</p>
 <p id="sign-in-nolink" class="card" hidden>${m("me.signin.nolink")}</p>

@@ -11,6 +11,8 @@
 export const ME_ROUTES = {
   signIn: "/sign-in",
   signInFinish: "/sign-in/finish",
+  passkeyOptions: "/passkey/options",
+  passkeySignIn: "/passkey/sign-in",
   session: "/session",
   signOut: "/sign-out",
   mandates: "/mandates",
@@ -52,6 +54,13 @@ export interface MeSignedIn {
   environment: "test" | "live";
   expires_at: string;
   idle_expires_at: string;
+}
+
+/** The passkey sign-in's options (POST /passkey/options): navigator.credentials.get's, as JSON, challenge included. */
+export interface MePasskeyOptions {
+  environment: "test" | "live";
+  options: Record<string, unknown> & { challenge: string };
+  expires_at: string;
 }
 
 export interface MeSession {

@@ -13,10 +13,10 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { fromBase64Url } from "../lib/crypto";
-import { assertionResponseSchema, checkCeremony, type RelyingParty } from "./ceremony";
+import { type AssertionResponse, assertionResponseSchema, checkCeremony, type RelyingParty } from "./ceremony";
 import { consumeDeviceChallenge } from "./challenges";
 import { type DeviceChallengePurpose, type DeviceRefused, deviceBindingOf, deviceRef, refused } from "./policy";
-import type {} from "./rpc";
+import type { DeviceCredentialRow } from "./rpc";
 
 /**
  * The options of navigator.credentials.get (PublicKeyCredentialRequestOptionsJSON, for
@@ -85,13 +85,30 @@ export async function verifyDeviceAssertion(deps: Deps, tenant: Tenant, input: D
   if (device.identity_id !== input.identityId) return refused("credential_other_identity");
   if (device.revoked_at !== null && new Date(device.revoked_at) <= deps.now) return refused("credential_revoked");
 
-  const expectedChallenge = assertionChallenge(input.challenge, input.descriptorDigest);
+  return verifySignature(deps, tenant.environment, device, response, assertionChallenge(input.challenge, input.descriptorDigest), input.rp);
+}
+
+/**
+ * The signature half of an assertion's verification, once its challenge was consumed and its
+ * credential found (a registered device, unrevoked): the ceremony's facts (type, challenge, origin,
+ * RP ID, user presence and verification), then the signature with the stored key, then the counter
+ * under the credential's lock. The capture's verification above and the person's passkey sign-in
+ * (shared/persons/passkey.ts) both end here.
+ */
+export async function verifySignature(
+  deps: Deps,
+  environment: Tenant["environment"],
+  device: DeviceCredentialRow,
+  response: AssertionResponse,
+  expectedChallenge: string,
+  rp: RelyingParty,
+): Promise<DeviceAccepted | DeviceRefused> {
   const facts = await checkCeremony(
     "webauthn.get",
     response.response.clientDataJSON,
     fromBase64Url(response.response.authenticatorData),
     expectedChallenge,
-    input.rp,
+    rp,
   );
   if ("ok" in facts) return facts;
 
@@ -100,8 +117,8 @@ export async function verifyDeviceAssertion(deps: Deps, tenant: Tenant, input: D
     const result = await verifyAuthenticationResponse({
       response: response as Parameters<typeof verifyAuthenticationResponse>[0]["response"],
       expectedChallenge,
-      expectedOrigin: [...input.rp.origins],
-      expectedRPID: input.rp.id,
+      expectedOrigin: [...rp.origins],
+      expectedRPID: rp.id,
       requireUserVerification: true,
       // The counter is judged by device_credential_use, under the credential's row lock, where a
       // regression is also recorded: the library is given 0 so it never refuses on it first.
@@ -114,10 +131,10 @@ export async function verifyDeviceAssertion(deps: Deps, tenant: Tenant, input: D
   if (!verified) return refused("signature_invalid");
 
   const used = await rpc(deps.sql, "device_credential_use", {
-    environment: tenant.environment,
+    environment,
     now: deps.now.toISOString(),
     device_id: device.device_id,
-    identity_id: input.identityId,
+    identity_id: device.identity_id,
     sign_count: facts.counter,
     backup_state: facts.flags.bs,
   });

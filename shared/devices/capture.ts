@@ -61,6 +61,8 @@ const refusalMessages: Record<DeviceRefusal, string> = {
   credential_other_identity: "The passkey that signed belongs to another person than the capture's.",
   credential_revoked: `The passkey that signed was revoked. ${NEW_DEVICE_WAY}`,
   credential_exists: "This passkey is registered already.",
+  user_handle_mismatch:
+    "The passkey's user handle is not the one the service issued when it was registered: it names nobody here. Sign in with a passkey registered on this service's screen.",
   identity_unknown: "No such person in this environment.",
   wrong_ceremony: "The device's answer is of the other WebAuthn ceremony.",
   origin_mismatch: "The ceremony ran on a page of another origin than the service's.",

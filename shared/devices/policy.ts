@@ -61,6 +61,7 @@ export const deviceRefusals = [
   "credential_other_identity",
   "credential_revoked",
   "credential_exists",
+  "user_handle_mismatch",
   "identity_unknown",
   "wrong_ceremony",
   "origin_mismatch",

@@ -232,3 +232,45 @@ export function keyBudget(keyHash: string): string {
 export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "unknown";
 }
+
+/**
+ * The budget a per-address limit counts a request against: an IPv4 address itself, an IPv6
+ * address by its /64 network (one subscriber's link: a client walks its 2^64 addresses freely, so
+ * a budget per IPv6 address would bound nothing). As clientIp, from CF-Connecting-IP only; without
+ * it (no edge in front: neither Cloudflare nor the local server's front) every request shares the
+ * one budget `ip:unknown`, which fails closed.
+ *
+ * @example clientAddressBudget(c) // "ip:203.0.113.7", or "ip6:2001:db8:aa:1::/64" for 2001:db8:aa:1:8f3::42
+ */
+export function clientAddressBudget(c: Context): string {
+  return addressBudget(clientIp(c));
+}
+
+/** The budget of one address as clientAddressBudget counts it. */
+export function addressBudget(address: string): string {
+  if (!address.includes(":")) return `ip:${address}`;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address)?.[1];
+  if (mapped) return `ip:${mapped}`;
+  const network = ipv6Network64(address);
+  return network ? `ip6:${network}` : `ip:${address}`;
+}
+
+/** The /64 network of an IPv6 address (its first four groups, written short), or null when it is none. */
+function ipv6Network64(address: string): string | null {
+  const bare = address
+    .replace(/^\[|\]$/g, "")
+    .split("%")[0]!
+    .toLowerCase();
+  if (!/^[0-9a-f:.]+$/.test(bare) || (bare.match(/::/g) ?? []).length > 1) return null;
+  const [head, tail] = bare.includes("::") ? bare.split("::") : [bare, undefined];
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = tail ? tail.split(":") : [];
+  // An embedded IPv4 tail (::ffff:192.0.2.1) counts as two groups.
+  const width = (groups: string[]) => groups.reduce((n, group) => n + (group.includes(".") ? 2 : 1), 0);
+  const missing = 8 - width(headGroups) - width(tailGroups);
+  if (tail === undefined ? missing !== 0 : missing < 1) return null;
+  const groups = [...headGroups, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...tailGroups];
+  const first = groups.slice(0, 4);
+  if (first.some((group) => !/^[0-9a-f]{1,4}$/.test(group))) return null;
+  return `${first.map((group) => Number.parseInt(group, 16).toString(16)).join(":")}::/64`;
+}

@@ -8,6 +8,15 @@ export const signInStartedSchema = v.object({
   expires_at: instant("When the capture screen stops accepting the capture."),
 });
 
+export const passkeyOptionsAnswerSchema = v.object({
+  environment: described(v.picklist(["test", "live"]), "The environment whose passkeys may answer."),
+  options: described(
+    v.record(v.string(), v.unknown()),
+    "navigator.credentials.get's publicKey options as JSON (PublicKeyCredentialRequestOptionsJSON): the challenge, the service's RP ID, user verification required, no allowCredentials.",
+  ),
+  expires_at: instant("When the challenge stops being accepted (two minutes; single use)."),
+});
+
 const sessionEnds = {
   environment: described(v.picklist(["test", "live"]), "The environment of the person's identity: the page shows that one only."),
   expires_at: instant("The session's absolute end."),

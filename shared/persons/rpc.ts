@@ -1,4 +1,5 @@
 /** The persons' slice of the RPC catalogue (shared/kernel/db/rpc.ts): a person's sign-in, session and own page. */
+import type { DeviceCredentialRow } from "../devices/rpc";
 import type { Environment } from "../kernel/principal";
 import type { Iso, Uuid } from "../kernel/rpc";
 import type { HostedSessionRecord, HostedSessionView } from "../sessions/rpc";
@@ -116,6 +117,24 @@ declare module "../kernel/db/rpc" {
         person_session: { id: Uuid; token_hash: string; csrf_hash: string; idle_seconds: number; ttl_seconds: number };
       },
       { signed_in: true; environment: Environment; expires_at: Iso; idle_expires_at: Iso } | { signed_in: false; reason: SignInRefusal },
+    ];
+    person_passkey_challenge_issue: [
+      { environment: Environment; challenge_hash: string; browser_hash: string; ttl_seconds: number; now: Iso },
+      { expires_at: Iso },
+    ];
+    person_passkey_attempt: [
+      { environment: Environment; challenge_hash: string; browser_hash: string; credential_id: string; now: Iso },
+      {
+        challenge: "consumed" | "unknown" | "used" | "expired";
+        locked_until: Iso | null;
+        device: DeviceCredentialRow | null;
+        merchant_id: Uuid | null;
+      },
+    ];
+    person_passkey_refused: [{ environment: Environment; credential_id: string; reason: string; now: Iso }, { locked_until: Iso | null }];
+    person_passkey_sign_in_begin: [
+      { session: HostedSessionRecord; browser_hash: string; identity_id: Uuid; device_id: Uuid },
+      { started: false } | { started: true; session: HostedSessionView },
     ];
     person_session_touch: [{ token_hash: string; now: Iso }, PersonSessionView | { reason: "unknown" | "ended" | "expired" }];
     person_session_end: [{ session_id: Uuid; now: Iso }, { ended: true }];

@@ -54,6 +54,13 @@ begin
   end if;
   select * into v_session from private.hosted_sessions where id = v_sign.session_id;
   v_refusal := private.sign_in_session_refusal(v_session, v_now);
+  if v_refusal = 'refused' and v_sign.device_id is not null then
+    -- A passkey sign-in whose face was refused counts against the credential's lockout, once.
+    insert into private.person_passkey_refusals (environment, credential_id, reason, refused_at, sign_in_session_id)
+    select d.environment, d.credential_id, 'face_refused', v_now, v_sign.session_id
+    from private.device_credentials d where d.id = v_sign.device_id
+    on conflict (sign_in_session_id) do nothing;
+  end if;
   if v_refusal is not null then
     return jsonb_build_object('signed_in', false, 'reason', v_refusal);
   end if;
@@ -64,17 +71,131 @@ begin
   if not found then
     return jsonb_build_object('signed_in', false, 'reason', 'unreachable');
   end if;
+  -- A passkey sign-in: the face confirmed is the passkey's person, and the passkey was not revoked meanwhile.
+  if v_sign.device_id is not null and not exists (
+    select 1 from private.device_credentials d
+    where d.id = v_sign.device_id and d.identity_id = v_identity.id and (d.revoked_at is null or d.revoked_at > v_now)) then
+    return jsonb_build_object('signed_in', false, 'reason', 'refused');
+  end if;
   update private.person_sign_ins set used_at = v_now where session_id = v_sign.session_id;
-  insert into private.person_sessions (id, token_hash, csrf_hash, identity_id, environment, proof, proof_session_id,
+  insert into private.person_sessions (id, token_hash, csrf_hash, identity_id, environment, proof, proof_session_id, device_id,
                                        idle_seconds, created_at, last_seen_at, expires_at)
   values ((v_new ->> 'id')::uuid, v_new ->> 'token_hash', v_new ->> 'csrf_hash', v_identity.id, v_identity.environment,
-          'hosted_login', v_session.id, (v_new ->> 'idle_seconds')::int, v_now, v_now,
-          v_now + make_interval(secs => (v_new ->> 'ttl_seconds')::int))
+          case when v_sign.device_id is null then 'hosted_login' else 'passkey' end, v_session.id, v_sign.device_id,
+          (v_new ->> 'idle_seconds')::int, v_now, v_now, v_now + make_interval(secs => (v_new ->> 'ttl_seconds')::int))
   returning * into v_row;
   return jsonb_build_object('signed_in', true, 'environment', v_row.environment, 'expires_at', v_row.expires_at,
                             'idle_expires_at', least(v_row.expires_at, v_now + make_interval(secs => v_row.idle_seconds)));
 end $$;
 comment on function public.person_sign_in_finish(jsonb) is 'Signs the person in once from a completed hosted login session, for the browser it was bound to: opens their session.';
+
+-- person_passkey_challenge_issue({environment, challenge_hash, browser_hash, ttl_seconds, now}) -> {expires_at}
+-- A challenge for a passkey sign-in to the person's page, for the browser that asked (its sign-in cookie's hash).
+create or replace function public.person_passkey_challenge_issue(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  insert into private.person_passkey_challenges (challenge_hash, environment, browser_hash, created_at, expires_at)
+  values (p ->> 'challenge_hash', p ->> 'environment', p ->> 'browser_hash', (p ->> 'now')::timestamptz,
+          (p ->> 'now')::timestamptz + make_interval(secs => (p ->> 'ttl_seconds')::int))
+  returning jsonb_build_object('expires_at', expires_at)
+$$;
+comment on function public.person_passkey_challenge_issue(jsonb) is 'Issues a single-use challenge for a passkey sign-in to a person''s page, bound to one browser.';
+
+-- The lockout of a credential's passkey sign-in (D-466, D-602): the end of its lock at p_now, or null. Five
+-- refusals within fifteen minutes lock it for fifteen minutes from the fifth; no refusal is counted while locked.
+create or replace function private.person_passkey_locked_until(p_environment text, p_credential_id text, p_now timestamptz)
+returns timestamptz
+language sql stable set search_path = '' as $$
+  select case when count(*) >= 5 then max(refused_at) + interval '15 minutes' end
+  from private.person_passkey_refusals
+  where environment = p_environment and credential_id = p_credential_id
+    and refused_at > p_now - interval '15 minutes' and refused_at <= p_now
+$$;
+comment on function private.person_passkey_locked_until(text, text, timestamptz) is
+  'When a credential''s passkey sign-in lock ends (five refusals within fifteen minutes lock it fifteen minutes), or null.';
+
+-- person_passkey_attempt({environment, challenge_hash, browser_hash, credential_id, now})
+--   -> {challenge: consumed | unknown | used | expired, locked_until, device, merchant_id}
+-- Takes the challenge once for this browser (whatever the assertion then proves), says whether the credential's
+-- sign-in is locked, and answers the credential (private.device_credential_json, null when unknown in this
+-- environment) with the merchant whose hosted screen will confirm the face: the earliest that holds the person
+-- under a consent that stands (null when none does).
+create or replace function public.person_passkey_attempt(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_challenge private.person_passkey_challenges;
+  v_outcome text;
+  v_device private.device_credentials;
+  v_merchant uuid;
+begin
+  select * into v_challenge from private.person_passkey_challenges
+  where challenge_hash = p ->> 'challenge_hash' and environment = p ->> 'environment' and browser_hash = p ->> 'browser_hash'
+  for update;
+  v_outcome := case
+    when not found then 'unknown'
+    when v_challenge.consumed_at is not null then 'used'
+    when v_challenge.expires_at <= v_now then 'expired'
+    else 'consumed' end;
+  if v_outcome in ('consumed', 'expired') then
+    update private.person_passkey_challenges set consumed_at = v_now where challenge_hash = v_challenge.challenge_hash;
+  end if;
+  select * into v_device from private.device_credentials
+  where environment = p ->> 'environment' and credential_id = p ->> 'credential_id';
+  if found then
+    select r.merchant_id into v_merchant from private.subject_refs r
+    where r.identity_id = v_device.identity_id and private.consent_state(r.identity_id, r.merchant_id) = 'active'
+    order by r.created_at, r.merchant_id limit 1;
+  end if;
+  return jsonb_build_object(
+    'challenge', v_outcome,
+    'locked_until', private.person_passkey_locked_until(p ->> 'environment', p ->> 'credential_id', v_now),
+    'device', case when v_device.id is null then null else private.device_credential_json(v_device) end,
+    'merchant_id', v_merchant);
+end $$;
+comment on function public.person_passkey_attempt(jsonb) is
+  'Consumes a passkey sign-in''s challenge once for its browser; answers the lockout, the credential and the merchant whose screen confirms the face.';
+
+-- person_passkey_refused({environment, credential_id, reason, now}) -> {locked_until}
+create or replace function public.person_passkey_refused(p jsonb) returns jsonb
+language sql security definer set search_path = '' as $$
+  with recorded as (
+    insert into private.person_passkey_refusals (environment, credential_id, reason, refused_at)
+    values (p ->> 'environment', p ->> 'credential_id', p ->> 'reason', (p ->> 'now')::timestamptz)
+    returning 1)
+  select jsonb_build_object('locked_until',
+    (select case when count(*) + 1 >= 5 then (p ->> 'now')::timestamptz + interval '15 minutes' end
+     from private.person_passkey_refusals
+     where environment = p ->> 'environment' and credential_id = p ->> 'credential_id'
+       and refused_at > (p ->> 'now')::timestamptz - interval '15 minutes')) from recorded
+$$;
+comment on function public.person_passkey_refused(jsonb) is 'Counts a refused passkey sign-in against its credential''s lockout; answers when the lock ends, if it now holds.';
+
+-- person_passkey_sign_in_begin({session: hosted_session_create's input, browser_hash, identity_id, device_id})
+--   -> {started: true, session} | {started: false}
+-- Opens the hosted login session that confirms the face of the person a passkey named: at session.merchant_id,
+-- which must hold them under a consent that stands, for that person alone (the session's facetoken is their
+-- pseudonym there: another face is subject_mismatch), bound to the browser that asked and to the passkey.
+create or replace function public.person_passkey_sign_in_begin(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_session jsonb := p -> 'session';
+  v_identity uuid := (p ->> 'identity_id')::uuid;
+  v_merchant uuid := (v_session ->> 'merchant_id')::uuid;
+  v_created jsonb;
+begin
+  if private.consent_state(v_identity, v_merchant) <> 'active' then
+    return jsonb_build_object('started', false);
+  end if;
+  v_created := public.hosted_session_create(v_session);
+  update private.hosted_sessions set facetoken = (
+    select r.subject_ref from private.subject_refs r where r.merchant_id = v_merchant and r.identity_id = v_identity)
+  where id = (v_session ->> 'id')::uuid;
+  insert into private.person_sign_ins (session_id, browser_hash, created_at, device_id)
+  values ((v_session ->> 'id')::uuid, p ->> 'browser_hash', (v_session ->> 'now')::timestamptz, (p ->> 'device_id')::uuid);
+  return jsonb_build_object('started', true, 'session', v_created);
+end $$;
+comment on function public.person_passkey_sign_in_begin(jsonb) is
+  'Opens the hosted login session that confirms the face of the person a passkey named, for that person alone, bound to one browser.';
 
 -- person_session_touch({token_hash, now}) -> {session_id, identity_id, environment, csrf_hash, expires_at,
 --   idle_expires_at} | {reason: 'unknown' | 'ended' | 'expired'}

@@ -56,6 +56,11 @@ export class SoftwareCredential {
     return this.keys.publicKey.export({ type: "spki", format: "pem" }).toString();
   }
 
+  /** The private key as PKCS #8 DER in base64: what a CDP virtual authenticator's WebAuthn.addCredential takes. */
+  get privateKeyPkcs8(): string {
+    return this.keys.privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
+  }
+
   /** The public key as a JWK (what an SD-JWT's `cnf.jwk` should hold). */
   get publicJwk(): { kty: string; crv: string; x: string; y: string } {
     const { kty, crv, x, y } = this.keys.publicKey.export({ format: "jwk" });
@@ -147,8 +152,11 @@ export class SoftwareCredential {
     return this.registrationResponse(clientDataJSON, authData, fmt, attStmt);
   }
 
-  /** A `startAuthentication` answer for `challenge` at `origin`; the counter rises unless `counter` says otherwise. */
-  assert(challenge: string, origin: string, options: CeremonyOptions & { counter?: number } = {}) {
+  /**
+   * A `startAuthentication` answer for `challenge` at `origin`; the counter rises unless `counter`
+   * says otherwise. `userHandle` (base64url): a discoverable credential's user.id, as its assertion carries it.
+   */
+  assert(challenge: string, origin: string, options: CeremonyOptions & { counter?: number; userHandle?: string } = {}) {
     const rpId = options.rpId ?? new URL(origin).hostname;
     const synced = options.synced ?? false;
     this.counter = options.counter ?? this.counter + 1;
@@ -163,7 +171,12 @@ export class SoftwareCredential {
       id: this.id,
       rawId: this.id,
       type: "public-key",
-      response: { clientDataJSON, authenticatorData: toBase64Url(authData), signature: toBase64Url(signature) },
+      response: {
+        clientDataJSON,
+        authenticatorData: toBase64Url(authData),
+        signature: toBase64Url(signature),
+        ...(options.userHandle ? { userHandle: options.userHandle } : {}),
+      },
       clientExtensionResults: {},
       authenticatorAttachment: "platform",
     };

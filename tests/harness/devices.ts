@@ -23,18 +23,19 @@ const SEED_RP: RelyingParty = { id: "localhost", name: "Seed", origins: ["http:/
 
 /**
  * Registers a new software credential for `identityId` as `merchantId`'s enrollment ceremony would,
- * at `now`, and answers it with the device the service stored.
+ * at `now` (with the registration options' `userHandle` when given), and answers it with the device the service stored.
  */
 export async function seedDevice(
   merchantId: string,
   environment: Environment,
   identityId: string,
-  options: { now?: Date; synced?: boolean } = {},
+  options: { now?: Date; synced?: boolean; userHandle?: string } = {},
 ): Promise<{ credential: SoftwareCredential; device: DeviceView }> {
   const deps = { sql: testDb(), now: options.now ?? new Date(), locale: "en" as const };
   const tenant = { merchantId, environment };
   const credential = new SoftwareCredential();
-  const { challenge } = await issueDeviceChallenge(deps, tenant, "enroll");
+  // With a user handle, as the hosted screen's served options carry one (the credential keeps it).
+  const { challenge } = await issueDeviceChallenge(deps, tenant, "enroll", options.userHandle ? { userHandle: options.userHandle } : {});
   const digest = await descriptorDigest({ seeded: true });
   const response = credential.register(assertionChallenge(challenge, digest), SEED_RP.origins[0], { synced: options.synced });
   const registered = await registerDevice(deps, tenant, {

@@ -12,8 +12,10 @@ type Person = { capture(options: { nonce?: string; light?: boolean; at?: Date })
 /** A browser: its cookies (name → value) and its address, and the CSRF token its page holds once signed in. */
 export class Browser {
   readonly cookies = new Map<string, string>();
-  readonly from = freshIp();
   csrf = "";
+
+  /** A browser at its own address, or at `from` (persons behind one address: a household, an office). */
+  constructor(readonly from = freshIp()) {}
 
   /** A call to /functions/v1/me/<route> with this browser's cookies and address; Set-Cookie read back. */
   async call(route: string, options: Omit<CallOptions, "from"> = {}): Promise<CallResult> {

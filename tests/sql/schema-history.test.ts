@@ -102,6 +102,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261128100000_device_user_handles.sql": /(private|public)\.device_/,
   "20261128130000_anchor_publications.sql":
     /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit|private\.identity_document_record)\(/,
+  "20261129050000_person_passkey_sign_in.sql":
+    /(private|public)\.person_|^constraint private\.hosted_sessions hosted_sessions_mode |^column private\.hosted_sessions #\d+ facetoken /,
   "20261128140000_theme_assets.sql":
     /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
 };

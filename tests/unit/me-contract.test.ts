@@ -5,12 +5,13 @@
  */
 import type * as v from "valibot";
 import { describe, expectTypeOf, it } from "vitest";
-import type { MeErased, MeExportCreated, MeReads, MeScreen, MeSession, MeSignedIn } from "../../shared/contracts/me";
+import type { MeErased, MeExportCreated, MePasskeyOptions, MeReads, MeScreen, MeSession, MeSignedIn } from "../../shared/contracts/me";
 import type { deviceListSchema } from "../../shared/devices/devices";
 import type {
   consentLedgerSchema,
   erasedSchema,
   exportCreatedSchema,
+  passkeyOptionsAnswerSchema,
   personDisclosuresSchema,
   personMandatesSchema,
   personMerchantsSchema,
@@ -32,6 +33,7 @@ describe("the person's page's contract", () => {
     expectTypeOf<Out<typeof deviceListSchema>>().toMatchTypeOf<MeReads["devices"]>();
     expectTypeOf<Out<typeof signInStartedSchema>>().toMatchTypeOf<MeScreen>();
     expectTypeOf<Out<typeof signedInSchema>>().toMatchTypeOf<MeSignedIn>();
+    expectTypeOf<Out<typeof passkeyOptionsAnswerSchema>>().toMatchTypeOf<Omit<MePasskeyOptions, "options">>();
     expectTypeOf<Out<typeof personSessionSchema>>().toMatchTypeOf<MeSession>();
     expectTypeOf<Out<typeof exportCreatedSchema>>().toMatchTypeOf<MeExportCreated>();
     expectTypeOf<Out<typeof erasedSchema>>().toMatchTypeOf<MeErased>();

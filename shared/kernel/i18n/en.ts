@@ -210,6 +210,8 @@ export const en = {
   "me.signin.nolink":
     'Open this page from the link of a service you use (often under "Manage what you authorised"): the service names who can recognise you.',
   "me.signin.start": "Sign in with your face",
+  "me.signin.passkey": "Sign in with a passkey",
+  "me.signin.passkey_failed": "That passkey was not accepted. Use a passkey you registered on this service, on this device.",
   "me.signin.opened": "The check has opened in another window. Finish it there; this page then signs you in.",
   "me.signin.waiting": "Waiting for the check to finish…",
   "me.signin.failed": "You were not recognised. Try again.",

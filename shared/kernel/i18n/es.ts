@@ -212,6 +212,8 @@ export const es: Record<keyof typeof en, string> = {
   "me.signin.nolink":
     'Abre esta página desde el enlace de un servicio que usas (a menudo en "Gestionar lo que autorizaste"): el servicio indica quién puede reconocerte.',
   "me.signin.start": "Iniciar sesión con tu rostro",
+  "me.signin.passkey": "Iniciar sesión con una llave de acceso",
+  "me.signin.passkey_failed": "No se aceptó esa llave de acceso. Usa una llave que registraste en este servicio, en este dispositivo.",
   "me.signin.opened": "La comprobación se abrió en otra ventana. Termínala allí; después esta página inicia tu sesión.",
   "me.signin.waiting": "Esperando a que termine la comprobación…",
   "me.signin.failed": "No te hemos reconocido. Inténtalo de nuevo.",

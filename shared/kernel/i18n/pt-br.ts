@@ -213,6 +213,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "me.signin.nolink":
     'Abra esta página pelo link de um serviço que você usa (muitas vezes em "Gerenciar o que você autorizou"): o serviço indica quem pode reconhecê-lo.',
   "me.signin.start": "Entrar com seu rosto",
+  "me.signin.passkey": "Entrar com uma chave de acesso",
+  "me.signin.passkey_failed": "Essa chave de acesso não foi aceita. Use uma chave que você registrou neste serviço, neste dispositivo.",
   "me.signin.opened": "A verificação abriu em outra janela. Termine lá; depois esta página faz seu login.",
   "me.signin.waiting": "Aguardando o fim da verificação…",
   "me.signin.failed": "Você não foi reconhecido. Tente novamente.",
