@@ -37,6 +37,7 @@ create table private.person_passkey_refusals (
 );
 comment on table private.person_passkey_refusals is
   'Refused passkey sign-ins to a person''s page, per credential: five within fifteen minutes lock the credential''s sign-in for fifteen minutes.';
+comment on column private.person_passkey_refusals.id is 'The refusal''s row id (insertion order).';
 comment on column private.person_passkey_refusals.environment is 'The environment of the sign-in.';
 comment on column private.person_passkey_refusals.credential_id is 'The credential id the assertion named (base64url), known to the service or not.';
 comment on column private.person_passkey_refusals.reason is 'Why: a device refusal (signature_invalid, user_not_verified, user_handle_mismatch, ...) or face_refused.';
