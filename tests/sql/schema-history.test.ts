@@ -104,6 +104,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /^column private\.receipt_anchors #\d+ (confirmed_at|first_confirmed_at|publication) |receipt_anchors_(confirmed_check|publication_check|open_idx|confirmed_idx)\b|^function (public\.receipt_anchors_open|public\.receipt_anchor_follow|private\.receipt_anchor_announce|private\.mandate_granted_emit|private\.identity_document_record)\(/,
   "20261128140000_theme_assets.sql":
     /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
+  "20261129040000_support_read_views.sql": /receipts_merchant_page_idx|consent_ledger_merchant_page_idx/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.keyset_page\(/;
