@@ -198,14 +198,21 @@ describe("every read view", () => {
     });
   });
 
-  it("counts against the key's reads bucket (the sandbox's burst 60): then 429 with Retry-After", async () => {
+  it("counts against the key's reads bucket (the sandbox's burst 60, 30 a second): then 429 with Retry-After", {
+    timeout: 120_000,
+  }, async () => {
     for (const path of VIEWS) {
       const merchant = await merchantFactory();
       const key = merchant.keys.sk_test;
+      const started = Date.now();
       const burst = await Promise.all(Array.from({ length: 120 }, () => v1(path, { key })));
+      const seconds = (Date.now() - started) / 1000;
+      const passed = burst.filter((r) => r.status === 200).length;
       const limited = burst.filter((r) => r.status === 429);
-      expect(burst.filter((r) => r.status === 200).length + limited.length, path).toBe(120);
-      expect(limited.length, path).toBeGreaterThan(0);
+      expect(passed + limited.length, path).toBe(120);
+      // the burst, and what the bucket refilled while the requests were answered (a loaded machine answers slowly)
+      expect(passed, path).toBeGreaterThanOrEqual(59);
+      expect(passed, path).toBeLessThanOrEqual(60 + Math.ceil(30 * seconds) + 1);
       for (const r of limited) {
         expect(r.body.code).toBe("rate_limited");
         expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
