@@ -5,7 +5,6 @@
  * refuses a request from another site; every state-changing one also needs the session's CSRF token.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { getCookie } from "hono/cookie";
 import * as v from "valibot";
 import { firstPartyRelyingParty } from "../../shared/devices/ceremony";
 import {
@@ -16,6 +15,7 @@ import {
   revokedDeviceSchema,
 } from "../../shared/devices/devices";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented, withDoc } from "../../shared/edge/openapi";
@@ -55,17 +55,14 @@ import {
   newBrowserSecret,
   PERSON_SESSION_TTL_SECONDS,
   type PersonSession,
-  requireCsrfToken,
   SIGN_IN_SCREEN_TTL_SECONDS,
   sessionAnswer,
   startPersonSignIn,
 } from "../../shared/persons/session";
 import { mountPage } from "./page";
 
-/** The browser's sign-in secret: host-only, never sent cross-site, as long as the capture screen may last. */
-const SIGN_IN_COOKIE = "__Host-me-sign-in";
-/** The person's session: host-only, never sent cross-site, never read by a script (D-466). */
-const SESSION_COOKIE = "__Host-me-session";
+/** The browser's sign-in secret and the person's session (D-466): host-only, never sent cross-site, never read by a script. */
+const cookies = sessionCookies("me");
 
 /**
  * Rate limits (D-466, D-600): per client address (an IPv6 client by its /64) for the sign-in's
@@ -83,30 +80,10 @@ export const meLimits = {
 
 type Signed = { Variables: { person: PersonSession } };
 
-const cookie = (name: string, value: string, maxAge: number) =>
-  `${name}=${value}; Max-Age=${maxAge}; Path=/; Secure; HttpOnly; SameSite=Strict`;
-
-/**
- * `403 CROSS_SITE_REQUEST` for a request another site made: the browser says so in Sec-Fetch-Site
- * (anything but same-origin, or none for a typed address), or its Origin is not the service's. The
- * cookies are SameSite=Strict too; this refuses a request that carries none as well (a login CSRF).
- */
-const sameOrigin: MiddlewareHandler<AppEnv> = withDoc(
-  async function sameOrigin(c, next) {
-    const site = c.req.header("sec-fetch-site");
-    if (site !== undefined && site !== "same-origin" && site !== "none") throw new ApiError("CROSS_SITE_REQUEST");
-    const origin = c.req.header("origin");
-    if (origin !== undefined && origin !== new URL(serviceBaseUrl(c.var.config, c.req.url)).origin)
-      throw new ApiError("CROSS_SITE_REQUEST");
-    await next();
-  },
-  { answers: ["CROSS_SITE_REQUEST"] },
-);
-
 /** The person's session from its cookie (its idle timeout moved on), then its per-session limit. */
 const personSession: MiddlewareHandler<AppEnv & Signed> = withDoc(
   async function personSession(c, next) {
-    c.set("person", await authenticatePersonSession(depsOf(c.var), getCookie(c, SESSION_COOKIE)));
+    c.set("person", await authenticatePersonSession(depsOf(c.var), cookieOf(c, cookies.session)));
     await next();
   },
   { answers: ["PERSON_SESSION_REQUIRED", "PERSON_SESSION_EXPIRED"] },
@@ -120,13 +97,7 @@ const perSession = rateLimit<AppEnv & Signed>((c) => ({ rule: meLimits.session, 
 const perIp = (rule: RateLimitRule) => rateLimit((c) => ({ rule, identifier: clientAddressBudget(c) }));
 
 /** Every state-changing request carries the session's CSRF token in `x-csrf-token`. */
-const csrf: MiddlewareHandler<AppEnv & Signed> = withDoc(
-  async function csrf(c, next) {
-    await requireCsrfToken(c.var.person, c.req.header("x-csrf-token"));
-    await next();
-  },
-  { answers: ["CSRF_TOKEN_INVALID"] },
-);
+const csrf = csrfGuard<AppEnv & Signed>((c) => c.var.person);
 
 const signInSchema = v.pipe(
   jsonObject,
@@ -157,7 +128,7 @@ app.post(
     const browserSecret = newBrowserSecret();
     const tenant = { merchantId, environment: c.var.input.environment };
     const started = await startPersonSignIn(depsOf(c.var), tenant, browserSecret, serviceBaseUrl(c.var.config, c.req.url));
-    c.header("set-cookie", cookie(SIGN_IN_COOKIE, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3));
+    setHostCookie(c, cookies.signIn, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3);
     return c.json(started, 201);
   },
 );
@@ -211,9 +182,9 @@ app.post(
     identifier: `sign-in:${c.var.input.session_id}`,
   })),
   async (c: Context<AppEnv & { Variables: { input: v.InferOutput<typeof finishSchema> } }>) => {
-    const signedIn = await finishPersonSignIn(depsOf(c.var), c.var.input.session_id, getCookie(c, SIGN_IN_COOKIE) ?? "");
-    c.header("set-cookie", cookie(SESSION_COOKIE, signedIn.token, PERSON_SESSION_TTL_SECONDS));
-    c.header("set-cookie", cookie(SIGN_IN_COOKIE, "", 0), { append: true });
+    const signedIn = await finishPersonSignIn(depsOf(c.var), c.var.input.session_id, cookieOf(c, cookies.signIn) ?? "");
+    setHostCookie(c, cookies.session, signedIn.token, PERSON_SESSION_TTL_SECONDS);
+    setHostCookie(c, cookies.signIn, "", 0);
     return c.json(signedIn.answer);
   },
 );
@@ -238,7 +209,7 @@ app.post(
   csrf,
   async (c) => {
     const ended = await endPersonSession(depsOf(c.var), c.var.person);
-    c.header("set-cookie", cookie(SESSION_COOKIE, "", 0));
+    setHostCookie(c, cookies.session, "", 0);
     return c.json(ended);
   },
 );
@@ -434,7 +405,7 @@ app.post(
   input("json", eraseSchema),
   async (c) => {
     const erased = await erasePerson(depsOf(c.var), c.var.person, c.var.input);
-    if (erased.identity_erased) c.header("set-cookie", cookie(SESSION_COOKIE, "", 0));
+    if (erased.identity_erased) setHostCookie(c, cookies.session, "", 0);
     return c.json(erased);
   },
 );

@@ -8,6 +8,7 @@ import { createFunctionApp } from "../../shared/edge/app";
 import { documented } from "../../shared/edge/openapi";
 import { mountReference } from "../../shared/edge/reference";
 import { mountOf } from "../../shared/kernel/registry";
+import { consents, disclosures } from "./consents";
 import { identity } from "./identity";
 import { announceEveryBudget } from "./limits";
 import {
@@ -37,6 +38,8 @@ app.route("/identity", identity);
 app.route("/mandates", mandates);
 app.route("/receipts", receipts);
 app.route("/sessions", sessions);
+app.route("/consents", consents);
+app.route("/disclosures", disclosures);
 // The account's management (docs/management.md; D-445).
 app.route("/api_keys", apiKeys);
 app.route("/webhook_endpoints", webhookEndpoints);

@@ -8,7 +8,8 @@ import { keyScopes } from "./caller";
 import { deliveryStates } from "./webhooks";
 
 const when = (description: string) => orNull(v.pipe(v.string(), v.isoTimestamp()), description);
-const list = <S extends v.GenericSchema>(item: S, description: string) =>
+/** A cursor page of `item`s (every list of the management API). */
+export const list = <S extends v.GenericSchema>(item: S, description: string) =>
   v.object({
     object: v.literal("list"),
     data: described(v.array(item), description),

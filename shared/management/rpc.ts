@@ -112,6 +112,18 @@ declare module "../kernel/db/rpc" {
       ManagementScope & { limit: number; status?: string; mode?: string; facetoken?: string; after?: KeysetAfter },
       KeysetPage<Record<string, unknown>>,
     ];
+    management_receipts_page: [
+      Omit<ManagementScope, "now"> & { limit: number; facetoken?: string; action?: string; code?: string; after?: KeysetAfter },
+      KeysetPage<Record<string, unknown>>,
+    ];
+    management_consents_page: [
+      Omit<ManagementScope, "now"> & { limit: number; facetoken?: string; status?: string; after?: KeysetAfter },
+      KeysetPage<Record<string, unknown>>,
+    ];
+    management_disclosures_page: [
+      ManagementScope & { limit: number; facetoken?: string; status?: string; after?: KeysetAfter },
+      KeysetPage<Record<string, unknown>>,
+    ];
     management_account: [Omit<ManagementScope, "now">, Record<string, unknown> | null];
     management_account_update: [ManagementWrite & { at_limit_threshold_percent: number }, Record<string, unknown>];
     management_theme_asset_create: [

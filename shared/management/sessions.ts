@@ -6,12 +6,10 @@
 import * as v from "valibot";
 import { sessionModes } from "../contracts/hosted-screen";
 import { described, orNull } from "../kernel/answers";
-import { decodeCursor, nextCursor } from "../kernel/cursor";
-import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
 import { modeSessionSchema } from "../sessions/mode-session";
-import type {} from "./rpc";
+import { readViewPage } from "./read-views";
 import { pageLimit } from "./webhooks";
 
 export const sessionPageQuerySchema = v.strictObject({
@@ -28,21 +26,5 @@ export const sessionPageSchema = v.object({
   next_cursor: orNull(v.string(), "The cursor of the next page (opaque); null on the last page."),
 });
 
-export async function pageSessions(deps: Deps, tenant: Tenant, query: v.InferOutput<typeof sessionPageQuerySchema>) {
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-  const page = await rpc(deps.sql, "management_sessions_page", {
-    merchant_id: tenant.merchantId,
-    environment: tenant.environment,
-    now: deps.now.toISOString(),
-    limit: query.limit,
-    ...(query.status ? { status: query.status } : {}),
-    ...(query.mode ? { mode: query.mode } : {}),
-    ...(query.facetoken ? { facetoken: query.facetoken } : {}),
-    ...(after ? { after } : {}),
-  });
-  return {
-    object: "list" as const,
-    data: page.data,
-    next_cursor: nextCursor(page),
-  };
-}
+export const pageSessions = (deps: Deps, tenant: Tenant, query: v.InferOutput<typeof sessionPageQuerySchema>) =>
+  readViewPage<v.InferOutput<typeof modeSessionSchema>>(deps, tenant, "management_sessions_page", query);

@@ -14,7 +14,7 @@ import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Environment, Tenant } from "../kernel/principal";
-import { randomBase64Url, sha256Hex, timingSafeEqual } from "../lib/crypto";
+import { randomBase64Url, sha256Hex } from "../lib/crypto";
 import { newSessionRecord, screenUrl } from "../sessions/create";
 import { sessionUuid } from "../sessions/tokens";
 import type { PersonSessionView } from "./rpc";
@@ -112,13 +112,6 @@ const sessionOf = (view: PersonSessionView): PersonSession => ({
   idleExpiresAt: view.idle_expires_at,
   csrfHash: view.csrf_hash,
 });
-
-/** `403 CSRF_TOKEN_INVALID` unless `presented` is the session's CSRF token (every state-changing request carries it). */
-export async function requireCsrfToken(session: PersonSession, presented: string | undefined): Promise<void> {
-  if (!presented || presented.length > 128 || !timingSafeEqual(await sha256Hex(presented), session.csrfHash)) {
-    throw new ApiError("CSRF_TOKEN_INVALID");
-  }
-}
 
 /** Signs the session out: its cookie authenticates nothing after. */
 export async function endPersonSession(deps: Deps, session: PersonSession) {

@@ -33,6 +33,8 @@ export type AssuranceLevel = "face" | "face_voice" | "face_voice_doc";
 export type ReceiptAssurance = AssuranceLevel | "mandate";
 
 const PERSON_ACTIONS: readonly PersonAction[] = ["ACTION_LOGIN", "ACTION_PAYMENT", "ACTION_SIGN", "ACTION_SIGNUP"];
+/** Every act a receipt may attest. */
+export const RECEIPT_ACTIONS: readonly ReceiptAction[] = [...PERSON_ACTIONS, "ACTION_MANDATE"];
 const ASSURANCE_LEVELS: readonly AssuranceLevel[] = ["face", "face_voice", "face_voice_doc"];
 const MANDATE_ID = /^mdt_[0-9a-f]{32}$/;
 /** An immutability seal: SHA-256 of a receipt's compact JWS, lowercase hex. */

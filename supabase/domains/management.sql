@@ -612,6 +612,108 @@ language sql stable security definer set search_path = '' as $$
 $$;
 comment on function public.management_sessions_page(jsonb) is 'One page of the environment''s /v1 sessions, newest first, filtered by status, mode and facetoken, after a keyset cursor.';
 
+-- management_receipts_page({merchant_id, environment, limit, facetoken?, action?, code?, after?: {at, id}})
+--   -> {data: [receipt], more, last}: the environment's receipts, newest first, each with its act (never a
+--   personal value beyond the person's facetoken, which the merchant holds already).
+create or replace function public.management_receipts_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with page as (
+    select r.issued_at as at, r.id, jsonb_build_object(
+      'id', r.id, 'object', 'receipt', 'code', r.code, 'transaction_id', c.id, 'facetoken', s.subject_ref,
+      'action', c.action, 'amount', c.amount_minor, 'currency', c.currency, 'assurance_level', c.assurance_level,
+      'device_binding', c.device_binding, 'seal', r.seal, 'anchored', r.anchor_id is not null,
+      'issued_at', private.iso_utc(r.issued_at)) as item
+    from private.receipts r
+    join private.captures c on c.id = r.capture_id
+    left join private.subject_refs s on s.merchant_id = r.merchant_id and s.identity_id = c.identity_id
+    where r.merchant_id = (p ->> 'merchant_id')::uuid and r.environment = p ->> 'environment'
+      and (not p ? 'facetoken' or s.subject_ref = p ->> 'facetoken')
+      and (not p ? 'action' or c.action = p ->> 'action')
+      and (not p ? 'code' or r.code = p ->> 'code')
+      and (not p ? 'after' or (r.issued_at, r.id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by r.issued_at desc, r.id desc
+    limit (p ->> 'limit')::int + 1
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', item, 'at', at, 'id', id) order by at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
+$$;
+comment on function public.management_receipts_page(jsonb) is 'One page of the environment''s receipts with their acts, newest first, filtered by facetoken, action and code, after a keyset cursor.';
+
+-- management_consents_page({merchant_id, environment, limit, facetoken?, status?, after?: {at, id}})
+--   -> {data: [consent], more, last}: the consents the environment's persons gave the merchant, newest first,
+--   each active, withdrawn or expired (its retention ran out).
+create or replace function public.management_consents_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with listed as (
+    select g.recorded_at as at, g.id, s.subject_ref, g.payload,
+           coalesce(e.kind, 'consent_granted') as ended_by, e.recorded_at as ended_at
+    from private.consent_ledger g
+    join private.identities i on i.id = g.identity_id
+    left join private.subject_refs s on s.merchant_id = g.merchant_id and s.identity_id = g.identity_id
+    left join private.consent_ledger e on e.refers_to = g.id and e.kind in ('consent_withdrawn', 'consent_expired')
+    where g.kind = 'consent_granted' and g.merchant_id = (p ->> 'merchant_id')::uuid and i.environment = p ->> 'environment'
+  ), page as (
+    select at, id, jsonb_build_object(
+      'id', private.public_id('cnt_', id), 'object', 'consent', 'facetoken', subject_ref,
+      'version', payload ->> 'version', 'retention_days', (payload ->> 'retention_days')::int,
+      'status', case ended_by when 'consent_withdrawn' then 'withdrawn' when 'consent_expired' then 'expired' else 'active' end,
+      'granted_at', private.iso_utc(at), 'ended_at', private.iso_utc(ended_at)) as item
+    from listed
+    where (not p ? 'facetoken' or subject_ref = p ->> 'facetoken')
+      and (not p ? 'status' or case ended_by when 'consent_withdrawn' then 'withdrawn' when 'consent_expired' then 'expired'
+                                else 'active' end = p ->> 'status')
+      and (not p ? 'after' or (at, id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by at desc, id desc
+    limit (p ->> 'limit')::int + 1
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', item, 'at', at, 'id', id) order by at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
+$$;
+comment on function public.management_consents_page(jsonb) is 'One page of the consents the environment''s persons gave the merchant, newest first, filtered by facetoken and status, after a keyset cursor.';
+
+-- management_disclosures_page({merchant_id, environment, now, limit, facetoken?, status?, after?: {at, id}})
+--   -> {data: [disclosure], more, last}: what the merchant received about its persons, newest first: the
+--   claims by key, how and whether each was disclosed, the purpose, until when; never a value (the ledger
+--   holds none). status active, revoked, or expired (at the request clock).
+create or replace function public.management_disclosures_page(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with listed as (
+    select l.recorded_at as at, l.id, s.subject_ref, l.payload, e.recorded_at as revoked_at,
+           case when e.id is not null then 'revoked'
+                when (l.payload ->> 'expires_at')::timestamptz <= (p ->> 'now')::timestamptz then 'expired'
+                else 'active' end as status
+    from private.consent_ledger l
+    join private.identities i on i.id = l.identity_id
+    left join private.subject_refs s on s.merchant_id = l.merchant_id and s.identity_id = l.identity_id
+    left join private.consent_ledger e on e.refers_to = l.id and e.kind = 'disclosure_revoked'
+    where l.kind = 'disclosure' and l.merchant_id = (p ->> 'merchant_id')::uuid and i.environment = p ->> 'environment'
+  ), page as (
+    select at, id, jsonb_build_object(
+      'id', private.public_id('dsc_', id), 'object', 'disclosure', 'facetoken', subject_ref,
+      'purpose', payload ->> 'transaction_type',
+      'claims', coalesce((select jsonb_agg(jsonb_build_object('key', c ->> 'key', 'disclosure_type', c ->> 'disclosure_type',
+                                                               'status', c ->> 'status'))
+                          from jsonb_array_elements(payload -> 'claims') c), '[]'::jsonb),
+      'status', status, 'disclosed_at', private.iso_utc(at),
+      'expires_at', private.iso_utc((payload ->> 'expires_at')::timestamptz), 'revoked_at', private.iso_utc(revoked_at)) as item
+    from listed
+    where (not p ? 'facetoken' or subject_ref = p ->> 'facetoken')
+      and (not p ? 'status' or status = p ->> 'status')
+      and (not p ? 'after' or (at, id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
+    order by at desc, id desc
+    limit (p ->> 'limit')::int + 1
+  )
+  select private.keyset_page(
+    coalesce(jsonb_agg(jsonb_build_object('item', item, 'at', at, 'id', id) order by at desc, id desc), '[]'::jsonb),
+    (p ->> 'limit')::int)
+  from page
+$$;
+comment on function public.management_disclosures_page(jsonb) is 'One page of the disclosures the merchant received about the environment''s persons, newest first, filtered by facetoken and status, after a keyset cursor; never a value.';
+
 -- ----------------------------------------------------------------------------
 -- Themes and their assets (D-525, D-526): a merchant's themes are the merchant's, in both
 -- environments; the audit event goes to the environment of the key that acted.

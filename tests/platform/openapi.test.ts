@@ -106,6 +106,27 @@ describe("GET /v1/openapi.json", () => {
     );
   });
 
+  it("gives an example row of each read view, which the row's schema accepts, and each view's filters as query parameters", async () => {
+    const document = await served();
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const views = {
+      "/v1/receipts": ["facetoken", "action", "code"],
+      "/v1/consents": ["facetoken", "status"],
+      "/v1/disclosures": ["facetoken", "status"],
+    };
+    for (const [path, filters] of Object.entries(views)) {
+      const operation = document.paths[path].get;
+      const row = (operation.responses["200"] as any).content["application/json"].schema.properties.data.items;
+      expect(row.examples, path).toHaveLength(1);
+      const validate = ajv.compile(row);
+      expect(validate(row.examples[0]), `${path}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      expect(operation.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(
+        expect.arrayContaining([...filters, "cursor", "limit"].map((name) => `query ${name}`)),
+      );
+    }
+  });
+
   it("names every route of the app, with its request body or query and its path parameters", async () => {
     const document = await served();
     expect(operationsOf(document).sort()).toEqual(routesOf(resourceApi).sort());

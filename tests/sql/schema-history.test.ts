@@ -106,6 +106,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /(private|public)\.person_|^constraint private\.hosted_sessions hosted_sessions_mode |^column private\.hosted_sessions #\d+ facetoken /,
   "20261128140000_theme_assets.sql":
     /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
+  "20261129040000_support_read_views.sql": /receipts_merchant_page_idx|consent_ledger_merchant_page_idx/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.keyset_page\(/;
