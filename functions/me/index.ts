@@ -145,7 +145,7 @@ app.post(
   async (c) => {
     const browserSecret = newBrowserSecret();
     const started = await startPasskeyOptions(depsOf(c.var), c.var.input.environment, browserSecret, relyingPartyOf(c));
-    c.header("set-cookie", cookie(SIGN_IN_COOKIE, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3));
+    setHostCookie(c, cookies.signIn, browserSecret, SIGN_IN_SCREEN_TTL_SECONDS * 3);
     return c.json(started);
   },
 );
@@ -162,7 +162,7 @@ app.post(
   input("json", passkeySignInSchema),
   async (c) => {
     const baseUrl = serviceBaseUrl(c.var.config, c.req.url);
-    const started = await startPasskeySignIn(depsOf(c.var), c.var.input, getCookie(c, SIGN_IN_COOKIE) ?? "", relyingPartyOf(c), baseUrl);
+    const started = await startPasskeySignIn(depsOf(c.var), c.var.input, cookieOf(c, cookies.signIn) ?? "", relyingPartyOf(c), baseUrl);
     return c.json(started, 201);
   },
 );
