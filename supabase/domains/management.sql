@@ -647,8 +647,8 @@ comment on function public.management_receipts_page(jsonb) is 'One page of the e
 create or replace function public.management_consents_page(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   with listed as (
-    select g.recorded_at as at, g.id, s.subject_ref, g.payload,
-           coalesce(e.kind, 'consent_granted') as ended_by, e.recorded_at as ended_at
+    select g.recorded_at as at, g.id, s.subject_ref, g.payload, e.recorded_at as ended_at,
+           case e.kind when 'consent_withdrawn' then 'withdrawn' when 'consent_expired' then 'expired' else 'active' end as status
     from private.consent_ledger g
     join private.identities i on i.id = g.identity_id
     left join private.subject_refs s on s.merchant_id = g.merchant_id and s.identity_id = g.identity_id
@@ -658,12 +658,11 @@ language sql stable security definer set search_path = '' as $$
     select at, id, jsonb_build_object(
       'id', private.public_id('cnt_', id), 'object', 'consent', 'facetoken', subject_ref,
       'version', payload ->> 'version', 'retention_days', (payload ->> 'retention_days')::int,
-      'status', case ended_by when 'consent_withdrawn' then 'withdrawn' when 'consent_expired' then 'expired' else 'active' end,
+      'status', status,
       'granted_at', private.iso_utc(at), 'ended_at', private.iso_utc(ended_at)) as item
     from listed
     where (not p ? 'facetoken' or subject_ref = p ->> 'facetoken')
-      and (not p ? 'status' or case ended_by when 'consent_withdrawn' then 'withdrawn' when 'consent_expired' then 'expired'
-                                else 'active' end = p ->> 'status')
+      and (not p ? 'status' or status = p ->> 'status')
       and (not p ? 'after' or (at, id) < ((p -> 'after' ->> 'at')::timestamptz, (p -> 'after' ->> 'id')::uuid))
     order by at desc, id desc
     limit (p ->> 'limit')::int + 1
