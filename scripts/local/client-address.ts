@@ -41,7 +41,10 @@ export interface ClientAddressFront {
 /** Starts the front on `host:port` (0: any free port), forwarding to `target` (Miniflare's own URL). */
 export async function startClientAddressFront({ host, port, target }: { host: string; port: number; target: string }) {
   const upstream = new URL(target);
-  const agent = new Agent({ keepAlive: true });
+  // A connection per request, never a kept-alive one: a kept socket that workerd closes while idle
+  // is found closed only when the next request is written to it, which then fails as a 502 ("the
+  // local runtime did not answer"), seen under load. A loopback connect costs well under a millisecond.
+  const agent = new Agent({ keepAlive: false });
   // Node's default (16 KiB of request line and headers) is far below workerd's, which answered
   // every request the front now takes first: a long query string must reach the Worker's own answer.
   const server: Server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, (incoming, outgoing) => {

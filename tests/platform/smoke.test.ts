@@ -91,7 +91,7 @@ const cases: Case[] = [
 describe.concurrent("smoke: npm start, stopped by a signal to any process of its tree", () => {
   it.each(cases)(
     "$signal to $target ($database): serves, then stops everything and frees both ports",
-    { timeout: 180_000 },
+    { timeout: 360_000 },
     async ({ target, signal, database }) => {
       const dataDir = await mkdtemp(join(tmpdir(), "smoke-"));
       dataDirs.push(dataDir);
