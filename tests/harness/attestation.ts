@@ -15,9 +15,11 @@ import * as x509 from "@peculiar/x509";
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 const DAY = 86_400_000;
 
-const sha256 = (data: Uint8Array) => new Uint8Array(createHash("sha256").update(data).digest());
+/** SHA-256 of bytes or of a string's UTF-8, as WebAuthn hashes the RP id, client data and authenticator data. */
+export const sha256 = (data: Uint8Array | string) => new Uint8Array(createHash("sha256").update(data).digest());
 
-function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+/** The bytes of `parts`, one after another. */
+export function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const part of parts) {

@@ -7,31 +7,19 @@
  * `userVerified: false`, another origin or RP ID, and a counter that goes back are what a test
  * asks for by option; nothing here knows what the service will decide.
  */
-import { createHash, generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { isoCBOR } from "@simplewebauthn/server/helpers";
 import { expect } from "vitest";
 import { assertionChallenge, descriptorDigest } from "../../shared/contracts/device";
 import { firstPartyRelyingParty, type RelyingParty } from "../../shared/devices/ceremony";
 import { toBase64Url } from "../../shared/lib/crypto";
-import { type AttestationPlan, aaguidOf, attestationStatement } from "./attestation";
+import { type AttestationPlan, aaguidOf, attestationStatement, concat, sha256 } from "./attestation";
 import { call, replayHeaders } from "./http";
 import { serviceUnderTest } from "./service";
-
-const sha256 = (data: Uint8Array | string) => new Uint8Array(createHash("sha256").update(data).digest());
 
 /** The flags byte of authenticator data (WebAuthn 6.1). */
 function flags(options: { up: boolean; uv: boolean; be: boolean; bs: boolean; at: boolean }): number {
   return (options.up ? 0x01 : 0) | (options.uv ? 0x04 : 0) | (options.be ? 0x08 : 0) | (options.bs ? 0x10 : 0) | (options.at ? 0x40 : 0);
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 const uint32 = (n: number) => new Uint8Array([(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
