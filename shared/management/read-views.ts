@@ -11,7 +11,7 @@ import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
-import { RECEIPT_ACTIONS } from "../receipts/signed-receipt";
+import { RECEIPT_ACTIONS, RECEIPT_CODE } from "../receipts/signed-receipt";
 import { list } from "./answers";
 import type {} from "./rpc";
 import { pageLimit } from "./webhooks";
@@ -26,7 +26,7 @@ const facetokenAnswer = orNull(v.string(), "The person, by the facetoken (subjec
 export const receiptPageQuerySchema = v.strictObject({
   facetoken,
   action: v.optional(v.picklist(RECEIPT_ACTIONS)),
-  code: v.optional(v.pipe(v.string(), v.regex(/^RCPT-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/))),
+  code: v.optional(v.pipe(v.string(), v.regex(RECEIPT_CODE))),
   cursor,
   limit: pageLimit,
 });
