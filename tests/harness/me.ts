@@ -1,10 +1,16 @@
 /**
  * The person's own page over HTTP (functions/me): a browser as a cookie jar and a client address,
  * the sign-in by presence on the hosted screen (boot and complete with simulator captures), and the
- * calls a signed-in page makes.
+ * calls a signed-in page makes; a person with a passkey and the page's passkey ceremony (options, the
+ * software authenticator's assertion, the start).
  */
+import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import { type SoftwareCredential, serviceRelyingParty } from "./authenticator";
+import { seedDevice } from "./devices";
+import { testDb } from "./factories";
 import { type CallOptions, type CallResult, call, freshIp } from "./http";
+import { enrollStranger } from "./identity";
 import { boot, screenCall } from "./sessions";
 
 type Person = { capture(options: { nonce?: string; light?: boolean; at?: Date }): { descriptor: unknown; nonce: string } };
@@ -55,4 +61,44 @@ export async function signIn(browser: Browser, merchantId: string, person: Perso
   expect(finished.status, finished.text).toBe(200);
   browser.csrf = finished.body.csrf_token;
   return finished;
+}
+
+/** A user handle as the service issues one with a registration's options (16 random bytes, base64url). */
+export const newUserHandle = () => randomBytes(16).toString("base64url");
+
+/** A person enrolled at `merchant` with a passkey registered under a user handle the service issued. */
+export async function personWithPasskey(merchant: { merchant_id: string; keys: { pk_test: string } }, face?: number[]) {
+  const person = await enrollStranger(merchant.keys.pk_test, face);
+  const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
+  const userHandle = newUserHandle();
+  const { credential, device } = await seedDevice(merchant.merchant_id, "test", identity_id, { userHandle });
+  return { person, identityId: identity_id as string, userHandle, credential, device };
+}
+
+/** How the software authenticator's assertion differs from a good one, and the request clock. */
+export interface AssertionKnobs {
+  userHandle?: string | null;
+  userVerified?: boolean;
+  now?: Date;
+}
+
+/** The page's passkey ceremony from `browser`: options, the authenticator's assertion over their challenge. */
+export async function assertWith(browser: Browser, credential: SoftwareCredential, knobs: AssertionKnobs = {}) {
+  const options = await browser.call("/passkey/options", { body: { environment: "test" }, now: knobs.now });
+  expect(options.status, options.text).toBe(200);
+  const rp = serviceRelyingParty();
+  expect(options.body.options).toMatchObject({ rpId: rp.id, userVerification: "required", allowCredentials: [] });
+  const challenge = options.body.options.challenge as string;
+  const assertion = credential.assert(challenge, rp.origins[0], {
+    rpId: rp.id,
+    userVerified: knobs.userVerified,
+    ...(knobs.userHandle ? { userHandle: knobs.userHandle } : {}),
+  });
+  return { challenge, assertion };
+}
+
+/** The passkey sign-in's start: the assertion sent; its answer (the capture screen, or the refusal). */
+export async function passkeyStart(browser: Browser, credential: SoftwareCredential, knobs: AssertionKnobs = {}) {
+  const { challenge, assertion } = await assertWith(browser, credential, knobs);
+  return browser.call("/passkey/sign-in", { body: { environment: "test", challenge, assertion }, now: knobs.now });
 }
