@@ -9,7 +9,7 @@ import { expect } from "vitest";
 import { type SoftwareCredential, serviceRelyingParty } from "./authenticator";
 import { seedDevice } from "./devices";
 import { testDb } from "./factories";
-import { type CallOptions, type CallResult, call, freshIp } from "./http";
+import { type CallOptions, type CallResult, call, freshIp, replayHeaders } from "./http";
 import { enrollStranger } from "./identity";
 import { boot, screenCall } from "./sessions";
 
@@ -63,6 +63,18 @@ export async function signIn(browser: Browser, merchantId: string, person: Perso
   return finished;
 }
 
+/** Whether `merchant`'s face-identify finds `person` by a fresh capture of their face (the merchant's next call after an erasure). */
+export async function identifies(merchant: { keys: { pk_test: string } }, person: Person): Promise<boolean> {
+  const shot = person.capture({});
+  const res = await call("face-identify", {
+    key: merchant.keys.pk_test,
+    body: { capture_nonce: shot.nonce, face_template: shot.descriptor },
+    headers: replayHeaders(),
+  });
+  expect(res.status, res.text).toBe(200);
+  return res.body.matched as boolean;
+}
+
 /** A user handle as the service issues one with a registration's options (16 random bytes, base64url). */
 export const newUserHandle = () => randomBytes(16).toString("base64url");
 
@@ -102,3 +114,65 @@ export async function passkeyStart(browser: Browser, credential: SoftwareCredent
   const { challenge, assertion } = await assertWith(browser, credential, knobs);
   return browser.call("/passkey/sign-in", { body: { environment: "test", challenge, assertion }, now: knobs.now });
 }
+
+/**
+ * What the database still holds that identifies the person (D-470), table by table, as counts: at
+ * `merchantId` (its captures with personal data, app sessions, aliases, consents, mandates and
+ * disclosed documents) or at every merchant without it, and the identity's own (template,
+ * documents, baseline, not marked erased, the page's sessions, devices) whatever the scope. Every
+ * count is 0 once the person erased themselves there and no consent of theirs stands anywhere.
+ * What stays by design is not counted: the consent ledger, receipts and captures' verdicts, the
+ * revoked mandates as records, the merchants' pseudonyms (D-470: they name no one).
+ */
+export async function identifyingRows(identityId: string, merchantId?: string) {
+  const db = testDb();
+  const at = merchantId ? db`and merchant_id = ${merchantId}::uuid` : db``;
+  const count = async (query: Promise<{ n: number }[]>) => (await query)[0].n;
+  return {
+    face_templates: await count(db`select count(*)::int as n from private.face_templates where identity_id = ${identityId}`),
+    identity_documents: await count(db`select count(*)::int as n from private.identity_documents where identity_id = ${identityId}`),
+    baseline: await count(db`select count(*)::int as n from private.identities where id = ${identityId} and baseline is not null`),
+    not_erased: await count(db`select count(*)::int as n from private.identities where id = ${identityId} and erased_at is null`),
+    person_sessions: await count(
+      db`select count(*)::int as n from private.person_sessions where identity_id = ${identityId} and ended_at is null`,
+    ),
+    devices: await count(
+      db`select count(*)::int as n from private.device_credentials where identity_id = ${identityId} and revoked_at is null`,
+    ),
+    captures_with_personal_data: await count(
+      db`select count(*)::int as n from private.captures where identity_id = ${identityId} ${at}
+        and (face_similarity is not null or amount_minor is not null or currency is not null or liveness_reason is not null
+             or personal_data_erased_at is null)`,
+    ),
+    sessions: await count(
+      db`select count(*)::int as n from private.sessions where identity_id = ${identityId} ${at} and revoked_at is null`,
+    ),
+    aliases: await count(db`select count(*)::int as n from private.aliases where identity_id = ${identityId} ${at}`),
+    consents: await count(
+      db`select count(*)::int as n from private.consents where identity_id = ${identityId} ${at} and revoked_at is null`,
+    ),
+    mandates: await count(
+      db`select count(*)::int as n from private.mandates where granted_by = ${identityId} ${at} and status <> 'revoked'`,
+    ),
+    disclosed_documents: await count(
+      db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
+        where l.identity_id = ${identityId} ${merchantId ? db`and l.merchant_id = ${merchantId}::uuid` : db``}`,
+    ),
+  };
+}
+
+/** `identifyingRows` of a person erased in its scope: every count 0. */
+export const NOTHING_IDENTIFYING = {
+  face_templates: 0,
+  identity_documents: 0,
+  baseline: 0,
+  not_erased: 0,
+  person_sessions: 0,
+  devices: 0,
+  captures_with_personal_data: 0,
+  sessions: 0,
+  aliases: 0,
+  consents: 0,
+  mandates: 0,
+  disclosed_documents: 0,
+} satisfies Awaited<ReturnType<typeof identifyingRows>>;

@@ -210,6 +210,8 @@ export const en = {
   "me.signin.nolink":
     'Open this page from the link of a service you use (often under "Manage what you authorised"): the service names who can recognise you.',
   "me.signin.start": "Sign in with your face",
+  "me.signin.nolink.passkey":
+    'Sign in with a passkey you registered on this service, or open this page from the link of a service you use (often under "Manage what you authorised").',
   "me.signin.passkey": "Sign in with a passkey",
   "me.signin.passkey_failed": "That passkey was not accepted. Use a passkey you registered on this service, on this device.",
   "me.signin.opened": "The check has opened in another window. Finish it there; this page then signs you in.",
@@ -297,6 +299,7 @@ export const en = {
   "me.devices.rename": "Rename",
   "me.devices.rename.label": "New name for {device}",
   "me.devices.save": "Save",
+  "me.devices.renamed": "Renamed: {device}.",
   "me.devices.revoke": "Remove",
   "me.devices.revoke.title": "Remove {device}?",
   "me.devices.revoke.body": "It can no longer confirm it is you. Every service that knows you is told.",
@@ -312,6 +315,7 @@ export const en = {
   "me.erase.title.one": "Erase yourself at {merchant}?",
   "me.erase.title.all": "Erase yourself at every service?",
   "me.erase.body": "This cannot be undone. To confirm, prove it is you once more in front of your camera.",
+  "me.erase.opened": "The check has opened in another window. Prove it is you there; this page then erases what you asked.",
   "me.erase.prove": "Prove it is me and erase",
   "me.erase.done.one": "Erased at {merchant}.",
   "me.erase.done.all": "You have been erased everywhere.",

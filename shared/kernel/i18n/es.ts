@@ -212,6 +212,8 @@ export const es: Record<keyof typeof en, string> = {
   "me.signin.nolink":
     'Abre esta página desde el enlace de un servicio que usas (a menudo en "Gestionar lo que autorizaste"): el servicio indica quién puede reconocerte.',
   "me.signin.start": "Iniciar sesión con tu rostro",
+  "me.signin.nolink.passkey":
+    'Inicia sesión con una llave de acceso que registraste en este servicio, o abre esta página desde el enlace de un servicio que usas (a menudo en "Gestionar lo que autorizaste").',
   "me.signin.passkey": "Iniciar sesión con una llave de acceso",
   "me.signin.passkey_failed": "No se aceptó esa llave de acceso. Usa una llave que registraste en este servicio, en este dispositivo.",
   "me.signin.opened": "La comprobación se abrió en otra ventana. Termínala allí; después esta página inicia tu sesión.",
@@ -299,6 +301,7 @@ export const es: Record<keyof typeof en, string> = {
   "me.devices.rename": "Cambiar nombre",
   "me.devices.rename.label": "Nuevo nombre para {device}",
   "me.devices.save": "Guardar",
+  "me.devices.renamed": "Nombre cambiado: {device}.",
   "me.devices.revoke": "Quitar",
   "me.devices.revoke.title": "¿Quitar {device}?",
   "me.devices.revoke.body": "Ya no podrá confirmar que eres tú. Cada servicio que te conoce recibe el aviso.",
@@ -314,6 +317,7 @@ export const es: Record<keyof typeof en, string> = {
   "me.erase.title.one": "¿Borrarte en {merchant}?",
   "me.erase.title.all": "¿Borrarte en todos los servicios?",
   "me.erase.body": "No se puede deshacer. Para confirmar, demuestra una vez más que eres tú ante tu cámara.",
+  "me.erase.opened": "La comprobación se abrió en otra ventana. Demuestra allí que eres tú; después esta página borra lo que pediste.",
   "me.erase.prove": "Demostrar que soy yo y borrar",
   "me.erase.done.one": "Borrado en {merchant}.",
   "me.erase.done.all": "Has sido borrado en todas partes.",

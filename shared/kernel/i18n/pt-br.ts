@@ -213,6 +213,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "me.signin.nolink":
     'Abra esta página pelo link de um serviço que você usa (muitas vezes em "Gerenciar o que você autorizou"): o serviço indica quem pode reconhecê-lo.',
   "me.signin.start": "Entrar com seu rosto",
+  "me.signin.nolink.passkey":
+    'Entre com uma chave de acesso que você registrou neste serviço, ou abra esta página pelo link de um serviço que você usa (muitas vezes em "Gerenciar o que você autorizou").',
   "me.signin.passkey": "Entrar com uma chave de acesso",
   "me.signin.passkey_failed": "Essa chave de acesso não foi aceita. Use uma chave que você registrou neste serviço, neste dispositivo.",
   "me.signin.opened": "A verificação abriu em outra janela. Termine lá; depois esta página faz seu login.",
@@ -300,6 +302,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "me.devices.rename": "Renomear",
   "me.devices.rename.label": "Novo nome para {device}",
   "me.devices.save": "Salvar",
+  "me.devices.renamed": "Nome alterado: {device}.",
   "me.devices.revoke": "Remover",
   "me.devices.revoke.title": "Remover {device}?",
   "me.devices.revoke.body": "Ele não poderá mais confirmar que é você. Cada serviço que o conhece é avisado.",
@@ -315,6 +318,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "me.erase.title.one": "Apagar-se em {merchant}?",
   "me.erase.title.all": "Apagar-se em todos os serviços?",
   "me.erase.body": "Não dá para desfazer. Para confirmar, prove mais uma vez que é você diante da sua câmera.",
+  "me.erase.opened": "A verificação abriu em outra janela. Prove lá que é você; depois esta página apaga o que você pediu.",
   "me.erase.prove": "Provar que sou eu e apagar",
   "me.erase.done.one": "Apagado em {merchant}.",
   "me.erase.done.all": "Você foi apagado em todos os serviços.",
