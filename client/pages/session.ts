@@ -438,7 +438,9 @@ class Screen {
     if (paced) reading.replaceChildren(Object.assign(document.createElement("p"), { className: "cue" }));
     else if (this.faceOnly) {
       // Nothing to read: the face stays before the screen while it changes colour.
-      reading.replaceChildren(Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.face.recording.hint") }));
+      reading.replaceChildren(
+        Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.face.recording.hint") }),
+      );
     } else {
       reading.replaceChildren(
         Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.recording.hint") }),

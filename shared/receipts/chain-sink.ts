@@ -227,10 +227,7 @@ export class ChainAnchorSink implements AnchorSink {
  * @example const sink = await anchorSinkFor(config);
  */
 export async function anchorSinkFor(
-  config: Pick<
-    Config,
-    "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI"
-  > &
+  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI"> &
     Partial<Pick<Config, "ANCHOR_CHAIN_FINALITY_DEPTH">>,
 ): Promise<AnchorSink> {
   const { ANCHOR_CHAIN_RPC_URL: rpcUrl, ANCHOR_CHAIN_PRIVATE_KEY: privateKey } = config;

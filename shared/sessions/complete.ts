@@ -8,7 +8,7 @@
  * a conflict, a 5xx) rolls it all back, and the session is still opened.
  */
 import * as v from "valibot";
-import { capturePresenceOf, cancelReasons, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
+import { cancelReasons, capturePresenceOf, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
 import { deviceAssertionField } from "../devices/capture";
 import type { RelyingParty } from "../devices/ceremony";
 import { documentEvidenceSchema } from "../identity/documents";

@@ -382,7 +382,11 @@ describe("a /v1 hosted session, from POST /v1/sessions through the screen back t
       await waitForView(page, "outcome", (ACCEPTED_SECONDS + 40) * 1000);
       const outcome = await outcomeOf(page);
       const { face_template } = await sent;
-      expect(outcome, readingFigures(face_template)).toMatchObject({ kind: "approved", title: "Confirmed", message: "Permission granted." });
+      expect(outcome, readingFigures(face_template)).toMatchObject({
+        kind: "approved",
+        title: "Confirmed",
+        message: "Permission granted.",
+      });
       expect(await page.evaluate(() => (globalThis as { askedMedia?: MediaStreamConstraints[] }).askedMedia)).toEqual([
         expect.objectContaining({ audio: false, video: expect.anything() }),
       ]);

@@ -322,7 +322,13 @@ describe("receipt-anchor on a chain", () => {
 
   it("a reorg found hours after confirmation is still repaired: an anchor is re-verified until it is final, then no longer (D-650)", async () => {
     const sql = testDb();
-    const sink = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 1, timeoutMs: 5000, finalityDepth: 4 });
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 5000,
+      finalityDepth: 4,
+    });
     const snapshot = await node.provider.request({ method: "evm_snapshot", params: [] });
     const receipt = await seedReceipt(later());
     expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 0 });
@@ -349,7 +355,11 @@ describe("receipt-anchor on a chain", () => {
     expect(after).toMatchObject({
       valid: true,
       public_seal_status: "anchored",
-      public_seal: { root: before.public_seal.root, anchor_id: before.public_seal.anchor_id, inclusion_proof: before.public_seal.inclusion_proof },
+      public_seal: {
+        root: before.public_seal.root,
+        anchor_id: before.public_seal.anchor_id,
+        inclusion_proof: before.public_seal.inclusion_proof,
+      },
     });
     expect((await verifyFromChain(after)).exit).toBe(0);
 
@@ -367,7 +377,13 @@ describe("receipt-anchor on a chain", () => {
 
   it("anchors recorded before publications were kept (D-339) are followed: read back from the chain, kept where they are, republished where a reorg took them out, final once deep enough (D-650)", async () => {
     const sql = testDb();
-    const sink = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 1, timeoutMs: 5000, finalityDepth: 6 });
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 5000,
+      finalityDepth: 6,
+    });
     /** What D-339 kept of an anchor: confirmed when written, its reference `<hash>@<block>` and nothing of its publication. */
     const asD339 = (anchorId: string) => sql`update private.receipt_anchors set publication = null where id = ${anchorId}`;
     const kept = await seedReceipt(later());
@@ -388,24 +404,36 @@ describe("receipt-anchor on a chain", () => {
     // A day later: both are followed, the one still on the chain adopted as it is, the other repaired.
     clock += 86_400_000;
     expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ reorged: 1, republished: 1 });
-    const [keptRow] = await sql`select sink_reference, confirmed_at, final_at, publication from private.receipt_anchors where id = ${keptSeal.anchor_id}`;
+    const [keptRow] =
+      await sql`select sink_reference, confirmed_at, final_at, publication from private.receipt_anchors where id = ${keptSeal.anchor_id}`;
     const [keptHash] = keptSeal.sink_reference.split("@");
     expect(keptRow).toMatchObject({ sink_reference: keptSeal.sink_reference, final_at: null });
     expect(keptRow.confirmed_at).not.toBeNull();
-    expect(keptRow.publication).toMatchObject({ hashes: [keptHash], nonce: expect.any(Number), block_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(keptRow.publication).toMatchObject({
+      hashes: [keptHash],
+      nonce: expect.any(Number),
+      block_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
     expect((await verify(kept.code)).body.public_seal_status).toBe("anchored");
-    expect((await verify(taken.code)).body).toMatchObject({ public_seal_status: "pending", public_seal: { root: before.public_seal.root } });
+    expect((await verify(taken.code)).body).toMatchObject({
+      public_seal_status: "pending",
+      public_seal: { root: before.public_seal.root },
+    });
 
     expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1 });
     const repaired = (await verify(taken.code)).body;
-    expect(repaired).toMatchObject({ public_seal_status: "anchored", public_seal: { inclusion_proof: before.public_seal.inclusion_proof } });
+    expect(repaired).toMatchObject({
+      public_seal_status: "anchored",
+      public_seal: { inclusion_proof: before.public_seal.inclusion_proof },
+    });
     expect((await verifyFromChain(repaired)).exit).toBe(0);
     expect((await verifyFromChain((await verify(kept.code)).body)).exit).toBe(0);
 
     // Every live root ends confirmed and final: six blocks on, neither is followed any more.
     for (let i = 0; i < 6; i++) await node.provider.request({ method: "evm_mine", params: [] });
     await anchorPendingReceipts(service.own.sql, sink, later());
-    const rows = await sql`select final_at from private.receipt_anchors where id in ${sql([keptSeal.anchor_id, before.public_seal.anchor_id])}`;
+    const rows =
+      await sql`select final_at from private.receipt_anchors where id in ${sql([keptSeal.anchor_id, before.public_seal.anchor_id])}`;
     expect(rows.map((row) => row.final_at !== null)).toEqual([true, true]);
   });
 

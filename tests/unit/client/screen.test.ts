@@ -8,12 +8,12 @@ import { ceilingWords, formatMinorUnits, instantWords, modeOf, type ScreenMode, 
 import { cueAt, pacedCues } from "../../../client/screen/paced";
 import { accentTokens, colours, contrastOf, contrastOnSurface, inkOn, ownAsset, panelOf, shape } from "../../../client/screen/theme";
 import {
+  capturePresenceOf,
   type ScreenAction,
   type ScreenBoot,
   type ScreenMandateTerms,
   type ScreenModeTerms,
   type SessionEnded,
-  capturePresenceOf,
   screenActions,
 } from "../../../shared/contracts/hosted-screen";
 import { LIGHT_PALETTE } from "../../../shared/engine/light";
