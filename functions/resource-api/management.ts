@@ -6,6 +6,7 @@
  * change anything (`403 insufficient_scope`), and every route is an adapter over shared/management.
  */
 import { type Context, Hono } from "hono";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import type { AppEnv } from "../../shared/edge/app";
 import { depsOf } from "../../shared/edge/app";
 import type { KeyAuthenticated } from "../../shared/edge/auth";
@@ -81,6 +82,7 @@ import {
   type WebhookSettings,
 } from "../../shared/management/webhooks";
 import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { type KeyScoped, keyPolicy } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -274,7 +276,11 @@ webhookEndpoints.post(
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -317,7 +323,11 @@ webhookDeliveries.post(
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 export const webhookEvents = new Hono<Env>();
@@ -334,7 +344,11 @@ webhookEvents.post(
   writes(),
   keyed(),
   input("json", replayRangeSchema),
-  async (c) => c.json(await replayRange(depsOf(c.var), callerOf(c), c.var.input), 202),
+  async (c) => {
+    const queued = await replayRange(depsOf(c.var), callerOf(c), c.var.input);
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
