@@ -75,6 +75,22 @@ describe("a quick pass after the answer", () => {
     expect(delivery).toMatchObject({ state: "succeeded", attempt_count: 1 });
   });
 
+  it("delivers mandate.revoked with no tick when the merchant revokes through /v1", async () => {
+    const { merchant, receiver } = await service.subscribed();
+    const person = await enrollStranger(merchant.keys.pk_test);
+    const captureId = await proofCapture(merchant, person, { document: true });
+    const granted = await issue(merchant.keys.sk_test, mandateBody(person, captureId));
+    expect(granted.status, granted.text).toBe(201);
+    const revoked = await v1(`/mandates/${granted.body.mandate_id}/revoke`, { key: merchant.keys.sk_test, body: { reason: "v1" } });
+    expect(revoked.status, revoked.text).toBe(200);
+
+    const request = await arrival(receiver, "mandate.revoked");
+    expect(request, "mandate.revoked arrived without a tick").not.toBeNull();
+    expect(request!.envelope.data).toMatchObject({ mandate_id: granted.body.mandate_id, reason: "v1" });
+    // the grant went out in the same pass: the merchant's own events, none of another's
+    expect(await arrival(receiver, "mandate.granted", 0)).not.toBeNull();
+  });
+
   it("delivers a hosted session's session.completed with no tick: the return channel", async () => {
     const { merchant, receiver, endpoint } = await service.subscribed();
     const person = await enrollStranger(merchant.keys.pk_test);
@@ -131,13 +147,14 @@ describe("a quick pass after the answer", () => {
     for (let n = 0; n < written; n += 1) {
       await testDb()`select private.outbox_emit(${merchant.merchant_id}::uuid, 'test', 'mandate.granted', ${testDb().json({ n })}, ${now.toISOString()}::timestamptz)`;
     }
-    // the test event's quick pass and the tick both fan out and claim this merchant's 40 events
-    const [test] = await Promise.all([
-      v1(`/webhook_endpoints/${created.body.id}/test`, { key, body: {} }),
+    // three test events' quick passes and the tick all fan out and claim this merchant's events at once
+    const tests = 3;
+    const answers = await Promise.all([
+      ...Array.from({ length: tests }, () => v1(`/webhook_endpoints/${created.body.id}/test`, { key, body: {} })),
       service.own.tick("session-expiry-and-webhooks", new Date(now.getTime() + 1000)),
     ]);
-    expect(test.status, test.text).toBe(202);
-    const sent = written + 1; // the 40 to the first endpoint (every type), the test event to the second
+    for (const answer of answers.slice(0, tests)) expect((answer as Awaited<ReturnType<typeof v1>>).status).toBe(202);
+    const sent = written + tests; // the 40 to the first endpoint (every type), the test events to the second
     await Promise.race([receiver.waitFor(sent), new Promise((resolve) => setTimeout(resolve, 15_000))]);
     // whatever the quick pass still had in flight has landed by now
     await new Promise((resolve) => setTimeout(resolve, 1_500));
