@@ -270,7 +270,8 @@ webhookEndpoints.post(
   "/:id/test",
   documented({
     summary: "Send a test event to a webhook endpoint",
-    description: "A webhook.test event to this endpoint alone, sent right after this answer (the worker's next pass retries it); follow delivery_id.",
+    description:
+      "A webhook.test event to this endpoint alone, sent right after this answer (the worker's next pass retries it); follow delivery_id.",
     success: { status: 202, description: "The event queued", schema: testEventSchema },
     answers: ["not_found", "ENDPOINT_DISABLED"],
   }),
