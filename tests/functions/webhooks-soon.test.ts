@@ -9,10 +9,11 @@
  * the cron's tests count exactly): a tick is a global pass over its database.
  */
 import { describe, expect, it } from "vitest";
-import { testDb } from "../harness/factories";
+import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
 import { consume, issue, mandateBody, proofCapture } from "../harness/mandates";
+import { Browser, signIn } from "../harness/me";
 import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
 import { boot, openSession, screenCall } from "../harness/sessions";
@@ -27,6 +28,7 @@ const FUNCTIONS = [
   "hosted-session-create",
   "hosted-capture",
   "resource-api",
+  "me",
   "session-expiry-and-webhooks",
 ];
 
@@ -90,6 +92,31 @@ describe("a quick pass after the answer", () => {
     // the grant went out in the same pass: the merchant's own events, none of another's
     expect(await arrival(receiver, "mandate.granted", 0)).not.toBeNull();
   });
+
+  it("delivers the person's own acts on their page with no tick, each to the merchant it concerns", async () => {
+    const [shop, travel] = await Promise.all([merchantFactory("Corner shop"), merchantFactory("Travel desk")]);
+    const [shopHooks, travelHooks] = await Promise.all([service.receiver(), service.receiver()]);
+    await service.endpointFor(shop.merchant_id, shopHooks.url);
+    await service.endpointFor(travel.merchant_id, travelHooks.url, { eventTypes: ["consent.withdrawn"] });
+    const person = await enrollStranger(shop.keys.pk_test);
+    await enrollStranger(travel.keys.pk_test, person.face);
+    const captureId = await proofCapture(shop, person, { document: true });
+    const granted = await issue(shop.keys.sk_test, mandateBody(person, captureId));
+    expect(granted.status, granted.text).toBe(201);
+    const browser = new Browser();
+    await signIn(browser, shop.merchant_id, person);
+
+    const revoked = await browser.post("/mandates/revoke", { mandate_id: granted.body.mandate_id });
+    expect(revoked.status, revoked.text).toBe(200);
+    const told = await arrival(shopHooks, "mandate.revoked");
+    expect(told, "mandate.revoked arrived without a tick").not.toBeNull();
+    expect(told!.envelope.data).toMatchObject({ mandate_id: granted.body.mandate_id, revoked_by: "granting_human" });
+
+    const withdrawn = await browser.post("/consents/withdraw", { merchant_id: travel.merchant_id, confirm: true });
+    expect(withdrawn.status, withdrawn.text).toBe(200);
+    expect(await arrival(travelHooks, "consent.withdrawn"), "consent.withdrawn arrived without a tick").not.toBeNull();
+    expect(shopHooks.received.map((r) => r.envelope.type)).not.toContain("consent.withdrawn");
+  }, 120_000);
 
   it("delivers a hosted session's session.completed with no tick: the return channel", async () => {
     const { merchant, receiver, endpoint } = await service.subscribed();
