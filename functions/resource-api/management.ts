@@ -6,6 +6,7 @@
  * change anything (`403 insufficient_scope`), and every route is an adapter over shared/management.
  */
 import { type Context, Hono } from "hono";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import type { AppEnv } from "../../shared/edge/app";
 import { depsOf } from "../../shared/edge/app";
 import type { KeyAuthenticated } from "../../shared/edge/auth";
@@ -81,6 +82,7 @@ import {
   type WebhookSettings,
 } from "../../shared/management/webhooks";
 import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { type KeyScoped, keyPolicy } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -268,13 +270,18 @@ webhookEndpoints.post(
   "/:id/test",
   documented({
     summary: "Send a test event to a webhook endpoint",
-    description: "A webhook.test event to this endpoint alone, sent by the next pass of the worker (within a minute); follow delivery_id.",
+    description:
+      "A webhook.test event to this endpoint alone, sent right after this answer (the worker's next pass retries it); follow delivery_id.",
     success: { status: 202, description: "The event queued", schema: testEventSchema },
     answers: ["not_found", "ENDPOINT_DISABLED"],
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -317,7 +324,11 @@ webhookDeliveries.post(
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 export const webhookEvents = new Hono<Env>();
@@ -334,7 +345,11 @@ webhookEvents.post(
   writes(),
   keyed(),
   input("json", replayRangeSchema),
-  async (c) => c.json(await replayRange(depsOf(c.var), callerOf(c), c.var.input), 202),
+  async (c) => {
+    const queued = await replayRange(depsOf(c.var), callerOf(c), c.var.input);
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------

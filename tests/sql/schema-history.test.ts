@@ -74,6 +74,9 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   // publication and whether it is confirmed, and the read answers confirmed_at.
   "public.receipt_anchor_record",
   "public.receipt_get",
+  // Fan-out and claim take an optional scope, a quick pass after a request working for its merchants only (D-660).
+  "public.webhook_fanout",
+  "public.webhook_deliveries_claim",
 ];
 
 /**
@@ -111,7 +114,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261130040000_anchor_finality.sql": /^column private\.receipt_anchors #\d+ final_at |receipt_anchors_(final_check|unsettled_idx)\b/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
-const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.keyset_page\(/;
+const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.(keyset_page|webhook_scope)\(/;
 const addedSinceHistory = (line: string) =>
   FUNCTIONS_ADDED_SINCE_7AD62DB.test(line) || Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
