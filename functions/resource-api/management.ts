@@ -79,6 +79,7 @@ import {
   updateEndpoint,
   updateEndpointSchema,
   type WebhookSettings,
+  webhookSettingsOf,
 } from "../../shared/management/webhooks";
 import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
 import { type KeyScoped, keyPolicy } from "./auth";
@@ -103,11 +104,7 @@ function callerOf<E extends Env>(c: Context<E>): ManagementCaller {
   };
 }
 
-function webhookSettings<E extends Env>(c: Context<E>): WebhookSettings {
-  const secretKey = c.var.config.WEBHOOK_SECRET_KEY;
-  if (!secretKey) throw new Error("WEBHOOK_SECRET_KEY is not configured");
-  return { secretKey, allowLoopbackHttp: c.var.config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1" };
-}
+const webhookSettings = <E extends Env>(c: Context<E>): WebhookSettings => webhookSettingsOf(c.var.config);
 
 // ---------------------------------------------------------------------------------------------
 // API keys

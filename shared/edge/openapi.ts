@@ -19,7 +19,7 @@ export interface RouteDoc {
   description?: string;
   /** The answer of success (default 200), with the schema of its body when the route declares one. */
   success?: { status: number; description: string; schema?: v.GenericSchema; contentType?: string };
-  input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
+  input?: { source: "json" | "query" | "json-or-query" | "form"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
   /** The credentials it accepts, any one of them (security schemes' names in the document). */
@@ -132,6 +132,8 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
     const schema = jsonSchemaOf(input.schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {}))
       parameters.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: property });
+  } else if (input?.source === "form") {
+    operation.requestBody = { required: true, content: { "application/x-www-form-urlencoded": { schema: jsonSchemaOf(input.schema) } } };
   } else if (input) {
     operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchemaOf(input.schema) } } };
   }
