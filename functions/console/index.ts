@@ -21,6 +21,7 @@ import { signingKeysOf } from "../../shared/kernel/keys";
 import { mountOf } from "../../shared/kernel/registry";
 import { parseInput } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
+import { auditExportAnswerSchema } from "../../shared/management/answers";
 import { auditExportSchema, auditPageSchema, exportAudit, pageAudit } from "../../shared/management/audit";
 import { keyScopes } from "../../shared/management/caller";
 import { createKey, createKeySchema, listKeys, MAX_ROLL_OVERLAP_SECONDS, revokeKey, rollKey, rollKeySchema } from "../../shared/management/keys";
@@ -77,7 +78,7 @@ import { screenUrl } from "../../shared/sessions/create";
 import { surfaces, themeAssetBases } from "../../shared/themes/theme";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type Html, html } from "./html";
-import { type Chrome, checkPage, checksChart, form, nextLink, page, type Section, shownOnce, signInPage, table, when, words } from "./views";
+import { type Chrome, checkPage, checksChart, form, nextLink, page, shownOnce, signInPage, table, when, words } from "./views";
 
 /** The browser's sign-in secret and the owner's console session (D-590, D-621). */
 const cookies = sessionCookies("console");
@@ -93,7 +94,7 @@ type Signed = { Variables: { owner: OwnerSession; csrfToken: string } };
 type Env = AppEnv & Signed;
 
 /** Only this origin, for the style sheet, the script, images and the upload; forms post here only. */
-export const CONSOLE_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
+const CONSOLE_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
   "script-src": "'self'",
   "style-src": "'self'",
   "img-src": "'self'",
@@ -119,9 +120,12 @@ function htmlAnswer<E extends AppEnv>(c: Context<E>, body: string, status: 200 |
   return response;
 }
 
-/** After an action: back to a page (303 See Other), which then reads what changed. */
+/** After an action: back to a page (303 See Other, with a link for a client that does not follow it), which then reads what changed. */
 function seeOther<E extends AppEnv>(c: Context<E>, to: string): Response {
-  return c.redirect(`${base}${to}`, 303);
+  const response = c.html(html`<!doctype html><title>303</title><a href="${base}${to}">${base}${to}</a>`.text, 303);
+  response.headers.set("location", `${base}${to}`);
+  secure(response.headers);
+  return response;
 }
 
 async function sessionFrom<E extends AppEnv>(c: Context<E>): Promise<{ owner: OwnerSession; csrf: string }> {
@@ -185,7 +189,7 @@ async function chrome<E extends Env>(c: Context<E>, notice?: Html | string): Pro
 
 const pageDoc = (summary: string) => documented({ summary, success: { status: 200, description: "The page", contentType: "text/html" } });
 const actionDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
-  documented({ summary, success: { status: 303, description: "Done: back to the page" }, answers });
+  documented({ summary, success: { status: 303, description: "Done: back to the page", contentType: "text/html" }, answers });
 const shownDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
   documented({ summary, success: { status: 200, description: "The page, with what is shown once", contentType: "text/html" }, answers });
 
@@ -261,7 +265,8 @@ app.post(
   "/sign-in/finish",
   documented({
     summary: "Finish signing in once the screen identified an owner: the session's cookie, then the overview",
-    success: { status: 303, description: "Signed in (or, while the check is not done or when it failed, the page saying so)" },
+    success: { status: 303, description: "Signed in: the session's cookie, then the overview", contentType: "text/html" },
+    alsoAnswers: [{ status: 200, description: "Not signed in: the check's page while it is not done, the sign-in page saying why when it failed", contentType: "text/html" }],
   }),
   sameOrigin,
   perIp(consoleLimits.finishIp),
@@ -851,7 +856,7 @@ ${table(
 
 app.get(
   "/audit/export",
-  documented({ summary: "The audit log as a JSON file", success: { status: 200, description: "The file", contentType: "application/json" } }),
+  documented({ summary: "The audit log as a JSON file", success: { status: 200, description: "The file (as GET /v1/audit_events/export)", schema: auditExportAnswerSchema } }),
   sameOrigin,
   actionSession,
   perSession,
@@ -865,4 +870,3 @@ app.get(
 
 export default app;
 
-export type { Section };

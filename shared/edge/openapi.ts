@@ -19,6 +19,8 @@ export interface RouteDoc {
   description?: string;
   /** The answer of success (default 200), with the schema of its body when the route declares one. */
   success?: { status: number; description: string; schema?: v.GenericSchema; contentType?: string };
+  /** Other answers that are not errors: a page that answers a redirect or the same page again (the console's sign-in). */
+  alsoAnswers?: readonly { status: number; description: string; contentType: string }[];
   input?: { source: "json" | "query" | "json-or-query" | "form"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
@@ -98,6 +100,8 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
         : { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
     },
   };
+  for (const other of merged.alsoAnswers ?? [])
+    responses[other.status] = { description: other.description, content: { [other.contentType]: { schema: { type: "string" } } } };
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\``).join(", "),

@@ -175,7 +175,7 @@ describe("console: sign-in by presence and the owner's session", () => {
     });
 
     // Another merchant's key and endpoint are unknown here.
-    const keys = await v1("/keys", { key: other.keys.sk_test });
+    const keys = await v1("/api_keys", { key: other.keys.sk_test });
     const otherKey = keys.body.data[0].id as string;
     expect(errorOf(await browser.form(`/keys/${otherKey}/revoke`))).toEqual({ status: 404, code: "not_found" });
     expect(errorOf(await browser.form(`/keys/${otherKey}/roll`, { overlap_hours: "1" }))).toEqual({ status: 404, code: "not_found" });
@@ -231,22 +231,22 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     expect(created.status, created.text).toBe(200);
     const key = shownOnce(created, "new-key");
     expect(key).toMatch(/^sk_test_/);
-    expect((await v1("/keys", { key })).status).toBe(200);
+    expect((await v1("/api_keys", { key })).status).toBe(200);
     expect((await browser.page("/keys")).text).not.toContain(key);
 
-    const listed = await v1("/keys", { key });
+    const listed = await v1("/api_keys", { key });
     const id = listed.body.data.find((k: { name: string | null }) => k.name === "Dashboard").id as string;
     const rolled = await browser.form(`/keys/${id}/roll`, { overlap_hours: "0" });
     const successor = shownOnce(rolled, "new-key");
     expect(successor).toMatch(/^sk_test_/);
     expect(successor).not.toBe(key);
-    expect((await v1("/keys", { key })).status).toBe(401);
-    const successorId = (await v1("/keys", { key: successor })).body.data.find(
+    expect((await v1("/api_keys", { key })).status).toBe(401);
+    const successorId = (await v1("/api_keys", { key: successor })).body.data.find(
       (k: { name: string | null; status: string }) => k.name === "Dashboard" && k.status === "active",
     ).id as string;
     const revoked = await browser.form(`/keys/${successorId}/revoke`);
     expect(revoked.status).toBe(303);
-    expect((await v1("/keys", { key: successor })).status).toBe(401);
+    expect((await v1("/api_keys", { key: successor })).status).toBe(401);
     expect(errorOf(await browser.form(`/keys/${successorId}/roll`, { overlap_hours: "25" }))).toEqual({ status: 400, code: "INVALID_INPUT" });
 
     const added = await browser.form("/webhooks", { url: "https://example.com/hooks", event_types: "" });
