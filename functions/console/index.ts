@@ -187,7 +187,8 @@ async function chrome<E extends Env>(c: Context<E>, notice?: Html | string): Pro
   };
 }
 
-const pageDoc = (summary: string) => documented({ summary, success: { status: 200, description: "The page", contentType: "text/html" } });
+const pageDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
+  documented({ summary, success: { status: 200, description: "The page", contentType: "text/html" }, answers });
 const actionDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
   documented({ summary, success: { status: 303, description: "Done: back to the page", contentType: "text/html" }, answers });
 const shownDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
@@ -492,7 +493,7 @@ app.post(
   },
 );
 
-app.get("/webhooks/:id", pageDoc("One endpoint and its deliveries"), ...pageGuards, async (c) =>
+app.get("/webhooks/:id", pageDoc("One endpoint and its deliveries", ["not_found"]), ...pageGuards, async (c) =>
   htmlAnswer(c, await endpointPage(c, c.req.param("id"))),
 );
 
@@ -528,7 +529,7 @@ app.post("/webhooks/:id/test", actionDoc("Send a test event to an endpoint", ["n
   return seeOther(c, `/webhooks/${c.req.param("id")}?done=test`);
 });
 
-app.get("/deliveries/:id", pageDoc("One delivery: its payload and attempts"), ...pageGuards, async (c) => {
+app.get("/deliveries/:id", pageDoc("One delivery: its payload and attempts", ["not_found"]), ...pageGuards, async (c) => {
   const tr = t(c);
   const d = await readDelivery(deps(c), caller(c), c.req.param("id"));
   const attempts = d.attempts as Record<string, unknown>[];
@@ -586,7 +587,7 @@ ${nextLink(tr, `${base}/mandates`, found.next_cursor, query)}`;
   return htmlAnswer(c, page(await chrome(c), "mandates", content));
 });
 
-app.get("/mandates/:id", pageDoc("One mandate and its consumptions"), ...pageGuards, async (c) => {
+app.get("/mandates/:id", pageDoc("One mandate and its consumptions", ["not_found"]), ...pageGuards, async (c) => {
   const tr = t(c);
   const mandate = (await getMandate(deps(c), c.var.owner, c.req.param("id"))) as unknown as Record<string, unknown>;
   const consumptions = (mandate.consumptions ?? []) as Record<string, unknown>[];
@@ -640,7 +641,7 @@ app.get("/sessions", pageDoc("The hosted sessions"), ...pageGuards, input("query
   return htmlAnswer(c, page(await chrome(c), "sessions", content));
 });
 
-app.get("/receipts", pageDoc("The receipts, and a receipt verified"), ...pageGuards, input("query", v.strictObject({ ...receiptPageQuerySchema.entries, verify: v.optional(v.pipe(v.string(), v.maxLength(128))) })), async (c) => {
+app.get("/receipts", pageDoc("The receipts, and a receipt verified", ["not_found"]), ...pageGuards, input("query", v.strictObject({ ...receiptPageQuerySchema.entries, verify: v.optional(v.pipe(v.string(), v.maxLength(128))) })), async (c) => {
   const tr = t(c);
   const { verify, ...query } = c.var.input;
   const found = await pageReceipts(deps(c), c.var.owner, query);

@@ -366,7 +366,7 @@ auditEvents.get(
   async (c) => {
     const exported = await exportAudit(depsOf(c.var), callerOf(c), c.var.input);
     c.header("content-disposition", `attachment; filename="audit-${c.var.principal.environment}.json"`);
-    return c.json({ object: "audit_export" as const, ...exported });
+    return c.json(exported);
   },
 );
 
