@@ -34,6 +34,7 @@ const BOOT_KEYS = [
   "locales",
   "merchant_id",
   "passkey",
+  "presence",
   "screen_token",
   "session_id",
   "theme",
@@ -91,6 +92,8 @@ describe("hosted-capture boot", () => {
       card: null,
       // The sandbox asks no passkey ceremony (D-485).
       passkey: null,
+      // A payment's capture proves face and voice; only a mandate's step-up asks the face alone (D-428).
+      presence: "face_voice",
     });
     // The capture nonce is the session's device challenge (docs/decisions.md, D-348).
     expect(screen.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
