@@ -21,12 +21,19 @@ import { signingKeysOf } from "../../shared/kernel/keys";
 import { mountOf } from "../../shared/kernel/registry";
 import { parseInput } from "../../shared/kernel/validation";
 import { canonicalUuid } from "../../shared/lib/uuid";
-import { auditExportAnswerSchema } from "../../shared/management/answers";
+import { type auditEventSchema, auditExportAnswerSchema } from "../../shared/management/answers";
 import { auditExportSchema, auditPageSchema, exportAudit, pageAudit } from "../../shared/management/audit";
 import { keyScopes } from "../../shared/management/caller";
-import { createKey, createKeySchema, listKeys, MAX_ROLL_OVERLAP_SECONDS, revokeKey, rollKey, rollKeySchema } from "../../shared/management/keys";
+import {
+  createKey,
+  createKeySchema,
+  listKeys,
+  MAX_ROLL_OVERLAP_SECONDS,
+  revokeKey,
+  rollKey,
+  rollKeySchema,
+} from "../../shared/management/keys";
 import { revokeMandateAsOwner } from "../../shared/management/mandates";
-import { inviteOwner, inviteOwnerSchema, listOwners, removeOwner } from "../../shared/management/owners";
 import {
   authenticateOwnerSession,
   csrfTokenOf,
@@ -40,6 +47,7 @@ import {
   ownerMerchants,
   startOwnerSignIn,
 } from "../../shared/management/owner-sessions";
+import { inviteOwner, inviteOwnerSchema, listOwners, removeOwner } from "../../shared/management/owners";
 import { consentPageQuerySchema, pageConsents, pageReceipts, receiptPageQuerySchema } from "../../shared/management/read-views";
 import { pageSessions, sessionPageQuerySchema } from "../../shared/management/sessions";
 import {
@@ -71,8 +79,8 @@ import {
   updateEndpointSchema,
   webhookSettingsOf,
 } from "../../shared/management/webhooks";
-import { getMandate } from "../../shared/mandates/read";
 import { mandatePageSchema, pageMandates } from "../../shared/mandates/page";
+import { getMandate } from "../../shared/mandates/read";
 import { verifyStoredReceipt } from "../../shared/receipts/verify";
 import { screenUrl } from "../../shared/sessions/create";
 import { surfaces, themeAssetBases } from "../../shared/themes/theme";
@@ -146,7 +154,11 @@ const pageSession: MiddlewareHandler<Env> = async function pageSession(c, next) 
   } catch (error) {
     if (!(error instanceof ApiError) || !error.code.startsWith("OWNER_SESSION_")) throw error;
     const t = words(c.var.locale);
-    const notice = c.req.query("signed_out") ? t("console.signedout") : cookieOf(c, cookies.session) ? t("console.session.ended") : undefined;
+    const notice = c.req.query("signed_out")
+      ? t("console.signedout")
+      : cookieOf(c, cookies.session)
+        ? t("console.session.ended")
+        : undefined;
     return htmlAnswer(c, signInPage(c.var.locale, base, { notice }));
   }
   await next();
@@ -198,12 +210,21 @@ const shownDoc = (summary: string, answers: Parameters<typeof documented>[0]["an
 const optionalText = (max: number) => v.optional(v.pipe(v.string(), v.trim(), v.maxLength(max)));
 /** A form field that may repeat (checkboxes): always a list. */
 const repeated = <S extends v.GenericSchema>(item: S) =>
-  v.optional(v.pipe(v.union([item, v.array(item)]), v.transform((value) => [value].flat() as v.InferOutput<S>[])), []);
+  v.optional(
+    v.pipe(
+      v.union([item, v.array(item)]),
+      v.transform((value) => [value].flat() as v.InferOutput<S>[]),
+    ),
+    [],
+  );
 /** Event types as one comma-separated field: a list, or null (every type) when empty. */
 const eventTypesText = v.pipe(
   v.optional(v.pipe(v.string(), v.maxLength(4000)), ""),
   v.transform((text) => {
-    const types = text.split(",").map((s) => s.trim()).filter(Boolean);
+    const types = text
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     return types.length ? types : null;
   }),
 );
@@ -267,7 +288,13 @@ app.post(
   documented({
     summary: "Finish signing in once the screen identified an owner: the session's cookie, then the overview",
     success: { status: 303, description: "Signed in: the session's cookie, then the overview", contentType: "text/html" },
-    alsoAnswers: [{ status: 200, description: "Not signed in: the check's page while it is not done, the sign-in page saying why when it failed", contentType: "text/html" }],
+    alsoAnswers: [
+      {
+        status: 200,
+        description: "Not signed in: the check's page while it is not done, the sign-in page saying why when it failed",
+        contentType: "text/html",
+      },
+    ],
   }),
   sameOrigin,
   perIp(consoleLimits.finishIp),
@@ -282,7 +309,8 @@ app.post(
       return seeOther(c, "/");
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      if (error.code === "SIGN_IN_PENDING") return htmlAnswer(c, checkPage(c.var.locale, base, { session_id: c.var.input.session_id, url }, true));
+      if (error.code === "SIGN_IN_PENDING")
+        return htmlAnswer(c, checkPage(c.var.locale, base, { session_id: c.var.input.session_id, url }, true));
       if (error.code !== "SIGN_IN_FAILED") throw error;
       const reason = String(error.extra.reason ?? "refused");
       return htmlAnswer(c, signInPage(c.var.locale, base, { notice: `${error.message} (${reason})` }));
@@ -322,7 +350,11 @@ ${checksChart(tr, checks.data)}
 ${table(
   tr,
   [tr("console.audit.when"), tr("console.audit.action"), tr("console.status")],
-  checks.recent_failures.map((f) => [html`${when(c.var.locale, f.at)}`, html`${f.action}`, html`${f.state}${f.reason ? ` (${f.reason})` : ""}`]),
+  checks.recent_failures.map((f) => [
+    html`${when(c.var.locale, f.at)}`,
+    html`${f.action}`,
+    html`${f.state}${f.reason ? ` (${f.reason})` : ""}`,
+  ]),
 )}
 <h2>${tr("console.overview.deliveries")}</h2>
 ${table(
@@ -382,7 +414,10 @@ app.post(
   "/keys",
   shownDoc("Create a key: shown once", ["INSUFFICIENT_SCOPE", "INVALID_INPUT"]),
   ...actionGuards,
-  input("form", v.strictObject({ name: optionalText(80), kind: v.picklist(["secret", "publishable"]), scopes: repeated(v.picklist(keyScopes)) })),
+  input(
+    "form",
+    v.strictObject({ name: optionalText(80), kind: v.picklist(["secret", "publishable"]), scopes: repeated(v.picklist(keyScopes)) }),
+  ),
   async (c) => {
     const { name, kind, scopes } = c.var.input;
     const body = { kind, ...(name ? { name } : {}), ...(kind === "secret" && scopes.length ? { scopes } : {}) };
@@ -408,10 +443,16 @@ app.post(
   },
 );
 
-app.post("/keys/:id/revoke", actionDoc("Revoke a key at once", ["not_found"]), ...actionGuards, input("form", v.strictObject({})), async (c) => {
-  await revokeKey(deps(c), caller(c), c.req.param("id"));
-  return seeOther(c, "/keys?done=revoked");
-});
+app.post(
+  "/keys/:id/revoke",
+  actionDoc("Revoke a key at once", ["not_found"]),
+  ...actionGuards,
+  input("form", v.strictObject({})),
+  async (c) => {
+    await revokeKey(deps(c), caller(c), c.req.param("id"));
+    return seeOther(c, "/keys?done=revoked");
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Webhooks
@@ -462,7 +503,12 @@ ${form(
 ${form(chromeOf(c), `${at}/rotate`, html`<button type="submit" class="secondary">${tr("console.webhooks.rotate")}</button>`, html`class="inline"`)}
 ${
   endpoint.status === "active"
-    ? form(chromeOf(c), `${at}/disable`, html`<button type="submit" class="danger">${tr("console.webhooks.disable")}</button>`, html`class="inline"`)
+    ? form(
+        chromeOf(c),
+        `${at}/disable`,
+        html`<button type="submit" class="danger">${tr("console.webhooks.disable")}</button>`,
+        html`class="inline"`,
+      )
     : form(chromeOf(c), `${at}/enable`, html`<button type="submit">${tr("console.webhooks.enable")}</button>`, html`class="inline"`)
 }</p>
 <h2>${tr("console.webhooks.deliveries")}</h2>
@@ -489,7 +535,10 @@ app.post(
   async (c) => {
     const body = parseInput(createEndpointSchema, { url: c.var.input.url, event_types: c.var.input.event_types });
     const created = await createEndpoint(deps(c), caller(c), webhookSettingsOf(c.var.config), body);
-    return htmlAnswer(c, await endpointPage(c, created.id, shownOnce(t(c), "console.webhooks.secret_once", "new-secret", String(created.secret))));
+    return htmlAnswer(
+      c,
+      await endpointPage(c, created.id, shownOnce(t(c), "console.webhooks.secret_once", "new-secret", String(created.secret))),
+    );
   },
 );
 
@@ -497,20 +546,32 @@ app.get("/webhooks/:id", pageDoc("One endpoint and its deliveries", ["not_found"
   htmlAnswer(c, await endpointPage(c, c.req.param("id"))),
 );
 
-app.post("/webhooks/:id", actionDoc("Update an endpoint's URL and event types", ["not_found", "INVALID_INPUT"]), ...actionGuards, input("form", endpointForm), async (c) => {
-  const body = parseInput(updateEndpointSchema, { url: c.var.input.url, event_types: c.var.input.event_types });
-  const updated = await updateEndpoint(deps(c), caller(c), webhookSettingsOf(c.var.config), c.req.param("id"), body);
-  return seeOther(c, `/webhooks/${updated.id}?done=updated`);
-});
+app.post(
+  "/webhooks/:id",
+  actionDoc("Update an endpoint's URL and event types", ["not_found", "INVALID_INPUT"]),
+  ...actionGuards,
+  input("form", endpointForm),
+  async (c) => {
+    const body = parseInput(updateEndpointSchema, { url: c.var.input.url, event_types: c.var.input.event_types });
+    const updated = await updateEndpoint(deps(c), caller(c), webhookSettingsOf(c.var.config), c.req.param("id"), body);
+    return seeOther(c, `/webhooks/${updated.id}?done=updated`);
+  },
+);
 
 for (const [verb, status] of [
   ["disable", "disabled"],
   ["enable", "active"],
 ] as const) {
-  app.post(`/webhooks/:id/${verb}`, actionDoc(`${verb} an endpoint`, ["not_found"]), ...actionGuards, input("form", v.strictObject({})), async (c) => {
-    const changed = await setEndpointStatus(deps(c), caller(c), c.req.param("id"), status);
-    return seeOther(c, `/webhooks/${changed.id}?done=${verb}`);
-  });
+  app.post(
+    `/webhooks/:id/${verb}`,
+    actionDoc(`${verb} an endpoint`, ["not_found"]),
+    ...actionGuards,
+    input("form", v.strictObject({})),
+    async (c) => {
+      const changed = await setEndpointStatus(deps(c), caller(c), c.req.param("id"), status);
+      return seeOther(c, `/webhooks/${changed.id}?done=${verb}`);
+    },
+  );
 }
 
 app.post(
@@ -519,15 +580,30 @@ app.post(
   ...actionGuards,
   input("form", v.strictObject({})),
   async (c) => {
-    const rotated = await rotateSecret(deps(c), caller(c), webhookSettingsOf(c.var.config), c.req.param("id"), parseInput(rotateSecretSchema, {}));
-    return htmlAnswer(c, await endpointPage(c, rotated.id, shownOnce(t(c), "console.webhooks.secret_once", "new-secret", String(rotated.secret))));
+    const rotated = await rotateSecret(
+      deps(c),
+      caller(c),
+      webhookSettingsOf(c.var.config),
+      c.req.param("id"),
+      parseInput(rotateSecretSchema, {}),
+    );
+    return htmlAnswer(
+      c,
+      await endpointPage(c, rotated.id, shownOnce(t(c), "console.webhooks.secret_once", "new-secret", String(rotated.secret))),
+    );
   },
 );
 
-app.post("/webhooks/:id/test", actionDoc("Send a test event to an endpoint", ["not_found"]), ...actionGuards, input("form", v.strictObject({})), async (c) => {
-  await sendTestEvent(deps(c), caller(c), c.req.param("id"));
-  return seeOther(c, `/webhooks/${c.req.param("id")}?done=test`);
-});
+app.post(
+  "/webhooks/:id/test",
+  actionDoc("Send a test event to an endpoint", ["not_found"]),
+  ...actionGuards,
+  input("form", v.strictObject({})),
+  async (c) => {
+    await sendTestEvent(deps(c), caller(c), c.req.param("id"));
+    return seeOther(c, `/webhooks/${c.req.param("id")}?done=test`);
+  },
+);
 
 app.get("/deliveries/:id", pageDoc("One delivery: its payload and attempts", ["not_found"]), ...pageGuards, async (c) => {
   const tr = t(c);
@@ -554,24 +630,39 @@ ${table(
   return htmlAnswer(c, page(await chrome(c), "webhooks", content, `${String((d.event as { type?: string }).type)} · ${String(d.id)}`));
 });
 
-app.post("/deliveries/:id/resend", actionDoc("Send a delivery's event again to its endpoint", ["not_found"]), ...actionGuards, input("form", v.strictObject({})), async (c) => {
-  const delivery = await readDelivery(deps(c), caller(c), c.req.param("id"));
-  await replayDelivery(deps(c), caller(c), String(delivery.id));
-  return seeOther(c, `/webhooks/${String(delivery.endpoint_id)}?done=resent`);
-});
+app.post(
+  "/deliveries/:id/resend",
+  actionDoc("Send a delivery's event again to its endpoint", ["not_found"]),
+  ...actionGuards,
+  input("form", v.strictObject({})),
+  async (c) => {
+    const delivery = await readDelivery(deps(c), caller(c), c.req.param("id"));
+    await replayDelivery(deps(c), caller(c), String(delivery.id));
+    return seeOther(c, `/webhooks/${String(delivery.endpoint_id)}?done=resent`);
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Mandates, hosted sessions, receipts, consents (the resource API's own reads)
 // ---------------------------------------------------------------------------------------------
-app.get("/mandates", pageDoc("The mandates, searched by granter and status"), ...pageGuards, input("query", mandatePageSchema), async (c) => {
-  const tr = t(c);
-  const query = c.var.input;
-  const found = await pageMandates(deps(c), c.var.owner, query);
-  const content = html`<form method="get" action="${base}/mandates" class="card"><div class="fields">
+app.get(
+  "/mandates",
+  pageDoc("The mandates, searched by granter and status"),
+  ...pageGuards,
+  input("query", mandatePageSchema),
+  async (c) => {
+    const tr = t(c);
+    const query = c.var.input;
+    const found = await pageMandates(deps(c), c.var.owner, query);
+    const content = html`<form method="get" action="${base}/mandates" class="card"><div class="fields">
 <label>${tr("console.mandates.granted_by")}<input name="granted_by" maxlength="128" value="${query.granted_by ?? ""}"></label>
-<label>${tr("console.status")}<select name="status"><option value="">—</option>${["active", "expired", "exhausted", "consumed", "revoked"].map(
-    (s) => html`<option value="${s}"${query.status === s ? html` selected` : null}>${s}</option>`,
-  )}</select></label>
+<label>${tr("console.status")}<select name="status"><option value="">—</option>${[
+      "active",
+      "expired",
+      "exhausted",
+      "consumed",
+      "revoked",
+    ].map((s) => html`<option value="${s}"${query.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
 <div><button type="submit">${tr("console.filter")}</button></div></div></form>
 ${table(
   tr,
@@ -584,8 +675,9 @@ ${table(
   ]),
 )}
 ${nextLink(tr, `${base}/mandates`, found.next_cursor, query)}`;
-  return htmlAnswer(c, page(await chrome(c), "mandates", content));
-});
+    return htmlAnswer(c, page(await chrome(c), "mandates", content));
+  },
+);
 
 app.get("/mandates/:id", pageDoc("One mandate and its consumptions", ["not_found"]), ...pageGuards, async (c) => {
   const tr = t(c);
@@ -608,7 +700,11 @@ ${
 ${table(
   tr,
   ["Id", tr("console.audit.when"), "Amount"],
-  consumptions.map((k) => [html`${String(k.consumption_id)}`, html`${when(c.var.locale, k.consumed_at ?? k.created_at)}`, html`${String(k.amount ?? "—")} ${String(k.currency ?? "")}`]),
+  consumptions.map((k) => [
+    html`${String(k.consumption_id)}`,
+    html`${when(c.var.locale, k.consumed_at ?? k.created_at)}`,
+    html`${String(k.amount ?? "—")} ${String(k.currency ?? "")}`,
+  ]),
 )}
 <h2>JSON</h2><pre tabindex="0">${JSON.stringify(mandate, null, 2)}</pre>`;
   return htmlAnswer(c, page(await chrome(c), "mandates", content, id));
@@ -641,29 +737,35 @@ app.get("/sessions", pageDoc("The hosted sessions"), ...pageGuards, input("query
   return htmlAnswer(c, page(await chrome(c), "sessions", content));
 });
 
-app.get("/receipts", pageDoc("The receipts, and a receipt verified", ["not_found"]), ...pageGuards, input("query", v.strictObject({ ...receiptPageQuerySchema.entries, verify: v.optional(v.pipe(v.string(), v.maxLength(128))) })), async (c) => {
-  const tr = t(c);
-  const { verify, ...query } = c.var.input;
-  const found = await pageReceipts(deps(c), c.var.owner, query);
-  let verdict: Html | null = null;
-  if (verify) {
-    const { jwks } = await signingKeysOf(c.var.config);
-    const uuid = canonicalUuid(verify);
-    const checked = await verifyStoredReceipt(deps(c), jwks, uuid ? { id: uuid } : { code: verify });
-    verdict = html`<div class="card ${checked.valid ? "notice" : "error"}" role="status" id="verdict"><p>${checked.valid ? tr("console.receipts.valid") : tr("console.receipts.invalid")}</p><pre tabindex="0">${JSON.stringify(checked, null, 2)}</pre></div>`;
-  }
-  const content = html`${verdict}${table(
-    tr,
-    ["Id", tr("console.audit.action"), tr("console.audit.when"), ""],
-    (found.data as Record<string, unknown>[]).map((r) => [
-      html`<code>${String(r.code ?? r.id)}</code>`,
-      html`${String(r.action)}`,
-      html`${when(c.var.locale, r.issued_at)}`,
-      html`<a href="${base}/receipts?verify=${encodeURIComponent(String(r.id))}">${tr("console.receipts.verify")}</a>`,
-    ]),
-  )}${nextLink(tr, `${base}/receipts`, found.next_cursor, query)}`;
-  return htmlAnswer(c, page(await chrome(c), "receipts", content));
-});
+app.get(
+  "/receipts",
+  pageDoc("The receipts, and a receipt verified", ["not_found"]),
+  ...pageGuards,
+  input("query", v.strictObject({ ...receiptPageQuerySchema.entries, verify: v.optional(v.pipe(v.string(), v.maxLength(128))) })),
+  async (c) => {
+    const tr = t(c);
+    const { verify, ...query } = c.var.input;
+    const found = await pageReceipts(deps(c), c.var.owner, query);
+    let verdict: Html | null = null;
+    if (verify) {
+      const { jwks } = await signingKeysOf(c.var.config);
+      const uuid = canonicalUuid(verify);
+      const checked = await verifyStoredReceipt(deps(c), jwks, uuid ? { id: uuid } : { code: verify });
+      verdict = html`<div class="card ${checked.valid ? "notice" : "error"}" role="status" id="verdict"><p>${checked.valid ? tr("console.receipts.valid") : tr("console.receipts.invalid")}</p><pre tabindex="0">${JSON.stringify(checked, null, 2)}</pre></div>`;
+    }
+    const content = html`${verdict}${table(
+      tr,
+      ["Id", tr("console.audit.action"), tr("console.audit.when"), ""],
+      (found.data as Record<string, unknown>[]).map((r) => [
+        html`<code>${String(r.code ?? r.id)}</code>`,
+        html`${String(r.action)}`,
+        html`${when(c.var.locale, r.issued_at)}`,
+        html`<a href="${base}/receipts?verify=${encodeURIComponent(String(r.id))}">${tr("console.receipts.verify")}</a>`,
+      ]),
+    )}${nextLink(tr, `${base}/receipts`, found.next_cursor, query)}`;
+    return htmlAnswer(c, page(await chrome(c), "receipts", content));
+  },
+);
 
 app.get("/consents", pageDoc("The consents"), ...pageGuards, input("query", consentPageQuerySchema), async (c) => {
   const tr = t(c);
@@ -684,13 +786,22 @@ app.get("/consents", pageDoc("The consents"), ...pageGuards, input("query", cons
 // ---------------------------------------------------------------------------------------------
 // Theme
 // ---------------------------------------------------------------------------------------------
-const assetBases = <E extends AppEnv>(c: Context<E>) => themeAssetBases(c.var.config.THEME_ASSETS_BASE_URL, serviceBaseUrl(c.var.config, c.req.url));
-const surfaceQuery = v.strictObject({ surface: v.optional(v.picklist(surfaces), "capture"), done: v.optional(v.string()), uploaded: v.optional(v.string()) });
+const assetBases = <E extends AppEnv>(c: Context<E>) =>
+  themeAssetBases(c.var.config.THEME_ASSETS_BASE_URL, serviceBaseUrl(c.var.config, c.req.url));
+const surfaceQuery = v.strictObject({
+  surface: v.optional(v.picklist(surfaces), "capture"),
+  done: v.optional(v.string()),
+  uploaded: v.optional(v.string()),
+});
 
 async function themePage<E extends Env>(c: Context<E>, surface: (typeof surfaces)[number], extra?: Html, text?: string) {
   const tr = t(c);
-  const [themes, assets] = await Promise.all([readThemes(deps(c), caller(c), surface), listAssets(deps(c), caller(c), assetBases(c).uploads)]);
+  const [themes, assets] = await Promise.all([
+    readThemes(deps(c), caller(c), surface),
+    listAssets(deps(c), caller(c), assetBases(c).uploads),
+  ]);
   const preview = themes.draft ? await previewTheme(deps(c), caller(c), surface, assetBases(c)) : null;
+  const problems: string[] = themes.draft?.problems ?? [];
   const draftText = text ?? JSON.stringify(themes.draft?.theme ?? themes.published?.theme ?? {}, null, 2);
   const swatches = preview
     ? Object.entries(preview.theme as Record<string, unknown>).map(([token, value]) => [
@@ -714,7 +825,7 @@ ${form(
 <button type="submit" name="intent" value="publish">${tr("console.theme.publish")}</button></p>`,
   html`class="card"`,
 )}
-${themes.draft && themes.draft.problems.length ? html`<div class="card error"><p>${tr("console.theme.problems")}</p><ul>${themes.draft.problems.map((p: string) => html`<li>${p}</li>`)}</ul></div>` : null}
+${problems.length ? html`<div class="card error"><p>${tr("console.theme.problems")}</p><ul>${problems.map((p: string) => html`<li>${p}</li>`)}</ul></div>` : null}
 <h2>${tr("console.theme.upload")}</h2>
 <p id="upload-needs-script" class="muted">${tr("console.theme.upload_needs_script")}</p>
 <form id="upload" class="card inline" hidden><label>${tr("console.theme.upload")}<input type="file" name="file" accept="image/png,image/jpeg,image/webp,image/svg+xml" required></label><button type="submit">${tr("console.theme.upload_go")}</button><span id="upload-status" role="status"></span></form>
@@ -722,15 +833,23 @@ ${themes.draft && themes.draft.problems.length ? html`<div class="card error"><p
 ${table(
   tr,
   ["Id", "Type", ""],
-  assets.data.map((a) => [html`<code>${a.id}</code>`, html`${a.kind} · ${a.content_type}`, a.kind === "logo" ? html`<img src="${a.url}" alt="${a.id}">` : html``]),
+  assets.data.map((a) => [
+    html`<code>${a.id}</code>`,
+    html`${a.kind} · ${a.content_type}`,
+    a.kind === "logo" ? html`<img src="${a.url}" alt="${a.id}">` : html``,
+  ]),
 )}
 <h2>${tr("console.theme.preview")}</h2>
 ${table(tr, ["Token", ""], swatches)}`;
   return page(await chrome(c), "theme", content);
 }
 
-app.get("/theme", pageDoc("The theme: draft, validation, preview, publication, uploads"), ...pageGuards, input("query", surfaceQuery), async (c) =>
-  htmlAnswer(c, await themePage(c, c.var.input.surface)),
+app.get(
+  "/theme",
+  pageDoc("The theme: draft, validation, preview, publication, uploads"),
+  ...pageGuards,
+  input("query", surfaceQuery),
+  async (c) => htmlAnswer(c, await themePage(c, c.var.input.surface)),
 );
 
 app.post(
@@ -741,7 +860,14 @@ app.post(
     answers: ["INVALID_INPUT", "THEME_INVALID", "not_found", "THEME_DRAFT_CHANGED"],
   }),
   ...actionGuards,
-  input("form", v.strictObject({ surface: v.picklist(surfaces), theme: v.pipe(v.string(), v.maxLength(64 * 1024)), intent: v.picklist(["validate", "save", "publish"]) })),
+  input(
+    "form",
+    v.strictObject({
+      surface: v.picklist(surfaces),
+      theme: v.pipe(v.string(), v.maxLength(64 * 1024)),
+      intent: v.picklist(["validate", "save", "publish"]),
+    }),
+  ),
   async (c) => {
     const { surface, theme: text, intent } = c.var.input;
     let parsed: unknown;
@@ -784,7 +910,9 @@ async function ownersPage<E extends Env>(c: Context<E>, shown?: Html) {
   const tr = t(c);
   const owners = await listOwners(deps(c), c.var.owner);
   const me = c.var.owner.subjectRef;
-  const returnUrl = serviceBaseUrl(c.var.config, c.req.url).startsWith("https://") ? `${serviceBaseUrl(c.var.config, c.req.url)}${base}/owners` : "";
+  const returnUrl = serviceBaseUrl(c.var.config, c.req.url).startsWith("https://")
+    ? `${serviceBaseUrl(c.var.config, c.req.url)}${base}/owners`
+    : "";
   const content = html`${shown ?? null}
 <h2>${tr("console.owners.invite")}</h2>
 ${form(
@@ -802,7 +930,12 @@ ${table(
     html`<code>${o.subject_ref}</code> ${o.subject_ref === me ? tr("console.owners.you") : ""}`,
     html`${when(c.var.locale, o.added_at)}`,
     owners.data.length > 1
-      ? form(chromeOf(c), `/owners/${o.subject_ref}/remove`, html`<button type="submit" class="danger">${tr("console.owners.remove")}</button>`, html`class="inline"`)
+      ? form(
+          chromeOf(c),
+          `/owners/${o.subject_ref}/remove`,
+          html`<button type="submit" class="danger">${tr("console.owners.remove")}</button>`,
+          html`class="inline"`,
+        )
       : html``,
   ]),
 )}
@@ -810,7 +943,11 @@ ${table(
 ${table(
   tr,
   ["subject_ref", tr("console.status"), tr("console.created")],
-  (owners.invitations as Record<string, unknown>[]).map((i) => [html`<code>${String(i.subject_ref)}</code>`, html`${String(i.status)}`, html`${when(c.var.locale, i.created_at)}`]),
+  (owners.invitations as Record<string, unknown>[]).map((i) => [
+    html`<code>${String(i.subject_ref)}</code>`,
+    html`${String(i.status)}`,
+    html`${when(c.var.locale, i.created_at)}`,
+  ]),
 )}`;
   return page(await chrome(c), "owners", content);
 }
@@ -819,21 +956,46 @@ app.get("/owners", pageDoc("The owners and invitations"), ...pageGuards, async (
 
 app.post(
   "/owners/invite",
-  shownDoc("Invite a person to own the account: the link they accept by proving presence, shown once", ["INVALID_INPUT", "INVALID_RETURN_URL"]),
+  shownDoc("Invite a person to own the account: the link they accept by proving presence, shown once", [
+    "INVALID_INPUT",
+    "INVALID_RETURN_URL",
+  ]),
   ...actionGuards,
-  input("form", v.strictObject({ subject_ref: v.pipe(v.string(), v.trim(), v.maxLength(64)), return_url: v.pipe(v.string(), v.trim(), v.maxLength(2048)) })),
+  input(
+    "form",
+    v.strictObject({
+      subject_ref: v.pipe(v.string(), v.trim(), v.maxLength(64)),
+      return_url: v.pipe(v.string(), v.trim(), v.maxLength(2048)),
+    }),
+  ),
   async (c) => {
-    const body = parseInput(inviteOwnerSchema, { subject_ref: c.var.input.subject_ref, return_url: c.var.input.return_url, locale: c.var.locale });
+    const body = parseInput(inviteOwnerSchema, {
+      subject_ref: c.var.input.subject_ref,
+      return_url: c.var.input.return_url,
+      locale: c.var.locale,
+    });
     const invited = await inviteOwner(deps(c), caller(c), body, serviceBaseUrl(c.var.config, c.req.url));
     const tr = t(c);
-    return htmlAnswer(c, await ownersPage(c, html`<div class="card notice" role="status"><p>${tr("console.owners.accept")}</p><p class="secret" id="invitation-url">${invited.url}</p></div>`));
+    return htmlAnswer(
+      c,
+      await ownersPage(
+        c,
+        html`<div class="card notice" role="status"><p>${tr("console.owners.accept")}</p><p class="secret" id="invitation-url">${invited.url}</p></div>`,
+      ),
+    );
   },
 );
 
-app.post("/owners/:subject_ref/remove", actionDoc("Remove an owner (never the last one)", ["not_found", "LAST_OWNER"]), ...actionGuards, input("form", v.strictObject({})), async (c) => {
-  await removeOwner(deps(c), caller(c), c.req.param("subject_ref"));
-  return seeOther(c, "/owners?done=removed");
-});
+app.post(
+  "/owners/:subject_ref/remove",
+  actionDoc("Remove an owner (never the last one)", ["not_found", "LAST_OWNER"]),
+  ...actionGuards,
+  input("form", v.strictObject({})),
+  async (c) => {
+    await removeOwner(deps(c), caller(c), c.req.param("subject_ref"));
+    return seeOther(c, "/owners?done=removed");
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Audit log
@@ -845,7 +1007,7 @@ app.get("/audit", pageDoc("The audit log"), ...pageGuards, input("query", auditP
 ${table(
   tr,
   [tr("console.audit.when"), tr("console.audit.actor"), tr("console.audit.action"), tr("console.audit.object")],
-  (found.data as Record<string, any>[]).map((a) => [
+  (found.data as v.InferOutput<typeof auditEventSchema>[]).map((a) => [
     html`${when(c.var.locale, a.occurred_at)}`,
     html`${a.actor.kind}: <code>${a.actor.id}</code>`,
     html`<code class="audit-action">${a.action}</code>`,
@@ -857,7 +1019,10 @@ ${table(
 
 app.get(
   "/audit/export",
-  documented({ summary: "The audit log as a JSON file", success: { status: 200, description: "The file (as GET /v1/audit_events/export)", schema: auditExportAnswerSchema } }),
+  documented({
+    summary: "The audit log as a JSON file",
+    success: { status: 200, description: "The file (as GET /v1/audit_events/export)", schema: auditExportAnswerSchema },
+  }),
   sameOrigin,
   actionSession,
   perSession,
@@ -870,4 +1035,3 @@ app.get(
 );
 
 export default app;
-

@@ -8,7 +8,18 @@ import { type Locale, type MessageKey, translate } from "../../shared/kernel/i18
 import type { OwnerSession } from "../../shared/management/owner-sessions";
 import { type Html, html } from "./html";
 
-export const sections = ["overview", "keys", "webhooks", "mandates", "sessions", "receipts", "consents", "theme", "owners", "audit"] as const;
+export const sections = [
+  "overview",
+  "keys",
+  "webhooks",
+  "mandates",
+  "sessions",
+  "receipts",
+  "consents",
+  "theme",
+  "owners",
+  "audit",
+] as const;
 export type Section = (typeof sections)[number];
 
 /** What every page knows: the locale, where the console is mounted, the signed-in owner and the CSRF token. */
@@ -91,7 +102,11 @@ ${
 }
 
 /** The sign-in page: the merchant and environment, then the check on the hosted screen. */
-export function signInPage(locale: Locale, base: string, options: { notice?: string; merchantId?: string; environment?: string } = {}): string {
+export function signInPage(
+  locale: Locale,
+  base: string,
+  options: { notice?: string; merchantId?: string; environment?: string } = {},
+): string {
   const t = words(locale);
   return html`${head(locale, base, t("console.signin.title"))}
 <body data-base="${base}" data-view="sign-in">
@@ -178,7 +193,10 @@ export function checksChart(t: ReturnType<typeof words>, days: { day: string; co
   const step = width / Math.max(1, days.length);
   const bar = Math.max(2, step - 4);
   const scale = (n: number) => (n / max) * (height - 20);
-  const totals = days.reduce((a, d) => ({ completed: a.completed + d.completed, failed: a.failed + d.failed }), { completed: 0, failed: 0 });
+  const totals = days.reduce((a, d) => ({ completed: a.completed + d.completed, failed: a.failed + d.failed }), {
+    completed: 0,
+    failed: 0,
+  });
   const summary = t("console.overview.chart", { ...totals, max });
   return html`<figure class="card"><svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${summary}">
 ${days.map((d, i) => {

@@ -98,7 +98,10 @@ export const errorCatalogue = {
     "Erasing needs a fresh presence proof of this session: completed, approved, the same person, at most five minutes old, once (see reason).",
   ],
   CSRF_TOKEN_INVALID: [403, "x-csrf-token must be the CSRF token of this session."],
-  CROSS_SITE_REQUEST: [403, "The request came from another site; the service's own pages (the person's page, the console) answer their own origin only."],
+  CROSS_SITE_REQUEST: [
+    403,
+    "The request came from another site; the service's own pages (the person's page, the console) answer their own origin only.",
+  ],
   not_found: [404, "Not found."],
   HANDOFF_CODE_INVALID: [404, "The handoff code is unknown, already used, replaced or expired."],
   DEVICE_ADDITION_INVALID: [

@@ -14,7 +14,11 @@ import type {} from "./rpc";
 export async function revokeMandateAsOwner(deps: Deps, caller: ManagementCaller, id: string, reason?: string) {
   const mandateId = mandateUuid(id);
   const result = mandateId
-    ? await rpc(deps.sql, "management_mandate_revoke", { ...writeOf(caller, deps.now), mandate_id: mandateId, ...(reason ? { reason } : {}) })
+    ? await rpc(deps.sql, "management_mandate_revoke", {
+        ...writeOf(caller, deps.now),
+        mandate_id: mandateId,
+        ...(reason ? { reason } : {}),
+      })
     : null;
   if (!result) throw new ApiError("not_found");
   return result;

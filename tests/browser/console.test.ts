@@ -76,6 +76,13 @@ async function checked(page: Page, name: string) {
   await photograph(page, `console/${name}`, { fullPage: true });
 }
 
+/** Waits for `selector`, failing with what the page shows otherwise. */
+async function shows(page: Page, selector: string) {
+  await page.waitForSelector(selector, { timeout: 60_000 }).catch(async (error: Error) => {
+    throw new Error(`${error.message}; ${page.url()} shows ${(await page.content()).slice(0, 1500)}`);
+  });
+}
+
 const base = () => `${origin}/functions/v1/console`;
 
 describe("the merchant's console in a browser", () => {
@@ -105,7 +112,7 @@ describe("the merchant's console in a browser", () => {
       await checked(page, "sign-in");
       await page.fill("input[name='merchant_id']", merchant.merchant_id);
       await page.click("button[type='submit']");
-      await page.waitForSelector("body[data-view='check']");
+      await shows(page, "body[data-view='check']");
       await checked(page, "check");
       const screenUrl = (await page.getAttribute("#open-check", "href")) ?? "";
       const screen = await context.newPage();
@@ -113,7 +120,7 @@ describe("the merchant's console in a browser", () => {
       expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "approved" });
       await screen.close();
       await page.click("#continue");
-      await page.waitForSelector("#mode");
+      await shows(page, "#mode");
       expect(await page.textContent("#mode")).toContain("Test mode");
       await checked(page, "overview");
 
@@ -169,7 +176,11 @@ describe("the merchant's console in a browser", () => {
       });
       expect(font.status, font.text).toBe(201);
       await page.goto(`${base()}/theme`);
-      await page.setInputFiles("#upload input[type='file']", { name: "logo.svg", mimeType: "image/svg+xml", buffer: Buffer.from(LOGO_SVG) });
+      await page.setInputFiles("#upload input[type='file']", {
+        name: "logo.svg",
+        mimeType: "image/svg+xml",
+        buffer: Buffer.from(LOGO_SVG),
+      });
       await page.click("#upload button");
       await page.waitForURL(/uploaded=ta_/);
       const logo = new URL(page.url()).searchParams.get("uploaded") ?? "";

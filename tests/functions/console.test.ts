@@ -93,7 +93,10 @@ describe("console: sign-in by presence and the owner's session", () => {
       [crypto.randomUUID(), "test"],
       ["x'; drop", "test"],
     ]) {
-      expect(errorOf(await browser.form("/sign-in", { merchant_id, environment }, { csrf: null }))).toEqual({ status: 404, code: "not_found" });
+      expect(errorOf(await browser.form("/sign-in", { merchant_id, environment }, { csrf: null }))).toEqual({
+        status: 404,
+        code: "not_found",
+      });
     }
   }, 240_000);
 
@@ -106,9 +109,10 @@ describe("console: sign-in by presence and the owner's session", () => {
     const late = await idle.page("/keys", { now: new Date(t0.getTime() + minutes(14 + 15)) });
     expect(late.text).toContain('data-view="sign-in"');
     expect(late.text).toContain("Your session has ended");
-    expect(
-      errorOf(await idle.form("/keys", { kind: "secret" }, { now: new Date(t0.getTime() + minutes(14 + 15)) })),
-    ).toEqual({ status: 401, code: "OWNER_SESSION_EXPIRED" });
+    expect(errorOf(await idle.form("/keys", { kind: "secret" }, { now: new Date(t0.getTime() + minutes(14 + 15)) }))).toEqual({
+      status: 401,
+      code: "OWNER_SESSION_EXPIRED",
+    });
 
     const busy = new ConsoleBrowser();
     await signIn(busy, merchant.merchant_id, owner, t0);
@@ -153,7 +157,11 @@ describe("console: sign-in by presence and the owner's session", () => {
     const browser = new ConsoleBrowser();
     await signIn(browser, merchant.merchant_id, owner);
 
-    const crossSite: Record<string, string>[] = [{ "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, { origin: "https://evil.example" }];
+    const crossSite: Record<string, string>[] = [
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      { origin: "https://evil.example" },
+    ];
     for (const headers of crossSite) {
       expect(errorOf(await browser.form("/keys", { kind: "secret" }, { headers }))).toEqual({ status: 403, code: "CROSS_SITE_REQUEST" });
       expect(errorOf(await browser.call("/keys", { headers }))).toEqual({ status: 403, code: "CROSS_SITE_REQUEST" });
@@ -167,7 +175,10 @@ describe("console: sign-in by presence and the owner's session", () => {
     const { merchant: elsewhere, owner: stranger } = await ownedMerchant();
     const theirs = new ConsoleBrowser();
     await signIn(theirs, elsewhere.merchant_id, stranger);
-    expect(errorOf(await browser.form("/keys", { kind: "secret" }, { csrf: theirs.csrf }))).toEqual({ status: 403, code: "CSRF_TOKEN_INVALID" });
+    expect(errorOf(await browser.form("/keys", { kind: "secret" }, { csrf: theirs.csrf }))).toEqual({
+      status: 403,
+      code: "CSRF_TOKEN_INVALID",
+    });
     // The JSON upload takes the token in its header only.
     expect(errorOf(await browser.call("/theme/assets", { body: { kind: "logo", content_type: "image/png", data: "AAAA" } }))).toEqual({
       status: 403,
@@ -247,14 +258,20 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     const revoked = await browser.form(`/keys/${successorId}/revoke`);
     expect(revoked.status).toBe(303);
     expect((await v1("/api_keys", { key: successor })).status).toBe(401);
-    expect(errorOf(await browser.form(`/keys/${successorId}/roll`, { overlap_hours: "25" }))).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(errorOf(await browser.form(`/keys/${successorId}/roll`, { overlap_hours: "25" }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
 
     const added = await browser.form("/webhooks", { url: "https://example.com/hooks", event_types: "" });
     expect(added.status, added.text).toBe(200);
     expect(shownOnce(added, "new-secret")).toMatch(/^whsec_/);
     const endpointId = /\/webhooks\/(we_[0-9a-f]{32})\/test/.exec(added.text)?.[1] ?? "";
     expect(errorOf(await browser.form("/webhooks", { url: "http://example.com/hooks" }))).toEqual({ status: 400, code: "INVALID_INPUT" });
-    expect((await browser.form(`/webhooks/${endpointId}`, { url: "https://example.com/v2", event_types: "mandate.revoked, webhook.test" })).status).toBe(303);
+    expect(
+      (await browser.form(`/webhooks/${endpointId}`, { url: "https://example.com/v2", event_types: "mandate.revoked, webhook.test" }))
+        .status,
+    ).toBe(303);
     expect((await browser.form(`/webhooks/${endpointId}/disable`)).status).toBe(303);
     expect((await browser.page(`/webhooks/${endpointId}`)).text).toContain('id="endpoint-status">disabled');
     expect((await browser.form(`/webhooks/${endpointId}/enable`)).status).toBe(303);
@@ -345,6 +362,7 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     });
 
     const actions = (await audit(merchant.merchant_id)).filter((e) => e.actor_id === owner.subject_ref).map((e) => e.action);
-    for (const action of ["mandate.revoked", "owner.invited", "theme_asset.uploaded", "theme.drafted"]) expect(actions, action).toContain(action);
+    for (const action of ["mandate.revoked", "owner.invited", "theme_asset.uploaded", "theme.drafted"])
+      expect(actions, action).toContain(action);
   }, 240_000);
 });

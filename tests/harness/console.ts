@@ -14,7 +14,11 @@ export class ConsoleBrowser extends Browser {
   protected override readonly mount = "console";
 
   /** Posts a form (its fields; a list repeats a field), with the CSRF token of the last page unless `csrf` says otherwise. */
-  form(route: string, fields: Record<string, string | string[]> = {}, options: Omit<CallOptions, "from" | "body"> & { csrf?: string | null } = {}) {
+  form(
+    route: string,
+    fields: Record<string, string | string[]> = {},
+    options: Omit<CallOptions, "from" | "body"> & { csrf?: string | null } = {},
+  ) {
     const body = new URLSearchParams();
     const token = options.csrf === undefined ? this.csrf : options.csrf;
     if (token !== null) body.append("csrf_token", token);
