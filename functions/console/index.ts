@@ -110,8 +110,15 @@ const CONSOLE_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
   "form-action": "'self'",
 });
 
-const secure = (headers: Headers) =>
+/**
+ * The pages' headers: the service's (shared/edge/pages.ts), with one change. Under `no-referrer` a
+ * browser sends `Origin: null` with a form's POST, which `sameOrigin` must refuse; `same-origin`
+ * keeps the referrer on this origin only and lets the form say where it comes from (D-623).
+ */
+function secure(headers: Headers): void {
   securePage(headers, { csp: CONSOLE_CONTENT_SECURITY_POLICY, permissions: "camera=(), microphone=(), geolocation=()" });
+  headers.set("referrer-policy", "same-origin");
+}
 
 const base = mountOf("console");
 const ipOf = <E extends AppEnv>(c: Context<E>) => {
