@@ -31,6 +31,8 @@ describe("console: sign-in by presence and the owner's session", () => {
     expect(signInPage.text).toContain('data-view="sign-in"');
     expect(signInPage.headers.get("content-security-policy")).toMatch(/default-src 'none'; script-src 'self'/);
     expect(signInPage.headers.get("content-security-policy")).toContain("form-action 'self'");
+    // A form's POST must carry its origin: under no-referrer a browser sends Origin: null (D-623).
+    expect(signInPage.headers.get("referrer-policy")).toBe("same-origin");
 
     const started = await browser.form("/sign-in", { merchant_id: merchant.merchant_id, environment: "test" }, { csrf: null });
     expect(started.status, started.text).toBe(200);
