@@ -50,7 +50,8 @@ input, select, textarea { font: inherit; color: var(--fg); background: var(--bg)
 textarea { width: 100%; min-height: 16rem; font-family: ui-monospace, monospace; font-size: .9rem; }
 button, .button { font: inherit; font-weight: 600; border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); border-radius: .4rem; padding: .45rem .9rem; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: transparent; color: var(--accent); }
-button.danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+/* The same red in both schemes: white on it keeps its contrast (the dark scheme's --danger is for text). */
+button.danger { background: #b42318; border-color: #b42318; color: #fff; }
 .chart { width: 100%; height: auto; max-width: 48rem; }
 .chart .completed { fill: var(--ok); }
 .chart .failed { fill: var(--danger); }
