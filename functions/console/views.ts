@@ -144,6 +144,7 @@ ${pending ? html`<p class="card notice" role="status">${t("console.signin.pendin
 <p><a class="button" id="open-check" href="${started.url}" target="_blank" rel="noopener">${t("console.signin.open")}</a></p>
 <form method="post" action="${base}/sign-in/finish">
 <input type="hidden" name="session_id" value="${started.session_id}">
+<input type="hidden" name="url" value="${started.url}">
 <button type="submit" id="continue" class="secondary">${t("console.signin.continue")}</button>
 </form>
 </main>
