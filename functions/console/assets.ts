@@ -29,7 +29,8 @@ nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 
 nav a { display: inline-block; padding: .35rem .7rem; border-radius: .4rem; text-decoration: none; }
 nav a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
 main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
-h1 { font-size: 1.6rem; margin: .5rem 0 1rem; }
+h1 { font-size: 1.6rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
+td code, dd code { overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: .6rem; padding: 1rem; margin: 0 0 1rem; }
 .notice { border-left: 4px solid var(--ok); }

@@ -46,6 +46,7 @@ describe("console: sign-in by presence and the owner's session", () => {
     const early = await browser.form("/sign-in/finish", { session_id: check.sessionId, url: check.url }, { csrf: null });
     expect(early.status).toBe(200);
     expect(early.text).toContain('data-view="check"');
+    expect(checkOf(early).url, "the pending page still opens the same screen").toBe(check.url);
     expect(early.headers.getSetCookie()).toEqual([]);
 
     expect((await proveOnScreen(check.url, owner)).body.state).toBe("completed");
