@@ -68,6 +68,8 @@ const completeTheme = (logo: string, font: string) => ({
   font_body_family: '"Corner Mono", monospace',
   font_heading_url: font,
   font_body_url: font,
+  font_heading_weight: 500,
+  font_body_weight: 500,
 });
 
 /** A console page: no violation in either scheme, a screenshot of it in both. */
@@ -108,7 +110,7 @@ describe("the merchant's console in a browser", () => {
       // Sign in: the merchant and the environment, then the check on the hosted screen in a window of its own.
       const { page } = browser;
       await page.goto(`${base()}/`);
-      await page.waitForSelector("body[data-view='sign-in']");
+      await shows(page, "body[data-view='sign-in']");
       await checked(page, "sign-in");
       await page.fill("input[name='merchant_id']", merchant.merchant_id);
       await page.click("button[type='submit']");
@@ -186,7 +188,7 @@ describe("the merchant's console in a browser", () => {
       const logo = new URL(page.url()).searchParams.get("uploaded") ?? "";
       await page.fill("#theme-draft", JSON.stringify(completeTheme(logo, font.body.id), null, 2));
       await page.click("button[value='publish']");
-      await page.waitForSelector("p.notice");
+      await shows(page, "p.notice");
       const themes = await v1("/themes/capture", { key: merchant.keys.sk_test });
       expect(themes.body.published?.theme).toMatchObject({ brand_name: "Corner Shop", logo_square_url: logo });
       await checked(page, "theme");
@@ -197,7 +199,7 @@ describe("the merchant's console in a browser", () => {
       await page.click(`a[href$='/mandates/${mandateId}']`);
       await page.fill("input[name='reason']", "Asked by the customer");
       await page.click("form[action$='/revoke'] button");
-      await page.waitForSelector("#mandate-status");
+      await shows(page, "#mandate-status");
       expect(await page.textContent("#mandate-status")).toBe("revoked");
 
       // Owners: an invitation by subject_ref.
@@ -216,10 +218,10 @@ describe("the merchant's console in a browser", () => {
 
       // Sign out: the sign-in page, and the console refuses the old session.
       await page.click("header form:not(:has(input[name='everywhere'])) button");
-      await page.waitForSelector("body[data-view='sign-in']");
+      await shows(page, "body[data-view='sign-in']");
       expect(await page.textContent("main")).toContain("You are signed out.");
       await page.goto(`${base()}/keys`);
-      await page.waitForSelector("body[data-view='sign-in']");
+      await shows(page, "body[data-view='sign-in']");
       expect(browser.foreign).toEqual([]);
     },
     TIMEOUT,
