@@ -813,7 +813,7 @@ async function themePage<E extends Env>(c: Context<E>, surface: (typeof surfaces
   const swatches = preview
     ? Object.entries(preview.theme as Record<string, unknown>).map(([token, value]) => [
         html`<code>${token}</code>`,
-        typeof value === "string" && /_url$/.test(token) && value.startsWith(assetBases(c).uploads)
+        typeof value === "string" && /^logo_.*_url$/.test(token) && value.startsWith(assetBases(c).uploads)
           ? html`<img src="${value}" alt="${token}">`
           : html`<code>${String(value)}</code>`,
       ])
