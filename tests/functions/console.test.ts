@@ -6,6 +6,7 @@
  * one, another site's request, a missing or wrong CSRF token, another merchant's object.
  */
 import { describe, expect, it } from "vitest";
+import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { ConsoleBrowser, checkOf, shownOnce, signIn } from "../harness/console";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -152,6 +153,30 @@ describe("console: sign-in by presence and the owner's session", () => {
     const actions = (await audit(merchant.merchant_id)).map((a) => a.action);
     expect(actions).toContain("console.signed_out");
     expect(actions).toContain("console.signed_out_everywhere");
+  }, 240_000);
+
+  it("offers the owner's other merchants in a switcher; switching is a sign-in of its own there (D-622)", async () => {
+    const { merchant: shop, owner } = await ownedMerchant();
+    const travel = await merchantFactory("Travel desk");
+    const atTravel = await enrollStranger(travel.keys.pk_test, owner.face);
+    await addOwner(testDb(), travel.merchant_id, atTravel.subject_ref, new Date());
+    const browser = new ConsoleBrowser();
+    const overview = await signIn(browser, shop.merchant_id, owner);
+    expect(overview.text).toContain("Travel desk (Test)");
+    expect(overview.text).toContain(`name="merchant_id" value="${travel.merchant_id}"`);
+    const atShop = browser.cookies.get("__Host-console-session");
+
+    // The switch opens a check at the other merchant; the face proves it there, under that merchant's pseudonym.
+    const started = await browser.form("/sign-in", { merchant_id: travel.merchant_id, environment: "test" });
+    const check = checkOf(started);
+    expect((await proveOnScreen(check.url, atTravel)).body.state).toBe("completed");
+    expect((await browser.form("/sign-in/finish", { session_id: check.sessionId }, { csrf: null })).status).toBe(303);
+    expect(browser.cookies.get("__Host-console-session")).not.toBe(atShop);
+    const there = await browser.page("/keys");
+    expect(there.text).toContain("at Travel desk");
+    expect(await audit(travel.merchant_id)).toContainEqual(
+      expect.objectContaining({ action: "console.signed_in", actor_id: atTravel.subject_ref }),
+    );
   }, 240_000);
 
   it("refuses another site's request, a missing or wrong CSRF token, and another merchant's objects", async () => {
