@@ -80,6 +80,7 @@ import {
   updateEndpoint,
   updateEndpointSchema,
   type WebhookSettings,
+  webhookSettingsOf,
 } from "../../shared/management/webhooks";
 import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
 import { deliverSoon } from "../../shared/webhooks/run";
@@ -105,11 +106,7 @@ function callerOf<E extends Env>(c: Context<E>): ManagementCaller {
   };
 }
 
-function webhookSettings<E extends Env>(c: Context<E>): WebhookSettings {
-  const secretKey = c.var.config.WEBHOOK_SECRET_KEY;
-  if (!secretKey) throw new Error("WEBHOOK_SECRET_KEY is not configured");
-  return { secretKey, allowLoopbackHttp: c.var.config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1" };
-}
+const webhookSettings = <E extends Env>(c: Context<E>): WebhookSettings => webhookSettingsOf(c.var.config);
 
 // ---------------------------------------------------------------------------------------------
 // API keys
@@ -384,7 +381,7 @@ auditEvents.get(
   async (c) => {
     const exported = await exportAudit(depsOf(c.var), callerOf(c), c.var.input);
     c.header("content-disposition", `attachment; filename="audit-${c.var.principal.environment}.json"`);
-    return c.json({ object: "audit_export" as const, ...exported });
+    return c.json(exported);
   },
 );
 

@@ -23,11 +23,14 @@ export class Browser {
   /** A browser at its own address, or at `from` (persons behind one address: a household, an office). */
   constructor(readonly from = freshIp()) {}
 
-  /** A call to /functions/v1/me/<route> with this browser's cookies and address; Set-Cookie read back. */
+  /** The function whose pages this browser calls (the console's harness sets its own). */
+  protected readonly mount: string = "me";
+
+  /** A call to /functions/v1/<mount>/<route> with this browser's cookies and address; Set-Cookie read back. */
   async call(route: string, options: Omit<CallOptions, "from"> = {}): Promise<CallResult> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
     const headers: Record<string, string> = { ...(cookie ? { cookie } : {}), ...options.headers };
-    const result = await call(`me${route}`, { ...options, headers, from: this.from });
+    const result = await call(`${this.mount}${route}`, { ...options, headers, from: this.from });
     for (const line of result.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split("; ");
       const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];

@@ -112,6 +112,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261129040000_support_read_views.sql": /receipts_merchant_page_idx|consent_ledger_merchant_page_idx/,
   "20261130010000_person_passkey_sweep.sql": /person_passkey_refusals_refused_idx|^function public\.person_passkey_sweep\(/,
   "20261130040000_anchor_finality.sql": /^column private\.receipt_anchors #\d+ final_at |receipt_anchors_(final_check|unsettled_idx)\b/,
+  "20261130020000_owner_console_sessions.sql": /(private|public)\.owner_(sign_in|session|merchants)|hosted_sessions_merchant_created_idx/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.(keyset_page|webhook_scope)\(/;
