@@ -6,8 +6,10 @@
  * (and the resource API's own reads) with the owner as the actor. Every route refuses a request
  * from another site; every state-changing one needs the session's CSRF token.
  */
+
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { input } from "../../shared/edge/input";
@@ -84,6 +86,7 @@ import { getMandate } from "../../shared/mandates/read";
 import { verifyStoredReceipt } from "../../shared/receipts/verify";
 import { screenUrl } from "../../shared/sessions/create";
 import { surfaces, themeAssetBases } from "../../shared/themes/theme";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type Html, html } from "./html";
 import { type Chrome, checkPage, checksChart, form, nextLink, page, shownOnce, signInPage, table, when, words } from "./views";
@@ -608,6 +611,7 @@ app.post(
   input("form", v.strictObject({})),
   async (c) => {
     await sendTestEvent(deps(c), caller(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.owner));
     return seeOther(c, `/webhooks/${c.req.param("id")}?done=test`);
   },
 );
@@ -645,6 +649,7 @@ app.post(
   async (c) => {
     const delivery = await readDelivery(deps(c), caller(c), c.req.param("id"));
     await replayDelivery(deps(c), caller(c), String(delivery.id));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.owner));
     return seeOther(c, `/webhooks/${String(delivery.endpoint_id)}?done=resent`);
   },
 );
@@ -724,6 +729,7 @@ app.post(
   input("form", v.strictObject({ reason: optionalText(500) })),
   async (c) => {
     const revoked = await revokeMandateAsOwner(deps(c), caller(c), c.req.param("id"), c.var.input.reason || undefined);
+    afterAnswer(c, "webhooks", deliverSoon(c.var.owner));
     return seeOther(c, `/mandates/${String(revoked.mandate_id)}?done=revoked`);
   },
 );

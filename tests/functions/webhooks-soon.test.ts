@@ -9,6 +9,8 @@
  * the cron's tests count exactly): a tick is a global pass over its database.
  */
 import { describe, expect, it } from "vitest";
+import { ownedMerchant } from "../harness/agents";
+import { ConsoleBrowser, signIn as signInToConsole } from "../harness/console";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
@@ -29,6 +31,7 @@ const FUNCTIONS = [
   "hosted-capture",
   "resource-api",
   "me",
+  "console",
   "session-expiry-and-webhooks",
 ];
 
@@ -147,6 +150,35 @@ describe("a quick pass after the answer", () => {
     expect(request, "webhook.test arrived without a tick").not.toBeNull();
     expect(request!.envelope).toMatchObject({ id: test.body.event_id, data: { endpoint_id: created.body.id } });
     await expectSignedBy(request!, [created.body.secret], new Date());
+  });
+
+  it("delivers the console's test event and its resend with no tick", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const receiver = await service.receiver();
+    const browser = new ConsoleBrowser();
+    await signInToConsole(browser, merchant.merchant_id, owner);
+    await browser.page("/webhooks");
+    const created = await browser.form("/webhooks", { url: receiver.url, event_types: "webhook.test" });
+    expect(created.status, created.text).toBe(200);
+    const endpointId = /\/webhooks\/(we_[0-9a-f]{32})\/test/.exec(created.text)?.[1] ?? "";
+    expect(endpointId).not.toBe("");
+    await browser.page(`/webhooks/${endpointId}`);
+    expect((await browser.form(`/webhooks/${endpointId}/test`)).status).toBe(303);
+    const first = await arrival(receiver, "webhook.test");
+    expect(first, "the console's test event arrived without a tick").not.toBeNull();
+
+    const deliveryId = /\/deliveries\/([^"/?]+)"/.exec((await browser.page(`/webhooks/${endpointId}`)).text)?.[1] ?? "";
+    expect(deliveryId).not.toBe("");
+    await browser.page(`/deliveries/${deliveryId}`);
+    expect((await browser.form(`/deliveries/${deliveryId}/resend`)).status).toBe(303);
+    const deadline = Date.now() + ARRIVAL_MS;
+    while (receiver.received.filter((request) => request.envelope.type === "webhook.test").length < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(receiver.received.filter((request) => request.envelope.type === "webhook.test").map((request) => request.envelope.id)).toEqual([
+      first!.envelope.id,
+      first!.envelope.id,
+    ]);
   });
 
   it("never does another merchant's work: a quick pass leaves other merchants' events to the cron", async () => {
