@@ -13,6 +13,7 @@
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
+import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import {
   type CancelReason,
   HANDOFF_FRAGMENT,
@@ -465,8 +466,9 @@ class Screen {
 
   /**
    * Live mode: the person's passkey signs this capture (client/screen/passkey.ts), registering their
-   * first one on an enrolment. A ceremony the person or the browser refused sends no device answer:
-   * the service then ends the session refused (UNAUTHORIZED_DEVICE) and says why. The sandbox's boot
+   * first one on an enrolment. A ceremony refused on the device (NotAllowedError) sends
+   * DECLINED_CEREMONY in its place, any other failure no device answer: the service then ends the
+   * session refused (UNAUTHORIZED_DEVICE, `user_not_verified` or `device_missing`) and says why. The sandbox's boot
    * serves no ceremony, and the capture is sent without a device.
    */
   private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
@@ -478,8 +480,10 @@ class Screen {
           ? await startRegistration({ optionsJSON: request.optionsJSON })
           : await startAuthentication({ optionsJSON: request.optionsJSON });
       return { [request.field]: answer };
-    } catch {
-      return {};
+    } catch (error) {
+      // NotAllowedError: the person cancelled, or the device's biometric or PIN did not pass (WebAuthn
+      // does not say which). Said so, the refusal reads user_not_verified, not device_missing.
+      return error instanceof Error && error.name === DECLINED_CEREMONY.declined ? { [request.field]: DECLINED_CEREMONY } : {};
     }
   }
 

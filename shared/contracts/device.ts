@@ -75,3 +75,20 @@ export function approvalDigest(addition: { addition_id: string; credential_id: s
     key_thumbprint: addition.key_thumbprint,
   });
 }
+
+/**
+ * The device's answer when its ceremony was refused on the device: the browser's `NotAllowedError`
+ * (the person cancelled the prompt, or its user verification, a biometric or PIN, did not pass;
+ * WebAuthn does not tell these apart, on purpose, so neither can the service). Sent in place of the
+ * WebAuthn response (`device_assertion` or `device_registration`), so the refusal reads
+ * `user_not_verified` rather than `device_missing` (docs/decisions.md, D-640). It is the page's word,
+ * so it can only refuse, never count.
+ */
+export const DECLINED_CEREMONY = { declined: "NotAllowedError" } as const;
+
+/** Whether a device answer is DECLINED_CEREMONY (exactly: any other object is a response to verify). */
+export function isDeclinedCeremony(answer: unknown): boolean {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return false;
+  const keys = Object.keys(answer);
+  return keys.length === 1 && (answer as { declined?: unknown }).declined === DECLINED_CEREMONY.declined;
+}

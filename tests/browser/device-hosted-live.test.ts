@@ -5,12 +5,13 @@
  * person's device, one page, in order: an enrol session registers their passkey over the enrolment
  * capture (client/screen/passkey.ts, the options the boot served); a login session later signs the
  * capture with it; an authorize session approves a payment signed with it; with user verification
- * failing, the next login is refused UNAUTHORIZED_DEVICE and nothing is approved. The merchant reads
+ * failing, the next login is refused UNAUTHORIZED_DEVICE (`user_not_verified`) and nothing is approved. The merchant reads
  * `device_binding` on each result, and the database holds one credential, which signed each capture
  * recorded (an enrolment records its identity and credential, no capture row).
  */
 import type { Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import type { ScreenBoot } from "../../shared/contracts/hosted-screen";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -142,10 +143,12 @@ describe("the hosted screen in live mode, with the person's passkey", () => {
       const before = (await liveCaptures()).length;
       const { outcome, completion, result } = await throughLive({ action: "login" });
       expect(outcome.kind, outcome.message).toBe("refused");
-      // Chromium refuses the ceremony (NotAllowedError: user verification required, not given), so the screen sends no assertion.
-      expect(outcome.reason).toBe("device_missing");
-      expect(completion.device_assertion).toBeUndefined();
-      expect(result).toMatchObject({ approved: false, reason: "device_missing", code: "UNAUTHORIZED_DEVICE" });
+      // Chromium refuses the ceremony (NotAllowedError: user verification required, not given); the screen says so in the
+      // assertion's place, and the refusal names it, in words that ask the person to complete their device's check.
+      expect(outcome.reason).toBe("user_not_verified");
+      expect(outcome.message).toMatch(/its fingerprint, face or PIN check was cancelled or did not pass/);
+      expect(completion.device_assertion).toEqual(DECLINED_CEREMONY);
+      expect(result).toMatchObject({ approved: false, reason: "user_not_verified", code: "UNAUTHORIZED_DEVICE" });
       expect((await liveCaptures()).length).toBe(before);
     } finally {
       await authenticator.setUserVerified(true);

@@ -7,6 +7,7 @@
  * simulator's captures, marked device_binding "none".
  */
 import { describe, expect, it } from "vitest";
+import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import { encodeProof } from "../../shared/engine";
 import { deviceChallenge, SoftwareAuthenticator } from "../harness/authenticator";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -14,6 +15,7 @@ import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
 import { CONSENT, enrollStranger, newStranger, transact } from "../harness/identity";
 import { issue, mandateTerms, standInRequest } from "../harness/mandates";
 import { v1 } from "../harness/resource-api";
+import { boot, openSession, readSession, screenCall } from "../harness/sessions";
 
 type Shot = { descriptor: any; nonce: string; device_assertion?: unknown };
 
@@ -196,6 +198,29 @@ describe("device-bound presence (live mode)", () => {
     await expectNothingRecorded(shot.nonce);
   });
 
+  it("a ceremony declined on the device (cancelled, or its biometric or PIN failed) reads user_not_verified, not device_missing", async () => {
+    const { person, key, merchant } = await livePerson();
+    const challenge = await deviceChallenge(key, "login");
+    const shot = person.capture({ nonce: challenge });
+    const res = await transact(key, login(person.subject_ref, { ...shot, device_assertion: DECLINED_CEREMONY }));
+    expectRefused(res, "user_not_verified");
+    expect(res.body.error).toMatch(/cancelled its prompt/);
+    await expectNothingRecorded(shot.nonce);
+    // An enrolment whose registration was declined likewise; the page's word refuses and never counts.
+    const stranger = newStranger();
+    const enrolling = stranger.capture({ nonce: await deviceChallenge(merchant.keys.pk_live, "enroll") });
+    const enrol = await call("process-biovital-enrollment", {
+      key: merchant.keys.pk_live,
+      body: {
+        consent: CONSENT,
+        capture_nonce: enrolling.nonce,
+        face_template: enrolling.descriptor,
+        device_registration: DECLINED_CEREMONY,
+      },
+    });
+    expectRefused(enrol, "user_not_verified");
+  });
+
   it("refuses a ceremony on another origin, or for another RP ID", async () => {
     const { person, key } = await livePerson();
     for (const [knobs, reason] of [
@@ -313,6 +338,48 @@ describe("device-bound presence (live mode)", () => {
     });
     expect(answered.status, answered.text).toBe(200);
     expect(answered.body).toMatchObject({ value: false, device_binding: "synced" });
+  });
+});
+
+describe("a refused user verification on the hosted screen", () => {
+  /** A live login session booted for `person`'s merchant, and its completion with `device_assertion`. */
+  async function completedWith(
+    key: string,
+    person: Awaited<ReturnType<typeof enrollStranger>>,
+    answer: (nonce: string, descriptor: unknown) => Promise<unknown>,
+  ) {
+    const session = await openSession(key, { action: "login" });
+    const booted = await boot(session.session_token, { locale: "en" });
+    expect(booted.status, booted.text).toBe(200);
+    const nonce = booted.body.capture_nonce as string;
+    const { descriptor } = person.capture({ nonce, light: true });
+    const res = await screenCall(
+      "complete",
+      booted.body.screen_token,
+      { capture_nonce: nonce, face_template: descriptor, device_assertion: await answer(nonce, descriptor) },
+      { locale: "en" },
+    );
+    expect(res.status, res.text).toBe(200);
+    const read = await readSession(key, session.session_id);
+    return { outcome: res.body.outcome, result: read.body.result, nonce };
+  }
+
+  it("UV false, or the ceremony declined: the session ends refused user_not_verified, in the person's words, nothing approved", async () => {
+    const { person, key } = await livePerson();
+    for (const answer of [
+      (nonce: string, descriptor: unknown) => person.device.signCapture(nonce, descriptor, { userVerified: false }),
+      async () => DECLINED_CEREMONY,
+    ]) {
+      const { outcome, result, nonce } = await completedWith(key, person, answer);
+      expect(outcome).toMatchObject({ approved: false, reason: "user_not_verified" });
+      expect(outcome.user_message).toMatch(/did not confirm it was you: its fingerprint, face or PIN check was cancelled or did not pass/);
+      expect(result).toMatchObject({ approved: false, reason: "user_not_verified", code: "UNAUTHORIZED_DEVICE" });
+      await expectNothingRecorded(nonce);
+    }
+    // A completion with no device answer at all is still device_missing, in the words that name the way forward.
+    const { outcome } = await completedWith(key, person, async () => undefined);
+    expect(outcome).toMatchObject({ approved: false, reason: "device_missing" });
+    expect(outcome.user_message).toMatch(/Use a device you registered/);
   });
 });
 
