@@ -474,6 +474,14 @@ class Screen {
   private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
     const request = await passkeyRequest(this.boot, descriptor);
     if (!request) return {};
+    if (request.ceremony === "register") {
+      // A passkey the person made at another merchant signs first: their known face then enrols them
+      // here without a second passkey. A device with none for the service refuses (NotAllowedError,
+      // as a cancel does), and the person registers one (D-641).
+      try {
+        return { [request.existing.field]: await startAuthentication({ optionsJSON: request.existing.optionsJSON }) };
+      } catch {}
+    }
     try {
       const answer =
         request.ceremony === "register"

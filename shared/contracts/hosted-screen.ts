@@ -93,7 +93,8 @@ export interface ScreenModeTerms {
 
 /**
  * What the person's passkey does for a capture of `action`: register their first one (enrolments:
- * `enroll`, `claim`) or sign with one of theirs (every other action).
+ * `enroll`, `claim`, unless their device holds one already: D-641) or sign with one of theirs
+ * (every other action).
  */
 export function passkeyCeremonyOf(action: ScreenAction): "register" | "assert" {
   return action === "enroll" || action === "claim" ? "register" : "assert";
@@ -111,6 +112,12 @@ export type ScreenPasskey =
       ceremony: "register";
       /** PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3) without its challenge. */
       options: { rp: { id?: string; name: string }; user: { id: string; name: string; displayName: string }; [field: string]: unknown };
+      /**
+       * PublicKeyCredentialRequestOptionsJSON without its challenge, for a passkey the person may
+       * hold already (made at another merchant): tried first, registering only when the device has
+       * none for the service (docs/decisions.md, D-641).
+       */
+      existing: { rpId?: string; [field: string]: unknown };
     }
   | {
       ceremony: "assert";

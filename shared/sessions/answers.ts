@@ -73,7 +73,16 @@ export const bootAnswerSchema = v.object({
   card: orNull(v.record(v.string(), v.unknown()), "An agent's verification card: its agent and purpose."),
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
   passkey: orNull(
-    v.object({ ceremony: v.picklist(["register", "assert"]), options: v.record(v.string(), v.unknown()) }),
+    v.object({
+      ceremony: v.picklist(["register", "assert"]),
+      options: v.record(v.string(), v.unknown()),
+      existing: v.optional(
+        described(
+          v.record(v.string(), v.unknown()),
+          "An enrolment's: the options of an assertion by a passkey the person holds already (made at another merchant), tried before registering.",
+        ),
+      ),
+    }),
     "Live mode: the passkey ceremony of the capture, its WebAuthn options as issued but the challenge (assertionChallenge(capture_nonce, descriptor digest)).",
   ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),

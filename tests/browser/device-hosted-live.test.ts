@@ -4,7 +4,8 @@
  * user verification: passkeys.ts), the screen at http://localhost:<port> (an IP is no RP ID). One
  * person's device, one page, in order: an enrol session registers their passkey over the enrolment
  * capture (client/screen/passkey.ts, the options the boot served); a login session later signs the
- * capture with it; an authorize session approves a payment signed with it; with user verification
+ * capture with it; an authorize session approves a payment signed with it; an enrol session at a
+ * second merchant signs with that same passkey and enrols the known face there (D-641); with user verification
  * failing, the next login is refused UNAUTHORIZED_DEVICE (`user_not_verified`) and nothing is approved. The merchant reads
  * `device_binding` on each result, and the database holds one credential, which signed each capture
  * recorded (an enrolment records its identity and credential, no capture row).
@@ -46,8 +47,8 @@ afterAll(async () => {
 });
 
 /** A live session (the merchant's live secret key) and its URL on localhost. */
-async function openLive(body: Record<string, unknown>) {
-  const res = await createSession(merchant.keys.sk_live, body);
+async function openLive(body: Record<string, unknown>, key = merchant.keys.sk_live) {
+  const res = await createSession(key, body);
   expect(res.status, res.text).toBe(201);
   const session = res.body as { session_id: string; url: string };
   return { ...session, url: onLocalhost(session.url) };
@@ -58,8 +59,8 @@ async function openLive(body: Record<string, unknown>) {
  * reads. `document` stands for a passport the person's device read over NFC (a browser cannot): it is
  * added to the completion as a native SDK sends it, beside the capture and its signature.
  */
-async function throughLive(body: Record<string, unknown>, document?: unknown) {
-  const session = await openLive(body);
+async function throughLive(body: Record<string, unknown>, document?: unknown, key = merchant.keys.sk_live) {
+  const session = await openLive(body, key);
   const sent = sentCapture(page);
   const booted = page.waitForResponse((response) => response.url().endsWith("/hosted-capture/boot"), { timeout: 60_000 });
   const withDocument = (route: Route) => route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), document }) });
@@ -69,7 +70,7 @@ async function throughLive(body: Record<string, unknown>, document?: unknown) {
   );
   const completion = (await sent) as Awaited<typeof sent> & { device_registration?: any; device_assertion?: any };
   const boot = (await (await booted).json()) as ScreenBoot;
-  const read = await readSession(merchant.keys.sk_live, session.session_id);
+  const read = await readSession(key, session.session_id);
   expect(read.status, read.text).toBe(200);
   return { session, boot, outcome, completion, result: read.body.result as Record<string, any> | null };
 }
@@ -135,6 +136,28 @@ describe("the hosted screen in live mode, with the person's passkey", () => {
     expect(new Set(captures.map((c) => c.credential_id))).toEqual(
       new Set([Buffer.from(credential.credentialId, "base64").toString("base64url")]),
     );
+  });
+
+  it("enrols the same person at a second merchant with the passkey made at the first: no second passkey", {
+    timeout: TEST_TIMEOUT,
+  }, async () => {
+    const second = await merchantFactory("Second Shop");
+    const { boot, outcome, completion, result } = await throughLive({ action: "enroll" }, undefined, second.keys.sk_live);
+    expect(outcome.kind, `${outcome.message} ${readingFigures(completion.face_template)}`).toBe("approved");
+    expect(boot.passkey).toMatchObject({ ceremony: "register", existing: { rpId: "localhost", allowCredentials: [] } });
+    // The screen asked for the passkey the device holds first; it signed, so nothing was registered.
+    expect(completion.device_registration).toBeUndefined();
+    expect(completion.device_assertion?.response?.signature).toEqual(expect.any(String));
+    expect(result).toMatchObject({ approved: true, device_binding: "synced" });
+    const held = await authenticator.credentials();
+    expect(held).toHaveLength(1);
+    const credentialId = Buffer.from(held[0].credentialId, "base64").toString("base64url");
+    expect(completion.device_assertion.id).toBe(credentialId);
+    const [row] =
+      await testDb()`select (select count(*)::int from private.device_credentials o where o.identity_id = d.identity_id) as devices,
+      (select count(*)::int from private.subject_refs s where s.identity_id = d.identity_id) as merchants
+      from private.device_credentials d where d.credential_id = ${credentialId}`;
+    expect(row).toEqual({ devices: 1, merchants: 2 });
   });
 
   it("refuses a sign-in whose user verification fails: UNAUTHORIZED_DEVICE, nothing recorded", { timeout: TEST_TIMEOUT }, async () => {

@@ -383,6 +383,68 @@ describe("a refused user verification on the hosted screen", () => {
   });
 });
 
+describe("a person known at one merchant enrols at a second (live, hosted screen)", () => {
+  const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365, accepted: true };
+
+  /** A live enrol session at `key`'s merchant, booted: the screen's nonce and credential, and the ceremony served. */
+  async function enrolScreen(key: string) {
+    const session = await openSession(key, { action: "enroll" });
+    const booted = await boot(session.session_token);
+    expect(booted.status, booted.text).toBe(200);
+    return { session, screen: booted.body as { capture_nonce: string; screen_token: string; passkey: any } };
+  }
+
+  it("signs with the passkey made at the first merchant: enrolled at the second, no second passkey, a pseudonym of its own", async () => {
+    const { person } = await livePerson();
+    const second = await merchantFactory("Second Shop");
+    const { session, screen } = await enrolScreen(second.keys.sk_live);
+    // The boot offers the registration and, first, an assertion by any passkey the device holds for the service.
+    expect(screen.passkey).toMatchObject({ ceremony: "register", existing: { userVerification: "required", allowCredentials: [] } });
+    const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true });
+    const res = await screenCall("complete", screen.screen_token, {
+      capture_nonce: screen.capture_nonce,
+      face_template: descriptor,
+      consent: HOSTED_CONSENT,
+      device_assertion: await person.device.signCapture(screen.capture_nonce, descriptor),
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.outcome, res.text).toMatchObject({ approved: true });
+    const read = await readSession(second.keys.sk_live, session.session_id);
+    expect(read.body.result).toMatchObject({ approved: true, device_binding: "synced" });
+    const secondRef = read.body.result.subject_ref as string;
+    expect(secondRef).not.toBe(person.subject_ref);
+    // One person, one passkey, now held by both merchants.
+    const rows =
+      await testDb()`select d.credential_id, (select count(*)::int from private.subject_refs s where s.identity_id = d.identity_id) as refs,
+      (select count(*)::int from private.device_credentials o where o.identity_id = d.identity_id) as devices
+      from private.device_credentials d where d.credential_id = ${person.device.credentialId}`;
+    expect(rows).toEqual([{ credential_id: person.device.credentialId, refs: 2, devices: 1 }]);
+    // And the second merchant's next capture is signed with that passkey too.
+    const shot = await person.signedCapture(second.keys.sk_live, "login");
+    const signedIn = await transact(second.keys.sk_live, login(secondRef, shot));
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect(signedIn.body).toMatchObject({ status: "approved", device_binding: "synced" });
+  });
+
+  it("a new passkey registered by the known face instead is credential_unknown: a device is added by its own flow", async () => {
+    const { person } = await livePerson();
+    const second = await merchantFactory();
+    const { screen } = await enrolScreen(second.keys.sk_live);
+    const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true });
+    const fresh = await SoftwareAuthenticator.create();
+    const res = await screenCall("complete", screen.screen_token, {
+      capture_nonce: screen.capture_nonce,
+      face_template: descriptor,
+      consent: HOSTED_CONSENT,
+      device_registration: await fresh.registerCapture(screen.capture_nonce, descriptor),
+    });
+    expect(res.body.outcome, res.text).toMatchObject({ approved: false, reason: "credential_unknown" });
+    expect(
+      (await testDb()`select count(*)::int as n from private.device_credentials where credential_id = ${fresh.credentialId}`)[0].n,
+    ).toBe(0);
+  });
+});
+
 describe("device-bound presence (sandbox)", () => {
   it("still accepts the simulator's captures without a device, marked device_binding none", async () => {
     const merchant = await merchantFactory();

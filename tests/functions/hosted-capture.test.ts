@@ -119,6 +119,8 @@ describe("hosted-capture boot", () => {
         authenticatorSelection: expect.objectContaining({ residentKey: "required", userVerification: "required" }),
         excludeCredentials: [],
       }),
+      // A passkey the person holds already (made at another merchant) is asked for first (D-641).
+      existing: { rpId: rp.id, timeout: 120_000, userVerification: "required", allowCredentials: [] },
     });
     expect(enroll.screen.passkey.options).not.toHaveProperty("challenge");
     const [issued] = await testDb()`select purpose, user_handle from private.device_challenges
