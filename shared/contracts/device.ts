@@ -92,3 +92,20 @@ export function isDeclinedCeremony(answer: unknown): boolean {
   const keys = Object.keys(answer);
   return keys.length === 1 && (answer as { declined?: unknown }).declined === DECLINED_CEREMONY.declined;
 }
+
+/**
+ * The `alg` of a key-binding JWT (RFC 9901) signed by a WebAuthn passkey (docs/decisions.md, D-642):
+ * a passkey signs only assertions, so the KB-JWT's third segment is the assertion (what
+ * @simplewebauthn/browser's startAuthentication resolves to, as base64url JSON) whose challenge is
+ * keyBindingChallenge(the KB-JWT's signing input). Not a JOSE algorithm: standard verifiers refuse it.
+ */
+export const WEBAUTHN_KB_ALG = "webauthn";
+
+/**
+ * The WebAuthn challenge of a key-binding JWT's assertion: the SHA-256 of its signing input
+ * (`base64url(header).base64url(payload)`, ASCII), base64url, 43 characters. 32 bytes where a
+ * capture's challenge is 64, so no assertion made for the one passes for the other.
+ */
+export async function keyBindingChallenge(signingInput: string): Promise<string> {
+  return toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(signingInput))));
+}
