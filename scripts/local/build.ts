@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
-import { build } from "esbuild";
+import { build, version as esbuildVersion } from "esbuild";
 import { FUNCTION_API_DOCUMENT_FILE } from "../../functions/openapi/file";
 import { ASSET_VERSION_FILE, type AssetVersion, EDGE_COMPRESSED } from "../../shared/edge/assets";
 import { type FunctionName, functionNames, hasAssets } from "../../shared/kernel/registry";
@@ -35,12 +36,21 @@ interface BundleInfo {
 /**
  * Bundles one entry for workerd: ESM, minified, Node built-ins left to nodejs_compat. The file is
  * replaced atomically (write, then rename), so a server or deploy reading it while another build
- * runs never sees a half-written bundle.
+ * runs never sees a half-written bundle. An entry built before from the same files (every file
+ * esbuild read, by content) is taken from the bundle cache instead (`cachedBundle`).
  */
-export async function bundle(entry: string, outfile: string, options: BuildOptions = {}): Promise<void> {
+export async function bundle(entry: string, outfile: string, options: BuildOptions = {}): Promise<"built" | "cached"> {
+  const cacheFile = await bundleCacheFileOf(entry, outfile, options);
+  const cached = cacheFile && (await cachedBundle(cacheFile));
+  if (cached) {
+    await mkdir(dirname(outfile), { recursive: true });
+    await Promise.all(Object.entries(cached).map(([name, contents]) => replaceFile(join(dirname(outfile), name), contents)));
+    return "cached";
+  }
   const result = await build({
     entryPoints: [entry],
     outfile,
+    absWorkingDir: ROOT,
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -52,14 +62,124 @@ export async function bundle(entry: string, outfile: string, options: BuildOptio
     keepNames: true,
     sourcemap: options.sourcemaps ? "linked" : false,
     logLevel: "warning",
+    metafile: true,
     write: false,
   });
   await mkdir(dirname(outfile), { recursive: true });
-  for (const file of result.outputFiles) {
-    const temporary = `${file.path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await writeFile(temporary, file.contents);
-    await rename(temporary, file.path);
+  await Promise.all(result.outputFiles.map((file) => replaceFile(file.path, file.contents)));
+  if (cacheFile) {
+    const files = Object.fromEntries(result.outputFiles.map((file) => [basename(file.path), file.text]));
+    await storeBundle(cacheFile, Object.keys(result.metafile.inputs), files);
   }
+  return "built";
+}
+
+/** Writes `path` whole or not at all: a temporary file beside it, renamed over it. */
+async function replaceFile(path: string, contents: string | Uint8Array): Promise<void> {
+  const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(temporary, contents);
+  await rename(temporary, path);
+}
+
+/**
+ * Bundles already built, one file per entry and way of building it: the SHA-256 of every file
+ * esbuild read for it, and the output files. Every server start (npm start, each test file's own
+ * service) bundles some thirty functions into a folder of its own, about fifteen seconds of CPU on
+ * these machines and minutes when seven start at once; a bundle whose files are all unchanged is
+ * the same bundle, so it is copied instead.
+ */
+const BUNDLE_CACHE = join(DIST_DIR, "cache", "bundles");
+
+/**
+ * What else decides a bundle besides the files esbuild reports reading: this file (the build's
+ * options), esbuild's version, and the files that steer resolution and transpiling without being
+ * inputs (the lock file for every package.json under node_modules, tsconfig.json).
+ */
+let recipe: Promise<string> | undefined;
+function bundleRecipe(): Promise<string> {
+  recipe ??= (async () => {
+    const digest = createHash("sha256").update(esbuildVersion);
+    for (const file of [fileURLToPath(import.meta.url), join(ROOT, "package-lock.json"), join(ROOT, "tsconfig.json")]) {
+      digest
+        .update(relative(ROOT, file))
+        .update("\0")
+        .update(await readFile(file))
+        .update("\0");
+    }
+    return digest.digest("hex");
+  })();
+  return recipe;
+}
+
+/**
+ * The cache file of `entry` built into `outfile` with `options`, or none for an entry outside the
+ * repository (a test's own worker in a temporary folder: its next run has another name anyway). A
+ * source map names the sources relative to the bundle's folder, so with one the folder is part of
+ * the key.
+ */
+async function bundleCacheFileOf(entry: string, outfile: string, options: BuildOptions): Promise<string | null> {
+  const source = relative(ROOT, entry);
+  if (source.startsWith("..")) return null;
+  const way = { source, file: basename(outfile), sourcemaps: options.sourcemaps ? relative(ROOT, dirname(outfile)) : false };
+  const key = createHash("sha256")
+    .update(await bundleRecipe())
+    .update(JSON.stringify(way))
+    .digest("hex");
+  return join(BUNDLE_CACHE, `${key}.json`);
+}
+
+interface CachedBundle {
+  /** Every file esbuild read, relative to the repository, and its SHA-256. */
+  inputs: Record<string, string>;
+  /** The output files by name (the bundle, its source map). */
+  files: Record<string, string>;
+}
+
+/**
+ * The SHA-256 of a file's content, or null when it cannot be read; kept while its status-change time
+ * stands (every write sets it, and unlike the modification time no program can set it back), so the
+ * thirty bundles of one start read their shared files once.
+ */
+const fileDigests = new Map<string, { ino: number; ctimeMs: number; digest: string }>();
+async function fileDigest(path: string): Promise<string | null> {
+  try {
+    const { ino, ctimeMs } = await stat(path);
+    const known = fileDigests.get(path);
+    if (known && known.ino === ino && known.ctimeMs === ctimeMs) return known.digest;
+    const digest = createHash("sha256")
+      .update(await readFile(path))
+      .digest("hex");
+    fileDigests.set(path, { ino, ctimeMs, digest });
+    return digest;
+  } catch {
+    return null;
+  }
+}
+
+/** The cached output files when every input is unchanged, else null. */
+async function cachedBundle(cacheFile: string): Promise<Record<string, string> | null> {
+  let cached: CachedBundle;
+  try {
+    cached = JSON.parse(await readFile(cacheFile, "utf8"));
+  } catch {
+    return null;
+  }
+  const current = await Promise.all(
+    Object.entries(cached.inputs).map(async ([input, digest]) => (await fileDigest(join(ROOT, input))) === digest),
+  );
+  return current.every(Boolean) ? cached.files : null;
+}
+
+/** Records a bundle just built; an input esbuild names that is no file (a namespace of a plugin) keeps it out of the cache. */
+async function storeBundle(cacheFile: string, inputs: string[], files: Record<string, string>): Promise<void> {
+  const digests: Record<string, string> = {};
+  for (const input of inputs) {
+    const digest = await fileDigest(join(ROOT, input));
+    if (digest === null) return;
+    digests[input] = digest;
+  }
+  await mkdir(BUNDLE_CACHE, { recursive: true });
+  await replaceFile(cacheFile, JSON.stringify({ inputs: digests, files } satisfies CachedBundle));
 }
 
 /** The face-api networks the browser client runs (weights manifest and shard of each). */
@@ -165,9 +285,7 @@ async function buildVersioned(dir: string, fill: (staging: string) => Promise<vo
   const target = join(dir, version);
   await rm(target, { recursive: true, force: true });
   await rename(staging, target);
-  const temporary = join(dir, `version.json.${process.pid}.tmp`);
-  await writeFile(temporary, JSON.stringify({ version } satisfies AssetVersion));
-  await rename(temporary, join(dir, ASSET_VERSION_FILE));
+  await replaceFile(join(dir, ASSET_VERSION_FILE), JSON.stringify({ version } satisfies AssetVersion));
   // Earlier versions go: only the one version.json names is served.
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.isDirectory() && entry.name !== version && !entry.name.startsWith(".staging-")) {
@@ -207,9 +325,7 @@ async function writeCompressed(file: string): Promise<void> {
       const cached = join(COMPRESSED_CACHE, `${key}.${suffix}`);
       const encoded = await readFile(cached).catch(async () => {
         const made = await compress[suffix](data);
-        const temporary = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-        await writeFile(temporary, made);
-        await rename(temporary, cached);
+        await replaceFile(cached, made);
         return made;
       });
       await writeFile(`${file}.${suffix}`, encoded);
