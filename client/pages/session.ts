@@ -20,6 +20,7 @@ import {
   type HandoffStatus,
   type ScreenBoot,
   type ScreenHandoff,
+  SESSION_ENDED_MESSAGE,
   type SessionEnded,
   TOKEN_FRAGMENT,
 } from "../../shared/contracts/hosted-screen";
@@ -456,8 +457,10 @@ class Screen {
   private async complete(descriptor: PresenceDescriptor): Promise<void> {
     show("sending");
     try {
-      const body = { ...this.mode.completion(this.boot, descriptor), ...(await this.signedOnDevice(descriptor)) };
+      const signed = await this.signedOnDevice(descriptor);
+      const body = { ...this.mode.completion(this.boot, descriptor), ...signed };
       const ended = await post<SessionEnded>("complete", body, this.boot.screen_token);
+      if (!ended.outcome.approved) await forgetRegistration(this.boot, signed.device_registration);
       this.outcome(ended);
     } catch (error) {
       showError(error, () => this.complete(descriptor));
@@ -471,7 +474,7 @@ class Screen {
    * session refused (UNAUTHORIZED_DEVICE, `user_not_verified` or `device_missing`) and says why. The sandbox's boot
    * serves no ceremony, and the capture is sent without a device.
    */
-  private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
+  private async signedOnDevice(descriptor: PresenceDescriptor): Promise<{ device_registration?: unknown; device_assertion?: unknown }> {
     const request = await passkeyRequest(this.boot, descriptor);
     if (!request) return {};
     if (request.ceremony === "register") {
@@ -530,8 +533,39 @@ class Screen {
     $("outcome-again").hidden = kind === "approved" || ended.return_to !== undefined;
     $("outcome-again").textContent = words("screen.outcome.again", { merchant: this.boot.display_name });
     show("outcome");
+    tellOpener(this.boot, ended);
     if (ended.return_to) sendBack(ended.return_to, this.boot.display_name);
   }
+}
+
+/**
+ * A passkey registered for an enrolment the service then refused was stored nowhere: the page tells
+ * the authenticator so (WebAuthn's signal API), which removes it, or it would be offered, and
+ * refused, at the person's next enrolment, which asks first for a passkey the device holds (D-641).
+ * Browsers without the signal keep it; nothing else depends on it.
+ */
+async function forgetRegistration(boot: ScreenBoot, registration: unknown): Promise<void> {
+  const id = (registration as { id?: unknown } | undefined)?.id;
+  const signal = (PublicKeyCredential as unknown as { signalUnknownCredential?: (o: object) => Promise<void> }).signalUnknownCredential;
+  if (typeof id !== "string" || boot.passkey?.ceremony !== "register" || !signal) return;
+  await signal.call(PublicKeyCredential, { rpId: boot.passkey.options.rp.id, credentialId: id }).catch(() => {});
+}
+
+/**
+ * A screen opened in a popup by the merchant's own page (an SDK on the merchant's origin: D-643)
+ * tells that page the session ended, by postMessage to the origin the merchant's server named and to
+ * no other (a page of any other origin in the opener's place receives nothing). What it says is a
+ * signal, not a proof: the merchant's server reads the result with its key. The popup stays open on
+ * the outcome; the opener closes it.
+ */
+function tellOpener(boot: ScreenBoot, ended: SessionEnded): void {
+  const opener = window.opener as Window | null;
+  if (!boot.opener_origin || !opener) return;
+  const { approved, reason } = ended.outcome;
+  opener.postMessage(
+    { type: SESSION_ENDED_MESSAGE, session_id: ended.session_id, state: ended.state, approved, reason },
+    boot.opener_origin,
+  );
 }
 
 /** How long the outcome of a /v1 session shows before the page takes the person back (they may go at once, or stay). */

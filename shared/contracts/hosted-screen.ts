@@ -146,6 +146,11 @@ export interface ScreenBoot {
   capture_nonce: string;
   /** The passkey ceremony of the capture in live mode; null in the sandbox, where none is asked. */
   passkey: ScreenPasskey | null;
+  /**
+   * The merchant page that opened the screen in a popup (its origin, as the merchant's server named
+   * it): the screen posts the session's end to it alone (SESSION_ENDED_MESSAGE; D-643). Null otherwise.
+   */
+  opener_origin: string | null;
   screen_token: string;
   /** The merchant's capture theme (merchant-theme-get's answer). */
   theme: { customized: boolean; theme: Record<string, string | number> };
@@ -175,3 +180,10 @@ export interface ScreenHandoff extends HandoffStatus {
   url: string;
   qr_svg: string;
 }
+
+/**
+ * The `type` of the message a screen opened in a popup posts to its opener's origin when the session
+ * ends (D-643): `{type, session_id, state, approved, reason}`. A signal, not a proof: the merchant's
+ * server reads the result with its key (hosted-session-get).
+ */
+export const SESSION_ENDED_MESSAGE = "hauth.session.ended";

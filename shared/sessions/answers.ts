@@ -39,6 +39,10 @@ export const createdSessionSchema = v.object({
 export const consumedSessionSchema = v.object({
   ...hostedSessionSchema.entries,
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
+  opener_origin: orNull(
+    v.string(),
+    "The merchant page that opened the screen in a popup: the screen posts the session's end to this origin alone.",
+  ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),
 });
 

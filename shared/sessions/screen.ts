@@ -51,6 +51,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: 
     card: exchanged.card,
     capture_nonce: exchanged.capture_nonce,
     passkey: environment === "live" ? await screenPasskey(rp, action, { userHandle, userName: displayName }) : null,
+    opener_origin: exchanged.opener_origin ?? null,
     screen_token: exchanged.screen_token,
     theme,
     ...(exchanged.mode && { mode: exchanged.mode }),

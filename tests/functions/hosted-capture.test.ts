@@ -15,7 +15,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
 import { ownThemeAssets } from "../harness/service";
-import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
+import { authorizeBody, boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
@@ -33,6 +33,7 @@ const BOOT_KEYS = [
   "locale",
   "locales",
   "merchant_id",
+  "opener_origin",
   "passkey",
   "screen_token",
   "session_id",
@@ -91,6 +92,7 @@ describe("hosted-capture boot", () => {
       card: null,
       // The sandbox asks no passkey ceremony (D-485).
       passkey: null,
+      opener_origin: null,
     });
     // The capture nonce is the session's device challenge (docs/decisions.md, D-348).
     expect(screen.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -135,6 +137,27 @@ describe("hosted-capture boot", () => {
     const [asked] = await testDb()`select purpose, user_handle from private.device_challenges
       where challenge_hash = ${await sha256Hex(pay.screen.capture_nonce)}`;
     expect(asked).toEqual({ purpose: "payment", user_handle: null });
+  });
+
+  it("a session a merchant's page opens in a popup names its origin; the boot gives it to the screen, which posts the end there alone (D-643)", async () => {
+    const m = await merchantFactory();
+    for (const origin of ["https://shop.example", "https://shop.example:8443", "http://localhost:5173", "http://127.0.0.1:3000"]) {
+      const { screen } = await booted(m.keys.sk_live, { action: "login", opener_origin: origin });
+      expect(screen.opener_origin).toBe(origin);
+    }
+    // Exactly an origin (no path, no trailing slash), https or a loopback host's http.
+    for (const origin of [
+      "https://shop.example/",
+      "https://shop.example/pay",
+      "http://shop.example",
+      "javascript:alert(1)",
+      "shop.example",
+      "*",
+    ]) {
+      const res = await createSession(m.keys.sk_live, { action: "login", opener_origin: origin });
+      expect(errorOf(res), origin).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toEqual(["opener_origin"]);
+    }
   });
 
   it("offers the hosted consent for enroll; speaks the person's language; names the session's brand first, then the published theme's", async () => {

@@ -38,6 +38,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   card: null,
   capture_nonce: "hcn_abcdefgh",
   passkey: null,
+  opener_origin: null,
   screen_token: "hsc_x",
   theme: { customized: false, theme: {} },
   ...extra,
