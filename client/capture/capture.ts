@@ -126,6 +126,12 @@ export interface CaptureOptions {
   assets: string;
   /** The `<video>` that shows the camera (muted, inline). */
   video: HTMLVideoElement;
+  /**
+   * Whether to open the microphone (default true). A face-only capture (D-428: a step-up's) asks
+   * for the camera alone: the descriptor's voice is then silent throughout, which is what the
+   * engine's face modality expects, and no sound is ever taken from the device.
+   */
+  microphone?: boolean;
 }
 
 /** Frames the track processor may hold while the page is busy (about 0.7 s at 15 fps), oldest dropped beyond. */
@@ -173,7 +179,8 @@ export class PresenceCapture {
     skin: SkinSample[];
     mouth: MouthSample[];
     faces: FaceObservation[];
-    meter: VoiceMeter;
+    /** Null without a microphone (a face-only capture). */
+    meter: VoiceMeter | null;
   } = null;
   private stopped = false;
   /**
@@ -191,7 +198,7 @@ export class PresenceCapture {
   private constructor(
     private readonly stream: MediaStream,
     private readonly worker: Worker,
-    private readonly microphone: Microphone,
+    private readonly microphone: Microphone | null,
     private readonly video: HTMLVideoElement,
     ready: { backend: string; loadMs: number },
   ) {
@@ -210,8 +217,8 @@ export class PresenceCapture {
       modelLoadMs: ready.loadMs,
     };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => this.onWorker(event.data);
-    microphone.onBlock((block) => {
-      if (!this.recording) return;
+    microphone?.onBlock((block) => {
+      if (!this.recording?.meter) return;
       this.stats.audioLeadMs.push((block.t + block.samples.length / microphone.sampleRate) * 1000 - performance.now());
       this.recording.meter.push(block.samples, block.t);
     });
@@ -224,15 +231,16 @@ export class PresenceCapture {
 
   /**
    * Asks for the camera and the microphone (automatic gain control off, as the descriptor's voice
-   * level needs) and starts following the face with `models` (loaded first: see FaceModels).
+   * level needs; the camera alone when `options.microphone` is false) and starts following the face with `models` (loaded first: see FaceModels).
    */
   static async open(options: CaptureOptions, models: FaceModels): Promise<PresenceCapture> {
     const stream = await navigator.mediaDevices.getUserMedia({
       video: { width: { ideal: 640 }, height: { ideal: 480 }, frameRate: { ideal: 30 }, facingMode: "user" },
-      audio: { autoGainControl: false, channelCount: 1 },
+      audio: options.microphone === false ? false : { autoGainControl: false, channelCount: 1 },
     });
     try {
-      const microphone = await Microphone.open(stream, new URL("audio-worklet.js", options.assets).href);
+      const microphone =
+        options.microphone === false ? null : await Microphone.open(stream, new URL("audio-worklet.js", options.assets).href);
       options.video.srcObject = stream;
       await options.video.play();
       return new PresenceCapture(stream, models.worker, microphone, options.video, models);
@@ -316,7 +324,7 @@ export class PresenceCapture {
       skin: [] as SkinSample[],
       mouth: [] as MouthSample[],
       faces: [] as FaceObservation[],
-      meter: new VoiceMeter(grid, this.microphone.sampleRate),
+      meter: this.microphone ? new VoiceMeter(grid, this.microphone.sampleRate) : null,
     };
     this.recording = recording;
     const deferred: NonNullable<typeof this.deferred> = { window: recording, faces: recording.faces, pending: 0 };
@@ -345,7 +353,8 @@ export class PresenceCapture {
       grid,
       skin: frames ? frames.map((s) => ({ t: s.t, ...s.skin })) : recording.skin.sort((a, b) => a.t - b.t),
       mouth: recording.mouth,
-      voice: recording.meter.envelope(),
+      // Without a microphone the voice is silent: every grid sample 0, as where no audio reached it.
+      voice: recording.meter ? recording.meter.envelope() : new Array<number>(grid.samples).fill(0),
       faces: recording.faces,
       schedule: options.schedule,
       background: frames?.map((s) => ({ t: s.t, ...s.background })),
@@ -381,7 +390,7 @@ export class PresenceCapture {
     this.stopLight?.();
     this.worker.terminate();
     for (const track of this.stream.getTracks()) track.stop();
-    await this.microphone.close();
+    await this.microphone?.close();
   }
 
   /** Whether a frame at `t` belongs to `recording` (half a second either side, for the interpolation at its ends). */

@@ -272,7 +272,20 @@ class Screen {
   ) {}
 
   private get paced(): boolean {
-    return $<HTMLInputElement>("paced").checked;
+    return !this.faceOnly && $<HTMLInputElement>("paced").checked;
+  }
+
+  /**
+   * A step-up's capture (the boot's `presence: "face"`, D-428): the camera alone under the screen's
+   * light, nothing read aloud and no microphone asked for; the words say so.
+   */
+  private get faceOnly(): boolean {
+    return this.boot.presence === "face";
+  }
+
+  /** The catalogue key of a text that a face-only capture words differently (`screen.face.…` beside `screen.…`). */
+  private key(key: string): string {
+    return this.faceOnly ? key.replace(/^screen\./, "screen.face.") : key;
   }
 
   private get seconds(): number {
@@ -297,8 +310,18 @@ class Screen {
     const consent = mode.consent(boot, words);
     $("consent-row").hidden = consent === null;
     $("consent-label").textContent = consent ?? "";
+    // The fixed texts a face-only capture words its own way, kept under their keys so a change of locale rewords them too.
+    for (const [id, key] of [
+      ["why-title", "screen.why.title"],
+      ["continue", "screen.action.continue"],
+      ["record", "screen.action.record"],
+    ] as const) {
+      $(id).dataset.words = this.key(key);
+      $(id).textContent = words(this.key(key));
+    }
+    $("paced-row").hidden = this.faceOnly;
     const why = () => {
-      $("why-body").textContent = words("screen.why.body", { seconds: this.seconds });
+      $("why-body").textContent = words(this.key("screen.why.body"), { seconds: this.seconds });
     };
     why();
     $("paced-label").textContent = words("screen.paced.label", { seconds: override ?? PACED_SECONDS });
@@ -340,9 +363,9 @@ class Screen {
       console.error(error);
       return showError(new ScreenError("screen.error.unsupported", false));
     }
-    $("guidance").textContent = words("screen.camera.asking");
+    $("guidance").textContent = words(this.key("screen.camera.asking"));
     try {
-      this.capture = await PresenceCapture.open({ assets, video: $<HTMLVideoElement>("camera") }, models);
+      this.capture = await PresenceCapture.open({ assets, video: $<HTMLVideoElement>("camera"), microphone: !this.faceOnly }, models);
     } catch (error) {
       const denied = error instanceof DOMException && (error.name === "NotAllowedError" || error.name === "SecurityError");
       return this.cancel(denied ? "permission_denied" : "camera_unavailable");
@@ -372,7 +395,8 @@ class Screen {
       }
       // Once the gates have passed the button stays enabled: a flicker should not take it away under the finger.
       if (gates.ready) record.disabled = false;
-      const guidance = gates.ready || !record.disabled ? (notice ?? "screen.guidance.ready") : `screen.guidance.${gates.problems[0]}`;
+      const guidance =
+        gates.ready || !record.disabled ? this.key(notice ?? "screen.guidance.ready") : `screen.guidance.${gates.problems[0]}`;
       const text = words(guidance);
       if ($("guidance").textContent !== text) $("guidance").textContent = text;
     }, 200);
@@ -400,7 +424,7 @@ class Screen {
   private async record(): Promise<void> {
     const seconds = this.seconds;
     const paced = this.paced;
-    $("capture-title").textContent = words("screen.recording.title");
+    $("capture-title").textContent = words(this.key("screen.recording.title"));
     $("gates").hidden = true;
     $<HTMLButtonElement>("record").hidden = true;
     $("guidance").textContent = "";
@@ -414,7 +438,12 @@ class Screen {
     const cues: Cue[] = paced ? pacedCues(this.boot.capture_nonce, seconds, lines.join(" ").split(/\s+/)) : [];
     const reading = $("reading");
     if (paced) reading.replaceChildren(Object.assign(document.createElement("p"), { className: "cue" }));
-    else {
+    else if (this.faceOnly) {
+      // Nothing to read: the face stays before the screen while it changes colour.
+      reading.replaceChildren(
+        Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.face.recording.hint") }),
+      );
+    } else {
       reading.replaceChildren(
         Object.assign(document.createElement("p"), { className: "hint", textContent: words("screen.recording.hint") }),
         ...lines.map((line) => Object.assign(document.createElement("p"), { className: "line", textContent: line })),

@@ -105,14 +105,14 @@ function sessionPage(locale: Locale, assets: string): string {
 <p id="intro-lead" class="lead"></p>
 <dl id="intro-terms" class="terms" hidden></dl>
 <div class="card">
-<h2 data-words="screen.why.title">${m("screen.why.title")}</h2>
+<h2 id="why-title" data-words="screen.why.title">${m("screen.why.title")}</h2>
 <p id="why-body"></p>
 </div>
 <div id="consent-row" class="choice" hidden>
 <input type="checkbox" id="consent" aria-describedby="consent-error"><label for="consent" id="consent-label"></label>
 </div>
 <p id="consent-error" class="field-error" role="alert" hidden data-words="screen.consent.required">${m("screen.consent.required")}</p>
-<div class="choice">
+<div id="paced-row" class="choice">
 <input type="checkbox" id="paced"><label for="paced" id="paced-label"></label>
 </div>
 <div class="actions">

@@ -92,6 +92,20 @@ export interface ScreenModeTerms {
 }
 
 /**
+ * What the screen's capture proves beyond the face (D-428): `face_voice`, the reading aloud under
+ * the screen's light; or `face`, the face alone under the light, no microphone and nothing said:
+ * the capture level a step-up needs (spec 4.7 rule 8), asked by a `mandate` session whose terms
+ * step up (`step_up_of`) and by nothing else. The boot says which (`presence`), the completion
+ * judges the capture by the same rule.
+ */
+export const capturePresences = ["face_voice", "face"] as const;
+export type CapturePresence = (typeof capturePresences)[number];
+
+export function capturePresenceOf(action: string, mandate: { step_up_of?: unknown } | null | undefined): CapturePresence {
+  return action === "mandate" && typeof mandate?.step_up_of === "string" ? "face" : "face_voice";
+}
+
+/**
  * What the person's passkey does for a capture of `action`: register their first one (enrolments:
  * `enroll`, `claim`, unless their device holds one already: D-641) or sign with one of theirs
  * (every other action).
@@ -144,6 +158,8 @@ export interface ScreenBoot {
   consent: { version: string; retention_days: number } | null;
   card: ScreenCard | null;
   capture_nonce: string;
+  /** What the capture proves beyond the face: `face` for a step-up's grant (no microphone, nothing read aloud), else `face_voice`. */
+  presence: CapturePresence;
   /** The passkey ceremony of the capture in live mode; null in the sandbox, where none is asked. */
   passkey: ScreenPasskey | null;
   /**

@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { type CaptureDevice, captureDevice, deviceAssertionField } from "../devices/capture";
 import type { RelyingParty } from "../devices/ceremony";
 import type { DeviceChallengePurpose } from "../devices/policy";
+import type { PresenceModality } from "../engine";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -42,17 +43,23 @@ export async function identifyFace(
 /**
  * face-identify's judgement, with the device that signed the capture (null when unmatched): a hosted
  * screen identifies, then acts with the same capture, and its act takes the device verified here
- * (its challenge is single use). `purpose` is what the challenge was issued for.
+ * (its challenge is single use). `purpose` is what the challenge was issued for; `modality` what the
+ * capture must prove beyond the face (a hosted step-up's is `face`, judged as its act will be: D-428).
  */
 export async function identifyOnDevice(
   deps: Deps,
   keys: { templates: Templates; subjectRefSecret: string },
   tenant: Tenant,
   body: v.InferOutput<typeof identifySchema>,
-  { scenario, rp, purpose }: { scenario: ForcedScenario | null; rp: RelyingParty; purpose: DeviceChallengePurpose },
+  {
+    scenario,
+    rp,
+    purpose,
+    modality,
+  }: { scenario: ForcedScenario | null; rp: RelyingParty; purpose: DeviceChallengePurpose; modality?: PresenceModality },
 ): Promise<{ answer: v.InferOutput<typeof identifyAnswerSchema>; device: CaptureDevice | null }> {
   const descriptor = descriptorFrom(body.face_template, body.capture_nonce);
-  const { livenessPassed, refusal } = judge(descriptor, deps.now, null, scenario);
+  const { livenessPassed, refusal } = judge(descriptor, deps.now, null, scenario, modality);
   if (!livenessPassed) throw new ApiError("LIVE_CAPTURE_REQUIRED", { reason: refusal });
 
   const embedding = keys.templates.protector.protect(descriptor.face.embedding);

@@ -85,6 +85,21 @@ const configSchema = v.object({
     "3",
   ),
   /**
+   * Blocks (its own included) before a confirmed anchor may count as final and is no longer
+   * re-verified for a reorg (default 64; at least the confirmations): final once this deep and at or
+   * below the node's `finalized` block (D-650).
+   */
+  ANCHOR_CHAIN_FINALITY_DEPTH: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,5}$/, "ANCHOR_CHAIN_FINALITY_DEPTH must be a number of blocks"),
+      v.transform(Number),
+      v.minValue(1),
+      v.maxValue(50_000),
+    ),
+    "64",
+  ),
+  /**
    * The most the anchoring account pays per gas, in gwei (whole or decimal); unset, no cap. While
    * fees are above it nothing is sent: the receipts stay valid and pending (D-515).
    */

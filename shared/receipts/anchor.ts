@@ -16,6 +16,8 @@ import type {} from "./rpc";
 export interface Publication {
   reference: string | null;
   confirmed: boolean;
+  /** Confirmed beyond a reorg's reach (a chain: deep enough and finalized, D-650): the pass stops following it. */
+  final?: boolean;
   state: Record<string, unknown> | null;
 }
 
@@ -39,9 +41,10 @@ export interface AnchorSink {
   /** Sends a prepared publication. */
   send(publication: Publication): Promise<void>;
   /**
-   * Where `publication` stands now (`wait`: give it the sink's time to confirm first): confirmed,
-   * pending, or `lost` when nothing of it is on the sink any more (never sent, dropped, taken out by
-   * a reorg and not re-included).
+   * Where `publication` stands now (`wait`: give it the sink's time to confirm first): confirmed (and
+   * whether final), pending, or `lost` when nothing of it is on the sink any more (never sent,
+   * dropped, taken out by a reorg and not re-included). A publication recorded before its state was
+   * kept (D-339: a reference only) is read back from the sink by its reference (D-650).
    */
   follow(publication: Publication, wait: boolean): Promise<Publication | "lost">;
   /** Whether a publication still pending at `now` has waited long enough to be replaced. */
@@ -65,8 +68,6 @@ export class LocalAnchorSink implements AnchorSink {
 }
 
 interface AnchorOptions {
-  /** How long a confirmed anchor is still looked at for a reorg that took its publication out (default one hour). */
-  watchSeconds?: number;
   /** Receipts per anchor (one tree, one RPC). */
   batchSize?: number;
   /** Anchors written at most per pass; the rest waits for the next tick. */
@@ -93,13 +94,15 @@ interface AnchorPassResult {
   republished: number;
   /** Confirmed anchors found taken out or moved by a reorg. */
   reorged: number;
+  /** Anchors found final by this pass: no longer followed. */
+  finalised: number;
   /** True when the sink declined to publish now (fees above the cap): the receipts wait. */
   deferred: boolean;
 }
 
 /**
- * One pass: first the anchors already published are followed up (confirmed, replaced when stuck,
- * republished when lost or taken out by a reorg), then the live receipts issued at or before `now`
+ * One pass: first the anchors already published and not final are followed up (confirmed, replaced
+ * when stuck, republished when lost or taken out by a reorg, final once beyond a reorg's reach), then the live receipts issued at or before `now`
  * are anchored, in batches of `batchSize`, oldest first. A chain's new anchor is recorded pending
  * before its transaction is sent, and confirmed when it has its confirmations (this pass, if they
  * come in the sink's time, else a later one). A live grant's `mandate.granted` is sent by its
@@ -111,10 +114,19 @@ export async function anchorPendingReceipts(
   sql: Sql,
   sink: AnchorSink,
   now: Date,
-  { batchSize = 1000, maxBatches = 10, attempts = 3, watchSeconds = 3600 }: AnchorOptions = {},
+  { batchSize = 1000, maxBatches = 10, attempts = 3 }: AnchorOptions = {},
 ): Promise<AnchorPassResult> {
-  const result: AnchorPassResult = { anchors: [], contended: 0, pending: 0, confirmed: 0, republished: 0, reorged: 0, deferred: false };
-  if (sink.follows) await followAnchors(sql, sink, now, watchSeconds, result);
+  const result: AnchorPassResult = {
+    anchors: [],
+    contended: 0,
+    pending: 0,
+    confirmed: 0,
+    republished: 0,
+    reorged: 0,
+    finalised: 0,
+    deferred: false,
+  };
+  if (sink.follows) await followAnchors(sql, sink, now, result);
   if (result.deferred) return result;
   for (let batch = 0; batch < maxBatches; batch++) {
     let pending: RpcResult<"receipts_pending_anchor">["receipts"] = [];
@@ -157,9 +169,14 @@ export async function anchorPendingReceipts(
   return result;
 }
 
-/** Confirms, replaces, republishes or marks pending again each anchor this sink still follows. */
-async function followAnchors(sql: Sql, sink: AnchorSink, now: Date, watchSeconds: number, result: AnchorPassResult) {
-  const { anchors } = await rpc(sql, "receipt_anchors_open", { sink: sink.name, now: now.toISOString(), watch_seconds: watchSeconds });
+/**
+ * Confirms, replaces, republishes, finalises or marks pending again each anchor this sink still
+ * follows: every one not final (D-650), however long ago it was confirmed, since a reorg can take
+ * a root out until its block is final; an anchor kept without its publication's state (D-339) is
+ * adopted, its state read back from the sink and recorded.
+ */
+async function followAnchors(sql: Sql, sink: AnchorSink, now: Date, result: AnchorPassResult) {
+  const { anchors } = await rpc(sql, "receipt_anchors_open", { sink: sink.name });
   for (const anchor of anchors) {
     const recorded: Publication = { reference: anchor.sink_reference, confirmed: anchor.confirmed, state: anchor.publication };
     let current = await sink.follow(recorded, false);
@@ -181,9 +198,14 @@ async function followAnchors(sql: Sql, sink: AnchorSink, now: Date, watchSeconds
         continue;
       }
     }
-    const changed = current.confirmed !== anchor.confirmed || current.reference !== anchor.sink_reference;
+    const changed =
+      current.confirmed !== anchor.confirmed ||
+      current.reference !== anchor.sink_reference ||
+      current.final === true ||
+      (anchor.publication === null && current.state !== null);
     if (changed) await recordFollow(sql, anchor.id, current, now);
     if (current.confirmed && !anchor.confirmed) result.confirmed += 1;
+    if (current.confirmed && current.final) result.finalised += 1;
     if (!current.confirmed) result.pending += 1;
   }
 }
@@ -193,6 +215,7 @@ function recordFollow(sql: Sql, anchorId: string, publication: Publication, now:
     anchor_id: anchorId,
     sink_reference: publication.reference,
     confirmed: publication.confirmed,
+    final: publication.confirmed && publication.final === true,
     publication: publication.state,
     now: now.toISOString(),
   });

@@ -4,7 +4,7 @@
  * contract: calldata is recorded by every node forever, and anyone can read it back by the
  * transaction's hash (scripts/verify-receipt.ts does, with nothing from the service's database).
  */
-import { createPublicClient, type Hex, http, keccak256, parseGwei, stringToHex } from "viem";
+import { createPublicClient, type Hex, http, keccak256, parseGwei, stringToHex, TransactionNotFoundError } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../kernel/config";
 import { type AnchorSink, LocalAnchorSink, type Publication } from "./anchor";
@@ -28,6 +28,12 @@ interface ChainSinkOptions {
   privateKey: Hex;
   /** Blocks on top of the transaction's (its own included) before the anchor counts as confirmed. */
   confirmations: number;
+  /**
+   * Blocks (its own included) before a confirmed anchor's block may count as final (D-650; default
+   * 64, never fewer than `confirmations`): final once this deep and at or below the node's
+   * `finalized` block, after which a reorg cannot take it out and the pass stops following it.
+   */
+  finalityDepth?: number;
   /** How long a pass waits for a new publication's confirmations before leaving it pending for the next pass. */
   timeoutMs?: number;
   /** A publication still unmined this long after it was sent is replaced at current fees (same nonce). */
@@ -42,8 +48,12 @@ interface ChainState {
   nonce: number;
   /** Every transaction sent carrying the root, oldest first; the last is the one to send. */
   hashes: Hex[];
-  /** The last one, signed, so a send that failed can be repeated as is. */
-  raw: Hex;
+  /**
+   * The last one, signed, so a send that failed can be repeated as is. Absent for a transaction
+   * adopted from the chain (D-650: an anchor of D-339, kept by its reference only): that one was
+   * sent long ago, and if it is lost a new one replaces it.
+   */
+  raw?: Hex;
   max_fee_per_gas: string;
   max_priority_fee_per_gas: string;
   /** The pass's clock when the last one was prepared. */
@@ -127,14 +137,16 @@ export class ChainAnchorSink implements AnchorSink {
 
   async send(publication: Publication): Promise<void> {
     const { raw } = publication.state as unknown as ChainState;
+    if (!raw) throw new Error("only a prepared publication is sent");
     await this.reader.sendRawTransaction({ serializedTransaction: raw });
   }
 
   async follow(publication: Publication, wait: boolean): Promise<Publication | "lost"> {
     const { confirmations, timeoutMs = 45_000 } = this.options;
-    const state = publication.state as unknown as ChainState | null;
-    // An anchor recorded before publications were kept (D-339) was confirmed when written: nothing to follow.
-    if (!state?.hashes) return publication;
+    const kept = publication.state as unknown as ChainState | null;
+    // An anchor recorded before publications were kept (D-339) has its reference only: its transaction is read back (D-650).
+    const state = kept?.hashes ? kept : await this.adopt(publication.reference);
+    if (!state) return "lost";
     const reader = this.reader;
     const latest = state.hashes[state.hashes.length - 1] as Hex;
     if (wait) {
@@ -146,13 +158,14 @@ export class ChainAnchorSink implements AnchorSink {
     for (const hash of [...state.hashes].reverse()) {
       const receipt = await reader.getTransactionReceipt({ hash }).catch(() => null);
       if (receipt?.status !== "success") continue;
-      // Still in the block it was confirmed in: confirmed, however deep this sink now asks.
-      if (publication.confirmed && receipt.blockHash === state.block_hash) return publication;
       const tip = await reader.getBlockNumber({ cacheTime: 0 });
-      const confirmed = tip - receipt.blockNumber + 1n >= BigInt(confirmations);
+      const depth = tip - receipt.blockNumber + 1n;
+      // Still in the block it was confirmed in: confirmed, however deep this sink now asks.
+      const confirmed = (publication.confirmed && receipt.blockHash === state.block_hash) || depth >= BigInt(confirmations);
       return {
         reference: confirmed ? `${hash}@${receipt.blockNumber}` : hash,
         confirmed,
+        final: confirmed && (await this.final(receipt.blockNumber, depth)),
         state: { ...state, block_hash: receipt.blockHash },
       };
     }
@@ -161,6 +174,42 @@ export class ChainAnchorSink implements AnchorSink {
       if (waiting) return { reference: latest, confirmed: false, state: { ...state, block_hash: undefined } };
     }
     return "lost";
+  }
+
+  /**
+   * Whether a block `depth` deep is beyond a reorg's reach: at least the finality depth, and at or
+   * below the node's `finalized` block where it has one. Both, because each alone can be wrong: a
+   * depth is no finality on a chain that finalizes later (Base: its L1 batch's finality, tens of
+   * minutes), and a development node (ganache) calls every block finalized.
+   */
+  private async final(block: bigint, depth: bigint): Promise<boolean> {
+    const floor = Math.max(this.options.finalityDepth ?? 64, this.options.confirmations);
+    if (depth < BigInt(floor)) return false;
+    const finalized = await this.reader.getBlock({ blockTag: "finalized" }).catch(() => null);
+    return finalized === null || block <= finalized.number;
+  }
+
+  /**
+   * The state of a publication kept by its reference only (an anchor of D-339, `<hash>@<block>`),
+   * read back from the chain: its transaction's nonce and fees, its hash. Null when the chain has
+   * no such transaction (a reorg took it out and it was never re-included): the root is then
+   * republished. When it was sent is unknown, so one still waiting in the pool counts as stuck.
+   */
+  private async adopt(reference: string | null): Promise<ChainState | null> {
+    const hash = CHAIN_REFERENCE.exec(reference ?? "")?.[1] as Hex | undefined;
+    if (!hash) return null;
+    const transaction = await this.reader.getTransaction({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionNotFoundError) return null;
+      throw error;
+    });
+    if (!transaction) return null;
+    return {
+      nonce: transaction.nonce,
+      hashes: [hash],
+      max_fee_per_gas: String(transaction.maxFeePerGas ?? transaction.gasPrice ?? 0n),
+      max_priority_fee_per_gas: String(transaction.maxPriorityFeePerGas ?? transaction.gasPrice ?? 0n),
+      sent_at: new Date(0).toISOString(),
+    };
   }
 
   stale(publication: Publication, now: Date): boolean {
@@ -178,7 +227,8 @@ export class ChainAnchorSink implements AnchorSink {
  * @example const sink = await anchorSinkFor(config);
  */
 export async function anchorSinkFor(
-  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI">,
+  config: Pick<Config, "ANCHOR_CHAIN_RPC_URL" | "ANCHOR_CHAIN_PRIVATE_KEY" | "ANCHOR_CHAIN_CONFIRMATIONS" | "ANCHOR_CHAIN_MAX_FEE_GWEI"> &
+    Partial<Pick<Config, "ANCHOR_CHAIN_FINALITY_DEPTH">>,
 ): Promise<AnchorSink> {
   const { ANCHOR_CHAIN_RPC_URL: rpcUrl, ANCHOR_CHAIN_PRIVATE_KEY: privateKey } = config;
   if (!rpcUrl && !privateKey) return new LocalAnchorSink();
@@ -189,6 +239,7 @@ export async function anchorSinkFor(
     rpcUrl,
     privateKey: privateKey as Hex,
     confirmations: config.ANCHOR_CHAIN_CONFIRMATIONS,
+    ...(config.ANCHOR_CHAIN_FINALITY_DEPTH !== undefined && { finalityDepth: config.ANCHOR_CHAIN_FINALITY_DEPTH }),
     ...(config.ANCHOR_CHAIN_MAX_FEE_GWEI !== undefined && { maxFeePerGas: parseGwei(config.ANCHOR_CHAIN_MAX_FEE_GWEI) }),
   });
 }

@@ -33,7 +33,7 @@ export interface StoredReceipt {
 
 type AnchorRecorded = { recorded: true; anchor_id: Uuid; leaf_count: number } | { recorded: false; unclaimable: number };
 
-/** An anchor the pass follows up: pending, or confirmed recently enough to be watched for a reorg. */
+/** An anchor the pass follows up: pending, or confirmed but not final yet (a reorg could still take it out: D-650). */
 export interface OpenAnchor {
   id: Uuid;
   root: string;
@@ -58,9 +58,16 @@ declare module "../kernel/db/rpc" {
       },
       AnchorRecorded,
     ];
-    receipt_anchors_open: [{ sink: string; now: Iso; watch_seconds: number }, { anchors: OpenAnchor[] }];
+    receipt_anchors_open: [{ sink: string }, { anchors: OpenAnchor[] }];
     receipt_anchor_follow: [
-      { anchor_id: Uuid; sink_reference: string | null; confirmed: boolean; publication: Record<string, unknown> | null; now: Iso },
+      {
+        anchor_id: Uuid;
+        sink_reference: string | null;
+        confirmed: boolean;
+        final?: boolean;
+        publication: Record<string, unknown> | null;
+        now: Iso;
+      },
       { confirmed: boolean; announced: boolean },
     ];
   }

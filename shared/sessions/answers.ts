@@ -4,7 +4,7 @@
  * consume), the screen's boot, and a session's end (complete, cancel).
  */
 import * as v from "valibot";
-import { allSessionActions, sessionStates } from "../contracts/hosted-screen";
+import { allSessionActions, capturePresences, sessionStates } from "../contracts/hosted-screen";
 import { described, instant, metadataAnswer, orNull } from "../kernel/answers";
 import { environments } from "../kernel/principal";
 
@@ -76,6 +76,10 @@ export const bootAnswerSchema = v.object({
   consent: orNull(v.record(v.string(), v.unknown()), "The consent offered, for an enrolment."),
   card: orNull(v.record(v.string(), v.unknown()), "An agent's verification card: its agent and purpose."),
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
+  presence: described(
+    v.picklist(capturePresences),
+    "What the capture proves beyond the face: `face` (the face alone under the screen's light, nothing said) for a mandate session that steps up, else `face_voice`.",
+  ),
   passkey: orNull(
     v.object({
       ceremony: v.picklist(["register", "assert"]),

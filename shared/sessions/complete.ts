@@ -8,7 +8,7 @@
  * a conflict, a 5xx) rolls it all back, and the session is still opened.
  */
 import * as v from "valibot";
-import { cancelReasons, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
+import { cancelReasons, capturePresenceOf, type ScreenAction, type SessionAction } from "../contracts/hosted-screen";
 import { deviceAssertionField } from "../devices/capture";
 import type { RelyingParty } from "../devices/ceremony";
 import { documentEvidenceSchema } from "../identity/documents";
@@ -125,6 +125,8 @@ async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComp
   };
   const capture = { face_template: input.face_template, capture_nonce: input.capture_nonce };
   const purpose = screenDevicePurpose(session.action as ScreenAction);
+  // The session's capture level, as its boot told the screen: a step-up's face is judged without the voice.
+  const presence = capturePresenceOf(session.action, session.mandate_terms);
   const { answer: identified, device } = await identifyOnDevice(
     deps,
     keys,
@@ -134,6 +136,7 @@ async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComp
       scenario,
       rp: keys.rp,
       purpose,
+      modality: presence,
     },
   );
   if (!identified.matched || !identified.subject_ref || !device)
@@ -141,7 +144,7 @@ async function identify(deps: Deps, keys: CompletionKeys, session: SessionToComp
   if (session.facetoken !== null && identified.subject_ref !== session.facetoken) {
     return { approved: false, reason: "subject_mismatch", subject_ref: null } as const;
   }
-  return { approved: true, subject_ref: identified.subject_ref, input, principal, capture, device } as const;
+  return { approved: true, subject_ref: identified.subject_ref, input, principal, capture, device, presence } as const;
 }
 
 /**
@@ -160,10 +163,11 @@ async function identifyAndAct(
 ): Promise<SessionResult> {
   const identified = await identify(deps, keys, session, body, scenario);
   if (!identified.approved) return identified;
-  const { input, principal, capture, device } = identified;
+  const { input, principal, capture, device, presence } = identified;
   const subjectRef = identified.subject_ref;
   const act = {
     ...capture,
+    presence,
     action: sinkActs[action],
     service_hash: session.external_txn_ref ?? `hosted_session:${session.session_id.replace(/-/g, "")}`,
     user_id: subjectRef,

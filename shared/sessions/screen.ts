@@ -5,7 +5,7 @@
  * one capture, and its credential for complete and cancel. For an agent verification card, also
  * the card's terms: who asks and for what purpose.
  */
-import { passkeyCeremonyOf, type ScreenAction, type ScreenBoot, type ScreenPasskey } from "../contracts/hosted-screen";
+import { capturePresenceOf, passkeyCeremonyOf, type ScreenAction, type ScreenBoot, type ScreenPasskey } from "../contracts/hosted-screen";
 import { assertionOptions } from "../devices/assertion";
 import type { RelyingParty } from "../devices/ceremony";
 import { registrationOptions, USER_HANDLE_BYTES } from "../devices/registration";
@@ -50,6 +50,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: 
     consent: session.action === "enroll" || session.action === "claim" ? HOSTED_CONSENT : null,
     card: exchanged.card,
     capture_nonce: exchanged.capture_nonce,
+    presence: capturePresenceOf(action, exchanged.mode?.mandate),
     passkey: environment === "live" ? await screenPasskey(rp, action, { userHandle, userName: displayName }) : null,
     opener_origin: exchanged.opener_origin ?? null,
     screen_token: exchanged.screen_token,

@@ -208,25 +208,25 @@ begin
 end $$;
 comment on function private.receipt_anchor_announce(uuid, timestamptz) is 'Marks an anchor confirmed; on its first confirmation sends mandate.granted of the grants whose receipts it holds.';
 
--- receipt_anchors_open({sink, now, watch_seconds}) -> {anchors: [{id, root, sink_reference, confirmed, publication}]}
--- What the anchoring pass follows up on this sink: every anchor still pending, and the confirmed ones confirmed
--- less than watch_seconds ago (a reorg deeper than the confirmations is looked for that long), oldest first.
+-- receipt_anchors_open({sink}) -> {anchors: [{id, root, sink_reference, confirmed, publication}]}
+-- What the anchoring pass follows up on this sink: every anchor not final yet (D-650), oldest first: pending,
+-- confirmed but still within a reorg's reach, and those recorded before publications were kept (D-339:
+-- confirmed, publication null), which the pass reads back from the chain by their reference.
 create or replace function public.receipt_anchors_open(p jsonb) returns jsonb
 language sql stable security definer set search_path = '' as $$
   select jsonb_build_object('anchors', coalesce(jsonb_agg(jsonb_build_object(
     'id', a.id, 'root', a.root, 'sink_reference', a.sink_reference, 'confirmed', a.confirmed_at is not null,
     'publication', a.publication) order by a.created_at, a.id), '[]'::jsonb))
   from private.receipt_anchors a
-  where a.sink = p ->> 'sink'
-    and (a.confirmed_at is null
-      or a.confirmed_at > (p ->> 'now')::timestamptz - make_interval(secs => coalesce((p ->> 'watch_seconds')::int, 3600)))
+  where a.sink = p ->> 'sink' and a.final_at is null
 $$;
-comment on function public.receipt_anchors_open(jsonb) is 'The anchors of a sink still pending, and those confirmed within watch_seconds (default 3600), for the pass to confirm, replace or repair.';
+comment on function public.receipt_anchors_open(jsonb) is 'The anchors of a sink not final yet (pending, confirmed within a reorg''s reach, or recorded before publications were kept), for the pass to confirm, replace, repair or finalise.';
 
--- receipt_anchor_follow({anchor_id, sink_reference, confirmed, publication, now}) -> {confirmed, announced}
--- Records where an anchor's publication stands: confirmed (the first time, its grants are announced), or pending
--- again (not yet deep enough, replaced at other fees, republished after a reorg took it out). The root and the
--- receipts' proofs never change: only how the root is published.
+-- receipt_anchor_follow({anchor_id, sink_reference, confirmed, final?, publication, now}) -> {confirmed, announced}
+-- Records where an anchor's publication stands: confirmed (the first time, its grants are announced), final
+-- (confirmed beyond a reorg's reach: no longer followed, D-650), or pending again (not yet deep enough, replaced
+-- at other fees, republished after a reorg took it out). The root and the receipts' proofs never change: only
+-- how the root is published.
 create or replace function public.receipt_anchor_follow(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -239,12 +239,17 @@ begin
   end if;
   update private.receipt_anchors
   set sink_reference = p ->> 'sink_reference', publication = coalesce(nullif(p -> 'publication', 'null'::jsonb), publication),
-      confirmed_at = case when (p ->> 'confirmed')::boolean then confirmed_at else null end
+      confirmed_at = case when (p ->> 'confirmed')::boolean then confirmed_at else null end,
+      final_at = case when (p ->> 'confirmed')::boolean then final_at else null end
   where id = v_anchor.id;
   if (p ->> 'confirmed')::boolean and v_anchor.confirmed_at is null then
     perform private.receipt_anchor_announce(v_anchor.id, v_now);
   end if;
+  -- Final only once confirmed (above, or before): the pass stops following it.
+  if (p ->> 'confirmed')::boolean and coalesce((p ->> 'final')::boolean, false) then
+    update private.receipt_anchors set final_at = coalesce(final_at, v_now) where id = v_anchor.id;
+  end if;
   return jsonb_build_object('confirmed', (p ->> 'confirmed')::boolean,
     'announced', (p ->> 'confirmed')::boolean and v_anchor.first_confirmed_at is null);
 end $$;
-comment on function public.receipt_anchor_follow(jsonb) is 'Records where an anchor''s publication stands (confirmed, or pending again with its new publication); its first confirmation announces its grants.';
+comment on function public.receipt_anchor_follow(jsonb) is 'Records where an anchor''s publication stands (confirmed, final, or pending again with its new publication); its first confirmation announces its grants.';

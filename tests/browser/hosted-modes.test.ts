@@ -9,8 +9,9 @@
  *
  * The camera's face is enrolled by the claim session first; the other modes are for that person
  * (its facetoken), so the tests run in order; the money mandate, which the person cancels, is for
- * another person the merchant enrolled. Four accepted readings of 15 s (the length the
- * engine's v2 figures are measured at), one per mode; the money mandate and the cancel need none.
+ * another person the merchant enrolled. Five accepted readings of 15 s (the length the
+ * engine's v2 figures are measured at), one per mode and one for the step-up of the mandate
+ * granted (face only: nothing read aloud, no microphone); the money mandate and the cancel need none.
  */
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
@@ -33,6 +34,7 @@ import {
   screenUrl,
   sentCapture,
   startReading,
+  waitForGates,
   waitForView,
 } from "./hosted-screen";
 import { litCamera } from "./lit-camera";
@@ -48,6 +50,8 @@ let merchant: Awaited<ReturnType<typeof merchantFactory>>;
 let shop: MerchantPage;
 /** The camera's face, as the merchant knows it once the claim session enrolled it. */
 let facetoken: string;
+/** The mandate the mandate session granted, which the step-up raises. */
+let grantedMandate: string;
 
 /** The merchant's page the person is sent back to: HTTPS on loopback under the tests' own CA (tests/fixtures/tls), which the person's browser is told to accept, recording each arrival. */
 interface MerchantPage {
@@ -313,6 +317,90 @@ describe("a /v1 hosted session, from POST /v1/sessions through the screen back t
       const mandate = await v1(`/mandates/${read.result!.mandate_id}`, { key: merchant.keys.sk_test });
       expect(mandate.status, mandate.text).toBe(200);
       expect(mandate.body).toMatchObject({ granted_to: "agent_travel_7", scope: ["booking", "message"], status: "active" });
+      grantedMandate = read.result!.mandate_id;
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "mandate step-up (en, D-428): the face only under the screen's light; the words say nothing is read aloud, no microphone is asked; the step-up is granted at level face",
+    async () => {
+      expect(grantedMandate, "the mandate session granted one").toBeDefined();
+      const session = await openV1Session({
+        mode: "mandate",
+        facetoken,
+        mandate: {
+          granted_to: "agent_travel_7",
+          agent_display_name: "Travel helper",
+          scope: ["booking", "message"],
+          ceiling: { count: 10, period: "week" },
+          until: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+          step_up_of: grantedMandate,
+        },
+      });
+      const page = await personPage("en-GB");
+      await litCamera(page, media.light);
+      // What the page asks the browser for (after the lit camera's own wrapper, so this one sees the page's call).
+      await page.addInitScript(() => {
+        const devices = navigator.mediaDevices;
+        const original = devices.getUserMedia.bind(devices);
+        const asked: MediaStreamConstraints[] = [];
+        (globalThis as { askedMedia?: MediaStreamConstraints[] }).askedMedia = asked;
+        devices.getUserMedia = (constraints) => {
+          if (constraints) asked.push(constraints);
+          return original(constraints);
+        };
+      });
+      await page.goto(screenUrl(session.url, ACCEPTED_SECONDS));
+      await waitForView(page, "intro");
+      expect(await introOf(page)).toMatchObject({
+        title: "Allow Travel helper to act for you",
+        terms: { Agent: "Travel helper", Limit: "10 actions per week", Note: "This extends a permission you gave before." },
+        continueLabel: "Use the camera",
+      });
+      expect(await page.textContent("#why-title")).toBe("Why the camera");
+      expect(await page.textContent("#why-body")).toContain("you do not need to read or say anything");
+      expect(await page.textContent("#why-body")).toContain("The microphone is not used");
+      expect(await page.isVisible("#paced"), "no paced reading to offer").toBe(false);
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await photograph(page, "v1-mandate-step-up-intro");
+
+      const sent = sentCapture(page);
+      await page.click("#continue");
+      await waitForView(page, "capture");
+      await waitForGates(page);
+      expect(await page.textContent("#record")).toBe("Start");
+      expect(await page.textContent("#guidance")).toBe("Ready. Press Start, then look at the screen without speaking.");
+      await page.click("#record");
+      await page.waitForFunction(() => !document.getElementById("recording")!.hidden);
+      expect(await page.textContent("#capture-title")).toBe("Look at the screen");
+      expect(await page.textContent("#reading")).toBe(
+        "Keep your face close to the screen and still while it changes colour. There is nothing to read or say.",
+      );
+      expect(await page.locator("#reading .line").count(), "no lines to read").toBe(0);
+      await photograph(page, "v1-mandate-step-up-recording");
+      await waitForView(page, "outcome", (ACCEPTED_SECONDS + 40) * 1000);
+      const outcome = await outcomeOf(page);
+      const { face_template } = await sent;
+      expect(outcome, readingFigures(face_template)).toMatchObject({
+        kind: "approved",
+        title: "Confirmed",
+        message: "Permission granted.",
+      });
+      expect(await page.evaluate(() => (globalThis as { askedMedia?: MediaStreamConstraints[] }).askedMedia)).toEqual([
+        expect.objectContaining({ audio: false, video: expect.anything() }),
+      ]);
+      // Nothing was heard: the descriptor's voice is silent throughout, and the light challenge is in it.
+      expect(face_template.signals.voice.every((level) => level === 0)).toBe(true);
+      expect(face_template.signals.light).toBeDefined();
+      await page.click("#return-link");
+      expect(await arrivedAt(page, "/back")).toEqual({ session_id: session.id, status: "completed" });
+      await page.context().close();
+      const read = await readV1Session(session.id);
+      expect(read).toMatchObject({ status: "completed", result: { approved: true, reason: null, facetoken } });
+      const mandate = await v1(`/mandates/${read.result!.mandate_id}`, { key: merchant.keys.sk_test });
+      expect(mandate.status, mandate.text).toBe(200);
+      expect(mandate.body).toMatchObject({ status: "active", assurance_level: "face", ceiling: { count: 10, period: "week" } });
     },
     TEST_TIMEOUT,
   );

@@ -35,6 +35,7 @@ const BOOT_KEYS = [
   "merchant_id",
   "opener_origin",
   "passkey",
+  "presence",
   "screen_token",
   "session_id",
   "theme",
@@ -92,6 +93,8 @@ describe("hosted-capture boot", () => {
       card: null,
       // The sandbox asks no passkey ceremony (D-485).
       passkey: null,
+      // A payment's capture proves face and voice; only a mandate's step-up asks the face alone (D-428).
+      presence: "face_voice",
       opener_origin: null,
     });
     // The capture nonce is the session's device challenge (docs/decisions.md, D-348).

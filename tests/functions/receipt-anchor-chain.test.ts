@@ -320,6 +320,123 @@ describe("receipt-anchor on a chain", () => {
     expect((await verifyFromChain(after)).exit).toBe(0);
   });
 
+  it("a reorg found hours after confirmation is still repaired: an anchor is re-verified until it is final, then no longer (D-650)", async () => {
+    const sql = testDb();
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 5000,
+      finalityDepth: 4,
+    });
+    const snapshot = await node.provider.request({ method: "evm_snapshot", params: [] });
+    const receipt = await seedReceipt(later());
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 0 });
+    const before = (await verify(receipt.code)).body;
+    expect(before.public_seal_status).toBe("anchored");
+
+    // Hours go by with the root confirmed and one block deep: still followed, nothing to do.
+    clock += 3 * 3_600_000;
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ reorged: 0, republished: 0, finalised: 0 });
+    // Then the chain forgets its block and grows past it on another branch.
+    await node.provider.request({ method: "evm_revert", params: [snapshot] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect((await verifyFromChain(before)).exit).toBe(1);
+    clock += 3 * 3_600_000;
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ reorged: 1, republished: 1 });
+    expect((await verify(receipt.code)).body).toMatchObject({
+      valid: true,
+      public_seal_status: "pending",
+      public_seal: { root: before.public_seal.root, confirmed_at: null },
+    });
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1 });
+    const after = (await verify(receipt.code)).body;
+    expect(after).toMatchObject({
+      valid: true,
+      public_seal_status: "anchored",
+      public_seal: {
+        root: before.public_seal.root,
+        anchor_id: before.public_seal.anchor_id,
+        inclusion_proof: before.public_seal.inclusion_proof,
+      },
+    });
+    expect((await verifyFromChain(after)).exit).toBe(0);
+
+    // Four blocks deep (and finalized by the node): final, and no pass looks at it again.
+    const open = async () => (await rpc(sql, "receipt_anchors_open", { sink: sink.name })).anchors.map((anchor) => anchor.id);
+    expect(await open()).toContain(before.public_seal.anchor_id);
+    for (let i = 0; i < 3; i++) await node.provider.request({ method: "evm_mine", params: [] });
+    expect((await anchorPendingReceipts(service.own.sql, sink, later())).finalised).toBeGreaterThanOrEqual(1);
+    const [row] = await sql`select final_at, confirmed_at from private.receipt_anchors where id = ${before.public_seal.anchor_id}`;
+    expect(row.final_at).not.toBeNull();
+    expect(row.confirmed_at).not.toBeNull();
+    expect(await open()).not.toContain(before.public_seal.anchor_id);
+    expect((await verify(receipt.code)).body.public_seal_status).toBe("anchored");
+  });
+
+  it("anchors recorded before publications were kept (D-339) are followed: read back from the chain, kept where they are, republished where a reorg took them out, final once deep enough (D-650)", async () => {
+    const sql = testDb();
+    const sink = await ChainAnchorSink.connect({
+      rpcUrl: RPC_URL,
+      privateKey: ANCHOR_KEY,
+      confirmations: 1,
+      timeoutMs: 5000,
+      finalityDepth: 6,
+    });
+    /** What D-339 kept of an anchor: confirmed when written, its reference `<hash>@<block>` and nothing of its publication. */
+    const asD339 = (anchorId: string) => sql`update private.receipt_anchors set publication = null where id = ${anchorId}`;
+    const kept = await seedReceipt(later());
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 0 });
+    const keptSeal = (await verify(kept.code)).body.public_seal;
+    await asD339(keptSeal.anchor_id);
+
+    const snapshot = await node.provider.request({ method: "evm_snapshot", params: [] });
+    const taken = await seedReceipt(later());
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ anchors: [{ leaf_count: 1 }], pending: 0 });
+    const before = (await verify(taken.code)).body;
+    await asD339(before.public_seal.anchor_id);
+    await node.provider.request({ method: "evm_revert", params: [snapshot] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    await node.provider.request({ method: "evm_mine", params: [] });
+    expect((await verifyFromChain(before)).exit).toBe(1);
+
+    // A day later: both are followed, the one still on the chain adopted as it is, the other repaired.
+    clock += 86_400_000;
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ reorged: 1, republished: 1 });
+    const [keptRow] =
+      await sql`select sink_reference, confirmed_at, final_at, publication from private.receipt_anchors where id = ${keptSeal.anchor_id}`;
+    const [keptHash] = keptSeal.sink_reference.split("@");
+    expect(keptRow).toMatchObject({ sink_reference: keptSeal.sink_reference, final_at: null });
+    expect(keptRow.confirmed_at).not.toBeNull();
+    expect(keptRow.publication).toMatchObject({
+      hashes: [keptHash],
+      nonce: expect.any(Number),
+      block_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
+    expect((await verify(kept.code)).body.public_seal_status).toBe("anchored");
+    expect((await verify(taken.code)).body).toMatchObject({
+      public_seal_status: "pending",
+      public_seal: { root: before.public_seal.root },
+    });
+
+    expect(await anchorPendingReceipts(service.own.sql, sink, later())).toMatchObject({ confirmed: 1 });
+    const repaired = (await verify(taken.code)).body;
+    expect(repaired).toMatchObject({
+      public_seal_status: "anchored",
+      public_seal: { inclusion_proof: before.public_seal.inclusion_proof },
+    });
+    expect((await verifyFromChain(repaired)).exit).toBe(0);
+    expect((await verifyFromChain((await verify(kept.code)).body)).exit).toBe(0);
+
+    // Every live root ends confirmed and final: six blocks on, neither is followed any more.
+    for (let i = 0; i < 6; i++) await node.provider.request({ method: "evm_mine", params: [] });
+    await anchorPendingReceipts(service.own.sql, sink, later());
+    const rows =
+      await sql`select final_at from private.receipt_anchors where id in ${sql([keptSeal.anchor_id, before.public_seal.anchor_id])}`;
+    expect(rows.map((row) => row.final_at !== null)).toEqual([true, true]);
+  });
+
   it("a live grant's mandate.granted is sent once, when the anchor holding its receipt is confirmed", async () => {
     const sql = testDb();
     const impatient = await ChainAnchorSink.connect({ rpcUrl: RPC_URL, privateKey: ANCHOR_KEY, confirmations: 2, timeoutMs: 1500 });

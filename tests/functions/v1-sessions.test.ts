@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { passport } from "../harness/documents";
 import { merchantFactory, testDb } from "../harness/factories";
-import { errorOf, resultOf } from "../harness/http";
+import { call, errorOf, resultOf } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
 import { v1, whileInFlight } from "../harness/resource-api";
 import { asSession, bootedSession, createdSession, sessionBody, tokenOf } from "../harness/resource-sessions";
@@ -438,6 +438,52 @@ describe("each mode on the hosted screen", () => {
       remaining: 5000,
     });
     expect(Date.parse(mandate.body.until)).toBe(Date.parse(terms.until));
+  });
+
+  it("mandate step-up (spec 4.7 rule 8, D-428): the boot asks the face only; a silent capture under the light grants it at level face, which a session without step_up_of refuses as no_speech", async () => {
+    const { key, person } = await merchantAndPerson();
+    const parentSession = await createdSession(key, sessionBody("mandate", { facetoken: person.subject_ref, mandate: mandateTerms() }));
+    const parentScreen = await bootedSession(parentSession.url);
+    expect(parentScreen.presence, "a grant from nothing asks the voice").toBe("face_voice");
+    // Where the voice is asked, a capture that says nothing is no presence.
+    const silent = await screenCall("complete", parentScreen.screen_token, {
+      capture_nonce: parentScreen.capture_nonce,
+      face_template: person.capture({ nonce: parentScreen.capture_nonce, faceOnly: true }).descriptor,
+      document: await passport(),
+    });
+    expect(silent.status, silent.text).toBe(200);
+    expect(silent.body.outcome).toMatchObject({ approved: false, reason: "no_speech" });
+    // The parent, granted by face and voice with the passport on record.
+    const grantSession = await createdSession(key, sessionBody("mandate", { facetoken: person.subject_ref, mandate: mandateTerms() }));
+    const grantScreen = await bootedSession(grantSession.url);
+    const granted = await screenCall("complete", grantScreen.screen_token, {
+      ...captureOf(person, grantScreen.capture_nonce),
+      document: await passport(),
+    });
+    expect(granted.body.outcome, granted.text).toMatchObject({ approved: true });
+    const parentId = (await readV1(key, grantSession.id)).result.mandate_id;
+
+    const terms = mandateTerms({ ceiling: { amount: 20000, currency: "EUR", period: "month" }, step_up_of: parentId });
+    const session = await createdSession(key, sessionBody("mandate", { facetoken: person.subject_ref, mandate: terms }));
+    const screen = await bootedSession(session.url);
+    expect(screen).toMatchObject({ presence: "face", mode: { mandate: { step_up_of: parentId } } });
+    const done = await screenCall("complete", screen.screen_token, {
+      capture_nonce: screen.capture_nonce,
+      face_template: person.capture({ nonce: screen.capture_nonce, faceOnly: true }).descriptor,
+    });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.outcome).toMatchObject({ approved: true, reason: null });
+    const read = await readV1(key, session.id);
+    expect(read.result).toMatchObject({ approved: true, facetoken: person.subject_ref, mandate_id: expect.stringMatching(/^mdt_/) });
+    const mandate = await v1(`/mandates/${read.result.mandate_id}`, { key });
+    expect(mandate.body).toMatchObject({
+      status: "active",
+      assurance_level: "face",
+      ceiling: { amount: 20000, currency: "EUR", period: "month" },
+    });
+    // The receipt of the capture says what it proved: the face.
+    const verified = await call("receipt-verify", { query: { code: done.body.outcome.receipt_code } });
+    expect(verified.body).toMatchObject({ valid: true, assurance_level: "face" });
   });
 
   it("mandate: a money scope without a document on record is refused (document_required) and grants nothing; another person grants nothing", async () => {

@@ -17,7 +17,10 @@ afterAll(async () => {
 async function workspace() {
   const dir = await mkdtemp(join(DIST_DIR, "bundle-cache-test-"));
   made.push(dir);
-  await writeFile(join(dir, "entry.ts"), `import { greeting } from "./dependency";\nexport default { fetch: () => new Response(greeting) };\n`);
+  await writeFile(
+    join(dir, "entry.ts"),
+    `import { greeting } from "./dependency";\nexport default { fetch: () => new Response(greeting) };\n`,
+  );
   await writeFile(join(dir, "dependency.ts"), `export const greeting = "first";\n`);
   return dir;
 }

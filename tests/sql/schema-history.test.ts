@@ -109,6 +109,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261128140000_theme_assets.sql":
     /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
   "20261129040000_support_read_views.sql": /receipts_merchant_page_idx|consent_ledger_merchant_page_idx/,
+  "20261130040000_anchor_finality.sql": /^column private\.receipt_anchors #\d+ final_at |receipt_anchors_(final_check|unsettled_idx)\b/,
   "20261130030000_hosted_session_opener_origin.sql":
     /^(column private\.hosted_sessions #\d+ opener_origin |constraint private\.hosted_sessions hosted_sessions_opener_origin_check )/,
 };

@@ -171,6 +171,18 @@ export const en = {
   "screen.recording.title": "Read aloud",
   "screen.recording.hint":
     "Read each line at your own pace and take a breath between lines. The screen changes colour as you read: keep your face close to it.",
+  // A step-up's face-only capture (D-428): the camera alone, nothing read aloud.
+  "screen.face.why.title": "Why the camera",
+  "screen.face.why.body":
+    "This extends a permission you already gave, so your face is enough: you do not need to read or say anything. For about {seconds} seconds the camera sees your face while the screen lights it with changing colours. That shows a living person is here, now. The microphone is not used, and the video stays on this device: only measurements of it are sent.",
+  "screen.face.action.continue": "Use the camera",
+  "screen.face.action.record": "Start",
+  "screen.face.camera.asking": "Your browser asks whether this page may use the camera. Allow it.",
+  "screen.face.guidance.ready": "Ready. Press Start, then look at the screen without speaking.",
+  "screen.face.guidance.screen_light":
+    "The screen's light hardly reaches your face. Turn the screen's brightness up, come closer, or move away from a window or bright lamp, then press Start again.",
+  "screen.face.recording.title": "Look at the screen",
+  "screen.face.recording.hint": "Keep your face close to the screen and still while it changes colour. There is nothing to read or say.",
   "screen.recording.left": "{seconds} s left",
   "screen.recording.progress": "Recording",
   "screen.reading.lines":

@@ -173,6 +173,18 @@ export const es: Record<keyof typeof en, string> = {
   "screen.recording.title": "Lee en voz alta",
   "screen.recording.hint":
     "Lee cada línea a tu ritmo y respira entre líneas. La pantalla cambia de color mientras lees: mantén la cara cerca de ella.",
+  // La captura solo de cara de una ampliación (D-428): solo la cámara, nada en voz alta.
+  "screen.face.why.title": "Por qué la cámara",
+  "screen.face.why.body":
+    "Esto amplía un permiso que ya diste, así que basta con tu cara: no tienes que leer ni decir nada. Durante unos {seconds} segundos la cámara ve tu cara mientras la pantalla la ilumina con colores que cambian. Eso muestra que hay una persona viva aquí, ahora. No se usa el micrófono, y el vídeo se queda en este dispositivo: solo se envían medidas de él.",
+  "screen.face.action.continue": "Usar la cámara",
+  "screen.face.action.record": "Empezar",
+  "screen.face.camera.asking": "El navegador pregunta si esta página puede usar la cámara. Permítelo.",
+  "screen.face.guidance.ready": "Listo. Pulsa Empezar y mira la pantalla sin hablar.",
+  "screen.face.guidance.screen_light":
+    "La luz de la pantalla apenas llega a tu cara. Sube el brillo de la pantalla, acércate o aléjate de una ventana o una lámpara fuerte y vuelve a pulsar Empezar.",
+  "screen.face.recording.title": "Mira la pantalla",
+  "screen.face.recording.hint": "Mantén la cara cerca de la pantalla y quieta mientras cambia de color. No hay nada que leer ni decir.",
   "screen.recording.left": "quedan {seconds} s",
   "screen.recording.progress": "Grabando",
   "screen.reading.lines":

@@ -174,6 +174,18 @@ export const ptBR: Record<keyof typeof en, string> = {
   "screen.recording.title": "Leia em voz alta",
   "screen.recording.hint":
     "Leia cada linha no seu ritmo e respire entre as linhas. A tela muda de cor enquanto você lê: mantenha o rosto perto dela.",
+  // A captura só do rosto de uma ampliação (D-428): só a câmera, nada em voz alta.
+  "screen.face.why.title": "Por que a câmera",
+  "screen.face.why.body":
+    "Isto amplia uma permissão que você já deu, então o seu rosto basta: você não precisa ler nem dizer nada. Por cerca de {seconds} segundos a câmera vê o seu rosto enquanto a tela o ilumina com cores que mudam. Isso mostra que há uma pessoa viva aqui, agora. O microfone não é usado, e o vídeo fica neste aparelho: só medidas dele são enviadas.",
+  "screen.face.action.continue": "Usar a câmera",
+  "screen.face.action.record": "Começar",
+  "screen.face.camera.asking": "O navegador pergunta se esta página pode usar a câmera. Permita.",
+  "screen.face.guidance.ready": "Pronto. Toque em Começar e olhe para a tela sem falar.",
+  "screen.face.guidance.screen_light":
+    "A luz da tela quase não chega ao seu rosto. Aumente o brilho da tela, aproxime-se ou afaste-se de uma janela ou lâmpada forte e toque de novo em Começar.",
+  "screen.face.recording.title": "Olhe para a tela",
+  "screen.face.recording.hint": "Mantenha o rosto perto da tela e parado enquanto ela muda de cor. Não há nada para ler nem dizer.",
   "screen.recording.left": "faltam {seconds} s",
   "screen.recording.progress": "Gravando",
   "screen.reading.lines":

@@ -8,6 +8,7 @@ import { ceilingWords, formatMinorUnits, instantWords, modeOf, type ScreenMode, 
 import { cueAt, pacedCues } from "../../../client/screen/paced";
 import { accentTokens, colours, contrastOf, contrastOnSurface, inkOn, ownAsset, panelOf, shape } from "../../../client/screen/theme";
 import {
+  capturePresenceOf,
   type ScreenAction,
   type ScreenBoot,
   type ScreenMandateTerms,
@@ -37,6 +38,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   consent: null,
   card: null,
   capture_nonce: "hcn_abcdefgh",
+  presence: "face_voice",
   passkey: null,
   opener_origin: null,
   screen_token: "hsc_x",
@@ -111,6 +113,21 @@ describe("screen modes", () => {
         said.push(mode.consent(booted, catalogued(language)) ?? "");
         for (const text of said) expect(text, `${language} ${action}`).not.toMatch(/[{}]|screen\./);
       }
+    }
+  });
+
+  it("asks the face only for a mandate's step-up (D-428), and its words exist beside the voice's in every locale", () => {
+    expect(capturePresenceOf("mandate", { step_up_of: "mdt_1" })).toBe("face");
+    expect(capturePresenceOf("mandate", {})).toBe("face_voice");
+    expect(capturePresenceOf("mandate", null)).toBe("face_voice");
+    expect(capturePresenceOf("login", { step_up_of: "mdt_1" })).toBe("face_voice");
+    // The page words a face-only capture by `screen.face.<key>` where it has one (client/pages/session.ts): each stands for a voice's key.
+    for (const language of locales) {
+      const messages = messagesOf(language, "screen.");
+      const face = Object.keys(messages).filter((key) => key.startsWith("screen.face."));
+      expect(face.length, language).toBe(9);
+      for (const key of face) expect(messages[key.replace("screen.face.", "screen.")], `${language}: ${key}`).toBeDefined();
+      expect(messages["screen.face.why.body"], language).toContain("{seconds}");
     }
   });
 
