@@ -105,18 +105,31 @@ async function merchantOwnPage(): Promise<{ server: Server; origin: string }> {
 
 /**
  * The merchant's page opens `url` in a popup, which gets a platform authenticator holding the
- * person's passkeys (the same device: its credentials copied, private keys and all).
+ * person's passkeys: the same device (a virtual authenticator is one page's, so its credentials are
+ * copied, private keys and counters). `close()` closes the popup and copies them back with the
+ * counters the popup's signatures advanced: one device, one counter, or the next signature on the
+ * first page would count as a clone's (sign_count_regressed).
  */
-async function openPopup(shop: Page, origin: string, url: string): Promise<Page> {
+async function openPopup(shop: Page, origin: string, url: string): Promise<{ popup: Page; close(): Promise<void> }> {
   // A new document each time: a fragment change loads nothing, and the page's messages start empty.
   await shop.goto("about:blank");
   await shop.goto(`${origin}/#${encodeURIComponent(url)}`);
   const [popup] = await Promise.all([shop.waitForEvent("popup"), shop.click("#open")]);
   const device = await addVirtualAuthenticator(popup);
-  for (const credential of await authenticator.credentials()) {
-    await device.cdp.send("WebAuthn.addCredential", { authenticatorId: device.authenticatorId, credential: credential as never });
-  }
-  return popup;
+  const copy = async (from: VirtualAuthenticator, to: VirtualAuthenticator) => {
+    await to.cdp.send("WebAuthn.clearCredentials", { authenticatorId: to.authenticatorId });
+    for (const credential of await from.credentials()) {
+      await to.cdp.send("WebAuthn.addCredential", { authenticatorId: to.authenticatorId, credential: credential as never });
+    }
+  };
+  await copy(authenticator, device);
+  return {
+    popup,
+    async close() {
+      await copy(device, authenticator);
+      await popup.close();
+    },
+  };
 }
 
 describe("the hosted screen in live mode, with the person's passkey", () => {
@@ -135,7 +148,10 @@ describe("the hosted screen in live mode, with the person's passkey", () => {
       const sent = sentCapture(page);
       const outcome = await captureThrough(page, session.url, ACCEPTED_SECONDS);
       const completion = (await sent) as Awaited<typeof sent> & { device_registration?: any };
-      expect(outcome, readingFigures(completion.face_template)).toMatchObject({ kind: "refused", reason: "descriptor_mismatch" });
+      // descriptor_mismatch; on a loaded machine the engine may refuse the reading first (av_desync): either way the
+      // passkey was made before the service refused, which is what the screen must clean up.
+      expect(outcome, readingFigures(completion.face_template)).toMatchObject({ kind: "refused" });
+      expect(["descriptor_mismatch", "av_desync"]).toContain(outcome.reason);
       expect(completion.device_registration?.type).toBe("public-key");
     } finally {
       await page.unroute("**/hosted-capture/complete", tamper);
@@ -209,7 +225,8 @@ describe("the hosted screen in live mode, with the person's passkey", () => {
       await litCamera(shop.context(), media.light);
       const serviceOrigin = new URL(onLocalhost(service.own.server.url)).origin;
       const session = await openLive({ action: "login", opener_origin: own.origin });
-      const popup = await openPopup(shop, own.origin, screenUrl(session.url, ACCEPTED_SECONDS));
+      const opened = await openPopup(shop, own.origin, screenUrl(session.url, ACCEPTED_SECONDS));
+      const { popup } = opened;
       const sent = sentCapture(popup);
       await waitForView(popup, "intro");
       await popup.click("#continue");
@@ -233,11 +250,11 @@ describe("the hosted screen in live mode, with the person's passkey", () => {
       ]);
       const read = await readSession(merchant.keys.sk_live, session.session_id);
       expect(read.body.result).toMatchObject({ approved: true, device_binding: "synced" });
-      await popup.close();
+      await opened.close();
 
       // A session named for another origin: the same page opening it hears nothing when it ends.
       const elsewhere = await openLive({ action: "login", opener_origin: "https://elsewhere.example" });
-      const other = await openPopup(shop, own.origin, elsewhere.url);
+      const { popup: other } = await openPopup(shop, own.origin, elsewhere.url);
       await waitForView(other, "intro");
       await other.click("#continue");
       await waitForView(other, "capture");
