@@ -14,6 +14,7 @@ import {
   ME_ROUTES,
   type MeAct,
   type MeDevice,
+  type MeDeviceRenamed,
   type MeDisclosure,
   type MeErased,
   type MeExportCreated,
@@ -44,6 +45,8 @@ const listOf = (items: string[]) => new Intl.ListFormat(locale, { type: "conjunc
 const CSRF_KEY = "me.csrf";
 /** A sign-in whose screen opened in this tab rather than a window of its own (its session id). */
 const PENDING_KEY = "me.sign-in";
+/** An erasure whose proof's screen opened in this tab: what it erases and the proof (D-611). */
+const ERASE_KEY = "me.erase";
 
 /** A refusal of the function: its status, code and reason. */
 class Refusal extends Error {
@@ -294,6 +297,8 @@ async function signedInAs(signedIn: MeSignedIn): Promise<void> {
 }
 
 function showSignedOut(note = ""): void {
+  // What the signed-in page last said (an act done, a window open) no longer holds: the note says what does.
+  $("notice").textContent = "";
   const usable = signInMethods.filter((method) => method.available());
   for (const method of signInMethods) {
     const control = document.querySelector<HTMLElement>(`[data-method="${method.id}"]`);
@@ -301,6 +306,8 @@ function showSignedOut(note = ""): void {
   }
   $("sign-in-via").hidden = !merchantLink.available();
   $("sign-in-nolink").hidden = merchantLink.available();
+  // Without a merchant's link the passkey is the way in, where the browser has one: say so rather than only "use a link".
+  if (passkey.available()) $("sign-in-nolink").textContent = words("me.signin.nolink.passkey");
   $("sign-in-status").textContent = note;
   show("signed-out");
 }
@@ -337,15 +344,18 @@ const partBody = (id: string) => document.querySelector<HTMLElement>(`#${id} .pa
 const standing = (mandate: MeMandate) => mandate.status === "active" || mandate.status === "exhausted";
 const agentName = (mandate: MeMandate) => mandate.agent_display_name ?? mandate.granted_to;
 
-/** Does `act`, then says `done`, reads everything again and puts the focus on `section`'s heading. */
-async function act(section: string, run: () => Promise<string>): Promise<void> {
+/**
+ * Does `run`, then says what it answers, reads everything again and puts the focus on `section`'s
+ * heading; a refusal is said in `explain`'s words (the generic ones by default).
+ */
+async function act(section: string, run: () => Promise<string>, explain: (error: unknown) => string = failure): Promise<void> {
   try {
     const done = await run();
     await refresh();
     notify(done);
     $(`${section}-title`).focus();
   } catch (error) {
-    if (!(error instanceof Refusal && error.code.startsWith("PERSON_SESSION"))) notify(failure(error), "error");
+    if (!(error instanceof Refusal && error.code.startsWith("PERSON_SESSION"))) notify(explain(error), "error");
   }
 }
 
@@ -657,8 +667,10 @@ function renderDevices(devices: MeDevice[]): void {
           form.addEventListener("submit", (event) => {
             event.preventDefault();
             void act("devices", async () => {
-              await call(ME_ROUTES.renameDevice, { body: { device_id: device.device_id, name: input.value.trim() } });
-              return words("me.devices.save");
+              const renamed = await call<MeDeviceRenamed>(ME_ROUTES.renameDevice, {
+                body: { device_id: device.device_id, name: input.value.trim() },
+              });
+              return words("me.devices.renamed", { device: renamed.device.name ?? words("me.devices.unnamed") });
             });
           });
           item.append(form);
@@ -720,6 +732,9 @@ function renderErase(merchants: MeMerchant[]): void {
   $("erase-actions").replaceChildren(...buttons);
 }
 
+/** What an erasure erases, with its fresh proof: POST /me/erase's body. */
+type EraseBody = ({ merchant_id: string } | { all: true }) & { confirm: true; presence_session_id: string };
+
 async function erase(held: MeMerchant[], merchant: MeMerchant | null): Promise<void> {
   const title = merchant ? words("me.erase.title.one", { merchant: merchant.name }) : words("me.erase.title.all");
   const at = merchant ?? held[0]!;
@@ -728,26 +743,47 @@ async function erase(held: MeMerchant[], merchant: MeMerchant | null): Promise<v
     "data",
     async () => {
       const screen = await call<MeScreen>(ME_ROUTES.presence, { body: { merchant_id: at.merchant_id } });
-      const target = merchant ? { merchant_id: merchant.merchant_id } : { all: true };
+      const target = merchant ? { merchant_id: merchant.merchant_id } : { all: true as const };
+      const request: EraseBody = { ...target, confirm: true, presence_session_id: screen.session_id };
       const erased = await throughScreen<MeErased>(
         screen,
         async () => {
           try {
-            return await call<MeErased>(ME_ROUTES.erase, { body: { ...target, confirm: true, presence_session_id: screen.session_id } });
+            return await call<MeErased>(ME_ROUTES.erase, { body: request });
           } catch (error) {
             if (error instanceof Refusal && error.code === "PRESENCE_PROOF_INVALID" && error.reason === "pending") return "pending";
             throw error;
           }
         },
-        () => notify(words("me.signin.opened")),
+        () => notify(words("me.erase.opened")),
+        // The screen in this tab (D-611): what was confirmed is kept, and erased when the person comes back.
+        () => sessionStorage.setItem(ERASE_KEY, JSON.stringify({ request, merchant: merchant?.name ?? null })),
       );
-      if (erased.identity_erased) {
-        sessionStorage.removeItem(CSRF_KEY);
-        showSignedOut(words("me.erase.done.all"));
-        throw new Refusal(401, "PERSON_SESSION_REQUIRED");
-      }
-      return merchant ? words("me.erase.done.one", { merchant: merchant.name }) : words("me.erase.done.all");
+      return erasedWords(erased, merchant?.name ?? null);
     },
+  );
+}
+
+/** What the page says once erased; erased everywhere, the person is signed out (their session ended with it). */
+function erasedWords(erased: MeErased, merchant: string | null): string {
+  if (erased.identity_erased) {
+    sessionStorage.removeItem(CSRF_KEY);
+    showSignedOut(words("me.erase.done.all"));
+    throw new Refusal(401, "PERSON_SESSION_REQUIRED");
+  }
+  return merchant ? words("me.erase.done.one", { merchant }) : words("me.erase.done.all");
+}
+
+/**
+ * An erasure confirmed before the proof's screen opened in this tab (D-611), once the person is
+ * back: sent once with the proof it kept. A proof not finished erases nothing, and the page says
+ * the check ended before it was finished.
+ */
+async function finishErase(kept: { request: EraseBody; merchant: string | null }): Promise<void> {
+  await act(
+    "data",
+    async () => erasedWords(await call<MeErased>(ME_ROUTES.erase, { body: kept.request }), kept.merchant),
+    (error) => (error instanceof Refusal && error.code === "PRESENCE_PROOF_INVALID" ? words("me.signin.expired") : failure(error)),
   );
 }
 
@@ -773,11 +809,15 @@ async function main(): Promise<void> {
     const signedIn = await finish(pending).catch(() => "pending" as const);
     if (signedIn !== "pending") return signedInAs(signedIn);
   }
+  const erasing = sessionStorage.getItem(ERASE_KEY);
+  sessionStorage.removeItem(ERASE_KEY);
   try {
     await showSignedIn(await call<MeSession>(ME_ROUTES.session));
   } catch (error) {
     if (!(error instanceof Refusal && error.code.startsWith("PERSON_SESSION"))) showSignedOut(failure(error));
+    return;
   }
+  if (erasing) await finishErase(JSON.parse(erasing));
 }
 
 void main();

@@ -37,6 +37,7 @@ import {
 } from "../../shared/devices/additions";
 import { relyingPartyOf } from "../../shared/devices/ceremony";
 import { renamedDeviceSchema } from "../../shared/devices/devices";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { apiKeyAuth, type KeyAuthenticated } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
@@ -46,6 +47,7 @@ import { clientIp, type RateLimitRule, rateLimit, tenantBudget } from "../../sha
 import { reproofCodes, reproofSchema, reproveDevice } from "../../shared/identity/device-reproof";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { keyMaterialOf } from "../../shared/kernel/keys";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { APPROVAL_PAGE, APPROVAL_SCRIPT, approvalPageHeaders } from "./page";
 
 /** D-370: an addition is rarer than a capture; the keyless routes count per client address, as a handoff's claim. */
@@ -162,7 +164,10 @@ app.post(
   input("json", reproofSchema),
   async (c) => {
     const { templates } = await keyMaterialOf(c.var);
-    return c.json(await reproveDevice(depsOf(c.var), templates, c.var.principal, rpOf(c), c.var.input), 201);
+    const registered = await reproveDevice(depsOf(c.var), templates, c.var.principal, rpOf(c), c.var.input);
+    // device.registered: the calling merchant at once, any other merchant holding the person at the cron's tick
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(registered, 201);
   },
 );
 

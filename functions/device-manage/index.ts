@@ -18,12 +18,15 @@ import {
   revokedDeviceSchema,
   revokeOwnDevice,
 } from "../../shared/devices/devices";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { type UserAuthenticated, userTokenAuth } from "../../shared/edge/auth";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented } from "../../shared/edge/openapi";
 import { type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
+import { personDeliveryScope } from "../../shared/persons/consents";
+import { deliverSoon } from "../../shared/webhooks/run";
 
 /** Per person and environment (D-366): a device page reads now and then; a change is rarer still. */
 const limits = {
@@ -62,7 +65,16 @@ app.post(
   userTokenAuth(),
   perPerson(limits.change),
   input("json", revokeDeviceSchema),
-  async (c) => c.json(await revokeOwnDevice(depsOf(c.var), c.var.principal, c.var.input)),
+  async (c) => {
+    const revoked = await revokeOwnDevice(depsOf(c.var), c.var.principal, c.var.input);
+    const person = c.var.principal;
+    afterAnswer(
+      c,
+      "webhooks",
+      deliverSoon((sql) => personDeliveryScope(sql, person)),
+    );
+    return c.json(revoked);
+  },
 );
 
 app.post(

@@ -14,6 +14,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { relyingPartyOf } from "../../shared/devices/ceremony";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, type createFunctionApp, depsOf } from "../../shared/edge/app";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
@@ -42,6 +43,7 @@ import { consumeSchema } from "../../shared/sessions/consume";
 import { bootScreen } from "../../shared/sessions/screen";
 import { isScreenToken } from "../../shared/sessions/tokens";
 import { themeAssetBases } from "../../shared/themes/theme";
+import { deliverSoon } from "../../shared/webhooks/run";
 
 type ScreenAuthenticated = { Variables: { screenToken: string; secretHash: string } };
 type Booting = { Variables: { secretHash: string } };
@@ -144,7 +146,16 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     input("json", jsonObject),
     async (c) => {
       const keys = { ...(await keyMaterialOf(c.var)), rp: relyingPartyOf(c.var.config, c.req.url) };
-      return c.json(await completeSession(depsOf(c.var), keys, c.var.screenToken, c.var.input, c.req.header(SCENARIO_HEADER)));
+      const { ended, merchantId } = await completeSession(
+        depsOf(c.var),
+        keys,
+        c.var.screenToken,
+        c.var.input,
+        c.req.header(SCENARIO_HEADER),
+      );
+      // the return channel (resource API 4.4): the merchant hears of the end as the person lands on its return_url
+      afterAnswer(c, "webhooks", deliverSoon([{ merchant_id: merchantId }]));
+      return c.json(ended);
     },
   );
 
@@ -161,7 +172,9 @@ export function mountScreenApi(app: ReturnType<typeof createFunctionApp>) {
     perSession(screenLimits.cancelSession),
     input("json", cancelSchema),
     async (c) => {
-      return c.json(await cancelSession(depsOf(c.var), c.var.screenToken, c.var.input));
+      const { ended, merchantId } = await cancelSession(depsOf(c.var), c.var.screenToken, c.var.input);
+      afterAnswer(c, "webhooks", deliverSoon([{ merchant_id: merchantId }]));
+      return c.json(ended);
     },
   );
 

@@ -14,6 +14,7 @@ import {
   revokeDeviceSchema,
   revokedDeviceSchema,
 } from "../../shared/devices/devices";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { input } from "../../shared/edge/input";
@@ -41,7 +42,13 @@ import {
   signInStartedSchema,
   withdrawnSchema,
 } from "../../shared/persons/answers";
-import { listPersonMerchants, readConsentLedger, withdrawConsent, withdrawSchema } from "../../shared/persons/consents";
+import {
+  listPersonMerchants,
+  personDeliveryScope,
+  readConsentLedger,
+  withdrawConsent,
+  withdrawSchema,
+} from "../../shared/persons/consents";
 import { listPersonDevices, renamePersonDevice, revokePersonDevice } from "../../shared/persons/devices";
 import { erasePerson, eraseSchema, presenceSchema, startPresenceProof } from "../../shared/persons/erasure";
 import { createExport, takeExport } from "../../shared/persons/export";
@@ -59,6 +66,7 @@ import {
   sessionAnswer,
   startPersonSignIn,
 } from "../../shared/persons/session";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { mountPage } from "./page";
 
 /** The browser's sign-in secret and the person's session (D-466): host-only, never sent cross-site, never read by a script. */
@@ -238,7 +246,15 @@ app.post(
   perSession,
   csrf,
   input("json", revokeSchema),
-  async (c) => c.json(await revokePersonMandates(depsOf(c.var), c.var.person, c.var.input)),
+  async (c) => {
+    const revoked = await revokePersonMandates(depsOf(c.var), c.var.person, c.var.input);
+    afterAnswer(
+      c,
+      "webhooks",
+      deliverSoon((sql) => personDeliveryScope(sql, c.var.person)),
+    );
+    return c.json(revoked);
+  },
 );
 
 app.get(
@@ -277,7 +293,15 @@ app.post(
   perSession,
   csrf,
   input("json", withdrawSchema),
-  async (c) => c.json(await withdrawConsent(depsOf(c.var), c.var.person, c.var.input)),
+  async (c) => {
+    const withdrawn = await withdrawConsent(depsOf(c.var), c.var.person, c.var.input);
+    afterAnswer(
+      c,
+      "webhooks",
+      deliverSoon((sql) => personDeliveryScope(sql, c.var.person)),
+    );
+    return c.json(withdrawn);
+  },
 );
 
 app.get(
@@ -328,7 +352,15 @@ app.post(
   perSession,
   csrf,
   input("json", revokeDeviceSchema),
-  async (c) => c.json(await revokePersonDevice(depsOf(c.var), c.var.person, c.var.input)),
+  async (c) => {
+    const revoked = await revokePersonDevice(depsOf(c.var), c.var.person, c.var.input);
+    afterAnswer(
+      c,
+      "webhooks",
+      deliverSoon((sql) => personDeliveryScope(sql, c.var.person)),
+    );
+    return c.json(revoked);
+  },
 );
 
 app.post(
@@ -404,7 +436,10 @@ app.post(
   csrf,
   input("json", eraseSchema),
   async (c) => {
+    // read before the erasure ends them: the merchants it tells
+    const told = await personDeliveryScope(c.var.db(), c.var.person);
     const erased = await erasePerson(depsOf(c.var), c.var.person, c.var.input);
+    afterAnswer(c, "webhooks", deliverSoon(told));
     if (erased.identity_erased) setHostCookie(c, cookies.session, "", 0);
     return c.json(erased);
   },

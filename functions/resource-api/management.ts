@@ -6,6 +6,7 @@
  * change anything (`403 insufficient_scope`), and every route is an adapter over shared/management.
  */
 import { type Context, Hono } from "hono";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import type { AppEnv } from "../../shared/edge/app";
 import { depsOf } from "../../shared/edge/app";
 import type { KeyAuthenticated } from "../../shared/edge/auth";
@@ -79,8 +80,10 @@ import {
   updateEndpoint,
   updateEndpointSchema,
   type WebhookSettings,
+  webhookSettingsOf,
 } from "../../shared/management/webhooks";
 import { type Surface, surfaces, themeAssetBases } from "../../shared/themes/theme";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { type KeyScoped, keyPolicy } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -103,11 +106,7 @@ function callerOf<E extends Env>(c: Context<E>): ManagementCaller {
   };
 }
 
-function webhookSettings<E extends Env>(c: Context<E>): WebhookSettings {
-  const secretKey = c.var.config.WEBHOOK_SECRET_KEY;
-  if (!secretKey) throw new Error("WEBHOOK_SECRET_KEY is not configured");
-  return { secretKey, allowLoopbackHttp: c.var.config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1" };
-}
+const webhookSettings = <E extends Env>(c: Context<E>): WebhookSettings => webhookSettingsOf(c.var.config);
 
 // ---------------------------------------------------------------------------------------------
 // API keys
@@ -268,13 +267,18 @@ webhookEndpoints.post(
   "/:id/test",
   documented({
     summary: "Send a test event to a webhook endpoint",
-    description: "A webhook.test event to this endpoint alone, sent by the next pass of the worker (within a minute); follow delivery_id.",
+    description:
+      "A webhook.test event to this endpoint alone, sent right after this answer (the worker's next pass retries it); follow delivery_id.",
     success: { status: 202, description: "The event queued", schema: testEventSchema },
     answers: ["not_found", "ENDPOINT_DISABLED"],
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await sendTestEvent(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -317,7 +321,11 @@ webhookDeliveries.post(
   }),
   writes(),
   keyed(),
-  async (c) => c.json(await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id")), 202),
+  async (c) => {
+    const queued = await replayDelivery(depsOf(c.var), callerOf(c), c.req.param("id"));
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 export const webhookEvents = new Hono<Env>();
@@ -334,7 +342,11 @@ webhookEvents.post(
   writes(),
   keyed(),
   input("json", replayRangeSchema),
-  async (c) => c.json(await replayRange(depsOf(c.var), callerOf(c), c.var.input), 202),
+  async (c) => {
+    const queued = await replayRange(depsOf(c.var), callerOf(c), c.var.input);
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
+    return c.json(queued, 202);
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +381,7 @@ auditEvents.get(
   async (c) => {
     const exported = await exportAudit(depsOf(c.var), callerOf(c), c.var.input);
     c.header("content-disposition", `attachment; filename="audit-${c.var.principal.environment}.json"`);
-    return c.json({ object: "audit_export" as const, ...exported });
+    return c.json(exported);
   },
 );
 

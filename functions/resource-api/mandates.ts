@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
 import { idempotency, idempotencyKeyOf } from "../../shared/edge/idempotency";
 import { input } from "../../shared/edge/input";
@@ -19,6 +20,7 @@ import { issueActCodes, issueMandateStored, issueRuleCodes, issueSchema } from "
 import { mandatePageSchema, pageMandates, readMandate } from "../../shared/mandates/page";
 import { revokeMandate } from "../../shared/mandates/revoke";
 import { issueInputOf, mandateTermsSchema } from "../../shared/mandates/terms";
+import { deliverSoon } from "../../shared/webhooks/run";
 import { keyPolicy, secretKey, supportReads } from "./auth";
 import { idempotencyScope } from "./idempotency";
 
@@ -111,6 +113,7 @@ mandates.post(
     const deps = depsOf(c.var);
     const id = c.req.param("id");
     await revokeMandate(deps, c.var.principal, { mandate_id: id, reason: c.var.input.reason });
+    afterAnswer(c, "webhooks", deliverSoon(c.var.principal));
     return c.json(await readMandate(deps, c.var.principal, id));
   },
 );

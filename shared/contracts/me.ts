@@ -144,6 +144,11 @@ export interface MeDevice {
   revoked_at: string | null;
 }
 
+/** A device named (POST /me/devices/rename): the device as it now reads. */
+export interface MeDeviceRenamed {
+  device: MeDevice;
+}
+
 /** The answers of the page's reads, by route. */
 export interface MeReads {
   mandates: { mandates: MeMandate[] };

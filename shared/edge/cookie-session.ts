@@ -13,6 +13,7 @@ import { serviceBaseUrl } from "../kernel/config";
 import { ApiError } from "../kernel/errors";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import type { AppEnv } from "./app";
+import { formOf } from "./input";
 import { withDoc } from "./openapi";
 
 /** The two cookies of a surface: the browser's sign-in secret, then the session's token. */
@@ -56,6 +57,8 @@ export const sameOrigin: MiddlewareHandler<AppEnv> = withDoc(
   { answers: ["CROSS_SITE_REQUEST"] },
 );
 
+const isForm = (c: Context) => /^application\/x-www-form-urlencoded\b/i.test(c.req.header("content-type") ?? "");
+
 /** `403 CSRF_TOKEN_INVALID` unless `presented` is the token whose SHA-256 the session keeps. */
 export async function requireCsrfToken(session: { csrfHash: string }, presented: string | undefined): Promise<void> {
   if (!presented || presented.length > 128 || !timingSafeEqual(await sha256Hex(presented), session.csrfHash)) {
@@ -65,12 +68,15 @@ export async function requireCsrfToken(session: { csrfHash: string }, presented:
 
 /**
  * The guard of every state-changing route: the CSRF token of the session `sessionOf` reads (set by
- * the route's session middleware before it), in `x-csrf-token`.
+ * the route's session middleware before it), in `x-csrf-token`, or, for a server-rendered page's
+ * HTML form (which cannot set a header), in its `csrf_token` field (D-623).
  */
 export function csrfGuard<E extends AppEnv>(sessionOf: (c: Context<E>) => { csrfHash: string }): MiddlewareHandler<E> {
   return withDoc(
     async function csrf(c, next) {
-      await requireCsrfToken(sessionOf(c), c.req.header("x-csrf-token"));
+      const header = c.req.header("x-csrf-token");
+      const field = header === undefined && isForm(c) ? (await formOf(c)).csrf_token : undefined;
+      await requireCsrfToken(sessionOf(c), header ?? (typeof field === "string" ? field : undefined));
       await next();
     } as MiddlewareHandler<E>,
     { answers: ["CSRF_TOKEN_INVALID"] },

@@ -45,8 +45,33 @@ export async function boundedBodyText(request: Request): Promise<string> {
   return text;
 }
 
-/** Where the input comes from: the body, the query string, or the query on GET and the body otherwise. */
-type InputSource = "json" | "query" | "json-or-query";
+/**
+ * Where the input comes from: the body, the query string, or the query on GET and the body
+ * otherwise; or an HTML form's fields (`application/x-www-form-urlencoded`), for the service's own
+ * server-rendered pages (the console, D-623).
+ */
+type InputSource = "json" | "query" | "json-or-query" | "form";
+
+/** A form's fields as strings (a repeated field as its list), at most 256 KiB; `415` for another body. */
+export async function readFormBody(request: Request): Promise<Record<string, string | string[]>> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw new ApiError("UNSUPPORTED_MEDIA_TYPE");
+  const fields: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(await boundedBodyText(request))) {
+    const held = fields[name];
+    fields[name] = held === undefined ? value : [...(Array.isArray(held) ? held : [held]), value];
+  }
+  return fields;
+}
+
+/** The request's form fields, read once (a CSRF guard before the input reads them too). */
+export async function formOf(c: Context): Promise<Record<string, string | string[]>> {
+  const held = c.get("formFields" as never) as Record<string, string | string[]> | undefined;
+  if (held) return held;
+  const fields = await readFormBody(c.req.raw.clone());
+  c.set("formFields" as never, fields as never);
+  return fields;
+}
 
 /** A route whose input middleware has validated `input`. */
 export type WithInput<T> = { Variables: { input: T; rawBody: string | null } };
@@ -65,6 +90,11 @@ export function input<S extends v.GenericSchema>(source: InputSource, schema: S)
     const fromQuery = source === "query" || (source === "json-or-query" && c.req.method === "GET");
     if (fromQuery) {
       c.set("input", parseInput(schema, c.req.query()));
+      c.set("rawBody", null);
+    } else if (source === "form") {
+      // The CSRF token is the guard's (cookie-session.ts), not the operation's input.
+      const { csrf_token: _guarded, ...fields } = await formOf(c);
+      c.set("input", parseInput(schema, fields));
       c.set("rawBody", null);
     } else {
       const body = await readJsonBody(c.req.raw);

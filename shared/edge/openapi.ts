@@ -19,7 +19,9 @@ export interface RouteDoc {
   description?: string;
   /** The answer of success (default 200), with the schema of its body when the route declares one. */
   success?: { status: number; description: string; schema?: v.GenericSchema; contentType?: string };
-  input?: { source: "json" | "query" | "json-or-query"; schema: v.GenericSchema };
+  /** Other answers that are not errors: a page that answers a redirect or the same page again (the console's sign-in). */
+  alsoAnswers?: readonly { status: number; description: string; contentType: string }[];
+  input?: { source: "json" | "query" | "json-or-query" | "form"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
   /** The credentials it accepts, any one of them (security schemes' names in the document). */
@@ -98,6 +100,8 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
         : { "application/json": { schema: success.schema ? jsonSchemaOf(success.schema) : { type: "object" } } },
     },
   };
+  for (const other of merged.alsoAnswers ?? [])
+    responses[other.status] = { description: other.description, content: { [other.contentType]: { schema: { type: "string" } } } };
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\``).join(", "),
@@ -132,6 +136,8 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
     const schema = jsonSchemaOf(input.schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {}))
       parameters.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: property });
+  } else if (input?.source === "form") {
+    operation.requestBody = { required: true, content: { "application/x-www-form-urlencoded": { schema: jsonSchemaOf(input.schema) } } };
   } else if (input) {
     operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchemaOf(input.schema) } } };
   }

@@ -58,6 +58,13 @@ const configSchema = v.object({
   WEBHOOK_SECRET_KEY_PREVIOUS: v.optional(
     v.pipe(v.string(), v.minLength(32, "WEBHOOK_SECRET_KEY_PREVIOUS must be at least 32 characters")),
   ),
+  /**
+   * "1" (default): a request whose change wrote events a merchant waits for delivers them right after
+   * its answer, in a quick pass of its own (shared/webhooks/run.ts `deliverSoon`, D-660); "0" leaves
+   * every delivery to the cron's tick. The test run sets "0" so a tick's counts stay exact; the
+   * quick pass's own tests turn it on.
+   */
+  WEBHOOK_QUICK_PASS: v.optional(v.picklist(["0", "1"]), "1"),
   /** "1" lets webhook endpoints be plain http on a loopback host: local development and tests only. */
   WEBHOOK_ALLOW_LOOPBACK_HTTP: v.optional(v.picklist(["0", "1"]), "0"),
   /**

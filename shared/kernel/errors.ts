@@ -67,6 +67,8 @@ export const errorCatalogue = {
   SCREEN_TOKEN_INVALID: [401, "The hosted screen's credential is unknown."],
   PERSON_SESSION_REQUIRED: [401, "Sign in to your own page first: this needs its session cookie."],
   PERSON_SESSION_EXPIRED: [401, "Your session on your own page has ended (idle or absolute timeout); sign in again."],
+  OWNER_SESSION_REQUIRED: [401, "Sign in to the console first: this needs its session cookie."],
+  OWNER_SESSION_EXPIRED: [401, "Your console session has ended (idle or absolute timeout); sign in again."],
   SIGN_IN_FAILED: [401, "The sign-in did not succeed (see reason); start it again."],
   ALLOWANCE_EXHAUSTED: [
     402,
@@ -96,7 +98,10 @@ export const errorCatalogue = {
     "Erasing needs a fresh presence proof of this session: completed, approved, the same person, at most five minutes old, once (see reason).",
   ],
   CSRF_TOKEN_INVALID: [403, "x-csrf-token must be the CSRF token of this session."],
-  CROSS_SITE_REQUEST: [403, "The request came from another site; the person's own page answers its own origin only."],
+  CROSS_SITE_REQUEST: [
+    403,
+    "The request came from another site; the service's own pages (the person's page, the console) answer their own origin only.",
+  ],
   not_found: [404, "Not found."],
   HANDOFF_CODE_INVALID: [404, "The handoff code is unknown, already used, replaced or expired."],
   DEVICE_ADDITION_INVALID: [

@@ -11,6 +11,7 @@ const functionRegistry = {
   "agent-verification-request": {},
   "agent-verification-result": {},
   "alias-availability": {},
+  console: {},
   "consent-retention": { crons: ["* * * * *"] },
   "device-add": {},
   "device-challenge": {},

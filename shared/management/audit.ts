@@ -68,5 +68,5 @@ export async function exportAudit(deps: Deps, tenant: Tenant, query: v.InferOutp
     limit: AUDIT_EXPORT_MAX,
     ...range(query),
   });
-  return { data: page.data, truncated: page.more };
+  return { object: "audit_export" as const, data: page.data, truncated: page.more };
 }

@@ -3,6 +3,7 @@
 import type { KeysetAfter, KeysetPage } from "../kernel/cursor";
 import type { Environment, KeyKind } from "../kernel/principal";
 import type { Iso, Uuid } from "../kernel/rpc";
+import type { HostedSessionRecord, HostedSessionView } from "../sessions/rpc";
 import type { EndpointView } from "../webhooks/rpc";
 
 /** Who acted, as the audit log keeps it. */
@@ -59,6 +60,19 @@ export interface StoredTheme {
   version: number;
   updated_at: Iso;
   theme: Record<string, string | number | null>;
+}
+
+/** An owner's console session as the console reads it (private.owner_session_json). */
+export interface OwnerSessionView {
+  session_id: Uuid;
+  merchant_id: Uuid;
+  merchant_name: string;
+  environment: Environment;
+  identity_id: Uuid;
+  subject_ref: string;
+  csrf_hash: string;
+  expires_at: Iso;
+  idle_expires_at: Iso;
 }
 
 declare module "../kernel/db/rpc" {
@@ -136,6 +150,31 @@ declare module "../kernel/db/rpc" {
       ManagementWrite & { surface: string; theme: Record<string, unknown> },
       { draft: StoredTheme; problems?: undefined } | { problems: string[]; draft?: undefined },
     ];
+    management_checks_by_day: [
+      ManagementScope & { days: number },
+      {
+        data: { day: string; completed: number; failed: number }[];
+        recent_failures: { at: Iso | null; action: string; state: string; reason: string | null }[];
+      },
+    ];
+    management_mandate_revoke: [ManagementWrite & { mandate_id: Uuid; reason?: string }, Record<string, unknown> | null];
+    owner_sign_in_begin: [
+      { session: HostedSessionRecord; browser_hash: string },
+      { started: false } | { started: true; session: HostedSessionView },
+    ];
+    owner_sign_in_finish: [
+      {
+        session_id: Uuid;
+        browser_hash: string;
+        now: Iso;
+        ip: string | null;
+        owner_session: { id: Uuid; token_hash: string; csrf_hash: string; idle_seconds: number; ttl_seconds: number };
+      },
+      { signed_in: true; session: OwnerSessionView } | { signed_in: false; reason: string },
+    ];
+    owner_session_touch: [{ token_hash: string; now: Iso }, { session: OwnerSessionView } | { reason: "unknown" | "ended" | "expired" }];
+    owner_session_end: [{ session_id: Uuid; now: Iso; everywhere: boolean; ip: string | null }, { ended: number }];
+    owner_merchants: [{ identity_id: Uuid }, { data: { merchant_id: Uuid; name: string; environment: Environment }[] }];
     management_theme_publish: [ManagementWrite & { surface: string; version: number }, { published: StoredTheme }];
   }
 }

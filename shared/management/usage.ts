@@ -8,6 +8,8 @@ import type { BillingUsage } from "../billing/rpc";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
+import { scopeOf } from "./caller";
+import type {} from "./rpc";
 
 export const usageQuerySchema = v.strictObject({
   month: v.optional(v.pipe(v.string(), v.regex(/^\d{4}-(0[1-9]|1[0-2])$/, "YYYY-MM"))),
@@ -27,4 +29,9 @@ export async function readUsage(deps: Deps, tenant: Tenant, query: v.InferOutput
     period_end: usage.period_end,
     ...usage.environments[tenant.environment],
   };
+}
+
+/** The console's overview (D-624): the last `days` days' checks per UTC day by outcome, and the five latest failures. */
+export function checksByDay(deps: Deps, tenant: Tenant, days = 30) {
+  return rpc(deps.sql, "management_checks_by_day", { ...scopeOf(tenant, deps.now), days });
 }

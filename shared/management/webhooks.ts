@@ -6,6 +6,7 @@
  * (shared/webhooks/endpoints.ts), so the database only receives them encrypted.
  */
 import * as v from "valibot";
+import type { Config } from "../kernel/config";
 import { decodeCursor, nextCursor } from "../kernel/cursor";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -23,6 +24,13 @@ import type {} from "./rpc";
 export interface WebhookSettings {
   secretKey: string;
   allowLoopbackHttp: boolean;
+}
+
+/** The settings of a deployment's configuration; it must hold WEBHOOK_SECRET_KEY to seal secrets. */
+export function webhookSettingsOf(config: Pick<Config, "WEBHOOK_SECRET_KEY" | "WEBHOOK_ALLOW_LOOPBACK_HTTP">): WebhookSettings {
+  const secretKey = config.WEBHOOK_SECRET_KEY;
+  if (!secretKey) throw new Error("WEBHOOK_SECRET_KEY is not configured");
+  return { secretKey, allowLoopbackHttp: config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1" };
 }
 
 const eventTypesField = v.nullable(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(64))), v.maxLength(64)));

@@ -4,12 +4,27 @@
  * (docs/decisions.md, D-468): exactly revoke-consent's effect, and the merchant hears of it.
  */
 import * as v from "valibot";
+import type { Statements } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import { jsonObject } from "../kernel/validation";
 import { canonicalUuid } from "../lib/uuid";
+import type { DeliveryScope } from "../webhooks/rpc";
 import type { PersonSession } from "./session";
+
+/**
+ * The merchants that hold the person, in the person's environment, as the scope of the quick webhook
+ * pass after an act of theirs (shared/webhooks/run.ts `deliverSoon`): a revocation, a device, an
+ * erasure writes its events to these merchants. Read before an erasure, which ends them.
+ */
+export async function personDeliveryScope(
+  sql: Statements,
+  person: Pick<PersonSession, "identityId" | "environment">,
+): Promise<DeliveryScope[]> {
+  const merchants = await rpc(sql, "person_merchants", { identity_id: person.identityId, environment: person.environment });
+  return merchants.map((merchant) => ({ merchant_id: merchant.merchant_id, environment: person.environment }));
+}
 
 /** Each merchant that holds the person, oldest first, with its consents. */
 export async function listPersonMerchants(deps: Deps, session: PersonSession) {

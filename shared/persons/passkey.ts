@@ -13,7 +13,8 @@
  *
  * Lockout: five refused sign-ins with one credential within fifteen minutes (assertions refused
  * once the credential is known, and faces refused on its screen) lock its sign-in for fifteen
- * minutes: `429 RATE_LIMITED` with `retry_after_seconds`, nothing verified.
+ * minutes: `429 RATE_LIMITED` with `retry_after_seconds`, nothing verified. The minute cron deletes
+ * challenges and refusals a day after they stopped counting (./sweep.ts, D-610).
  */
 import * as v from "valibot";
 import { DEVICE_CHALLENGE_BYTES } from "../contracts/device";

@@ -331,7 +331,7 @@ export async function completeSession(
       state: result.approved ? "completed" : "failed",
       result: isSessionMode(session.action) ? modeSessionResult(result) : result,
     });
-    return screenOutcome(ended, deps.locale);
+    return { ended: screenOutcome(ended, deps.locale), merchantId: ended.merchant_id };
   });
 }
 
@@ -345,5 +345,5 @@ export async function cancelSession(deps: Deps, screenToken: string, body: v.Inf
     now: deps.now.toISOString(),
     reason: body.reason,
   });
-  return screenOutcome(ended, deps.locale);
+  return { ended: screenOutcome(ended, deps.locale), merchantId: ended.merchant_id };
 }

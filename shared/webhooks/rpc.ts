@@ -19,6 +19,15 @@ export interface EndpointView {
   last_error: { at: Iso | null; event_id: Uuid; state: string; status: number | null; error: string } | null;
 }
 
+/**
+ * A merchant whose events a quick pass may fan out and deliver (docs/webhooks.md#delivery): in one
+ * environment, or in both when the caller does not know which (the hosted screen's completion).
+ */
+export interface DeliveryScope {
+  merchant_id: Uuid;
+  environment?: Environment;
+}
+
 export interface ClaimedDelivery {
   delivery_id: Uuid;
   lease_token: string;
@@ -48,7 +57,7 @@ type DeliveryOutcome =
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
     webhook_deliveries_claim: [
-      { now: Iso; limit?: number; lease_seconds: number },
+      { now: Iso; limit?: number; lease_seconds: number; scope?: DeliveryScope[] },
       { deliveries: ClaimedDelivery[]; endpoints: ClaimedEndpoint[] },
     ];
     webhook_deliveries_record: [
@@ -71,7 +80,7 @@ declare module "../kernel/db/rpc" {
     webhook_endpoint_get: [{ endpoint_id: Uuid; now: Iso }, EndpointView | null];
     webhook_endpoint_list: [{ merchant_id: Uuid; environment?: Environment; now: Iso }, { endpoints: EndpointView[] }];
     webhook_endpoint_disable: [{ endpoint_id: Uuid; now: Iso }, EndpointView & { already_disabled: boolean; failed_deliveries: number }];
-    webhook_fanout: [{ now: Iso; limit?: number }, { events: number; deliveries: number }];
+    webhook_fanout: [{ now: Iso; limit?: number; scope?: DeliveryScope[] }, { events: number; deliveries: number }];
     webhook_replay: [
       ({ event_id: Uuid } | { merchant_id: Uuid; environment: Environment; from: Iso; to: Iso }) & { endpoint_id?: Uuid; now: Iso },
       { events: number; deliveries: number },

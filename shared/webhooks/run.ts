@@ -12,12 +12,13 @@
  */
 import type { Sql } from "../kernel/db/client";
 import { rpc } from "../kernel/db/rpc";
+import type { Tenant } from "../kernel/principal";
 import { sendWebhook } from "./deliver";
 import { checkEndpointUrl } from "./endpoints";
 import type { WebhookEnvelope } from "./events";
 import { runPooled } from "./pool";
 import { nextAttemptAt } from "./retry";
-import type {} from "./rpc";
+import type { DeliveryScope } from "./rpc";
 import { openEndpointSecret } from "./secret-box";
 
 /** Sends in flight at once: Workers queue a seventh outgoing connection, and the queueing would count against the timeout. */
@@ -26,6 +27,14 @@ export const DELIVERY_CONCURRENCY = 6;
 export const ENDPOINT_CONCURRENCY = 3;
 /** No send starts later than this after the pass began. */
 const RUN_BUDGET_MS = 45_000;
+/**
+ * No send of a quick pass starts later than this after it began: it runs in the waitUntil of the
+ * request that wrote the events, which Workers end 30 s after the answer, so the budget plus one
+ * send's timeout (15 s at most) stays well inside that.
+ */
+export const QUICK_PASS_BUDGET_MS = 5_000;
+/** The most merchants one quick pass works for (the RPCs' limit); the cron delivers anything beyond. */
+const QUICK_PASS_SCOPE = 100;
 const CLAIM_BATCH = 500;
 const FANOUT_BATCH = 2000;
 const LEASE_MARGIN_MS = 15_000;
@@ -39,6 +48,8 @@ export interface RunOptions {
   timeoutMs: number;
   allowLoopbackHttp: boolean;
   budgetMs?: number;
+  /** Only these merchants' events and deliveries (a quick pass); unset, everyone's (the cron). */
+  scope?: DeliveryScope[];
   batchSize?: number;
   concurrency?: number;
   perEndpoint?: number;
@@ -105,16 +116,17 @@ export function passClock(start: Date): () => Date {
   return () => new Date(Date.now() + offset);
 }
 
+/** The part of a worker's configuration a pass reads. */
+interface PassConfig {
+  WEBHOOK_QUICK_PASS?: "0" | "1";
+  WEBHOOK_SECRET_KEY?: string;
+  WEBHOOK_SECRET_KEY_PREVIOUS?: string;
+  WEBHOOK_TIMEOUT_MS: number;
+  WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" | "1";
+}
+
 /** The options a pass takes from the worker's configuration. */
-export function passOptions(
-  config: {
-    WEBHOOK_SECRET_KEY?: string;
-    WEBHOOK_SECRET_KEY_PREVIOUS?: string;
-    WEBHOOK_TIMEOUT_MS: number;
-    WEBHOOK_ALLOW_LOOPBACK_HTTP: "0" | "1";
-  },
-  clock: () => Date,
-): RunOptions {
+export function passOptions(config: PassConfig, clock: () => Date): RunOptions {
   if (!config.WEBHOOK_SECRET_KEY) throw new Error("missing secret binding WEBHOOK_SECRET_KEY");
   return {
     clock,
@@ -123,6 +135,40 @@ export function passOptions(
       : [config.WEBHOOK_SECRET_KEY],
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowLoopbackHttp: config.WEBHOOK_ALLOW_LOOPBACK_HTTP === "1",
+  };
+}
+
+/**
+ * The quick pass a request whose change wrote events a merchant waits for (a revocation, a hosted
+ * session's end, a test event, a replay) starts after its answer, in its own Worker's waitUntil
+ * (shared/edge/after-answer.ts; D-660): a pass of the same worker code, at the request's clock, for
+ * these merchants only and for QUICK_PASS_BUDGET_MS, claiming under the same lease as the cron, so
+ * the two never send one delivery twice. The cron stays the guarantee: retries, and whatever a quick
+ * pass missed (it failed, or the Worker was gone). Does nothing when this Worker has no
+ * WEBHOOK_SECRET_KEY or WEBHOOK_QUICK_PASS is "0": the cron delivers within the minute. Its
+ * summary, or null when idle.
+ *
+ * @example afterAnswer(c, "webhooks", deliverSoon(c.var.principal)); // the caller's merchant and environment
+ */
+export function deliverSoon(scope: DeliveryScope[] | Tenant | ((sql: Sql) => Promise<DeliveryScope[]>)) {
+  return async (sql: Sql, config: PassConfig, at: Date): Promise<Record<string, unknown> | null> => {
+    if (!config.WEBHOOK_SECRET_KEY || config.WEBHOOK_QUICK_PASS === "0") return null;
+    // a scope to look up (the merchants that hold a person) is read here, after the answer
+    const entries =
+      typeof scope === "function"
+        ? await scope(sql)
+        : Array.isArray(scope)
+          ? scope
+          : [{ merchant_id: scope.merchantId, environment: scope.environment }];
+    const merchants = [...new Map(entries.map((entry) => [`${entry.merchant_id}/${entry.environment ?? ""}`, entry])).values()];
+    if (merchants.length === 0) return null;
+    const summary = await runOutbox(sql, {
+      ...passOptions(config, passClock(at)),
+      budgetMs: QUICK_PASS_BUDGET_MS,
+      scope: merchants.slice(0, QUICK_PASS_SCOPE),
+    });
+    const busy = summary.claimed || summary.fanned_out_events || summary.errors.length;
+    return busy ? { quick_pass: merchants.length, ...summary } : null;
   };
 }
 
@@ -155,6 +201,7 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
     const fanned = await rpc(sql, "webhook_fanout", {
       now: clock().toISOString(),
       limit: FANOUT_BATCH,
+      scope: options.scope,
     });
     summary.fanned_out_events += fanned.events;
     summary.deliveries_created += fanned.deliveries;
@@ -163,6 +210,7 @@ export async function runOutbox(sql: Sql, options: RunOptions): Promise<RunSumma
       now: clock().toISOString(),
       limit: batchSize,
       lease_seconds: leaseSeconds,
+      scope: options.scope,
     });
     if (claim.deliveries.length === 0) {
       if (fanned.events < FANOUT_BATCH) break;

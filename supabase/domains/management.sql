@@ -822,3 +822,208 @@ begin
   return jsonb_build_object('published', v_published);
 end $$;
 comment on function public.management_theme_publish(jsonb) is 'Publishes the checked version of a surface''s draft theme (theme_publish) and audits it. HA404, HA454.';
+
+-- ----------------------------------------------------------------------------
+-- The console: an owner's sign-in by presence and their console session (D-620, D-621)
+-- ----------------------------------------------------------------------------
+
+-- owner_sign_in_begin({session: hosted_session_create's input, browser_hash}) -> {started: true, session} | {started: false}
+-- Opens the hosted login session and its binding to the browser in one transaction, only for a merchant
+-- that has an owner in the session's environment (no session, and no webhook to the merchant, otherwise).
+create or replace function public.owner_sign_in_begin(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_session jsonb := p -> 'session';
+  v_created jsonb;
+begin
+  if not exists (
+    select 1 from private.merchant_owners
+    where merchant_id = (v_session ->> 'merchant_id')::uuid and environment = v_session ->> 'environment'
+  ) then
+    return jsonb_build_object('started', false);
+  end if;
+  v_created := public.hosted_session_create(v_session);
+  insert into private.owner_sign_ins (session_id, browser_hash, created_at)
+  values ((v_session ->> 'id')::uuid, p ->> 'browser_hash', (v_session ->> 'now')::timestamptz);
+  return jsonb_build_object('started', true, 'session', v_created);
+end $$;
+comment on function public.owner_sign_in_begin(jsonb) is 'Opens a hosted login session bound to one browser for an owner''s console sign-in, for a merchant that has an owner.';
+
+-- private.owner_session_json(s, merchant name): the console session as the console reads it.
+create or replace function private.owner_session_json(s private.owner_sessions) returns jsonb
+language sql stable set search_path = '' as $$
+  select jsonb_build_object('session_id', s.id, 'merchant_id', s.merchant_id,
+    'merchant_name', (select m.name from private.merchants m where m.id = s.merchant_id),
+    'environment', s.environment, 'identity_id', s.identity_id, 'subject_ref', s.subject_ref, 'csrf_hash', s.csrf_hash,
+    'expires_at', private.iso_utc(s.expires_at),
+    'idle_expires_at', private.iso_utc(least(s.expires_at, s.last_seen_at + make_interval(secs => s.idle_seconds))))
+$$;
+comment on function private.owner_session_json(private.owner_sessions) is 'An owner''s console session as the console reads it (its merchant by id and name, its ends).';
+
+-- owner_sign_in_finish({session_id, browser_hash, now, ip, owner_session: {id, token_hash, csrf_hash, idle_seconds,
+--   ttl_seconds}}) -> {signed_in: true, session} | {signed_in: false, reason}
+-- reason: unknown (no such sign-in for this browser), used, pending (ask again), refused, stale (as
+-- private.sign_in_session_refusal says), not_owner (the face identified is no owner of the merchant in
+-- that environment). Only a sign-in that succeeds is used up; it opens the console session and writes
+-- the audit event console.signed_in in the same transaction.
+create or replace function public.owner_sign_in_finish(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_new jsonb := p -> 'owner_session';
+  v_sign private.owner_sign_ins;
+  v_session private.hosted_sessions;
+  v_owner private.merchant_owners;
+  v_row private.owner_sessions;
+  v_refusal text;
+begin
+  select * into v_sign from private.owner_sign_ins
+  where session_id = (p ->> 'session_id')::uuid and browser_hash = p ->> 'browser_hash'
+  for update;
+  if not found then
+    return jsonb_build_object('signed_in', false, 'reason', 'unknown');
+  end if;
+  if v_sign.used_at is not null then
+    return jsonb_build_object('signed_in', false, 'reason', 'used');
+  end if;
+  select * into v_session from private.hosted_sessions where id = v_sign.session_id;
+  v_refusal := private.sign_in_session_refusal(v_session, v_now);
+  if v_refusal is not null then
+    return jsonb_build_object('signed_in', false, 'reason', v_refusal);
+  end if;
+  select o.* into v_owner from private.merchant_owners o join private.identities i on i.id = o.identity_id
+  where o.merchant_id = v_session.merchant_id and o.environment = v_session.environment
+    and o.subject_ref = v_session.result ->> 'subject_ref' and i.erased_at is null;
+  if not found then
+    return jsonb_build_object('signed_in', false, 'reason', 'not_owner');
+  end if;
+  update private.owner_sign_ins set used_at = v_now where session_id = v_sign.session_id;
+  insert into private.owner_sessions (id, token_hash, csrf_hash, merchant_id, environment, identity_id, subject_ref,
+    proof_session_id, idle_seconds, created_at, last_seen_at, expires_at)
+  values ((v_new ->> 'id')::uuid, v_new ->> 'token_hash', v_new ->> 'csrf_hash', v_owner.merchant_id, v_owner.environment,
+    v_owner.identity_id, v_owner.subject_ref, v_session.id, (v_new ->> 'idle_seconds')::int, v_now, v_now,
+    v_now + make_interval(secs => (v_new ->> 'ttl_seconds')::int))
+  returning * into v_row;
+  perform private.management_audit(
+    jsonb_build_object('merchant_id', v_owner.merchant_id, 'environment', v_owner.environment, 'now', v_now,
+      'actor', jsonb_build_object('kind', 'owner', 'id', v_owner.subject_ref, 'ip', p ->> 'ip')),
+    'console.signed_in', 'owner', v_owner.subject_ref, null, null);
+  return jsonb_build_object('signed_in', true, 'session', private.owner_session_json(v_row));
+end $$;
+comment on function public.owner_sign_in_finish(jsonb) is 'Signs an owner in to the console once from a completed hosted login session, for the browser it was bound to: opens their console session, audited.';
+
+-- owner_session_touch({token_hash, now}) -> {session} | {reason: 'unknown' | 'ended' | 'expired'}
+-- Authenticates a console request and moves the idle timeout on. ended: signed out (here or everywhere),
+-- or the person is no longer an owner of the merchant (removed, or erased); expired: past the absolute
+-- end or idle for too long.
+create or replace function public.owner_session_touch(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_row private.owner_sessions;
+begin
+  select * into v_row from private.owner_sessions where token_hash = p ->> 'token_hash' for update;
+  if not found then
+    return jsonb_build_object('reason', 'unknown');
+  end if;
+  if v_row.ended_at is not null or not exists (
+    select 1 from private.merchant_owners o join private.identities i on i.id = o.identity_id
+    where o.merchant_id = v_row.merchant_id and o.identity_id = v_row.identity_id and i.erased_at is null
+  ) then
+    return jsonb_build_object('reason', 'ended');
+  end if;
+  if v_now >= v_row.expires_at or v_now >= v_row.last_seen_at + make_interval(secs => v_row.idle_seconds) then
+    return jsonb_build_object('reason', 'expired');
+  end if;
+  update private.owner_sessions set last_seen_at = greatest(last_seen_at, v_now) where id = v_row.id
+  returning * into v_row;
+  return jsonb_build_object('session', private.owner_session_json(v_row));
+end $$;
+comment on function public.owner_session_touch(jsonb) is 'Authenticates an owner''s console session by its token''s hash and moves its idle timeout on; why not otherwise.';
+
+-- owner_session_end({session_id, now, everywhere, ip}) -> {ended: n}
+-- Signs this console session out, or (everywhere) every console session of the same owner (the same
+-- identity, at every merchant they own), audited as console.signed_out at the session's merchant.
+create or replace function public.owner_session_end(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_everywhere boolean := coalesce((p ->> 'everywhere')::boolean, false);
+  v_row private.owner_sessions;
+  v_ended integer;
+begin
+  select * into v_row from private.owner_sessions where id = (p ->> 'session_id')::uuid;
+  if not found then
+    return jsonb_build_object('ended', 0);
+  end if;
+  update private.owner_sessions
+  set ended_at = v_now, ended_reason = case when v_everywhere then 'signed_out_everywhere' else 'signed_out' end
+  where ended_at is null and (id = v_row.id or (v_everywhere and identity_id = v_row.identity_id));
+  get diagnostics v_ended = row_count;
+  perform private.management_audit(
+    jsonb_build_object('merchant_id', v_row.merchant_id, 'environment', v_row.environment, 'now', v_now,
+      'actor', jsonb_build_object('kind', 'owner', 'id', v_row.subject_ref, 'ip', p ->> 'ip')),
+    case when v_everywhere then 'console.signed_out_everywhere' else 'console.signed_out' end, 'owner', v_row.subject_ref,
+    null, jsonb_build_object('sessions_ended', v_ended));
+  return jsonb_build_object('ended', v_ended);
+end $$;
+comment on function public.owner_session_end(jsonb) is 'Signs a console session out, or every console session of its owner; audited.';
+
+-- owner_merchants({identity_id}) -> {data: [{merchant_id, name, environment}]}: what the console's switcher offers.
+create or replace function public.owner_merchants(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('data', coalesce(jsonb_agg(jsonb_build_object('merchant_id', m.id, 'name', m.name,
+    'environment', o.environment) order by m.name, m.id), '[]'::jsonb))
+  from private.merchant_owners o join private.merchants m on m.id = o.merchant_id
+  where o.identity_id = (p ->> 'identity_id')::uuid
+$$;
+comment on function public.owner_merchants(jsonb) is 'Every merchant an owner (one identity) owns, for the console''s switcher.';
+
+-- management_checks_by_day({merchant_id, environment, now, days}) -> {data: [{day, completed, failed}], recent_failures: [...]}
+-- The console's overview: the environment's presence checks (hosted sessions) per UTC day over the last
+-- `days` days up to now (every day listed, zero included), by outcome (completed: approved; failed: refused,
+-- cancelled or expired), and the five latest that failed (when, which action, why).
+create or replace function public.management_checks_by_day(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  with bounds as (
+    select (p ->> 'now')::timestamptz as now_at,
+           date_trunc('day', (p ->> 'now')::timestamptz at time zone 'UTC') - make_interval(days => (p ->> 'days')::int - 1) as first_day),
+  sessions as (
+    select s.*, date_trunc('day', s.created_at at time zone 'UTC') as day
+    from private.hosted_sessions s, bounds b
+    where s.merchant_id = (p ->> 'merchant_id')::uuid and s.environment = p ->> 'environment'
+      and s.created_at >= b.first_day at time zone 'UTC' and s.created_at <= b.now_at)
+  select jsonb_build_object(
+    'data', (select jsonb_agg(jsonb_build_object('day', to_char(d.day, 'YYYY-MM-DD'),
+        'completed', (select count(*) from sessions s where s.day = d.day and s.state = 'completed' and (s.result ->> 'approved') = 'true'),
+        'failed', (select count(*) from sessions s where s.day = d.day
+                   and (s.state in ('failed', 'cancelled', 'expired') or (s.state = 'completed' and (s.result ->> 'approved') is distinct from 'true'))))
+        order by d.day)
+      from bounds b, generate_series(b.first_day, date_trunc('day', b.now_at at time zone 'UTC'), interval '1 day') as d(day)),
+    'recent_failures', coalesce((select jsonb_agg(f.item order by f.ended_at desc) from (
+        select jsonb_build_object('at', private.iso_utc(s.ended_at), 'action', s.action, 'state', s.state,
+                 'reason', s.result ->> 'reason') as item, s.ended_at
+        from private.hosted_sessions s
+        where s.merchant_id = (p ->> 'merchant_id')::uuid and s.environment = p ->> 'environment'
+          and (s.state in ('failed', 'cancelled', 'expired') or (s.state = 'completed' and (s.result ->> 'approved') is distinct from 'true'))
+        order by s.ended_at desc nulls last
+        limit 5) f), '[]'::jsonb))
+$$;
+comment on function public.management_checks_by_day(jsonb) is 'The console''s overview: the environment''s checks per UTC day by outcome, and its five latest failures.';
+
+-- management_mandate_revoke({merchant_id, environment, now, actor, mandate_id, reason?}) -> mandate_revoke's answer | null
+-- The console's revocation: the issuing merchant's (mandate_revoke, as /v1 revokes), and the audit event
+-- mandate.revoked naming the owner, in one transaction; a repeat or another merchant's mandate writes none.
+create or replace function public.management_mandate_revoke(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare v_result jsonb;
+begin
+  v_result := public.mandate_revoke(jsonb_build_object('by', 'issuing_merchant', 'merchant_id', p ->> 'merchant_id',
+    'environment', p ->> 'environment', 'mandate_id', p ->> 'mandate_id', 'now', p ->> 'now', 'reason', p ->> 'reason'));
+  if v_result is not null and not (v_result ->> 'already_revoked')::boolean then
+    perform private.management_audit(p, 'mandate.revoked', 'mandate', v_result ->> 'mandate_id', null,
+      jsonb_build_object('status', 'revoked', 'reason', p ->> 'reason'));
+  end if;
+  return v_result;
+end $$;
+comment on function public.management_mandate_revoke(jsonb) is 'Revokes one of the merchant''s mandates as its issuer, audited with the acting owner.';

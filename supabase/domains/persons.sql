@@ -170,6 +170,30 @@ language sql security definer set search_path = '' as $$
 $$;
 comment on function public.person_passkey_refused(jsonb) is 'Counts a refused passkey sign-in against its credential''s lockout; answers when the lock ends, if it now holds.';
 
+-- person_passkey_sweep({now}) -> {challenges, refusals}
+-- The minute cron (session-expiry-and-webhooks) deletes what of the passkey sign-in can no longer count, as
+-- device_challenges_sweep does for device challenges: challenges that expired more than a day ago (used or
+-- not), and refusals recorded more than a day ago (the lockout reads fifteen minutes back and a lock lasts
+-- fifteen minutes). The day keeps a recent refusal readable for support, as it does for a device challenge.
+create or replace function public.person_passkey_sweep(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_challenges integer;
+  v_refusals integer;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  delete from private.person_passkey_challenges where expires_at < v_now - interval '1 day';
+  get diagnostics v_challenges = row_count;
+  delete from private.person_passkey_refusals where refused_at < v_now - interval '1 day';
+  get diagnostics v_refusals = row_count;
+  return jsonb_build_object('challenges', v_challenges, 'refusals', v_refusals);
+end $$;
+comment on function public.person_passkey_sweep(jsonb) is
+  'Deletes passkey sign-in challenges that expired, and refusals recorded, more than a day before now (the minute cron): none can count any more.';
+
 -- person_passkey_sign_in_begin({session: hosted_session_create's input, browser_hash, identity_id, device_id})
 --   -> {started: true, session} | {started: false}
 -- Opens the hosted login session that confirms the face of the person a passkey named: at session.merchant_id,

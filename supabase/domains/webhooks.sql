@@ -56,6 +56,25 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.webhook_endpoint_json(private.webhook_endpoints, timestamptz) is 'An endpoint with the hints of its secrets valid at p_now, its delivery counts by state and its latest delivery error (why the last failed attempt failed, e.g. a URL refused by local policy), or null.';
 
+-- The merchants a quick pass (docs/webhooks.md#delivery) may work for, from its optional `scope`:
+-- null when there is none (the cron's pass: everyone), else one row per merchant, with the
+-- environment or null for both. At most 100 entries; a malformed one is refused (22023).
+create or replace function private.webhook_scope(p_scope jsonb) returns table (merchant_id uuid, environment text)
+language plpgsql immutable set search_path = '' as $$
+begin
+  if p_scope is null or jsonb_typeof(p_scope) = 'null' then
+    return;
+  end if;
+  if jsonb_typeof(p_scope) <> 'array' or jsonb_array_length(p_scope) not between 1 and 100
+     or exists (select 1 from jsonb_array_elements(p_scope) s
+                where jsonb_typeof(s) <> 'object' or coalesce(s ->> 'merchant_id', '') = ''
+                   or coalesce(s ->> 'environment', 'test') not in ('test', 'live')) then
+    raise exception 'scope must be 1 to 100 of {merchant_id, environment?}' using errcode = '22023';
+  end if;
+  return query select distinct (s ->> 'merchant_id')::uuid, s ->> 'environment' from jsonb_array_elements(p_scope) s;
+end $$;
+comment on function private.webhook_scope(jsonb) is 'A quick pass''s scope as rows (merchant, environment or null for both); no rows without a scope. 22023 when malformed.';
+
 -- Pending deliveries of endpoints that are disabled can never be sent: they fail, replayable.
 create or replace function private.webhook_fail_disabled(p_endpoint_ids uuid[], p_now timestamptz) returns int
 language plpgsql set search_path = '' as $$
@@ -268,25 +287,33 @@ comment on function public.webhook_replay(jsonb) is 'Queues the same events agai
 -- RPCs: the outbox worker
 -- ============================================================================
 
--- webhook_fanout({now, limit?}) -> {events, deliveries}
+-- webhook_fanout({now, limit?, scope?}) -> {events, deliveries}
 -- Takes up to `limit` (1 to 10000, default 2000) events not yet fanned out, oldest first, skipping
 -- rows a concurrent run holds, inserts one delivery per subscribed active endpoint of the same
--- merchant AND environment, due now, and marks the events.
+-- merchant AND environment, due now, and marks the events. With `scope` ([{merchant_id,
+-- environment?}], private.webhook_scope) only those merchants' events: a quick pass after a
+-- request (docs/webhooks.md#delivery) never fans out another merchant's.
 create or replace function public.webhook_fanout(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 2000), 1), 10000);
+  v_merchants uuid[];
+  v_environments text[];
   v_events int;
   v_deliveries int;
 begin
   if v_now is null then
     raise exception 'now is required' using errcode = '22023';
   end if;
+  select array_agg(s.merchant_id), array_agg(s.environment) into v_merchants, v_environments from private.webhook_scope(p -> 'scope') s;
   with batch as (
     select o.id, o.merchant_id, o.environment, o.type
     from private.outbox_events o
     where o.fanned_out_at is null
+      and (v_merchants is null or exists (
+        select 1 from unnest(v_merchants, v_environments) s(merchant_id, environment)
+        where s.merchant_id = o.merchant_id and (s.environment is null or s.environment = o.environment)))
     order by o.created_at, o.id
     limit v_limit
     for update skip locked
@@ -305,31 +332,39 @@ begin
   select (select count(*) from marked), (select count(*) from inserted) into v_events, v_deliveries;
   return jsonb_build_object('events', v_events, 'deliveries', v_deliveries);
 end $$;
-comment on function public.webhook_fanout(jsonb) is 'Turns new outbox events into deliveries for the matching endpoints (same merchant and environment), once per event.';
+comment on function public.webhook_fanout(jsonb) is 'Turns new outbox events (optionally only those of a scope''s merchants) into deliveries for the matching endpoints (same merchant and environment), once per event.';
 
--- webhook_deliveries_claim({now, limit?, lease_seconds})
+-- webhook_deliveries_claim({now, limit?, lease_seconds, scope?})
 --   -> {deliveries: [{delivery_id, lease_token, attempt, window_start, endpoint_id, event}],
 --       endpoints: [{endpoint_id, url, sealed_secrets: [{sealed_secret}]}]}
 -- Claims up to `limit` (1 to 2000, default 500) due deliveries of active endpoints, oldest due
 -- first: pending ones whose time has come, and delivering ones whose lease ran out (a run that
 -- died between claim and result). `for update skip locked` plus the lease mean two overlapping
 -- runs never hold the same delivery; each claim counts an attempt and gets a fresh lease token.
+-- With `scope` (as webhook_fanout's) only deliveries of those merchants' endpoints, in the scope's
+-- environment: a quick pass claims under the same lease, so it and the cron never both hold one.
 create or replace function public.webhook_deliveries_claim(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 500), 1), 2000);
   v_lease interval := make_interval(secs => (p ->> 'lease_seconds')::int);
+  v_merchants uuid[];
+  v_environments text[];
   v_claimed jsonb;
 begin
   if v_now is null or v_lease is null or v_lease <= interval '0' then
     raise exception 'now and a positive lease_seconds are required' using errcode = '22023';
   end if;
+  select array_agg(s.merchant_id), array_agg(s.environment) into v_merchants, v_environments from private.webhook_scope(p -> 'scope') s;
   with due as (
     select d.id
     from private.webhook_deliveries d
     join private.webhook_endpoints e on e.id = d.endpoint_id and e.status = 'active'
     where ((d.state = 'pending' and d.next_attempt_at <= v_now) or (d.state = 'delivering' and d.lease_until <= v_now))
+      and (v_merchants is null or exists (
+        select 1 from unnest(v_merchants, v_environments) s(merchant_id, environment)
+        where s.merchant_id = d.merchant_id and (s.environment is null or s.environment = e.environment)))
     order by d.next_attempt_at, d.id
     limit v_limit
     for update of d skip locked
@@ -368,7 +403,7 @@ begin
       from private.webhook_endpoints e
       where e.id in (select (x ->> 'endpoint_id')::uuid from jsonb_array_elements(v_claimed) x)));
 end $$;
-comment on function public.webhook_deliveries_claim(jsonb) is 'Claims due deliveries under a lease (skip locked), with their events and the endpoints'' URLs and sealed secrets valid now.';
+comment on function public.webhook_deliveries_claim(jsonb) is 'Claims due deliveries (optionally only those of a scope''s merchants) under a lease (skip locked), with their events and the endpoints'' URLs and sealed secrets valid now.';
 
 -- webhook_deliveries_record({now, results: [{delivery_id, lease_token, outcome, attempted_at?,
 --   status?, error?, next_attempt_at?, gone?, latency_ms?, response_excerpt?}]}) -> {recorded, stale, endpoints_disabled, failed_by_disable}

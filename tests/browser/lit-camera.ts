@@ -85,7 +85,11 @@ function installCamera(config: CameraConfig): void {
   const relitFrames: { timestampUs: number; t: number; at: number; hex: string | null }[] = [];
   // Saved with each capture by the browser benchmark's --save (scripts/bench/browser.ts, browser-trace.ts): what lit the face, and when.
   (globalThis as { litCameraTrace?: unknown }).litCameraTrace = { shown, relitFrames };
+  let watched: HTMLElement | null = null;
   const watch = () => {
+    const body = document.body;
+    if (!body || body === watched) return;
+    watched = body;
     new MutationObserver(() => {
       const t = performance.now() / 1000;
       const phase = document.body.dataset.light ?? null;
@@ -93,7 +97,7 @@ function installCamera(config: CameraConfig): void {
       const last = shown.at(-1);
       if (last && last.phase === phase && last.hex === hex) return;
       shown.push({ t, phase, hex, phaseStart: last && last.phase === phase ? last.phaseStart : t });
-    }).observe(document.body, { attributes: true, attributeFilter: ["data-light", "style"] });
+    }).observe(body, { attributes: true, attributeFilter: ["data-light", "style"] });
   };
   if (document.body) watch();
   else document.addEventListener("DOMContentLoaded", watch);
@@ -118,6 +122,10 @@ function installCamera(config: CameraConfig): void {
   const devices = navigator.mediaDevices;
   const original = devices.getUserMedia.bind(devices);
   devices.getUserMedia = async (constraints) => {
+    // A window that window.open made keeps its first about:blank document's globals, this script's
+    // among them, for the document it then loads (HTML's reuse of the initial window): the body
+    // watched from the start may be that blank one's, so watch the body of the page asking now.
+    watch();
     const stream = await original(constraints);
     const track = stream.getVideoTracks()[0];
     if (!track) return stream;

@@ -43,6 +43,40 @@ export async function addVirtualAuthenticator(page: Page): Promise<VirtualAuthen
   };
 }
 
+/** A credential the service registered elsewhere (the harness's software authenticator), to put in a virtual authenticator. */
+export interface HeldCredential {
+  /** The credential id, base64url (as WebAuthn answers it and the service stores it). */
+  id: string;
+  /** The private key as PKCS #8 DER in base64. */
+  privateKeyPkcs8: string;
+}
+
+/**
+ * Puts `credential` in `authenticator` as a discoverable (resident) credential of `rpId` whose user
+ * handle is `userHandle` (base64url, as the service issued it at registration), its counter at
+ * `signCount`: the person's own passkey on this device, so the page's `navigator.credentials.get`
+ * without allowCredentials finds it, and the assertion is signed with the key the service holds the
+ * public half of. CDP's binary fields are base64, not base64url.
+ */
+export async function holdPasskey(
+  authenticator: VirtualAuthenticator,
+  credential: HeldCredential,
+  options: { rpId: string; userHandle: string; signCount?: number },
+): Promise<void> {
+  const base64 = (base64url: string) => Buffer.from(base64url, "base64url").toString("base64");
+  await authenticator.cdp.send("WebAuthn.addCredential", {
+    authenticatorId: authenticator.authenticatorId,
+    credential: {
+      credentialId: base64(credential.id),
+      isResidentCredential: true,
+      rpId: options.rpId,
+      privateKey: credential.privateKeyPkcs8,
+      userHandle: base64(options.userHandle),
+      signCount: options.signCount ?? 0,
+    },
+  });
+}
+
 /** `url` with its host 127.0.0.1 as localhost, where a page may run a WebAuthn ceremony. */
 export function onLocalhost(url: string): string {
   const parsed = new URL(url);

@@ -5,54 +5,12 @@
  * rate-limit keys of the sign-in (D-600): persons behind one client address do not spend each
  * other's budget for the finish.
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { SoftwareCredential, serviceRelyingParty } from "../harness/authenticator";
-import { seedDevice } from "../harness/devices";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf, freshIp } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
-import { Browser, proveOnScreen } from "../harness/me";
-
-type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
-
-const newUserHandle = () => randomBytes(16).toString("base64url");
-
-/** A person enrolled at `merchant` with a passkey registered under a user handle the service issued. */
-async function personWithPasskey(merchant: Merchant, face?: number[]) {
-  const person = await enrollStranger(merchant.keys.pk_test, face);
-  const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
-  const userHandle = newUserHandle();
-  const { credential, device } = await seedDevice(merchant.merchant_id, "test", identity_id, { userHandle });
-  return { person, identityId: identity_id as string, userHandle, credential, device };
-}
-
-interface AssertionKnobs {
-  userHandle?: string | null;
-  userVerified?: boolean;
-  now?: Date;
-}
-
-/** The page's passkey ceremony from `browser`: options, the authenticator's assertion over their challenge. */
-async function assertWith(browser: Browser, credential: SoftwareCredential, knobs: AssertionKnobs = {}) {
-  const options = await browser.call("/passkey/options", { body: { environment: "test" }, now: knobs.now });
-  expect(options.status, options.text).toBe(200);
-  const rp = serviceRelyingParty();
-  expect(options.body.options).toMatchObject({ rpId: rp.id, userVerification: "required", allowCredentials: [] });
-  const challenge = options.body.options.challenge as string;
-  const assertion = credential.assert(challenge, rp.origins[0], {
-    rpId: rp.id,
-    userVerified: knobs.userVerified,
-    ...(knobs.userHandle ? { userHandle: knobs.userHandle } : {}),
-  });
-  return { challenge, assertion };
-}
-
-/** The passkey sign-in's start: the assertion sent; its answer (the capture screen, or the refusal). */
-async function passkeyStart(browser: Browser, credential: SoftwareCredential, knobs: AssertionKnobs = {}) {
-  const { challenge, assertion } = await assertWith(browser, credential, knobs);
-  return browser.call("/passkey/sign-in", { body: { environment: "test", challenge, assertion }, now: knobs.now });
-}
+import { assertWith, Browser, newUserHandle, passkeyStart, personWithPasskey, proveOnScreen } from "../harness/me";
 
 describe("me: the passkey sign-in", () => {
   it("names the person by the passkey's user handle; the screen for that person alone confirms the face; proof passkey", async () => {

@@ -5,13 +5,14 @@
  * an expired or replayed one, and a cross-site request.
  */
 import { describe, expect, it } from "vitest";
+import { ME_ROUTES } from "../../shared/contracts/me";
 import { disclose, discloseBody } from "../harness/consent";
 import { seedDevice } from "../harness/devices";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger, transact } from "../harness/identity";
 import { consume, issue, mandateBody, presenceCapture, proofCapture } from "../harness/mandates";
-import { Browser, proveOnScreen, signIn } from "../harness/me";
+import { Browser, identifies, identifyingRows, NOTHING_IDENTIFYING, proveOnScreen, signIn } from "../harness/me";
 
 type Merchant = Awaited<ReturnType<typeof merchantFactory>>;
 type Person = Awaited<ReturnType<typeof enrollStranger>>;
@@ -165,6 +166,127 @@ describe("me: sign-in by presence and the person's session", () => {
     expect(errorOf(await new Browser().call("/mandates"))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
     leaving.cookies.set("__Host-me-session", `pst_${"A".repeat(43)}`);
     expect(errorOf(await leaving.call("/session"))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+  }, 240_000);
+});
+
+/**
+ * Every route behind the person's session, by method, with a body its input would take (the
+ * refusals below come before the input is read). The sign-in's own routes are not here: they are
+ * before any session.
+ */
+const SESSION_ROUTES: { route: string; method: "GET" | "POST" }[] = [
+  { route: ME_ROUTES.session, method: "GET" },
+  { route: ME_ROUTES.signOut, method: "POST" },
+  { route: ME_ROUTES.mandates, method: "GET" },
+  { route: ME_ROUTES.revokeMandates, method: "POST" },
+  { route: ME_ROUTES.merchants, method: "GET" },
+  { route: ME_ROUTES.consentLedger, method: "GET" },
+  { route: ME_ROUTES.withdrawConsent, method: "POST" },
+  { route: ME_ROUTES.disclosures, method: "GET" },
+  { route: ME_ROUTES.receipts, method: "GET" },
+  { route: ME_ROUTES.devices, method: "GET" },
+  { route: ME_ROUTES.revokeDevice, method: "POST" },
+  { route: ME_ROUTES.renameDevice, method: "POST" },
+  { route: ME_ROUTES.exports, method: "POST" },
+  { route: `${ME_ROUTES.exports}/exp_${"0".repeat(32)}`, method: "GET" },
+  { route: ME_ROUTES.presence, method: "POST" },
+  { route: ME_ROUTES.erase, method: "POST" },
+];
+
+/** A request another site made: the browser says so, or the origin is not the service's. */
+const CROSS_SITE: Record<string, string>[] = [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }];
+
+describe("me: every operation behind the session", () => {
+  it("refuses no session, a signed-out one replayed, an expired one, a cross-site request, and a change without the CSRF token", async () => {
+    const routes = new Set(SESSION_ROUTES.map(({ route }) => route.replace(/\/exp_0+$/, "")));
+    const beforeSession = [ME_ROUTES.signIn, ME_ROUTES.signInFinish, ME_ROUTES.passkeyOptions, ME_ROUTES.passkeySignIn];
+    expect([...routes, ...beforeSession].sort(), "every route of the contract is here").toEqual(Object.values(ME_ROUTES).sort());
+
+    const shop = await merchantFactory();
+    const person = await enrollStranger(shop.keys.pk_test);
+    const t0 = new Date();
+    const replayed = new Browser();
+    await signIn(replayed, shop.merchant_id, person, t0);
+    const token = replayed.cookies.get("__Host-me-session")!;
+    expect((await replayed.post("/sign-out", {}, { now: t0 })).status).toBe(200);
+    replayed.cookies.set("__Host-me-session", token);
+    const expired = new Browser();
+    await signIn(expired, shop.merchant_id, person, t0);
+    const live = new Browser();
+    await signIn(live, shop.merchant_id, person, t0);
+    const later = new Date(t0.getTime() + 31 * 60_000);
+
+    for (const { route, method } of SESSION_ROUTES) {
+      const body = method === "POST" ? {} : undefined;
+      const refusal = async (browser: Browser, options: { now?: Date; headers?: Record<string, string> } = {}) =>
+        errorOf(
+          await browser.call(route, {
+            method,
+            body,
+            now: options.now ?? t0,
+            headers: { "x-csrf-token": browser.csrf, ...options.headers },
+          }),
+        );
+      expect(await refusal(new Browser()), `${route}: no session`).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+      expect(await refusal(replayed), `${route}: signed out, replayed`).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
+      expect(await refusal(expired, { now: later }), `${route}: thirty minutes on`).toEqual({
+        status: 401,
+        code: "PERSON_SESSION_EXPIRED",
+      });
+      for (const headers of CROSS_SITE) {
+        expect(await refusal(live, { headers }), `${route}: ${JSON.stringify(headers)}`).toEqual({
+          status: 403,
+          code: "CROSS_SITE_REQUEST",
+        });
+      }
+      if (method === "POST") {
+        expect(await refusal(live, { headers: { "x-csrf-token": "" } }), `${route}: no CSRF token`).toEqual({
+          status: 403,
+          code: "CSRF_TOKEN_INVALID",
+        });
+      }
+    }
+    // Refused all along, the live session still works.
+    expect((await live.call("/session", { now: t0 })).status).toBe(200);
+  }, 240_000);
+
+  it("refuses another person's session everything that names what is this person's", async () => {
+    const { shop, travel, person, shopping } = await personAtTwoMerchants();
+    const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${person.subject_ref}`;
+    const { device } = await seedDevice(shop.merchant_id, "test", identity_id);
+    const owner = new Browser();
+    await signIn(owner, shop.merchant_id, person);
+    const exported = await owner.post("/exports", {});
+    expect(exported.status, exported.text).toBe(201);
+    const proof = await proveAgain(owner, travel.merchant_id, person);
+
+    // Someone known at the shop only.
+    const intruder = new Browser();
+    await signIn(intruder, shop.merchant_id, await enrollStranger(shop.keys.pk_test));
+    const notFound = { status: 404, code: "not_found" };
+    expect(errorOf(await intruder.post("/mandates/revoke", { mandate_id: shopping.mandate_id }))).toEqual(notFound);
+    expect(errorOf(await intruder.post("/consents/withdraw", { merchant_id: travel.merchant_id, confirm: true }))).toEqual(notFound);
+    expect(errorOf(await intruder.post("/devices/revoke", { device_id: device.device_id }))).toEqual(notFound);
+    expect(errorOf(await intruder.post("/devices/rename", { device_id: device.device_id, name: "Mine now" }))).toEqual(notFound);
+    expect(errorOf(await intruder.call(`/exports/${exported.body.export_id}`))).toEqual(notFound);
+    expect(errorOf(await intruder.post("/presence", { merchant_id: travel.merchant_id }))).toEqual(notFound);
+    const erased = await intruder.post("/erase", { merchant_id: shop.merchant_id, confirm: true, presence_session_id: proof });
+    expect({ ...errorOf(erased), reason: erased.body.reason }).toEqual({ status: 403, code: "PRESENCE_PROOF_INVALID", reason: "unknown" });
+
+    // The person's own things are as they were.
+    expect(
+      (await owner.call("/mandates")).body.mandates.find((m: { mandate_id: string }) => m.mandate_id === shopping.mandate_id).status,
+    ).toBe("active");
+    expect((await owner.call("/merchants")).body.merchants.map((m: { consent_state: string }) => m.consent_state)).toEqual([
+      "active",
+      "active",
+    ]);
+    expect((await owner.call("/devices")).body.devices).toEqual([
+      expect.objectContaining({ device_id: device.device_id, name: null, revoked_at: null }),
+    ]);
+    expect((await owner.call(`/exports/${exported.body.export_id}`)).status).toBe(200);
+    const mine = await owner.post("/erase", { merchant_id: travel.merchant_id, confirm: true, presence_session_id: proof });
+    expect(mine.body, "the proof was not used up by the intruder").toMatchObject({ erased: true, merchants: 1 });
   }, 240_000);
 });
 
@@ -441,16 +563,6 @@ async function proveAgain(browser: Browser, merchantId: string, face: Person, no
   return opened.body.session_id as string;
 }
 
-const identifies = async (merchant: Merchant, person: Person) => {
-  const shot = person.capture();
-  const res = await call("face-identify", {
-    key: merchant.keys.pk_test,
-    body: { capture_nonce: shot.nonce, face_template: shot.descriptor },
-    headers: replayHeaders(),
-  });
-  return res.body.matched as boolean;
-};
-
 describe("me: erasure", () => {
   it("erases at one merchant, confirmed by a fresh presence proof: its mandates revoked, the merchant told, the other untouched", async () => {
     const { shop, travel, person, atTravel, shopping, booking } = await personAtTwoMerchants();
@@ -559,35 +671,8 @@ describe("me: erasure", () => {
     expect(erased.headers.getSetCookie()[0]).toMatch(/^__Host-me-session=; Max-Age=0;/);
     expect(errorOf(await browser.call("/mandates"))).toEqual({ status: 401, code: "PERSON_SESSION_REQUIRED" });
 
-    // Table by table.
-    const count = async (query: Promise<{ n: number }[]>) => (await query)[0].n;
-    expect(await count(db`select count(*)::int as n from private.face_templates where identity_id = ${identity_id}`)).toBe(0);
-    expect(await count(db`select count(*)::int as n from private.identity_documents where identity_id = ${identity_id}`)).toBe(0);
-    expect(
-      await count(db`select count(*)::int as n from private.disclosed_documents d join private.consent_ledger l on l.id = d.disclosure_id
-        where l.identity_id = ${identity_id}`),
-    ).toBe(0);
-    expect(await db`select baseline, erased_at is not null as erased from private.identities where id = ${identity_id}`).toEqual([
-      { baseline: null, erased: true },
-    ]);
-    expect(
-      await count(db`select count(*)::int as n from private.captures where identity_id = ${identity_id}
-        and (face_similarity is not null or amount_minor is not null or currency is not null or liveness_reason is not null
-             or personal_data_erased_at is null)`),
-    ).toBe(0);
-    expect(await count(db`select count(*)::int as n from private.sessions where identity_id = ${identity_id} and revoked_at is null`)).toBe(
-      0,
-    );
-    expect(
-      await count(db`select count(*)::int as n from private.person_sessions where identity_id = ${identity_id} and ended_at is null`),
-    ).toBe(0);
-    expect(
-      await count(db`select count(*)::int as n from private.device_credentials where identity_id = ${identity_id} and revoked_at is null`),
-    ).toBe(0);
-    expect(await count(db`select count(*)::int as n from private.aliases where identity_id = ${identity_id}`)).toBe(0);
-    expect(await count(db`select count(*)::int as n from private.consents where identity_id = ${identity_id} and revoked_at is null`)).toBe(
-      0,
-    );
+    // Table by table (tests/harness/me.ts names each).
+    expect(await identifyingRows(identity_id)).toEqual(NOTHING_IDENTIFYING);
     expect(
       await db`select kind, count(*)::int as n from private.consent_ledger where identity_id = ${identity_id} group by kind order by kind`,
     ).toEqual([
@@ -596,11 +681,8 @@ describe("me: erasure", () => {
       { kind: "data_erased", n: 2 },
       { kind: "disclosure", n: 1 },
     ]);
-    expect(await count(db`select count(*)::int as n from private.mandates where granted_by = ${identity_id} and status <> 'revoked'`)).toBe(
-      0,
-    );
     // What stays: pseudonyms and receipts, which name no one (D-470).
-    expect(await count(db`select count(*)::int as n from private.subject_refs where identity_id = ${identity_id}`)).toBe(2);
+    expect((await db`select count(*)::int as n from private.subject_refs where identity_id = ${identity_id}`)[0].n).toBe(2);
 
     // The merchants' next calls.
     expect(await identifies(shop, person)).toBe(false);

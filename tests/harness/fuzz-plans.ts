@@ -491,6 +491,43 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
       ],
     },
     {
+      // The merchant's console without its cookies: the sign-in opens nothing for an unknown merchant,
+      // every page is the sign-in page, every action answers its documented refusal.
+      name: "console",
+      routes: [
+        {
+          path: "/sign-in",
+          methods: ["POST"],
+          input: "form",
+          key: "none",
+          body: fc.record({ merchant_id: fc.uuid(), environment: fc.constantFrom("test", "live") }, { requiredKeys: [] }),
+        },
+        { path: "/sign-in/finish", methods: ["POST"], input: "form", key: "none", body: fc.record({ session_id: fc.uuid() }) },
+        ...[
+          "",
+          "/keys",
+          "/webhooks",
+          "/mandates",
+          "/sessions",
+          "/receipts",
+          "/consents",
+          "/theme",
+          "/owners",
+          "/audit",
+          "/audit/export",
+        ].map((path): RoutePlan => ({ path, methods: ["GET"], input: "none", key: "none" })),
+        ...["/sign-out", "/keys", "/webhooks", "/owners/invite", "/theme/draft"].map(
+          (path): RoutePlan => ({
+            path,
+            methods: ["POST"],
+            input: "form",
+            key: "none",
+            body: fc.record({ csrf_token: fc.string({ maxLength: 64 }) }),
+          }),
+        ),
+      ],
+    },
+    {
       // The person's page without its cookies (a browser's secrets the generator cannot hold): every
       // route answers its documented refusal; a sign-in through an unknown merchant writes nothing.
       name: "me",

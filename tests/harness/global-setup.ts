@@ -31,8 +31,9 @@ let bridge: RunningBridge | undefined;
 export async function setup(project: TestProject) {
   const env: Record<string, string | undefined> = { ...process.env, TEST_CLOCK: "1" };
   // Webhook receivers in tests are loopback http servers; a short timeout keeps the timeout test
-  // fast; no wall-clock cron ticks, so every outbox pass runs at the time its test chooses.
-  Object.assign(env, { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1", WEBHOOK_TIMEOUT_MS: "2000", CRON_TIMER: "0" });
+  // fast; no wall-clock cron ticks and no quick passes after requests (tests/functions/webhooks-soon.test.ts
+  // turns those on for its own service), so every outbox pass runs at the time its test chooses.
+  Object.assign(env, { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1", WEBHOOK_TIMEOUT_MS: "2000", CRON_TIMER: "0", WEBHOOK_QUICK_PASS: "0" });
   // Client metadata documents in tests are served over https on loopback, under the test CA.
   env.OAUTH_CIMD_ALLOW_LOOPBACK = "1";
   if (process.env.REDIS_URL && !process.env.UPSTASH_REDIS_REST_URL) {

@@ -5,8 +5,17 @@
  */
 import type * as v from "valibot";
 import { describe, expectTypeOf, it } from "vitest";
-import type { MeErased, MeExportCreated, MePasskeyOptions, MeReads, MeScreen, MeSession, MeSignedIn } from "../../shared/contracts/me";
-import type { deviceListSchema } from "../../shared/devices/devices";
+import type {
+  MeDeviceRenamed,
+  MeErased,
+  MeExportCreated,
+  MePasskeyOptions,
+  MeReads,
+  MeScreen,
+  MeSession,
+  MeSignedIn,
+} from "../../shared/contracts/me";
+import type { deviceListSchema, renamedDeviceSchema } from "../../shared/devices/devices";
 import type {
   consentLedgerSchema,
   erasedSchema,
@@ -31,6 +40,7 @@ describe("the person's page's contract", () => {
     expectTypeOf<Out<typeof personDisclosuresSchema>>().toMatchTypeOf<MeReads["disclosures"]>();
     expectTypeOf<Out<typeof personReceiptsSchema>>().toMatchTypeOf<MeReads["receipts"]>();
     expectTypeOf<Out<typeof deviceListSchema>>().toMatchTypeOf<MeReads["devices"]>();
+    expectTypeOf<Out<typeof renamedDeviceSchema>>().toMatchTypeOf<MeDeviceRenamed>();
     expectTypeOf<Out<typeof signInStartedSchema>>().toMatchTypeOf<MeScreen>();
     expectTypeOf<Out<typeof signedInSchema>>().toMatchTypeOf<MeSignedIn>();
     expectTypeOf<Out<typeof passkeyOptionsAnswerSchema>>().toMatchTypeOf<Omit<MePasskeyOptions, "options">>();

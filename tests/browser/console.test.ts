@@ -1,0 +1,229 @@
+/**
+ * The merchant's console (functions/console) in Chromium, on the service's own origin as
+ * http://localhost (where a `__Host-` cookie may be set): an owner signs in by proving presence on
+ * the hosted screen (the fake camera lit by the screen), creates and rolls a key, adds a webhook
+ * endpoint (a loopback receiver that verifies the signature), sees the test delivery in the log,
+ * resends it, rotates the secret, uploads a logo and publishes a theme, revokes a mandate, invites
+ * an owner and signs out. axe-core on every page in both schemes; screenshots of every page in
+ * both schemes (docs/screens/console/ with UPDATE_SCREENSHOTS=1).
+ *
+ * The owner is enrolled through the HTTP API with the face the camera shows (computed once by the
+ * device check page on the same camera), so the only capture the walk-through waits for is the
+ * sign-in's own.
+ */
+import { readFileSync } from "node:fs";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { addOwner } from "../../shared/merchants/accounts";
+import { merchantFactory, testDb } from "../harness/factories";
+import { enrollStranger } from "../harness/identity";
+import { issue, mandateBody, proofCapture } from "../harness/mandates";
+import { useOwnService } from "../harness/own-service";
+import { v1 } from "../harness/resource-api";
+import { expectSignedBy } from "../harness/webhook-receiver";
+import { captureOnCheckPage, type GuardedBrowser, openBrowser } from "./chromium";
+import { accessibilityViolations, captureThrough, PHONE, photograph } from "./hosted-screen";
+import { litCamera } from "./lit-camera";
+
+const service = useOwnService("console_page", undefined, { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1" } });
+const media = inject("media");
+const TIMEOUT = 600_000;
+
+let browser: GuardedBrowser;
+let origin: string;
+
+beforeAll(async () => {
+  origin = service.own.server.url.replace("127.0.0.1", "localhost");
+  browser = await openBrowser(origin, { media: media.reading, viewport: PHONE });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
+const LOGO_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><title>Corner</title>' +
+  '<rect width="64" height="64" rx="14" fill="#0f766e"/><circle cx="32" cy="32" r="12" fill="#fff"/></svg>';
+
+/** The complete capture theme, its logos the uploaded one and its fonts the given font. */
+const completeTheme = (logo: string, font: string) => ({
+  brand_name: "Corner Shop",
+  mode: "light",
+  logo_wide_url: logo,
+  logo_square_url: logo,
+  logo_icon_url: logo,
+  color_primary: "174 77% 26%",
+  color_primary_fg: "0 0% 100%",
+  color_background: "0 0% 100%",
+  color_foreground: "240 10% 10%",
+  color_muted: "240 4% 46%",
+  color_border: "240 6% 90%",
+  color_success: "142 71% 35%",
+  color_danger: "0 72% 51%",
+  radius_sm_px: 4,
+  radius_md_px: 8,
+  radius_lg_px: 16,
+  font_heading_family: '"Corner Mono", monospace',
+  font_body_family: '"Corner Mono", monospace',
+  font_heading_url: font,
+  font_body_url: font,
+  font_heading_weight: 500,
+  font_body_weight: 500,
+});
+
+/** A console page: no violation in either scheme, a screenshot of it in both. */
+async function checked(page: Page, name: string) {
+  expect(await accessibilityViolations(page), name).toEqual([]);
+  await photograph(page, `console/${name}`, { fullPage: true });
+}
+
+/** Waits for `selector`, failing with what the page shows otherwise. */
+async function shows(page: Page, selector: string) {
+  await page.waitForSelector(selector, { timeout: 60_000 }).catch(async (error: Error) => {
+    throw new Error(`${error.message}; ${page.url()} shows ${(await page.content()).slice(0, 1500)}`);
+  });
+}
+
+const base = () => `${origin}/functions/v1/console`;
+
+describe("the merchant's console in a browser", () => {
+  it(
+    "signs in by presence, runs keys, webhooks, theme, mandates and owners, and signs out",
+    async () => {
+      const receiver = await service.receiver();
+      const context = browser.context;
+      await litCamera(context, media.light);
+      const camera = await captureOnCheckPage(browser, origin, 5, { light: true });
+      const face = camera.descriptor.face.embedding as number[];
+
+      const merchant = await merchantFactory("Corner Shop");
+      const owner = await enrollStranger(merchant.keys.pk_test, face);
+      await addOwner(testDb(), merchant.merchant_id, owner.subject_ref, new Date());
+      const customer = await enrollStranger(merchant.keys.pk_test);
+      const proof = await proofCapture(merchant, customer, { document: true, terms: { agent_display_name: "Shopping assistant" } });
+      const granted = await issue(merchant.keys.sk_test, mandateBody(customer, proof));
+      expect(granted.status, granted.text).toBe(201);
+      const mandateId = granted.body.mandate_id as string;
+      const invitee = await enrollStranger(merchant.keys.pk_test);
+
+      // Sign in: the merchant and the environment, then the check on the hosted screen in a window of its own.
+      const { page } = browser;
+      await page.goto(`${base()}/`);
+      await shows(page, "body[data-view='sign-in']");
+      await checked(page, "sign-in");
+      await page.fill("input[name='merchant_id']", merchant.merchant_id);
+      await page.click("button[type='submit']");
+      await shows(page, "body[data-view='check']");
+      await checked(page, "check");
+      const screenUrl = (await page.getAttribute("#open-check", "href")) ?? "";
+      const screen = await context.newPage();
+      const outcome = await captureThrough(screen, screenUrl, 5);
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: "approved" });
+      await screen.close();
+      await page.click("#continue");
+      await shows(page, "#mode");
+      expect(await page.textContent("#mode")).toContain("Test mode");
+      await checked(page, "overview");
+
+      // Keys: create one (shown once), roll it.
+      await page.goto(`${base()}/keys`);
+      await page.fill("input[name='name']", "Dashboard");
+      await page.click("form[action$='/keys'] button[type='submit']");
+      const key = (await page.textContent("#new-key")) ?? "";
+      expect(key).toMatch(/^sk_test_/);
+      await checked(page, "keys-created");
+      await page.fill("form[action*='/roll'] input[name='overlap_hours']", "1");
+      await page.click("form[action*='/roll'] button[type='submit']");
+      const rolled = (await page.textContent("#new-key")) ?? "";
+      expect(rolled).toMatch(/^sk_test_/);
+      expect(rolled).not.toBe(key);
+
+      // Webhooks: an endpoint at the receiver; a test event delivered, signed, in the log; resent; the secret rotated.
+      await page.goto(`${base()}/webhooks`);
+      await page.fill("input[name='url']", receiver.url);
+      await page.fill("input[name='event_types']", "webhook.test, mandate.revoked");
+      await page.click("form[action$='/webhooks'] button[type='submit']");
+      const secret = (await page.textContent("#new-secret")) ?? "";
+      expect(secret).toMatch(/^whsec_/);
+      await page.click("form[action$='/test'] button");
+      await page.waitForURL(/done=test/);
+      const deliver = async (count: number) => {
+        for (let tick = 0; tick < 10 && receiver.received.length < count; tick++)
+          await service.own.tick("session-expiry-and-webhooks", new Date());
+        expect(receiver.received.length).toBeGreaterThanOrEqual(count);
+      };
+      await deliver(1);
+      await expectSignedBy(receiver.received[0], [secret], new Date());
+      expect(receiver.received[0].envelope.type).toBe("webhook.test");
+      await page.reload();
+      await page.click("a[href*='/deliveries/']");
+      await page.waitForSelector("#payload");
+      expect(await page.textContent("#payload")).toContain("webhook.test");
+      await checked(page, "delivery");
+      await page.click("form[action$='/resend'] button");
+      await page.waitForURL(/done=resent/);
+      await deliver(2);
+      await expectSignedBy(receiver.received[1], [secret], new Date());
+      await checked(page, "webhook");
+      await page.click("form[action$='/rotate'] button");
+      expect((await page.textContent("#new-secret")) ?? "").toMatch(/^whsec_/);
+      expect(await page.textContent("#new-secret")).not.toBe(secret);
+
+      // Theme: a logo uploaded through the page, a complete draft published.
+      const font = await v1("/theme_assets", {
+        key: merchant.keys.sk_test,
+        body: { kind: "font", content_type: "font/woff2", data: FONT.toString("base64"), family: "Corner Mono" },
+        headers: { "idempotency-key": `font-${crypto.randomUUID()}` },
+      });
+      expect(font.status, font.text).toBe(201);
+      await page.goto(`${base()}/theme`);
+      await page.setInputFiles("#upload input[type='file']", {
+        name: "logo.svg",
+        mimeType: "image/svg+xml",
+        buffer: Buffer.from(LOGO_SVG),
+      });
+      await page.click("#upload button");
+      await page.waitForURL(/uploaded=ta_/);
+      const logo = new URL(page.url()).searchParams.get("uploaded") ?? "";
+      await page.fill("#theme-draft", JSON.stringify(completeTheme(logo, font.body.id), null, 2));
+      await page.click("button[value='publish']");
+      await shows(page, "p.notice");
+      const themes = await v1("/themes/capture", { key: merchant.keys.sk_test });
+      expect(themes.body.published?.theme).toMatchObject({ brand_name: "Corner Shop", logo_square_url: logo });
+      await checked(page, "theme");
+
+      // Mandates: found by the person, revoked.
+      await page.goto(`${base()}/mandates?granted_by=${customer.subject_ref}`);
+      await checked(page, "mandates");
+      await page.click(`a[href$='/mandates/${mandateId}']`);
+      await page.fill("input[name='reason']", "Asked by the customer");
+      await page.click("form[action$='/revoke'] button");
+      await shows(page, "#mandate-status");
+      expect(await page.textContent("#mandate-status")).toBe("revoked");
+
+      // Owners: an invitation by subject_ref.
+      await page.goto(`${base()}/owners`);
+      await page.fill("input[name='subject_ref']", invitee.subject_ref);
+      await page.fill("input[name='return_url']", "https://shop.example/owners");
+      await page.click("form[action$='/owners/invite'] button");
+      expect((await page.textContent("#invitation-url")) ?? "").toContain("/functions/v1/hosted-capture/");
+      await checked(page, "owners");
+
+      for (const section of ["sessions", "receipts", "consents", "audit"]) {
+        await page.goto(`${base()}/${section}`);
+        await checked(page, section);
+      }
+      expect(await page.textContent("main")).toContain("mandate.revoked");
+
+      // Sign out: the sign-in page, and the console refuses the old session.
+      await page.click("header form:not(:has(input[name='everywhere'])) button");
+      await shows(page, "body[data-view='sign-in']");
+      expect(await page.textContent("main")).toContain("You are signed out.");
+      await page.goto(`${base()}/keys`);
+      await shows(page, "body[data-view='sign-in']");
+      expect(browser.foreign).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});
