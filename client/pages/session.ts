@@ -13,12 +13,14 @@
  * where the person is, and the guidance is a polite live region that speaks only when it changes.
  */
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
+import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import {
   type CancelReason,
   HANDOFF_FRAGMENT,
   type HandoffStatus,
   type ScreenBoot,
   type ScreenHandoff,
+  SESSION_ENDED_MESSAGE,
   type SessionEnded,
   TOKEN_FRAGMENT,
 } from "../../shared/contracts/hosted-screen";
@@ -484,8 +486,10 @@ class Screen {
   private async complete(descriptor: PresenceDescriptor): Promise<void> {
     show("sending");
     try {
-      const body = { ...this.mode.completion(this.boot, descriptor), ...(await this.signedOnDevice(descriptor)) };
+      const signed = await this.signedOnDevice(descriptor);
+      const body = { ...this.mode.completion(this.boot, descriptor), ...signed };
       const ended = await post<SessionEnded>("complete", body, this.boot.screen_token);
+      if (!ended.outcome.approved) await forgetRegistration(this.boot, signed.device_registration);
       this.outcome(ended);
     } catch (error) {
       showError(error, () => this.complete(descriptor));
@@ -494,21 +498,32 @@ class Screen {
 
   /**
    * Live mode: the person's passkey signs this capture (client/screen/passkey.ts), registering their
-   * first one on an enrolment. A ceremony the person or the browser refused sends no device answer:
-   * the service then ends the session refused (UNAUTHORIZED_DEVICE) and says why. The sandbox's boot
+   * first one on an enrolment. A ceremony refused on the device (NotAllowedError) sends
+   * DECLINED_CEREMONY in its place, any other failure no device answer: the service then ends the
+   * session refused (UNAUTHORIZED_DEVICE, `user_not_verified` or `device_missing`) and says why. The sandbox's boot
    * serves no ceremony, and the capture is sent without a device.
    */
-  private async signedOnDevice(descriptor: PresenceDescriptor): Promise<Record<string, unknown>> {
+  private async signedOnDevice(descriptor: PresenceDescriptor): Promise<{ device_registration?: unknown; device_assertion?: unknown }> {
     const request = await passkeyRequest(this.boot, descriptor);
     if (!request) return {};
+    if (request.ceremony === "register") {
+      // A passkey the person made at another merchant signs first: their known face then enrols them
+      // here without a second passkey. A device with none for the service refuses (NotAllowedError,
+      // as a cancel does), and the person registers one (D-641).
+      try {
+        return { [request.existing.field]: await startAuthentication({ optionsJSON: request.existing.optionsJSON }) };
+      } catch {}
+    }
     try {
       const answer =
         request.ceremony === "register"
           ? await startRegistration({ optionsJSON: request.optionsJSON })
           : await startAuthentication({ optionsJSON: request.optionsJSON });
       return { [request.field]: answer };
-    } catch {
-      return {};
+    } catch (error) {
+      // NotAllowedError: the person cancelled, or the device's biometric or PIN did not pass (WebAuthn
+      // does not say which). Said so, the refusal reads user_not_verified, not device_missing.
+      return error instanceof Error && error.name === DECLINED_CEREMONY.declined ? { [request.field]: DECLINED_CEREMONY } : {};
     }
   }
 
@@ -547,8 +562,39 @@ class Screen {
     $("outcome-again").hidden = kind === "approved" || ended.return_to !== undefined;
     $("outcome-again").textContent = words("screen.outcome.again", { merchant: this.boot.display_name });
     show("outcome");
+    tellOpener(this.boot, ended);
     if (ended.return_to) sendBack(ended.return_to, this.boot.display_name);
   }
+}
+
+/**
+ * A passkey registered for an enrolment the service then refused was stored nowhere: the page tells
+ * the authenticator so (WebAuthn's signal API), which removes it, or it would be offered, and
+ * refused, at the person's next enrolment, which asks first for a passkey the device holds (D-641).
+ * Browsers without the signal keep it; nothing else depends on it.
+ */
+async function forgetRegistration(boot: ScreenBoot, registration: unknown): Promise<void> {
+  const id = (registration as { id?: unknown } | undefined)?.id;
+  const signal = (PublicKeyCredential as unknown as { signalUnknownCredential?: (o: object) => Promise<void> }).signalUnknownCredential;
+  if (typeof id !== "string" || boot.passkey?.ceremony !== "register" || !signal) return;
+  await signal.call(PublicKeyCredential, { rpId: boot.passkey.options.rp.id, credentialId: id }).catch(() => {});
+}
+
+/**
+ * A screen opened in a popup by the merchant's own page (an SDK on the merchant's origin: D-643)
+ * tells that page the session ended, by postMessage to the origin the merchant's server named and to
+ * no other (a page of any other origin in the opener's place receives nothing). What it says is a
+ * signal, not a proof: the merchant's server reads the result with its key. The popup stays open on
+ * the outcome; the opener closes it.
+ */
+function tellOpener(boot: ScreenBoot, ended: SessionEnded): void {
+  const opener = window.opener as Window | null;
+  if (!boot.opener_origin || !opener) return;
+  const { approved, reason } = ended.outcome;
+  opener.postMessage(
+    { type: SESSION_ENDED_MESSAGE, session_id: ended.session_id, state: ended.state, approved, reason },
+    boot.opener_origin,
+  );
 }
 
 /** How long the outcome of a /v1 session shows before the page takes the person back (they may go at once, or stay). */

@@ -75,3 +75,37 @@ export function approvalDigest(addition: { addition_id: string; credential_id: s
     key_thumbprint: addition.key_thumbprint,
   });
 }
+
+/**
+ * The device's answer when its ceremony was refused on the device: the browser's `NotAllowedError`
+ * (the person cancelled the prompt, or its user verification, a biometric or PIN, did not pass;
+ * WebAuthn does not tell these apart, on purpose, so neither can the service). Sent in place of the
+ * WebAuthn response (`device_assertion` or `device_registration`), so the refusal reads
+ * `user_not_verified` rather than `device_missing` (docs/decisions.md, D-640). It is the page's word,
+ * so it can only refuse, never count.
+ */
+export const DECLINED_CEREMONY = { declined: "NotAllowedError" } as const;
+
+/** Whether a device answer is DECLINED_CEREMONY (exactly: any other object is a response to verify). */
+export function isDeclinedCeremony(answer: unknown): boolean {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return false;
+  const keys = Object.keys(answer);
+  return keys.length === 1 && (answer as { declined?: unknown }).declined === DECLINED_CEREMONY.declined;
+}
+
+/**
+ * The `alg` of a key-binding JWT (RFC 9901) signed by a WebAuthn passkey (docs/decisions.md, D-642):
+ * a passkey signs only assertions, so the KB-JWT's third segment is the assertion (what
+ * @simplewebauthn/browser's startAuthentication resolves to, as base64url JSON) whose challenge is
+ * keyBindingChallenge(the KB-JWT's signing input). Not a JOSE algorithm: standard verifiers refuse it.
+ */
+export const WEBAUTHN_KB_ALG = "webauthn";
+
+/**
+ * The WebAuthn challenge of a key-binding JWT's assertion: the SHA-256 of its signing input
+ * (`base64url(header).base64url(payload)`, ASCII), base64url, 43 characters. 32 bytes where a
+ * capture's challenge is 64, so no assertion made for the one passes for the other.
+ */
+export async function keyBindingChallenge(signingInput: string): Promise<string> {
+  return toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(signingInput))));
+}

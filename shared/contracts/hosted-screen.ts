@@ -107,7 +107,8 @@ export function capturePresenceOf(action: string, mandate: { step_up_of?: unknow
 
 /**
  * What the person's passkey does for a capture of `action`: register their first one (enrolments:
- * `enroll`, `claim`) or sign with one of theirs (every other action).
+ * `enroll`, `claim`, unless their device holds one already: D-641) or sign with one of theirs
+ * (every other action).
  */
 export function passkeyCeremonyOf(action: ScreenAction): "register" | "assert" {
   return action === "enroll" || action === "claim" ? "register" : "assert";
@@ -125,6 +126,12 @@ export type ScreenPasskey =
       ceremony: "register";
       /** PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3) without its challenge. */
       options: { rp: { id?: string; name: string }; user: { id: string; name: string; displayName: string }; [field: string]: unknown };
+      /**
+       * PublicKeyCredentialRequestOptionsJSON without its challenge, for a passkey the person may
+       * hold already (made at another merchant): tried first, registering only when the device has
+       * none for the service (docs/decisions.md, D-641).
+       */
+      existing: { rpId?: string; [field: string]: unknown };
     }
   | {
       ceremony: "assert";
@@ -155,6 +162,11 @@ export interface ScreenBoot {
   presence: CapturePresence;
   /** The passkey ceremony of the capture in live mode; null in the sandbox, where none is asked. */
   passkey: ScreenPasskey | null;
+  /**
+   * The merchant page that opened the screen in a popup (its origin, as the merchant's server named
+   * it): the screen posts the session's end to it alone (SESSION_ENDED_MESSAGE; D-643). Null otherwise.
+   */
+  opener_origin: string | null;
   screen_token: string;
   /** The merchant's capture theme (merchant-theme-get's answer). */
   theme: { customized: boolean; theme: Record<string, string | number> };
@@ -184,3 +196,10 @@ export interface ScreenHandoff extends HandoffStatus {
   url: string;
   qr_svg: string;
 }
+
+/**
+ * The `type` of the message a screen opened in a popup posts to its opener's origin when the session
+ * ends (D-643): `{type, session_id, state, approved, reason}`. A signal, not a proof: the merchant's
+ * server reads the result with its key (hosted-session-get).
+ */
+export const SESSION_ENDED_MESSAGE = "hauth.session.ended";

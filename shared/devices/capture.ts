@@ -9,7 +9,7 @@
  * live mode, so an integration tests the same ceremony it will run (docs/decisions.md, D-345).
  */
 import * as v from "valibot";
-import { type DeviceBinding, descriptorDigest } from "../contracts/device";
+import { type DeviceBinding, descriptorDigest, isDeclinedCeremony } from "../contracts/device";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
 import type { Tenant } from "../kernel/principal";
@@ -30,6 +30,8 @@ export type VerifiedCredential = PendingRegistration & { device_id: string; devi
  * @simplewebauthn/browser's startAuthentication resolves to), `device_registration` (what
  * startRegistration resolves to, on a new person's enrolment). Their shape is judged by the
  * verification (`response_malformed`), so a malformed one is the device's refusal, not a 400.
+ * Either may instead be DECLINED_CEREMONY (shared/contracts/device.ts): the ceremony was refused on
+ * the device, which reads `user_not_verified`.
  */
 export const deviceAssertionField = v.optional(v.unknown());
 export const deviceRegistrationField = v.optional(v.unknown());
@@ -68,7 +70,8 @@ const refusalMessages: Record<DeviceRefusal, string> = {
   origin_mismatch: "The ceremony ran on a page of another origin than the service's.",
   rp_id_mismatch: "The passkey is for another relying party than the service.",
   user_not_present: "The authenticator did not see the person present.",
-  user_not_verified: "The authenticator did not verify the person (biometric or PIN): user verification is required.",
+  user_not_verified:
+    "The device did not verify the person (biometric or PIN), or the person cancelled its prompt: user verification is required.",
   attestation_invalid: "The registration's attestation does not verify.",
   signature_invalid: "The device's signature does not verify with the registered key.",
   sign_count_regressed: "The passkey's counter went back: the credential may be cloned, and is flagged.",
@@ -110,6 +113,8 @@ export async function captureDevice(
   input: Omit<CaptureOnDevice, "assertion" | "rp"> & DeviceEvidence,
 ): Promise<CaptureDevice> {
   if ("verified" in input) return input.verified;
+  // Said by the page, so it can only refuse: in either environment, as a device answer that failed would.
+  if (isDeclinedCeremony(input.assertion)) throw unauthorizedDevice("user_not_verified");
   if (input.assertion === undefined) {
     if (tenant.environment === "test") return NO_DEVICE;
     throw unauthorizedDevice("device_missing");
@@ -151,6 +156,7 @@ export async function enrolmentDevice(
   existingIdentityId: string | null,
   input: EnrolmentOnDevice,
 ): Promise<EnrolmentDevice> {
+  if (isDeclinedCeremony(input.assertion) || isDeclinedCeremony(input.registration)) throw unauthorizedDevice("user_not_verified");
   if (existingIdentityId !== null) {
     if (input.assertion === undefined && input.registration !== undefined) throw unauthorizedDevice("credential_unknown");
     const device = await captureDevice(deps, tenant, { ...input, identityId: existingIdentityId, purpose: "enroll" });

@@ -39,6 +39,10 @@ export const createdSessionSchema = v.object({
 export const consumedSessionSchema = v.object({
   ...hostedSessionSchema.entries,
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
+  opener_origin: orNull(
+    v.string(),
+    "The merchant page that opened the screen in a popup: the screen posts the session's end to this origin alone.",
+  ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),
 });
 
@@ -77,7 +81,16 @@ export const bootAnswerSchema = v.object({
     "What the capture proves beyond the face: `face` (the face alone under the screen's light, nothing said) for a mandate session that steps up, else `face_voice`.",
   ),
   passkey: orNull(
-    v.object({ ceremony: v.picklist(["register", "assert"]), options: v.record(v.string(), v.unknown()) }),
+    v.object({
+      ceremony: v.picklist(["register", "assert"]),
+      options: v.record(v.string(), v.unknown()),
+      existing: v.optional(
+        described(
+          v.record(v.string(), v.unknown()),
+          "An enrolment's: the options of an assertion by a passkey the person holds already (made at another merchant), tried before registering.",
+        ),
+      ),
+    }),
     "Live mode: the passkey ceremony of the capture, its WebAuthn options as issued but the challenge (assertionChallenge(capture_nonce, descriptor digest)).",
   ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),

@@ -33,6 +33,18 @@ export const ttlSecondsSchema = v.nullish(
  * needs them and `external_txn_ref` (`AMOUNT_AND_REF_REQUIRED`). `merchant_id`, when sent, must be
  * the key's merchant (`403 MERCHANT_MISMATCH`). An unknown field is `400 INVALID_INPUT`.
  */
+/**
+ * An origin a merchant's page may open the screen from (D-643): exactly scheme, host and port as a
+ * browser writes `location.origin`; https, or http on a loopback host (a developer's page, which
+ * browsers treat as secure too). Anything else `400 INVALID_INPUT` on `opener_origin`.
+ */
+export function isOpenerOrigin(text: string): boolean {
+  if (text.length > 300 || !URL.canParse(text)) return false;
+  const url = new URL(text);
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  return url.origin === text && (url.protocol === "https:" || (url.protocol === "http:" && loopback));
+}
+
 export const createSessionSchema = v.pipe(
   jsonObject,
   v.strictObject({
@@ -44,6 +56,8 @@ export const createSessionSchema = v.pipe(
     amount_cents: v.nullish(money(v.custom<number>(isMinorUnitAmount, coded("INVALID_AMOUNT_CENTS")))),
     currency: v.nullish(v.custom<string>(isCurrency, coded("INVALID_CURRENCY"))),
     brand: v.nullish(v.custom<string>(isBrandName, coded("INVALID_BRAND"))),
+    /** Not in the spec: the merchant page that opens the screen in a popup, told the session's end by postMessage (D-643). */
+    opener_origin: v.nullish(v.pipe(v.string(), v.check(isOpenerOrigin, "an origin: https, or http on a loopback host"))),
     ttl_seconds: ttlSecondsSchema,
     metadata: v.nullish(metadataSchema, {}),
   }),
@@ -85,6 +99,7 @@ export async function newSessionRecord(
     amount_cents: body.amount_cents ?? undefined,
     currency: body.currency ?? undefined,
     brand: body.brand ?? undefined,
+    opener_origin: body.opener_origin ?? undefined,
     metadata: body.metadata,
     ttl_seconds: body.ttl_seconds,
     now: now.toISOString(),

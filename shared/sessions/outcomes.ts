@@ -88,7 +88,10 @@ const reasonMessages: Record<string, MessageKey> = {
 export function userMessage(locale: Locale, action: ScreenAction, result: SessionResult): string {
   if (result.approved) return translate(locale, `session.approved.${action}`);
   const reason = result.reason ?? "";
-  if (result.code === "UNAUTHORIZED_DEVICE") return translate(locale, "session.refused.unauthorized_device");
+  if (result.code === "UNAUTHORIZED_DEVICE") {
+    // The person's own device said no (cancelled, or its biometric or PIN did not pass): trying again can help, another device need not.
+    return translate(locale, reason === "user_not_verified" ? "session.refused.user_not_verified" : "session.refused.unauthorized_device");
+  }
   return translate(locale, reasonMessages[reason] ?? "session.refused.liveness");
 }
 

@@ -20,6 +20,8 @@ export interface HostedSessionRecord {
   amount_cents?: number;
   currency?: string;
   brand?: string;
+  /** The merchant page's origin that opens the screen in a popup (D-643). */
+  opener_origin?: string;
   metadata: Record<string, string>;
   ttl_seconds: number;
   now: Iso;
@@ -93,7 +95,14 @@ declare module "../kernel/db/rpc" {
         capture_nonce: string;
         screen_token_hash: string;
       },
-      { session: HostedSessionView; environment: Environment; merchant_name: string; card: ScreenCard | null; mode?: ScreenModeTerms },
+      {
+        session: HostedSessionView;
+        environment: Environment;
+        merchant_name: string;
+        card: ScreenCard | null;
+        opener_origin: string | null;
+        mode?: ScreenModeTerms;
+      },
     ];
     hosted_session_get: [TenantAt & { session_id: Uuid }, HostedSessionView | null];
     hosted_session_complete_begin: [{ screen_token_hash: string; now: Iso }, SessionToComplete];

@@ -52,6 +52,7 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: 
     capture_nonce: exchanged.capture_nonce,
     presence: capturePresenceOf(action, exchanged.mode?.mandate),
     passkey: environment === "live" ? await screenPasskey(rp, action, { userHandle, userName: displayName }) : null,
+    opener_origin: exchanged.opener_origin ?? null,
     screen_token: exchanged.screen_token,
     theme,
     ...(exchanged.mode && { mode: exchanged.mode }),
@@ -61,7 +62,9 @@ export async function bootScreen(deps: Deps, sessionToken: string, themeAssets: 
 /**
  * The passkey ceremony of a capture of `action`: a registration with the issued user handle (the
  * name an authenticator lists it under is the merchant's, where it was made), or an assertion by any
- * of the person's discoverable credentials for the relying party.
+ * of the person's discoverable credentials for the relying party. An enrolment's registration comes
+ * with that assertion's options too (`existing`): a person enrolled at another merchant signs with
+ * the passkey they have, and their face, known, enrols them here without a second one (D-641).
  */
 async function screenPasskey(
   rp: RelyingParty,
@@ -69,6 +72,6 @@ async function screenPasskey(
   user: { userHandle: string; userName: string },
 ): Promise<ScreenPasskey> {
   return passkeyCeremonyOf(action) === "register"
-    ? { ceremony: "register", options: await registrationOptions(rp, user) }
+    ? { ceremony: "register", options: await registrationOptions(rp, user), existing: await assertionOptions(rp) }
     : { ceremony: "assert", options: await assertionOptions(rp) };
 }

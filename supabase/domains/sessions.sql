@@ -33,7 +33,7 @@ comment on function private.hosted_session_json(private.hosted_sessions, timesta
 -- ----------------------------------------------------------------------------
 
 -- hosted_session_create({id, merchant_id, environment, token_hash, action, external_txn_ref?, amount_cents?,
---                        currency?, brand?, metadata, ttl_seconds, now}) -> the session (hosted_session_json)
+--                        currency?, brand?, opener_origin?, metadata, ttl_seconds, now}) -> the session (hosted_session_json)
 create or replace function public.hosted_session_create(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -41,10 +41,10 @@ declare
   s private.hosted_sessions;
 begin
   insert into private.hosted_sessions (id, merchant_id, environment, token_hash, action, external_txn_ref, amount_cents,
-                                       currency, brand, metadata, ttl_seconds, created_at, expires_at)
+                                       currency, brand, opener_origin, metadata, ttl_seconds, created_at, expires_at)
   values ((p ->> 'id')::uuid, (p ->> 'merchant_id')::uuid, p ->> 'environment', p ->> 'token_hash', p ->> 'action',
-          p ->> 'external_txn_ref', (p ->> 'amount_cents')::bigint, p ->> 'currency', p ->> 'brand', p -> 'metadata',
-          (p ->> 'ttl_seconds')::integer, v_now, v_now + make_interval(secs => (p ->> 'ttl_seconds')::integer))
+          p ->> 'external_txn_ref', (p ->> 'amount_cents')::bigint, p ->> 'currency', p ->> 'brand', p ->> 'opener_origin',
+          p -> 'metadata', (p ->> 'ttl_seconds')::integer, v_now, v_now + make_interval(secs => (p ->> 'ttl_seconds')::integer))
   returning * into s;
   return private.hosted_session_json(s, v_now);
 end $$;
@@ -321,7 +321,7 @@ begin
                             'requested_by', case when v.agent_client_id is null then 'owner' else 'agent' end)
     into v_card from private.agent_verifications v where v.session_id = s.id;
   return jsonb_build_object('session', private.hosted_session_json(s, v_now), 'environment', s.environment,
-                            'merchant_name', v_merchant_name, 'card', v_card)
+                            'merchant_name', v_merchant_name, 'card', v_card, 'opener_origin', s.opener_origin)
       || private.mode_session_terms(s);
 end $$;
 comment on function public.hosted_session_consume(jsonb) is 'hosted-session-consume and the screen''s boot: exchanges the single-use token for the session, its capture nonce and screen credential (and a card''s terms, a /v1 session''s mode).';

@@ -7,6 +7,7 @@
  * simulator's captures, marked device_binding "none".
  */
 import { describe, expect, it } from "vitest";
+import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import { encodeProof } from "../../shared/engine";
 import { deviceChallenge, SoftwareAuthenticator } from "../harness/authenticator";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -14,6 +15,7 @@ import { type CallResult, call, errorOf, replayHeaders } from "../harness/http";
 import { CONSENT, enrollStranger, newStranger, transact } from "../harness/identity";
 import { issue, mandateTerms, standInRequest } from "../harness/mandates";
 import { v1 } from "../harness/resource-api";
+import { boot, openSession, readSession, screenCall } from "../harness/sessions";
 
 type Shot = { descriptor: any; nonce: string; device_assertion?: unknown };
 
@@ -196,6 +198,29 @@ describe("device-bound presence (live mode)", () => {
     await expectNothingRecorded(shot.nonce);
   });
 
+  it("a ceremony declined on the device (cancelled, or its biometric or PIN failed) reads user_not_verified, not device_missing", async () => {
+    const { person, key, merchant } = await livePerson();
+    const challenge = await deviceChallenge(key, "login");
+    const shot = person.capture({ nonce: challenge });
+    const res = await transact(key, login(person.subject_ref, { ...shot, device_assertion: DECLINED_CEREMONY }));
+    expectRefused(res, "user_not_verified");
+    expect(res.body.error).toMatch(/cancelled its prompt/);
+    await expectNothingRecorded(shot.nonce);
+    // An enrolment whose registration was declined likewise; the page's word refuses and never counts.
+    const stranger = newStranger();
+    const enrolling = stranger.capture({ nonce: await deviceChallenge(merchant.keys.pk_live, "enroll") });
+    const enrol = await call("process-biovital-enrollment", {
+      key: merchant.keys.pk_live,
+      body: {
+        consent: CONSENT,
+        capture_nonce: enrolling.nonce,
+        face_template: enrolling.descriptor,
+        device_registration: DECLINED_CEREMONY,
+      },
+    });
+    expectRefused(enrol, "user_not_verified");
+  });
+
   it("refuses a ceremony on another origin, or for another RP ID", async () => {
     const { person, key } = await livePerson();
     for (const [knobs, reason] of [
@@ -313,6 +338,110 @@ describe("device-bound presence (live mode)", () => {
     });
     expect(answered.status, answered.text).toBe(200);
     expect(answered.body).toMatchObject({ value: false, device_binding: "synced" });
+  });
+});
+
+describe("a refused user verification on the hosted screen", () => {
+  /** A live login session booted for `person`'s merchant, and its completion with `device_assertion`. */
+  async function completedWith(
+    key: string,
+    person: Awaited<ReturnType<typeof enrollStranger>>,
+    answer: (nonce: string, descriptor: unknown) => Promise<unknown>,
+  ) {
+    const session = await openSession(key, { action: "login" });
+    const booted = await boot(session.session_token, { locale: "en" });
+    expect(booted.status, booted.text).toBe(200);
+    const nonce = booted.body.capture_nonce as string;
+    const { descriptor } = person.capture({ nonce, light: true });
+    const res = await screenCall(
+      "complete",
+      booted.body.screen_token,
+      { capture_nonce: nonce, face_template: descriptor, device_assertion: await answer(nonce, descriptor) },
+      { locale: "en" },
+    );
+    expect(res.status, res.text).toBe(200);
+    const read = await readSession(key, session.session_id);
+    return { outcome: res.body.outcome, result: read.body.result, nonce };
+  }
+
+  it("UV false, or the ceremony declined: the session ends refused user_not_verified, in the person's words, nothing approved", async () => {
+    const { person, key } = await livePerson();
+    for (const answer of [
+      (nonce: string, descriptor: unknown) => person.device.signCapture(nonce, descriptor, { userVerified: false }),
+      async () => DECLINED_CEREMONY,
+    ]) {
+      const { outcome, result, nonce } = await completedWith(key, person, answer);
+      expect(outcome).toMatchObject({ approved: false, reason: "user_not_verified" });
+      expect(outcome.user_message).toMatch(/did not confirm it was you: its fingerprint, face or PIN check was cancelled or did not pass/);
+      expect(result).toMatchObject({ approved: false, reason: "user_not_verified", code: "UNAUTHORIZED_DEVICE" });
+      await expectNothingRecorded(nonce);
+    }
+    // A completion with no device answer at all is still device_missing, in the words that name the way forward.
+    const { outcome } = await completedWith(key, person, async () => undefined);
+    expect(outcome).toMatchObject({ approved: false, reason: "device_missing" });
+    expect(outcome.user_message).toMatch(/Use a device you registered/);
+  });
+});
+
+describe("a person known at one merchant enrols at a second (live, hosted screen)", () => {
+  const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365, accepted: true };
+
+  /** A live enrol session at `key`'s merchant, booted: the screen's nonce and credential, and the ceremony served. */
+  async function enrolScreen(key: string) {
+    const session = await openSession(key, { action: "enroll" });
+    const booted = await boot(session.session_token);
+    expect(booted.status, booted.text).toBe(200);
+    return { session, screen: booted.body as { capture_nonce: string; screen_token: string; passkey: any } };
+  }
+
+  it("signs with the passkey made at the first merchant: enrolled at the second, no second passkey, a pseudonym of its own", async () => {
+    const { person } = await livePerson();
+    const second = await merchantFactory("Second Shop");
+    const { session, screen } = await enrolScreen(second.keys.sk_live);
+    // The boot offers the registration and, first, an assertion by any passkey the device holds for the service.
+    expect(screen.passkey).toMatchObject({ ceremony: "register", existing: { userVerification: "required", allowCredentials: [] } });
+    const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true });
+    const res = await screenCall("complete", screen.screen_token, {
+      capture_nonce: screen.capture_nonce,
+      face_template: descriptor,
+      consent: HOSTED_CONSENT,
+      device_assertion: await person.device.signCapture(screen.capture_nonce, descriptor),
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.outcome, res.text).toMatchObject({ approved: true });
+    const read = await readSession(second.keys.sk_live, session.session_id);
+    expect(read.body.result).toMatchObject({ approved: true, device_binding: "synced" });
+    const secondRef = read.body.result.subject_ref as string;
+    expect(secondRef).not.toBe(person.subject_ref);
+    // One person, one passkey, now held by both merchants.
+    const rows =
+      await testDb()`select d.credential_id, (select count(*)::int from private.subject_refs s where s.identity_id = d.identity_id) as refs,
+      (select count(*)::int from private.device_credentials o where o.identity_id = d.identity_id) as devices
+      from private.device_credentials d where d.credential_id = ${person.device.credentialId}`;
+    expect(rows).toEqual([{ credential_id: person.device.credentialId, refs: 2, devices: 1 }]);
+    // And the second merchant's next capture is signed with that passkey too.
+    const shot = await person.signedCapture(second.keys.sk_live, "login");
+    const signedIn = await transact(second.keys.sk_live, login(secondRef, shot));
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect(signedIn.body).toMatchObject({ status: "approved", device_binding: "synced" });
+  });
+
+  it("a new passkey registered by the known face instead is credential_unknown: a device is added by its own flow", async () => {
+    const { person } = await livePerson();
+    const second = await merchantFactory();
+    const { screen } = await enrolScreen(second.keys.sk_live);
+    const { descriptor } = person.capture({ nonce: screen.capture_nonce, light: true });
+    const fresh = await SoftwareAuthenticator.create();
+    const res = await screenCall("complete", screen.screen_token, {
+      capture_nonce: screen.capture_nonce,
+      face_template: descriptor,
+      consent: HOSTED_CONSENT,
+      device_registration: await fresh.registerCapture(screen.capture_nonce, descriptor),
+    });
+    expect(res.body.outcome, res.text).toMatchObject({ approved: false, reason: "credential_unknown" });
+    expect(
+      (await testDb()`select count(*)::int as n from private.device_credentials where credential_id = ${fresh.credentialId}`)[0].n,
+    ).toBe(0);
   });
 });
 

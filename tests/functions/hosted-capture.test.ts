@@ -15,7 +15,7 @@ import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { enrollStranger, newStranger } from "../harness/identity";
 import { ownThemeAssets } from "../harness/service";
-import { authorizeBody, boot, openSession, readSession, screenCall } from "../harness/sessions";
+import { authorizeBody, boot, createSession, openSession, readSession, screenCall } from "../harness/sessions";
 
 const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
 const HOSTED_CONSENT = { version: "hosted-capture-1", retention_days: 365 };
@@ -33,6 +33,7 @@ const BOOT_KEYS = [
   "locale",
   "locales",
   "merchant_id",
+  "opener_origin",
   "passkey",
   "presence",
   "screen_token",
@@ -94,6 +95,7 @@ describe("hosted-capture boot", () => {
       passkey: null,
       // A payment's capture proves face and voice; only a mandate's step-up asks the face alone (D-428).
       presence: "face_voice",
+      opener_origin: null,
     });
     // The capture nonce is the session's device challenge (docs/decisions.md, D-348).
     expect(screen.capture_nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -122,6 +124,8 @@ describe("hosted-capture boot", () => {
         authenticatorSelection: expect.objectContaining({ residentKey: "required", userVerification: "required" }),
         excludeCredentials: [],
       }),
+      // A passkey the person holds already (made at another merchant) is asked for first (D-641).
+      existing: { rpId: rp.id, timeout: 120_000, userVerification: "required", allowCredentials: [] },
     });
     expect(enroll.screen.passkey.options).not.toHaveProperty("challenge");
     const [issued] = await testDb()`select purpose, user_handle from private.device_challenges
@@ -136,6 +140,27 @@ describe("hosted-capture boot", () => {
     const [asked] = await testDb()`select purpose, user_handle from private.device_challenges
       where challenge_hash = ${await sha256Hex(pay.screen.capture_nonce)}`;
     expect(asked).toEqual({ purpose: "payment", user_handle: null });
+  });
+
+  it("a session a merchant's page opens in a popup names its origin; the boot gives it to the screen, which posts the end there alone (D-643)", async () => {
+    const m = await merchantFactory();
+    for (const origin of ["https://shop.example", "https://shop.example:8443", "http://localhost:5173", "http://127.0.0.1:3000"]) {
+      const { screen } = await booted(m.keys.sk_live, { action: "login", opener_origin: origin });
+      expect(screen.opener_origin).toBe(origin);
+    }
+    // Exactly an origin (no path, no trailing slash), https or a loopback host's http.
+    for (const origin of [
+      "https://shop.example/",
+      "https://shop.example/pay",
+      "http://shop.example",
+      "javascript:alert(1)",
+      "shop.example",
+      "*",
+    ]) {
+      const res = await createSession(m.keys.sk_live, { action: "login", opener_origin: origin });
+      expect(errorOf(res), origin).toEqual({ status: 400, code: "INVALID_INPUT" });
+      expect(res.body.fields).toEqual(["opener_origin"]);
+    }
   });
 
   it("offers the hosted consent for enroll; speaks the person's language; names the session's brand first, then the published theme's", async () => {

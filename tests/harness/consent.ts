@@ -2,6 +2,9 @@ import { SDJwtInstance } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
 import { createLocalJWKSet, flattenedVerify, importJWK, type JWK } from "jose";
 import { expect } from "vitest";
+import { keyBindingChallenge, WEBAUTHN_KB_ALG } from "../../shared/contracts/device";
+import { toBase64Url } from "../../shared/lib/crypto";
+import { type CeremonyKnobs, type SoftwareCredential, serviceRelyingParty } from "./authenticator";
 import { merchantFactory, testDb } from "./factories";
 import { call } from "./http";
 import { enrollStranger } from "./identity";
@@ -102,6 +105,38 @@ export async function presentWithKeyBinding(
 ) {
   const instance = new SDJwtInstance({ hasher: digest, kbSignAlg: "ES256", kbSigner: (data: string) => holder.signJws(data) });
   return instance.present(sdJwt, frame as never, { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud, nonce } } });
+}
+
+/**
+ * A presentation of `sdJwt` whose key binding a passkey signs (D-642): the KB-JWT's header has
+ * `alg: "webauthn"`, and its third segment is the credential's assertion (startAuthentication's
+ * answer as base64url JSON) over keyBindingChallenge(the KB-JWT's signing input), on the service's
+ * relying party unless `knobs` say otherwise. @sd-jwt/core writes the KB-JWT and its `sd_hash`.
+ */
+export async function presentWithPasskey(
+  sdJwt: string,
+  frame: Record<string, boolean>,
+  credential: SoftwareCredential,
+  aud: string,
+  nonce: string,
+  knobs: Pick<CeremonyKnobs, "userVerified" | "origin" | "rpId"> & { iat?: number } = {},
+) {
+  const rp = serviceRelyingParty();
+  const kbSigner = async (signingInput: string) => {
+    const assertion = credential.assert(await keyBindingChallenge(signingInput), knobs.origin ?? rp.origins[0], {
+      rpId: knobs.rpId ?? rp.id,
+      userVerified: knobs.userVerified,
+    });
+    return toBase64Url(Buffer.from(JSON.stringify(assertion)));
+  };
+  const instance = new SDJwtInstance({ hasher: digest, kbSignAlg: WEBAUTHN_KB_ALG, kbSigner });
+  const iat = knobs.iat ?? Math.floor(Date.now() / 1000);
+  return instance.present(sdJwt, frame as never, { kb: { payload: { iat, aud, nonce } } });
+}
+
+/** The service's verification of a presentation (disclose-claims/verify) for `key`'s merchant. */
+export function verifyPresented(key: string, presentation: string, nonce: string) {
+  return call("disclose-claims/verify", { key, body: { presentation, nonce } });
 }
 
 /**

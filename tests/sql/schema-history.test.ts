@@ -77,6 +77,8 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   // Fan-out and claim take an optional scope, a quick pass after a request working for its merchants only (D-660).
   "public.webhook_fanout",
   "public.webhook_deliveries_claim",
+  // A session names the merchant page that opens the screen in a popup (issue 27, D-643).
+  "public.hosted_session_create",
 ];
 
 /**
@@ -113,6 +115,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261130010000_person_passkey_sweep.sql": /person_passkey_refusals_refused_idx|^function public\.person_passkey_sweep\(/,
   "20261130040000_anchor_finality.sql": /^column private\.receipt_anchors #\d+ final_at |receipt_anchors_(final_check|unsettled_idx)\b/,
   "20261130020000_owner_console_sessions.sql": /(private|public)\.owner_(sign_in|session|merchants)|hosted_sessions_merchant_created_idx/,
+  "20261130030000_hosted_session_opener_origin.sql":
+    /^(column private\.hosted_sessions #\d+ opener_origin |constraint private\.hosted_sessions hosted_sessions_opener_origin_check )/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs. */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function private\.(keyset_page|webhook_scope)\(/;

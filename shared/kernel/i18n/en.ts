@@ -51,6 +51,8 @@ export const en = {
   "session.refused.identity_unreachable": "This person cannot be enrolled.",
   "session.refused.unauthorized_device":
     "This device's passkey did not confirm it was you. Use a device you registered, or add this one from a registered device or with your passport.",
+  "session.refused.user_not_verified":
+    "Your device did not confirm it was you: its fingerprint, face or PIN check was cancelled or did not pass. Try again, and complete the check when your device asks.",
   "session.cancelled.person_cancelled": "You cancelled. No capture was taken.",
   "session.cancelled.camera_unavailable": "No camera or microphone could be used. No capture was taken.",
   "session.cancelled.permission_denied": "Access to the camera and microphone was not allowed. No capture was taken.",

@@ -53,6 +53,8 @@ export const es: Record<keyof typeof en, string> = {
   "session.refused.identity_unreachable": "Esta persona no puede registrarse.",
   "session.refused.unauthorized_device":
     "La llave de acceso de este dispositivo no confirmó que eras tú. Usa un dispositivo que registraste, o agrega este desde uno registrado o con tu pasaporte.",
+  "session.refused.user_not_verified":
+    "Tu dispositivo no confirmó que eras tú: su comprobación de huella, rostro o PIN se canceló o no se superó. Vuelve a intentarlo y completa la comprobación cuando tu dispositivo la pida.",
   "session.cancelled.person_cancelled": "Cancelaste. No se tomó ninguna captura.",
   "session.cancelled.camera_unavailable": "No se pudo usar ninguna cámara ni micrófono. No se tomó ninguna captura.",
   "session.cancelled.permission_denied": "No se permitió el acceso a la cámara y al micrófono. No se tomó ninguna captura.",

@@ -54,6 +54,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "session.refused.identity_unreachable": "Esta pessoa não pode ser cadastrada.",
   "session.refused.unauthorized_device":
     "A chave de acesso deste dispositivo não confirmou que era você. Use um dispositivo que você registrou, ou adicione este a partir de um registrado ou com seu passaporte.",
+  "session.refused.user_not_verified":
+    "Seu dispositivo não confirmou que era você: a verificação de digital, rosto ou PIN foi cancelada ou não passou. Tente de novo e conclua a verificação quando seu dispositivo pedir.",
   "session.cancelled.person_cancelled": "Você cancelou. Nenhuma captura foi feita.",
   "session.cancelled.camera_unavailable": "Nenhuma câmera ou microfone pôde ser usado. Nenhuma captura foi feita.",
   "session.cancelled.permission_denied": "O acesso à câmera e ao microfone não foi permitido. Nenhuma captura foi feita.",

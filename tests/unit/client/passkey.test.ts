@@ -28,12 +28,18 @@ describe("the hosted screen's passkey request", () => {
   it("uses the served options, with the capture nonce and the descriptor's digest as the challenge", async () => {
     const expected = assertionChallenge(nonce, await descriptorDigest(descriptor));
     const userHandle = randomBase64Url(32);
-    const register: ScreenPasskey = { ceremony: "register", options: await registrationOptions(rp, { userHandle, userName: "Acme" }) };
+    const register: ScreenPasskey = {
+      ceremony: "register",
+      options: await registrationOptions(rp, { userHandle, userName: "Acme" }),
+      existing: await assertionOptions(rp),
+    };
     const enrol = await passkeyRequest({ passkey: register, capture_nonce: nonce }, descriptor);
+    // An enrolment first asks for a passkey the person holds already, over the same challenge (D-641).
     expect(enrol).toEqual({
       ceremony: "register",
       field: "device_registration",
       optionsJSON: { ...register.options, challenge: expected },
+      existing: { field: "device_assertion", optionsJSON: { ...register.existing, challenge: expected } },
     });
     expect(enrol?.optionsJSON).toMatchObject({
       rp: { id: "localhost" },

@@ -40,6 +40,7 @@ const boot = (extra: Partial<ScreenBoot> = {}): ScreenBoot => ({
   capture_nonce: "hcn_abcdefgh",
   presence: "face_voice",
   passkey: null,
+  opener_origin: null,
   screen_token: "hsc_x",
   theme: { customized: false, theme: {} },
   ...extra,
