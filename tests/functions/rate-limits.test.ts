@@ -4,7 +4,7 @@ import { randomHex } from "../../shared/lib/crypto";
 import { createKey } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { merchantFactory, testDb } from "../harness/factories";
-import { type CallResult, call, errorOf, freshIp, replayHeaders } from "../harness/http";
+import { type CallResult, call, errorOf, freshIp, inOneWindow, replayHeaders } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
 import { boot, openSession, readSession } from "../harness/sessions";
 import { startVariantServer } from "../harness/variant-server";
@@ -16,18 +16,6 @@ import { requestCard } from "../harness/verifications";
  * transaction sink has its own limit; the hosted screen's endpoints count per session secret and
  * per client IP. The figures are the documented ones: the tests spend them.
  */
-
-/**
- * The limiters count in minute windows of the real clock (Upstash reads its own; no test header
- * reaches it), and a burst that straddles two windows is weighed by the sliding window, so its
- * count is exact only inside one window. A test that spends a large budget starts with `seconds`
- * left in the current window: when fewer are left, it waits for the next window to open (at most
- * `seconds`). The wait is only where the test starts; no expectation depends on time passing.
- */
-async function inOneWindow(seconds: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 100));
-}
 
 /** Sends `requests` in waves of `width` concurrent requests; answers in order. */
 async function inWaves(requests: (() => Promise<CallResult>)[], width = 16): Promise<CallResult[]> {
