@@ -500,7 +500,10 @@ async function endpointPage<E extends Env>(c: Context<E>, id: string, shown?: Ht
 <p><a href="${base}/webhooks">← ${tr("console.nav.webhooks")}</a></p>
 <dl class="card"><dt>${tr("console.webhooks.url")}</dt><dd><code>${endpoint.url}</code></dd>
 <dt>${tr("console.status")}</dt><dd id="endpoint-status">${endpoint.status}</dd>
-<dt>Secrets</dt><dd>${endpoint.secrets.map((s) => html`<code>${JSON.stringify(s)}</code> `)}</dd></dl>
+<dt>${tr("console.webhooks.secrets")}</dt><dd>${endpoint.secrets.map(
+    (s) =>
+      html`<code>${s.hint}</code>${s.expires_at ? html` (${tr("console.webhooks.secret_until", { when: when(c.var.locale, s.expires_at) })})` : null} `,
+  )}</dd></dl>
 ${form(
   chromeOf(c),
   at,

@@ -307,6 +307,10 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     expect(shownOnce(rotated, "new-secret")).toMatch(/^whsec_/);
     expect((await browser.form(`/webhooks/${endpointId}/test`)).status).toBe(303);
     const detail = await browser.page(`/webhooks/${endpointId}`);
+    // Both secrets sign during the overlap: each by its hint, the old one with the hour it stops, in the page's words.
+    expect(detail.text).toContain("Signing secrets");
+    expect(detail.text.match(/<code>whsec_[^<]*<\/code>/g)).toHaveLength(2);
+    expect(detail.text).toMatch(/<\/code> \(signs until [^)]+\)/);
     const deliveryId = /\/deliveries\/(whd_[0-9a-f]{32})"/.exec(detail.text)?.[1] ?? "";
     expect(deliveryId).not.toBe("");
     const delivery = await browser.page(`/deliveries/${deliveryId}`);

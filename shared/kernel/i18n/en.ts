@@ -417,6 +417,8 @@ export const en = {
   "console.webhooks.resend": "Resend",
   "console.webhooks.payload": "Payload",
   "console.webhooks.attempts": "Attempts",
+  "console.webhooks.secrets": "Signing secrets",
+  "console.webhooks.secret_until": "signs until {when}",
   "console.mandates.granted_by": "Granted by (subject_ref)",
   "console.mandates.agent": "Agent",
   "console.mandates.revoke": "Revoke",

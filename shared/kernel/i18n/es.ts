@@ -419,6 +419,8 @@ export const es: Record<keyof typeof en, string> = {
   "console.webhooks.resend": "Reenviar",
   "console.webhooks.payload": "Contenido",
   "console.webhooks.attempts": "Intentos",
+  "console.webhooks.secrets": "Secretos de firma",
+  "console.webhooks.secret_until": "firma hasta {when}",
   "console.mandates.granted_by": "Concedido por (subject_ref)",
   "console.mandates.agent": "Agente",
   "console.mandates.revoke": "Revocar",

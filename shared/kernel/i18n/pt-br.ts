@@ -420,6 +420,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "console.webhooks.resend": "Reenviar",
   "console.webhooks.payload": "Conteúdo",
   "console.webhooks.attempts": "Tentativas",
+  "console.webhooks.secrets": "Segredos de assinatura",
+  "console.webhooks.secret_until": "assina até {when}",
   "console.mandates.granted_by": "Concedido por (subject_ref)",
   "console.mandates.agent": "Agente",
   "console.mandates.revoke": "Revogar",
