@@ -16,8 +16,10 @@ import { startAuthentication, startRegistration } from "@simplewebauthn/browser"
 import { DECLINED_CEREMONY } from "../../shared/contracts/device";
 import {
   type CancelReason,
+  FREE_SECONDS,
   HANDOFF_FRAGMENT,
   type HandoffStatus,
+  PACED_SECONDS,
   type ScreenBoot,
   type ScreenHandoff,
   SESSION_ENDED_MESSAGE,
@@ -25,13 +27,13 @@ import {
   TOKEN_FRAGMENT,
 } from "../../shared/contracts/hosted-screen";
 import type { PresenceDescriptor } from "../../shared/engine/descriptor";
+import { accentTokens, colours, ownAsset, type Scheme, shape } from "../../shared/lib/screen-theme";
 import { FaceModels, type GateProblem, PresenceCapture } from "../capture/capture";
 import { PREFLIGHT } from "../descriptor/light";
 import { screenLight } from "../screen/light";
 import { modeOf, type ScreenMode, type Words } from "../screen/modes";
 import { type Cue, cueAt, pacedCues } from "../screen/paced";
 import { passkeyRequest } from "../screen/passkey";
-import { accentTokens, colours, ownAsset, type Scheme, shape } from "../screen/theme";
 
 /** The screen's words in every locale the service speaks; the page is written in `locale` until a session asks for another. */
 const catalogues = JSON.parse(document.getElementById("messages")!.textContent ?? "{}") as Record<string, Record<string, string>>;
@@ -65,9 +67,6 @@ const api = new URL("./", location.href);
 const assets = new URL("./", import.meta.url).href;
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
-/** Free reading: 20 s (docs/presence-descriptor.md allows 5 to 30); paced: 30 s, which the paced checks need. */
-const FREE_SECONDS = 20;
-const PACED_SECONDS = 30;
 /** `?seconds=5..30` shortens the capture (integrators' and the browser tests' short readings). */
 const requestedSeconds = Number(new URL(location.href).searchParams.get("seconds"));
 const override = Number.isFinite(requestedSeconds) && requestedSeconds >= 5 ? Math.min(30, requestedSeconds) : null;

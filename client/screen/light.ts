@@ -3,8 +3,9 @@
  * text in the ink that reads best on it. `data-light` names the phase: `preflight` or `sequence`.
  * The hosted screen and the device check page paint it alike.
  */
+
+import { inkOn } from "../../shared/lib/screen-theme";
 import type { LightLayer } from "../capture/capture";
-import { inkOn } from "./theme";
 
 export const screenLight: LightLayer = {
   show(hex, phase) {

@@ -61,9 +61,23 @@ button.danger { background: #b42318; border-color: #b42318; color: #fff; }
 .swatch { display: inline-block; width: 1rem; height: 1rem; border: 1px solid var(--line); vertical-align: middle; }
 .swatch.ok { background: var(--ok); }
 .swatch.bad { background: var(--danger); }
-.preview { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); }
-.preview img { max-width: 10rem; max-height: 4rem; }
+.preview { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); }
+.preview figure { margin: 0; }
+.preview figcaption { font-weight: 600; margin-bottom: .25rem; }
+.preview iframe { width: 100%; height: 42rem; border: 1px solid var(--line); border-radius: .6rem; background: var(--card); }
 @media (max-width: 40rem) { .bar { padding: .5rem; } main { padding: .5rem; } th, td { padding: .35rem; } }
+/* A phone's width: each row a card, each cell under its column's name (views.ts's table), no sideways scrolling. */
+@media (max-width: 40rem) {
+  .table table, .table thead, .table tbody, .table tr, .table th, .table td { display: block; }
+  .table table { background: transparent; }
+  .table thead tr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  .table tr { background: var(--card); border: 1px solid var(--line); border-radius: .6rem; margin: 0 0 .75rem; }
+  .table td { border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+  .table td:last-child { border-bottom: 0; }
+  .table td::before { content: attr(data-label); display: block; font-size: .85rem; font-weight: 600; color: var(--muted); }
+  .table td[data-label=""]::before { content: none; }
+  .table pre { max-width: 100%; }
+}
 `;
 
 export const CONSOLE_JS = `

@@ -9,9 +9,11 @@
 
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
+import { FREE_SECONDS, PACED_SECONDS } from "../../shared/contracts/hosted-screen";
 import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
 import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
+import { sessionPage } from "../../shared/edge/hosted-screen-page";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented, withDoc } from "../../shared/edge/openapi";
@@ -19,9 +21,11 @@ import { contentSecurityPolicy, securePage } from "../../shared/edge/pages";
 import { clientAddressBudget, clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { ApiError } from "../../shared/kernel/errors";
+import { translate } from "../../shared/kernel/i18n";
 import { signingKeysOf } from "../../shared/kernel/keys";
 import { mountOf } from "../../shared/kernel/registry";
 import { parseInput } from "../../shared/kernel/validation";
+import { colours, ownAsset, schemes, shape } from "../../shared/lib/screen-theme";
 import { canonicalUuid } from "../../shared/lib/uuid";
 import { type auditEventSchema, auditExportAnswerSchema } from "../../shared/management/answers";
 import { auditExportSchema, auditPageSchema, exportAudit, pageAudit } from "../../shared/management/audit";
@@ -85,7 +89,7 @@ import { mandatePageSchema, pageMandates } from "../../shared/mandates/page";
 import { getMandate } from "../../shared/mandates/read";
 import { verifyStoredReceipt } from "../../shared/receipts/verify";
 import { screenUrl } from "../../shared/sessions/create";
-import { surfaces, themeAssetBases } from "../../shared/themes/theme";
+import { fontTokens, surfaces, themeAssetBases } from "../../shared/themes/theme";
 import { deliverSoon } from "../../shared/webhooks/run";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type Html, html } from "./html";
@@ -110,7 +114,19 @@ const CONSOLE_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
   "style-src": "'self'",
   "img-src": "'self'",
   "connect-src": "'self'",
+  "frame-src": "'self'",
   "form-action": "'self'",
+});
+
+/**
+ * The theme's preview frames (D-670): the hosted screen's own style sheet, the theme's generated
+ * one and its fonts, its logo, all from this origin; no script at all; framed by the console only.
+ */
+const PREVIEW_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
+  "style-src": "'self'",
+  "img-src": "'self'",
+  "font-src": "'self'",
+  "frame-ancestors": "'self'",
 });
 
 /**
@@ -118,8 +134,8 @@ const CONSOLE_CONTENT_SECURITY_POLICY = contentSecurityPolicy({
  * browser sends `Origin: null` with a form's POST, which `sameOrigin` must refuse; `same-origin`
  * keeps the referrer on this origin only and lets the form say where it comes from (D-623).
  */
-function secure(headers: Headers): void {
-  securePage(headers, { csp: CONSOLE_CONTENT_SECURITY_POLICY, permissions: "camera=(), microphone=(), geolocation=()" });
+function secure(headers: Headers, csp = CONSOLE_CONTENT_SECURITY_POLICY): void {
+  securePage(headers, { csp, permissions: "camera=(), microphone=(), geolocation=()" });
   headers.set("referrer-policy", "same-origin");
 }
 
@@ -816,17 +832,15 @@ async function themePage<E extends Env>(c: Context<E>, surface: (typeof surfaces
     readThemes(deps(c), caller(c), surface),
     listAssets(deps(c), caller(c), assetBases(c).uploads),
   ]);
-  const preview = themes.draft ? await previewTheme(deps(c), caller(c), surface, assetBases(c)) : null;
   const problems: string[] = themes.draft?.problems ?? [];
   const draftText = text ?? JSON.stringify(themes.draft?.theme ?? themes.published?.theme ?? {}, null, 2);
-  const swatches = preview
-    ? Object.entries(preview.theme as Record<string, unknown>).map(([token, value]) => [
-        html`<code>${token}</code>`,
-        typeof value === "string" && /^logo_.*_url$/.test(token) && value.startsWith(assetBases(c).uploads)
-          ? html`<img src="${value}" alt="${token}">`
-          : html`<code>${String(value)}</code>`,
-      ])
-    : [];
+  // The hosted screen's introduction as the draft would dress it, once per scheme (D-670); a new draft reloads the page, so the frames.
+  const frames = themes.draft
+    ? html`<div class="preview">${schemes.map(
+        (scheme) =>
+          html`<figure><figcaption>${tr(`console.theme.scheme.${scheme}`)}</figcaption><iframe src="${base}/theme/preview?surface=${surface}&amp;scheme=${scheme}" title="${tr("console.theme.preview")}: ${tr(`console.theme.scheme.${scheme}`)}" loading="lazy"></iframe></figure>`,
+      )}</div>`
+    : html`<p class="muted">${tr("console.theme.no_draft")}</p>`;
   const content = html`<nav aria-label="${tr("console.theme.surface")}"><ul>${surfaces.map(
     (s) => html`<li><a href="${base}/theme?surface=${s}"${s === surface ? html` aria-current="page"` : null}>${s}</a></li>`,
   )}</ul></nav>
@@ -856,7 +870,7 @@ ${table(
   ]),
 )}
 <h2>${tr("console.theme.preview")}</h2>
-${table(tr, ["Token", ""], swatches)}`;
+${frames}`;
   return page(await chrome(c), "theme", content);
 }
 
@@ -866,6 +880,71 @@ app.get(
   ...pageGuards,
   input("query", surfaceQuery),
   async (c) => htmlAnswer(c, await themePage(c, c.var.input.surface)),
+);
+
+const previewQuery = v.strictObject({ surface: v.picklist(surfaces), scheme: v.picklist(schemes) });
+
+/** A CSS value the generated style sheet may hold: a theme's colours, radii, weights and font families, nothing that ends a declaration. */
+const CSS_VALUE = /^[^;{}<>\\]*$/;
+
+/** The draft as the hosted screen would receive it, and the service's origin, whose logos and fonts alone it loads. */
+async function draftPreview<E extends Env>(c: Context<E>, surface: (typeof surfaces)[number]) {
+  const preview = await previewTheme(deps(c), caller(c), surface, assetBases(c));
+  return {
+    ...preview,
+    theme: preview.theme as Record<string, string | number>,
+    origin: new URL(serviceBaseUrl(c.var.config, c.req.url)).origin,
+  };
+}
+
+app.get(
+  "/theme/preview",
+  pageDoc("The hosted screen's introduction in the draft theme, for one colour scheme (the theme page frames it)", ["not_found"]),
+  ...pageGuards,
+  input("query", previewQuery),
+  async (c) => {
+    const { surface, scheme } = c.var.input;
+    const { theme, customized, origin } = await draftPreview(c, surface);
+    const locale = c.var.locale;
+    // The screen's own display name rule (shared/sessions/screen.ts): the theme's brand name once it is served.
+    const merchant = customized && typeof theme.brand_name === "string" ? theme.brand_name : c.var.owner.merchantName;
+    const fonts = fontTokens.map((token) => ownAsset(theme[token], origin)).filter((href): href is string => href !== null);
+    const body = sessionPage(locale, `${mountOf("hosted-capture")}/assets/`, {
+      brand: merchant,
+      logo: ownAsset(theme.logo_square_url, origin),
+      title: translate(locale, "screen.mode.login.title", { merchant }),
+      lead: translate(locale, "screen.mode.login.lead", { merchant }),
+      why: translate(locale, "screen.why.body", { seconds: FREE_SECONDS }),
+      paced: translate(locale, "screen.paced.label", { seconds: PACED_SECONDS }),
+      stylesheets: [...fonts, `${base}/theme/preview.css?surface=${surface}&scheme=${scheme}`],
+    });
+    const response = htmlAnswer(c, body);
+    secure(response.headers, PREVIEW_CONTENT_SECURITY_POLICY);
+    return response;
+  },
+);
+
+app.get(
+  "/theme/preview.css",
+  documented({
+    summary: "The draft theme's custom properties for one colour scheme, as the hosted screen sets them (the preview's style sheet)",
+    success: { status: 200, description: "The style sheet", contentType: "text/css" },
+    answers: ["not_found"],
+  }),
+  // A style sheet, not a page: without a session it is refused as an action is, never answered with the sign-in page.
+  sameOrigin,
+  actionSession,
+  perSession,
+  input("query", previewQuery),
+  async (c) => {
+    const { surface, scheme } = c.var.input;
+    const { theme } = await draftPreview(c, surface);
+    const properties = Object.entries({ ...shape(theme), ...colours(theme, scheme) }).filter(([, value]) => CSS_VALUE.test(value));
+    const css = `:root { color-scheme: ${scheme}; ${properties.map(([name, value]) => `${name}: ${value};`).join(" ")} }\n`;
+    const response = c.body(css, 200, { "content-type": "text/css; charset=utf-8" });
+    secure(response.headers, PREVIEW_CONTENT_SECURITY_POLICY);
+    return response;
+  },
 );
 
 app.post(

@@ -160,9 +160,13 @@ ${pending ? html`<p class="card notice" role="status">${t("console.signin.pendin
 /** A table of `rows`, or a line saying there is nothing yet. */
 export function table(t: ReturnType<typeof words>, headers: string[], rows: Html[][], caption?: string): Html {
   if (rows.length === 0) return html`<p class="muted">${t("console.none")}</p>`;
-  return html`<div class="table"><table>${caption ? html`<caption class="muted">${caption}</caption>` : null}<thead><tr>${headers.map(
-    (h) => html`<th scope="col">${h}</th>`,
-  )}</tr></thead><tbody>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
+  // At a phone's width each row is a card (CONSOLE_CSS): the roles keep the table's semantics, which
+  // browsers drop from a table no longer displayed as one, and each cell names its column (data-label).
+  return html`<div class="table"><table role="table">${caption ? html`<caption class="muted">${caption}</caption>` : null}<thead role="rowgroup"><tr role="row">${headers.map(
+    (h) => html`<th scope="col" role="columnheader">${h}</th>`,
+  )}</tr></thead><tbody role="rowgroup">${rows.map(
+    (cells) => html`<tr role="row">${cells.map((cell, i) => html`<td role="cell" data-label="${headers[i] ?? ""}">${cell}</td>`)}</tr>`,
+  )}</tbody></table></div>`;
 }
 
 /** A value shown once, with a copy button the script reveals. */

@@ -13,6 +13,13 @@
  * shared/agents/sign-in.ts), `authorize` (a payment: identify, then ACTION_PAYMENT for amount_cents
  * in currency) and `sign` (identify, then ACTION_SIGN).
  */
+/**
+ * The reading's length, which the screen's words name (the console's preview words them alike):
+ * free reading 20 s (docs/presence-descriptor.md allows 5 to 30); paced 30 s, which the paced checks need.
+ */
+export const FREE_SECONDS = 20;
+export const PACED_SECONDS = 30;
+
 export const sessionActions = ["enroll", "login", "authorize", "sign"] as const;
 
 /**

@@ -19,7 +19,7 @@ import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { formatMinorUnits } from "../../client/screen/modes";
-import { accentTokens } from "../../client/screen/theme";
+import { accentTokens } from "../../shared/lib/screen-theme";
 import { merchantFactory } from "../harness/factories";
 import { enrollStranger } from "../harness/identity";
 import { useOwnService } from "../harness/own-service";

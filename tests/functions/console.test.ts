@@ -5,6 +5,7 @@
  * with the owner as the audit log's actor. Refused: no session, an ended, expired or signed-out
  * one, another site's request, a missing or wrong CSRF token, another merchant's object.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
@@ -22,6 +23,37 @@ const audit = (merchantId: string) =>
     where merchant_id = ${merchantId}::uuid order by occurred_at, id`;
 
 const minutes = (n: number) => n * 60_000;
+
+const PREVIEW_FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
+const PREVIEW_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><title>Corner</title>' +
+  '<rect width="64" height="64" rx="14" fill="#0f766e"/></svg>';
+
+/** A complete capture theme, its logos and fonts the given uploads. */
+const previewTheme = (logo: string, font: string) => ({
+  brand_name: "Corner Shop",
+  mode: "light",
+  logo_wide_url: logo,
+  logo_square_url: logo,
+  logo_icon_url: logo,
+  color_primary: "174 77% 26%",
+  color_primary_fg: "0 0% 100%",
+  color_background: "0 0% 100%",
+  color_foreground: "240 10% 10%",
+  color_muted: "240 4% 46%",
+  color_border: "240 6% 90%",
+  color_success: "142 71% 35%",
+  color_danger: "0 72% 51%",
+  radius_sm_px: 4,
+  radius_md_px: 8,
+  radius_lg_px: 16,
+  font_heading_family: '"Corner Mono", monospace',
+  font_body_family: '"Corner Mono", monospace',
+  font_heading_url: font,
+  font_body_url: font,
+  font_heading_weight: 500,
+  font_body_weight: 500,
+});
 
 describe("console: sign-in by presence and the owner's session", () => {
   it("signs an owner in once, in a __Host- cookie, and names them in the audit log", async () => {
@@ -255,6 +287,10 @@ describe("console: pages and actions, audited with the owner as actor", () => {
       expect(shown.text, route).toContain(`<h1>${heading}</h1>`);
       expect(shown.text).not.toContain("<script>");
     }
+    // A table's cells name their columns, for the cards it becomes at a phone's width; its roles keep it a table.
+    const keys = (await browser.page("/keys")).text;
+    expect(keys).toContain('<table role="table">');
+    expect(keys).toMatch(/<td role="cell" data-label="[^"]+">/);
     expect((await browser.page("/keys", { headers: { "accept-language": "pt-BR" } })).text).toContain("<h1>Chaves de API</h1>");
     const es = await browser.page("/audit", { headers: { "accept-language": "es" } });
     expect(es.text).toContain("<h1>Registro de auditoría</h1>");
@@ -396,5 +432,74 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     const actions = (await audit(merchant.merchant_id)).filter((e) => e.actor_id === owner.subject_ref).map((e) => e.action);
     for (const action of ["mandate.revoked", "owner.invited", "theme_asset.uploaded", "theme.drafted"])
       expect(actions, action).toContain(action);
+  }, 240_000);
+  it("previews the draft on the hosted screen's own page, light and dark, to a signed-in owner of that merchant only (D-670)", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const browser = new ConsoleBrowser();
+    await signIn(browser, merchant.merchant_id, owner);
+    const upload = async (body: Record<string, string>) => {
+      const answer = await browser.call("/theme/assets", { body, headers: { "x-csrf-token": browser.csrf } });
+      expect(answer.status, answer.text).toBe(201);
+      return answer.body as { id: string; url: string; stylesheet_url: string | null };
+    };
+    const logo = await upload({ kind: "logo", content_type: "image/svg+xml", data: Buffer.from(PREVIEW_LOGO).toString("base64") });
+    const font = await upload({ kind: "font", content_type: "font/woff2", data: PREVIEW_FONT.toString("base64"), family: "Corner Mono" });
+    // Without a draft there is nothing to preview.
+    expect((await browser.page("/theme")).text).not.toContain("<iframe");
+    expect(errorOf(await browser.page("/theme/preview?surface=capture&scheme=light"))).toEqual({ status: 404, code: "not_found" });
+
+    const theme = JSON.stringify(previewTheme(logo.id, font.id));
+    expect((await browser.form("/theme/draft", { surface: "capture", theme, intent: "save" })).status).toBe(200);
+    const editor = await browser.page("/theme");
+    expect(editor.headers.get("content-security-policy")).toContain("frame-src 'self'");
+    expect(editor.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    for (const scheme of ["light", "dark"]) {
+      expect(editor.text).toContain(`<iframe src="/functions/v1/console/theme/preview?surface=capture&amp;scheme=${scheme}"`);
+    }
+
+    const light = await browser.page("/theme/preview?surface=capture&scheme=light");
+    expect(light.status, light.text).toBe(200);
+    const policy = light.headers.get("content-security-policy") ?? "";
+    expect(policy).toContain("frame-ancestors 'self'");
+    expect(policy).not.toContain("script-src");
+    // The hosted screen's markup and style sheet, its introduction shown, no script: the draft's logo, name and fonts written in.
+    expect(light.text).toContain('<link rel="stylesheet" href="/functions/v1/hosted-capture/assets/screen.css">');
+    expect(light.text).toContain('<body class="hosted" data-state="intro">');
+    expect(light.text).toContain('<section data-view="intro">');
+    expect(light.text).toContain(`<img id="logo" alt="" width="40" height="40" src="${logo.url}">`);
+    expect(light.text).toContain('<span id="brand-name">Corner Shop</span>');
+    expect(light.text).toContain("Sign in to Corner Shop");
+    expect(light.text).toContain(`<link rel="stylesheet" href="${font.stylesheet_url}">`);
+    expect(light.text).not.toContain("session.js");
+    expect(light.text).toMatch(/href="\/functions\/v1\/console\/theme\/preview\.css\?surface=capture&(?:amp|#38);scheme=light"/);
+
+    // Each scheme's colours as the hosted screen derives them (shared/lib/screen-theme.ts): drawn light, mirrored for dark.
+    const lightCss = await browser.page("/theme/preview.css?surface=capture&scheme=light");
+    expect(lightCss.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(lightCss.text).toContain("color-scheme: light;");
+    expect(lightCss.text).toContain("--primary: 174 77% 26%;");
+    expect(lightCss.text).toContain("--background: 0 0% 100%;");
+    expect(lightCss.text).toContain('--font-body: "Corner Mono", monospace;');
+    expect(lightCss.text).toContain("--radius-lg: 16px;");
+    const darkCss = await browser.page("/theme/preview.css?surface=capture&scheme=dark");
+    expect(darkCss.text).toContain("color-scheme: dark;");
+    expect(darkCss.text).toContain("--background: 0 0% 0%;");
+    expect(darkCss.text).toContain("--primary: 174 77% 74%;");
+    expect(errorOf(await browser.page("/theme/preview?surface=capture&scheme=sepia"))).toEqual({ status: 400, code: "INVALID_INPUT" });
+
+    // Signed out, or signed in to another merchant: neither the draft's logo nor its colours.
+    const nobody = new ConsoleBrowser();
+    const anonymous = await nobody.page("/theme/preview?surface=capture&scheme=light");
+    expect(anonymous.text).toContain('data-view="sign-in"');
+    expect(anonymous.text).not.toContain(logo.id);
+    expect(errorOf(await nobody.page("/theme/preview.css?surface=capture&scheme=light"))).toEqual({
+      status: 401,
+      code: "OWNER_SESSION_REQUIRED",
+    });
+    const { merchant: elsewhere, owner: stranger } = await ownedMerchant();
+    const theirs = new ConsoleBrowser();
+    await signIn(theirs, elsewhere.merchant_id, stranger);
+    expect(errorOf(await theirs.page("/theme/preview?surface=capture&scheme=light"))).toEqual({ status: 404, code: "not_found" });
+    expect(errorOf(await theirs.page("/theme/preview.css?surface=capture&scheme=dark"))).toEqual({ status: 404, code: "not_found" });
   }, 240_000);
 });

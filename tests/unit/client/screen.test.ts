@@ -6,7 +6,6 @@ import type * as v from "valibot";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { ceilingWords, formatMinorUnits, instantWords, modeOf, type ScreenMode, screenModes } from "../../../client/screen/modes";
 import { cueAt, pacedCues } from "../../../client/screen/paced";
-import { accentTokens, colours, contrastOf, contrastOnSurface, inkOn, ownAsset, panelOf, shape } from "../../../client/screen/theme";
 import {
   capturePresenceOf,
   type ScreenAction,
@@ -19,6 +18,7 @@ import {
 import { LIGHT_PALETTE } from "../../../shared/engine/light";
 import { challengeSchedule } from "../../../shared/engine/schedule";
 import { type Locale, locales, messagesOf } from "../../../shared/kernel/i18n";
+import { accentTokens, colours, contrastOf, contrastOnSurface, inkOn, ownAsset, panelOf, shape } from "../../../shared/lib/screen-theme";
 import type { bootAnswerSchema, sessionEndedSchema } from "../../../shared/sessions/answers";
 import { defaultTheme } from "../../../shared/themes/theme";
 

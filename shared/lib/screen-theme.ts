@@ -4,10 +4,12 @@
  * for the other scheme the screen derives its counterpart (lightness mirrored, the primary colour
  * flipped when it would vanish on the new background), so a light theme still reads well to a
  * person whose device asks for dark, and the reverse. Logos and font style sheets are used only
- * when the service itself serves them: the screen loads nothing from any other host.
+ * when the service itself serves them: the screen loads nothing from any other host. The console's
+ * theme preview (D-670) dresses the same page by the same rules, on the server.
  */
 
-export type Scheme = "light" | "dark";
+export const schemes = ["light", "dark"] as const;
+export type Scheme = (typeof schemes)[number];
 
 /** The colour tokens and the custom property each becomes (`--primary: 212 78% 15%`, used as `hsl(var(--primary))`). */
 const COLOURS = {
