@@ -838,7 +838,7 @@ async function themePage<E extends Env>(c: Context<E>, surface: (typeof surfaces
   const frames = themes.draft
     ? html`<div class="preview">${schemes.map(
         (scheme) =>
-          html`<figure><figcaption>${tr(`console.theme.scheme.${scheme}`)}</figcaption><iframe src="${base}/theme/preview?surface=${surface}&amp;scheme=${scheme}" title="${tr("console.theme.preview")}: ${tr(`console.theme.scheme.${scheme}`)}" loading="lazy"></iframe></figure>`,
+          html`<figure><figcaption>${tr(`console.theme.scheme.${scheme}`)}</figcaption><iframe src="${base}/theme/preview?surface=${surface}&amp;scheme=${scheme}" title="${tr("console.theme.preview")}: ${tr(`console.theme.scheme.${scheme}`)}"></iframe></figure>`,
       )}</div>`
     : html`<p class="muted">${tr("console.theme.no_draft")}</p>`;
   const content = html`<nav aria-label="${tr("console.theme.surface")}"><ul>${surfaces.map(

@@ -3,7 +3,8 @@
  * http://localhost (where a `__Host-` cookie may be set): an owner signs in by proving presence on
  * the hosted screen (the fake camera lit by the screen), creates and rolls a key, adds a webhook
  * endpoint (a loopback receiver that verifies the signature), sees the test delivery in the log,
- * resends it, rotates the secret, uploads a logo and publishes a theme, revokes a mandate, invites
+ * resends it, rotates the secret, uploads a logo and publishes a theme (seen in the page's preview,
+ * both schemes, and on a hosted session's screen), revokes a mandate, invites
  * an owner and signs out. axe-core on every page in both schemes; screenshots of every page in
  * both schemes (docs/screens/console/ with UPDATE_SCREENSHOTS=1).
  *
@@ -22,7 +23,7 @@ import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
 import { expectSignedBy } from "../harness/webhook-receiver";
 import { captureOnCheckPage, type GuardedBrowser, openBrowser } from "./chromium";
-import { accessibilityViolations, captureThrough, PHONE, photograph } from "./hosted-screen";
+import { accessibilityViolations, captureThrough, PHONE, photograph, waitForView } from "./hosted-screen";
 import { litCamera } from "./lit-camera";
 
 const service = useOwnService("console_page", undefined, { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1" } });
@@ -72,9 +73,11 @@ const completeTheme = (logo: string, font: string) => ({
   font_body_weight: 500,
 });
 
-/** A console page: no violation in either scheme, a screenshot of it in both. */
+/** A console page: no violation in either scheme, nothing wider than the phone (tables become cards), a screenshot of it in both. */
 async function checked(page: Page, name: string) {
   expect(await accessibilityViolations(page), name).toEqual([]);
+  const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: document.documentElement.clientWidth }));
+  expect(widths.page, `${name} scrolls sideways`).toBeLessThanOrEqual(widths.screen);
   await photograph(page, `console/${name}`, { fullPage: true });
 }
 
@@ -191,7 +194,61 @@ describe("the merchant's console in a browser", () => {
       await shows(page, "p.notice");
       const themes = await v1("/themes/capture", { key: merchant.keys.sk_test });
       expect(themes.body.published?.theme).toMatchObject({ brand_name: "Corner Shop", logo_square_url: logo });
+      // The preview: the hosted screen's introduction in the theme, one frame per scheme (D-670).
+      const previews = await Promise.all(
+        (["light", "dark"] as const).map(async (scheme) => {
+          const frame = await (await page.waitForSelector(`iframe[src*='scheme=${scheme}']`)).contentFrame();
+          if (!frame) throw new Error(`no ${scheme} preview frame`);
+          await frame.waitForFunction(() => {
+            const image = document.getElementById("logo") as HTMLImageElement;
+            return image.complete && image.naturalWidth > 0;
+          });
+          await frame.evaluate(() => document.fonts.ready);
+          return frame.evaluate(() => ({
+            view: document.body.dataset.state,
+            logo: (document.getElementById("logo") as HTMLImageElement).src,
+            brand: document.getElementById("brand-name")?.textContent,
+            title: getComputedStyle(document.getElementById("intro-title")!).fontFamily,
+            font: document.fonts.check('16px "Corner Mono"'),
+            background: getComputedStyle(document.body).backgroundColor,
+          }));
+        }),
+      );
+      for (const preview of previews) {
+        expect(preview).toMatchObject({ view: "intro", brand: "Corner Shop", font: true });
+        expect(new URL(preview.logo).origin).toBe(origin);
+        expect(preview.logo).toContain(logo);
+        expect(preview.title).toContain("Corner Mono");
+      }
+      expect(previews.map((preview) => preview.background)).toEqual(["rgb(255, 255, 255)", "rgb(0, 0, 0)"]);
       await checked(page, "theme");
+      await page.locator(".preview").screenshot({ path: "dist/screens/console/theme-preview.png" });
+
+      // The published theme on the hosted screen of a session of this merchant: its logo and its font, from the service's origin.
+      const session = await v1("/sessions", {
+        key: merchant.keys.sk_test,
+        body: { mode: "claim", return_url: "https://shop.example/back" },
+      });
+      expect(session.status, session.text).toBe(201);
+      const hosted = await context.newPage();
+      await hosted.goto(session.body.url);
+      await waitForView(hosted, "intro");
+      await hosted.waitForFunction(
+        () => (document.getElementById("logo") as HTMLImageElement).complete && !document.getElementById("logo")!.hidden,
+      );
+      await hosted.evaluate(() => document.fonts.ready);
+      const onScreen = await hosted.evaluate(() => ({
+        logo: (document.getElementById("logo") as HTMLImageElement).src,
+        width: (document.getElementById("logo") as HTMLImageElement).naturalWidth,
+        brand: document.getElementById("brand-name")?.textContent,
+        title: getComputedStyle(document.getElementById("intro-title")!).fontFamily,
+        font: document.fonts.check('16px "Corner Mono"'),
+      }));
+      expect(new URL(onScreen.logo).origin).toBe(new URL(session.body.url).origin);
+      expect(onScreen.logo).toContain(logo);
+      expect(onScreen).toMatchObject({ width: 64, brand: "Corner Shop", font: true });
+      expect(onScreen.title).toContain("Corner Mono");
+      await hosted.close();
 
       // Mandates: found by the person, revoked.
       await page.goto(`${base()}/mandates?granted_by=${customer.subject_ref}`);
