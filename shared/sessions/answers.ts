@@ -39,10 +39,6 @@ export const createdSessionSchema = v.object({
 export const consumedSessionSchema = v.object({
   ...hostedSessionSchema.entries,
   capture_nonce: described(v.string(), "The nonce the capture must carry."),
-  opener_origin: orNull(
-    v.string(),
-    "The merchant page that opened the screen in a popup: the screen posts the session's end to this origin alone.",
-  ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),
 });
 
@@ -92,6 +88,10 @@ export const bootAnswerSchema = v.object({
       ),
     }),
     "Live mode: the passkey ceremony of the capture, its WebAuthn options as issued but the challenge (assertionChallenge(capture_nonce, descriptor digest)).",
+  ),
+  opener_origin: orNull(
+    v.string(),
+    "The merchant page that opened the screen in a popup: the screen posts the session's end to this origin alone.",
   ),
   screen_token: described(v.pipe(v.string(), v.startsWith("hsc_")), "The screen credential for complete and cancel."),
   theme: described(v.record(v.string(), v.unknown()), "The merchant's capture theme (merchant-theme-get's answer)."),

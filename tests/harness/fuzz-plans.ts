@@ -811,7 +811,7 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
           bearer: "key",
           version: true,
           idempotency: "optional",
-          weight: 4,
+          weight: 8,
           body: resourceSession,
         },
         ...[MARK.sessionId, "hs_0"].map(
