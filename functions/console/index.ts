@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { FREE_SECONDS, PACED_SECONDS } from "../../shared/contracts/hosted-screen";
 import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
-import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
+import { cookieOf, csrfGuard, newBrowserSecret, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { sessionPage } from "../../shared/edge/hosted-screen-page";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
@@ -45,7 +45,6 @@ import {
   csrfTokenOf,
   endOwnerSession,
   finishOwnerSignIn,
-  newOwnerBrowserSecret,
   OWNER_SESSION_TTL_SECONDS,
   OWNER_SIGN_IN_SCREEN_TTL_SECONDS,
   type OwnerSession,
@@ -301,7 +300,7 @@ app.post(
   async (c) => {
     const merchantId = canonicalUuid(c.var.input.merchant_id);
     if (!merchantId) throw new ApiError("not_found");
-    const browserSecret = newOwnerBrowserSecret();
+    const browserSecret = newBrowserSecret();
     const tenant = { merchantId, environment: c.var.input.environment };
     const started = await startOwnerSignIn(depsOf(c.var), tenant, browserSecret, serviceBaseUrl(c.var.config, c.req.url));
     setHostCookie(c, cookies.signIn, browserSecret, OWNER_SIGN_IN_SCREEN_TTL_SECONDS * 3);

@@ -6,8 +6,9 @@
 import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import { finishPresenceSignIn, newBrowserSecret, type SignInBinding, startPresenceSignIn } from "../../shared/agents/sign-in";
+import { finishPresenceSignIn, type SignInBinding, startPresenceSignIn } from "../../shared/agents/sign-in";
 import { type AppEnv, depsOf } from "../../shared/edge/app";
+import { newBrowserSecret } from "../../shared/edge/cookie-session";
 import { bearerOf, mintUserJwt, userPrincipal } from "../../shared/kernel/authenticate";
 import { rpc } from "../../shared/kernel/db/rpc";
 import { ApiError } from "../../shared/kernel/errors";

@@ -16,7 +16,7 @@ import {
 } from "../../shared/devices/devices";
 import { afterAnswer } from "../../shared/edge/after-answer";
 import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
-import { cookieOf, csrfGuard, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
+import { cookieOf, csrfGuard, newBrowserSecret, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
 import { documented, withDoc } from "../../shared/edge/openapi";
@@ -59,7 +59,6 @@ import {
   authenticatePersonSession,
   endPersonSession,
   finishPersonSignIn,
-  newBrowserSecret,
   PERSON_SESSION_TTL_SECONDS,
   type PersonSession,
   SIGN_IN_SCREEN_TTL_SECONDS,

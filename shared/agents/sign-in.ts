@@ -9,7 +9,7 @@
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import type { Tenant } from "../kernel/principal";
-import { randomBase64Url, sha256Hex } from "../lib/crypto";
+import { sha256Hex } from "../lib/crypto";
 import { newSessionRecord, screenUrl } from "../sessions/create";
 import { sessionUuid } from "../sessions/tokens";
 import type {} from "./rpc";
@@ -22,9 +22,6 @@ export interface SignInBinding {
   request: string;
   browserSecret: string;
 }
-
-/** A browser's sign-in secret, kept in its cookie; only its SHA-256 is stored. */
-export const newBrowserSecret = () => randomBase64Url(32);
 
 const bindingParams = async (binding: SignInBinding) => ({
   request_hash: await sha256Hex(binding.request),

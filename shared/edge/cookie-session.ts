@@ -11,7 +11,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { serviceBaseUrl } from "../kernel/config";
 import { ApiError } from "../kernel/errors";
-import { sha256Hex, timingSafeEqual } from "../lib/crypto";
+import { randomBase64Url, sha256Hex, timingSafeEqual } from "../lib/crypto";
 import type { AppEnv } from "./app";
 import { formOf } from "./input";
 import { withDoc } from "./openapi";
@@ -23,6 +23,9 @@ export interface SessionCookies {
 }
 
 /** A surface's cookie names, `__Host-<surface>-sign-in` and `__Host-<surface>-session`. */
+/** A browser's sign-in secret, kept in its sign-in cookie; only its SHA-256 is stored (the person's page, the console, the MCP owner sign-in). */
+export const newBrowserSecret = () => randomBase64Url(32);
+
 export function sessionCookies(surface: string): SessionCookies {
   return { signIn: `__Host-${surface}-sign-in`, session: `__Host-${surface}-session` };
 }

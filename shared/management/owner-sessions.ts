@@ -27,9 +27,6 @@ export const OWNER_SESSION_TTL_SECONDS = 8 * 3600;
 
 const OWNER_SESSION_TOKEN = /^ost_[A-Za-z0-9_-]{43}$/;
 
-/** A browser's sign-in secret, kept in its cookie; only its SHA-256 is stored. */
-export const newOwnerBrowserSecret = () => randomBase64Url(32);
-
 /** An owner's console session as an operation takes it. */
 export interface OwnerSession extends Tenant {
   sessionId: string;

@@ -28,9 +28,6 @@ export const PERSON_SESSION_TTL_SECONDS = 1800;
 
 const PERSON_SESSION_TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
-/** A browser's sign-in secret, kept in its cookie; only its SHA-256 is stored. */
-export const newBrowserSecret = () => randomBase64Url(32);
-
 /** A person's session as an operation takes it: who, in which environment, until when. */
 export interface PersonSession {
   sessionId: string;
