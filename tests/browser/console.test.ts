@@ -12,7 +12,6 @@
  * device check page on the same camera), so the only capture the walk-through waits for is the
  * sign-in's own.
  */
-import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { addOwner } from "../../shared/merchants/accounts";
@@ -21,6 +20,7 @@ import { enrollStranger } from "../harness/identity";
 import { issue, mandateBody, proofCapture } from "../harness/mandates";
 import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
+import { completeCaptureTheme, TEST_FONT } from "../harness/theme-fixtures";
 import { expectSignedBy } from "../harness/webhook-receiver";
 import { captureOnCheckPage, type GuardedBrowser, openBrowser } from "./chromium";
 import { accessibilityViolations, captureThrough, PHONE, photograph, waitForView } from "./hosted-screen";
@@ -42,36 +42,13 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
 const LOGO_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><title>Corner</title>' +
   '<rect width="64" height="64" rx="14" fill="#0f766e"/><circle cx="32" cy="32" r="12" fill="#fff"/></svg>';
 
-/** The complete capture theme, its logos the uploaded one and its fonts the given font. */
-const completeTheme = (logo: string, font: string) => ({
-  brand_name: "Corner Shop",
-  mode: "light",
-  logo_wide_url: logo,
-  logo_square_url: logo,
-  logo_icon_url: logo,
-  color_primary: "174 77% 26%",
-  color_primary_fg: "0 0% 100%",
-  color_background: "0 0% 100%",
-  color_foreground: "240 10% 10%",
-  color_muted: "240 4% 46%",
-  color_border: "240 6% 90%",
-  color_success: "142 71% 35%",
-  color_danger: "0 72% 51%",
-  radius_sm_px: 4,
-  radius_md_px: 8,
-  radius_lg_px: 16,
-  font_heading_family: '"Corner Mono", monospace',
-  font_body_family: '"Corner Mono", monospace',
-  font_heading_url: font,
-  font_body_url: font,
-  font_heading_weight: 500,
-  font_body_weight: 500,
-});
+/** The console walk's complete capture theme: the uploaded logo and font. */
+const completeTheme = (logo: string, font: string) =>
+  completeCaptureTheme({ logo, font, brand: "Corner Shop", family: "Corner Mono", primary: "174 77% 26%" });
 
 /** A console page: no violation in either scheme, nothing wider than the phone (tables become cards), a screenshot of it in both. */
 async function checked(page: Page, name: string) {
@@ -176,7 +153,7 @@ describe("the merchant's console in a browser", () => {
       // Theme: a logo uploaded through the page, a complete draft published.
       const font = await v1("/theme_assets", {
         key: merchant.keys.sk_test,
-        body: { kind: "font", content_type: "font/woff2", data: FONT.toString("base64"), family: "Corner Mono" },
+        body: { kind: "font", content_type: "font/woff2", data: TEST_FONT.toString("base64"), family: "Corner Mono" },
         headers: { "idempotency-key": `font-${crypto.randomUUID()}` },
       });
       expect(font.status, font.text).toBe(201);

@@ -5,7 +5,6 @@
  * with the owner as the audit log's actor. Refused: no session, an ended, expired or signed-out
  * one, another site's request, a missing or wrong CSRF token, another merchant's object.
  */
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
@@ -16,6 +15,7 @@ import { enrollStranger } from "../harness/identity";
 import { mandateFixture } from "../harness/mandates";
 import { proveOnScreen } from "../harness/me";
 import { v1 } from "../harness/resource-api";
+import { completeCaptureTheme, TEST_FONT } from "../harness/theme-fixtures";
 
 const audit = (merchantId: string) =>
   testDb()<{ action: string; actor_kind: string; actor_id: string; client_ip: string | null }[]>`
@@ -24,36 +24,13 @@ const audit = (merchantId: string) =>
 
 const minutes = (n: number) => n * 60_000;
 
-const PREVIEW_FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
 const PREVIEW_LOGO =
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><title>Corner</title>' +
   '<rect width="64" height="64" rx="14" fill="#0f766e"/></svg>';
 
-/** A complete capture theme, its logos and fonts the given uploads. */
-const previewTheme = (logo: string, font: string) => ({
-  brand_name: "Corner Shop",
-  mode: "light",
-  logo_wide_url: logo,
-  logo_square_url: logo,
-  logo_icon_url: logo,
-  color_primary: "174 77% 26%",
-  color_primary_fg: "0 0% 100%",
-  color_background: "0 0% 100%",
-  color_foreground: "240 10% 10%",
-  color_muted: "240 4% 46%",
-  color_border: "240 6% 90%",
-  color_success: "142 71% 35%",
-  color_danger: "0 72% 51%",
-  radius_sm_px: 4,
-  radius_md_px: 8,
-  radius_lg_px: 16,
-  font_heading_family: '"Corner Mono", monospace',
-  font_body_family: '"Corner Mono", monospace',
-  font_heading_url: font,
-  font_body_url: font,
-  font_heading_weight: 500,
-  font_body_weight: 500,
-});
+/** The preview's complete capture theme: the uploaded logo and font. */
+const previewTheme = (logo: string, font: string) =>
+  completeCaptureTheme({ logo, font, brand: "Corner Shop", family: "Corner Mono", primary: "174 77% 26%" });
 
 describe("console: sign-in by presence and the owner's session", () => {
   it("signs an owner in once, in a __Host- cookie, and names them in the audit log", async () => {
@@ -443,7 +420,7 @@ describe("console: pages and actions, audited with the owner as actor", () => {
       return answer.body as { id: string; url: string; stylesheet_url: string | null };
     };
     const logo = await upload({ kind: "logo", content_type: "image/svg+xml", data: Buffer.from(PREVIEW_LOGO).toString("base64") });
-    const font = await upload({ kind: "font", content_type: "font/woff2", data: PREVIEW_FONT.toString("base64"), family: "Corner Mono" });
+    const font = await upload({ kind: "font", content_type: "font/woff2", data: TEST_FONT.toString("base64"), family: "Corner Mono" });
     // Without a draft there is nothing to preview.
     expect((await browser.page("/theme")).text).not.toContain("<iframe");
     expect(errorOf(await browser.page("/theme/preview?surface=capture&scheme=light"))).toEqual({ status: 404, code: "not_found" });

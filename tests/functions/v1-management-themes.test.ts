@@ -6,14 +6,13 @@
  * serves the uploads as the service's URLs. Wrong key kind, missing scope, another merchant's
  * asset, an idempotent retry and the audit log.
  */
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf } from "../harness/http";
 import { v1 } from "../harness/resource-api";
 import { serviceUnderTest } from "../harness/service";
+import { completeCaptureTheme, TEST_FONT } from "../harness/theme-fixtures";
 
-const FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
 const LOGO_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64"><title>Acme</title>' +
   '<defs><linearGradient id="g"><stop offset="0" stop-color="#7c3aed"/><stop offset="1" stop-color="#db2777"/></linearGradient></defs>' +
@@ -21,37 +20,16 @@ const LOGO_SVG =
 const b64 = (data: string | Uint8Array) => Buffer.from(data).toString("base64");
 
 /** The complete capture theme of the tests, its logos and fonts the given uploads. */
-function completeTheme(logo: string, font: string) {
-  return {
-    brand_name: "Acme Pay",
-    mode: "light",
-    logo_wide_url: logo,
-    logo_square_url: logo,
-    logo_icon_url: logo,
-    color_primary: "262 83% 58%",
-    color_primary_fg: "0 0% 100%",
-    color_background: "0 0% 100%",
-    color_foreground: "240 10% 10%",
-    color_muted: "240 4% 46%",
-    color_border: "240 6% 90%",
-    color_success: "142 71% 35%",
-    color_danger: "0 72% 51%",
-    radius_sm_px: 4,
-    radius_md_px: 8,
-    radius_lg_px: 16,
-    font_heading_family: '"Acme Mono", monospace',
-    font_body_family: '"Acme Mono", monospace',
-    font_heading_url: font,
-    font_body_url: font,
-    font_heading_weight: 500,
-    font_body_weight: 500,
-  };
-}
+const completeTheme = (logo: string, font: string) =>
+  completeCaptureTheme({ logo, font, brand: "Acme Pay", family: "Acme Mono", primary: "262 83% 58%" });
 
 async function uploads(key: string) {
   const logo = await v1("/theme_assets", { key, body: { kind: "logo", content_type: "image/svg+xml", data: b64(LOGO_SVG) } });
   expect(logo.status, logo.text).toBe(201);
-  const font = await v1("/theme_assets", { key, body: { kind: "font", content_type: "font/woff2", data: b64(FONT), family: "Acme Mono" } });
+  const font = await v1("/theme_assets", {
+    key,
+    body: { kind: "font", content_type: "font/woff2", data: b64(TEST_FONT), family: "Acme Mono" },
+  });
   expect(font.status, font.text).toBe(201);
   return { logo: logo.body, font: font.body };
 }
@@ -69,7 +47,7 @@ describe("/v1/theme_assets", () => {
     expect(logo).toMatchObject({ object: "theme_asset", kind: "logo", content_type: "image/svg+xml", family: null, stylesheet_url: null });
     expect(logo.id).toMatch(/^ta_[0-9a-f]{32}$/);
     expect(logo.bytes).toBe(Buffer.byteLength(LOGO_SVG));
-    expect(font).toMatchObject({ kind: "font", content_type: "font/woff2", family: "Acme Mono", bytes: FONT.length });
+    expect(font).toMatchObject({ kind: "font", content_type: "font/woff2", family: "Acme Mono", bytes: TEST_FONT.length });
     const origin = serviceUnderTest().baseUrl;
     expect(logo.url.startsWith(`${origin}/functions/v1/merchant-theme-get/assets/u/`)).toBe(true);
 
@@ -83,7 +61,7 @@ describe("/v1/theme_assets", () => {
 
     const file = await fetch(font.url);
     expect(file.headers.get("content-type")).toBe("font/woff2");
-    expect(Buffer.from(await file.arrayBuffer()).equals(FONT)).toBe(true);
+    expect(Buffer.from(await file.arrayBuffer()).equals(TEST_FONT)).toBe(true);
     const sheet = await fetch(font.stylesheet_url);
     expect(sheet.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect(sheet.headers.get("cache-control")).toContain("immutable");
@@ -124,8 +102,8 @@ describe("/v1/theme_assets", () => {
     const refusals = [
       [{ kind: "logo", content_type: "image/svg+xml", data: b64(png) }, /its bytes are image\/png/],
       [{ kind: "logo", content_type: "text/html", data: b64("<html><script>x</script></html>") }, /must be one of/],
-      [{ kind: "logo", content_type: "font/woff2", data: b64(FONT) }, /must be one of/],
-      [{ kind: "font", content_type: "font/woff2", data: b64(FONT) }, /family/],
+      [{ kind: "logo", content_type: "font/woff2", data: b64(TEST_FONT) }, /must be one of/],
+      [{ kind: "font", content_type: "font/woff2", data: b64(TEST_FONT) }, /family/],
       [{ kind: "logo", content_type: "image/png", data: b64(png), family: "X" }, /fonts only/],
       [{ kind: "logo", content_type: "image/png", data: b64(Buffer.concat([png, Buffer.alloc(128 * 1024)])) }, /at most 131072 bytes/],
     ] as const;
