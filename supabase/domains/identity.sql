@@ -21,9 +21,9 @@ begin
 end $$;
 comment on function private.template_seal(real[]) is 'A protected embedding sealed under the current seal key (D-680).';
 
--- private.template_similarity(sealed, seal_key_id, query): the exact cosine of a sealed unit embedding
--- and a unit query, computed where the key is; the embedding never leaves this function.
-create or replace function private.template_similarity(p_sealed bytea, p_key int, p_query real[]) returns real
+-- private.template_unseal(sealed, seal_key_id): the protected embedding a template seals. Called only by
+-- this file's functions (the exact re-check, the seal key's rotation); no RPC answers what it returns.
+create or replace function private.template_unseal(p_sealed bytea, p_key int) returns real[]
 language plpgsql stable set search_path = '' as $$
 declare
   v_clear text;
@@ -31,9 +31,39 @@ begin
   execute format('select %s.pgp_sym_decrypt($1, encode(k.secret, ''hex'')) from private.template_seal_keys k where k.id = $2',
                  (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'pgcrypto'))
   into strict v_clear using p_sealed, p_key;
-  return (select sum(a * b) from unnest(string_to_array(v_clear, ',')::real[], p_query) as pair(a, b));
+  return string_to_array(v_clear, ',')::real[];
 end $$;
+comment on function private.template_unseal(bytea, int) is 'The protected embedding a template seals; for the store''s own functions only (D-680).';
+
+-- private.template_similarity(sealed, seal_key_id, query): the exact cosine of a sealed unit embedding
+-- and a unit query, computed where the key is; the embedding never leaves the store.
+create or replace function private.template_similarity(p_sealed bytea, p_key int, p_query real[]) returns real
+language sql stable set search_path = '' as $$
+  select sum(a * b)::real from unnest(private.template_unseal(p_sealed, p_key), p_query) as pair(a, b)
+$$;
 comment on function private.template_similarity(bytea, int, real[]) is 'The exact cosine of a sealed template and a query, unsealed in the store only (D-680).';
+
+-- private.template_seal_rotate(now) -> the number of templates re-sealed. A new seal key; every template
+-- unsealed and sealed again under it, in this transaction; the old key's row deleted (its secret survives only
+-- in backups taken before). The codes do not change: they are under the Worker's key (D-680). An operator's
+-- act (psql as the schema's owner); no RPC calls it.
+create or replace function private.template_seal_rotate(p_now timestamptz) returns int
+language plpgsql volatile set search_path = '' as $$
+declare
+  v_old int;
+  v_count int;
+begin
+  update private.template_seal_keys set retired_at = p_now where retired_at is null returning id into strict v_old;
+  insert into private.template_seal_keys (secret, created_at)
+  values (substring(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) for 32), p_now);
+  update private.face_templates
+  set sealed = private.template_seal(private.template_unseal(sealed, seal_key_id)),
+      seal_key_id = (select k.id from private.template_seal_keys k where k.retired_at is null);
+  get diagnostics v_count = row_count;
+  delete from private.template_seal_keys where id = v_old;
+  return v_count;
+end $$;
+comment on function private.template_seal_rotate(timestamptz) is 'Re-seals every template under a new seal key and deletes the old one (an operator''s act, D-680).';
 
 -- face_template_search({environment, key_id, embedding, code, limit, merchant_id?}) -> [{identity_id, similarity, reachable}]
 -- Candidates by code (D-680): the TEMPLATE_CANDIDATES nearest codes in Hamming distance, and every

@@ -305,6 +305,28 @@ function sealedSearchSuite(name: string, open: () => Promise<Sql>, close: (sql: 
       expect(Math.abs(((await verify(key.keyId)).similarity ?? 0) - dot(query, person.template))).toBeLessThan(1e-5);
       expect(await verify(retired.keyId)).toEqual({ similarity: null });
     });
+
+    // Re-seals every template of the database: only where this suite is alone (the embedded one).
+    it.runIf(name.startsWith("embedded"))(
+      "rotates the seal key in the store: every template re-sealed, the old key gone, the answers the same",
+      async () => {
+        const person = known[4];
+        const query = key.protect(liveFace(person.person));
+        const [before] = await search(sql, query, { key });
+        const [old] = await sql`select id, (select sealed from private.face_templates where identity_id = ${person.enrolled.id}) as sealed
+        from private.template_seal_keys`;
+        const [{ resealed }] = await sql`select private.template_seal_rotate(now()) as resealed`;
+        const [{ templates }] = await sql`select count(*)::int as templates from private.face_templates`;
+        expect(resealed).toBe(templates);
+        const keys = await sql`select id from private.template_seal_keys`;
+        expect(keys.map((k) => k.id)).not.toContain(old.id);
+        expect(keys).toHaveLength(1);
+        const [{ sealed }] = await sql`select sealed from private.face_templates where identity_id = ${person.enrolled.id}`;
+        expect(Buffer.compare(sealed, old.sealed)).not.toBe(0);
+        const [after] = await search(sql, query, { key });
+        expect(after).toEqual(before);
+      },
+    );
   });
 }
 
