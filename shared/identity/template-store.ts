@@ -6,7 +6,8 @@ import type { TemplateMatch } from "./rpc";
 
 /**
  * Where protected templates live and the key that protects them: the template store's connection
- * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector.
+ * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector. The store
+ * answers similarities only; a template never comes back (D-680).
  */
 export interface Templates {
   store: Statements;

@@ -27,6 +27,10 @@ const protectors = new Map<string, Promise<TemplateProtector>>();
  * a database dump alone yields vectors in an unknown basis, unusable against a face model.
  * Rotating the key changes R and so revokes every stored template at once.
  *
+ * Since D-680 the store keeps no rotated embedding in the clear: it keeps this key's search code of it
+ * (`code`: 2,048 signs of Gaussian hyperplanes derived from the same secret) and the rotated embedding
+ * sealed under a key of the store's that no Worker holds, and re-checks candidates exactly there.
+ *
  * R comes from a Gaussian matrix (AES-CTR keystream under a key derived from the secret, turned
  * into normals with Box–Muller), orthonormalised by modified Gram–Schmidt: a Haar-random rotation.
  */
