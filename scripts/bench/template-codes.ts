@@ -15,7 +15,12 @@
  *   D-680 does not do: it shows why the exact re-check is there.
  *
  * Each answer is read as identification reads it (searchOutcome: matched, near miss, none, with the
- * runner-up) and compared with before.
+ * runner-up) and compared with before, twice: over the two best templates, and per person (the best
+ * template, and as runner-up the best of another person: a person is enrolled once in the service, while
+ * here each is stored under nine variants).
+ *
+ * With BENCH_TEMPLATES_URL set, that Postgres (already migrated; this run's rows are under keys of its
+ * own and deleted afterwards) is used instead of PGlite.
  */
 import { performance } from "node:perf_hooks";
 import { type SearchOutcome, searchOutcome } from "../../shared/identity/face-match";
@@ -61,13 +66,30 @@ async function main() {
   const loadAtStart = loadNow();
   const keys = flag("keys", 5);
   const faces = await realFaces([...VARIANTS]);
-  const embedded = await startEmbeddedDatabase({ dataDir: "memory://", port: await freePort() });
-  const sql = connect(embedded.url);
-  await applyMigrations(sql);
+  const external = process.env.BENCH_TEMPLATES_URL;
+  const embedded = external ? null : await startEmbeddedDatabase({ dataDir: "memory://", port: await freePort() });
+  const sql = connect(external ?? (embedded as { url: string }).url);
+  if (!external) await applyMigrations(sql);
+  const keyIds: string[] = [];
   const persons = faces.map((f) => f.person);
-  const tally = { queries: 0, afterAgrees: 0, afterSimilarityGap: 0, codeAloneDisagrees: 0, codeAloneNearGate: 0 };
+  const tally = {
+    queries: 0,
+    afterAgrees: 0,
+    afterSimilarityGap: 0,
+    codeAloneDisagrees: 0,
+    codeAloneNearGate: 0,
+    personAgrees: 0,
+  };
   const before = { matchedSame: 0, matchedOther: 0, nearMiss: 0, none: 0 };
   const after = { ...before };
+  const personBefore = { ...before };
+  const personAfter = { ...before };
+  /** The best template and, as runner-up, the best of another person. */
+  const perPerson = (ranked: { index: number; similarity: number }[]) => {
+    const best = ranked[0];
+    const other = best ? ranked.find((m) => persons[m.index] !== persons[best.index]) : undefined;
+    return answerOf(best ? (other ? [best, other] : [best]) : []);
+  };
   const record = (into: typeof before, a: Answer, query: number) => {
     if (a.outcome === "none") into.none++;
     else if (a.outcome === "near_miss") into.nearMiss++;
@@ -76,6 +98,7 @@ async function main() {
   };
   for (let k = 0; k < keys; k++) {
     const key = await templateProtector(`bench-template-codes-${randomHex(16)}`);
+    keyIds.push(key.keyId);
     const stored = faces.map((f) => key.protect(f.embedding));
     const codes = stored.map((e) => key.code(e));
     const ids = faces.map(() => crypto.randomUUID());
@@ -101,12 +124,12 @@ async function main() {
         key_id: key.keyId,
         embedding: query,
         code: key.code(query),
-        limit: 3,
+        limit: 12,
       });
-      const store = found
+      const ranked = found
         .map((m) => ({ index: indexOf.get(m.identity_id) as number, similarity: m.similarity }))
-        .filter((m) => m.index !== q)
-        .slice(0, 2);
+        .filter((m) => m.index !== q);
+      const store = ranked.slice(0, 2);
       const exact = stored
         .map((e, index) => ({ index, similarity: dot(query, e) }))
         .filter((m) => m.index !== q)
@@ -127,10 +150,17 @@ async function main() {
       }
       record(before, b, q);
       record(after, a, q);
+      const [pb, pa] = [perPerson(exact.slice(0, 11)), perPerson(ranked)];
+      if (pa.outcome === pb.outcome && pa.best === pb.best) tally.personAgrees++;
+      record(personBefore, pb, q);
+      record(personAfter, pa, q);
     }
   }
+  if (external) {
+    await sql`delete from private.face_templates where key_id in ${sql(keyIds)}`;
+  }
   await sql.end();
-  await embedded.stop();
+  await embedded?.stop();
   console.log(`${faces.length} real faces of ${new Set(persons).size} persons, ${keys} keys: ${tally.queries} searches`);
   console.log("outcome        before  after");
   for (const name of ["matchedSame", "matchedOther", "nearMiss", "none"] as const)
@@ -138,6 +168,10 @@ async function main() {
   console.log(
     `after answers as before: ${tally.afterAgrees} of ${tally.queries}; largest similarity gap ${tally.afterSimilarityGap.toExponential(2)}`,
   );
+  console.log("per person     before  after");
+  for (const name of ["matchedSame", "matchedOther", "nearMiss", "none"] as const)
+    console.log(`${name.padEnd(14)} ${String(personBefore[name]).padStart(6)} ${String(personAfter[name]).padStart(6)}`);
+  console.log(`per person, after answers as before: ${tally.personAgrees} of ${tally.queries}`);
   console.log(
     `code alone (not used to decide) answers otherwise: ${tally.codeAloneDisagrees} of ${tally.queries} (${tally.codeAloneNearGate} with the best within 0.02 of the gate)`,
   );
