@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { connect } from "../../shared/kernel/db/client";
@@ -13,7 +14,7 @@ export interface EmbeddedDatabase {
 }
 
 /**
- * Embedded PostgreSQL (PGlite with pgvector), persisted under `dataDir` and served over the
+ * Embedded PostgreSQL (PGlite with pgvector and pgcrypto), persisted under `dataDir` and served over the
  * Postgres wire protocol with pglite-socket's multiplexer, so workerd, the CLI and the tests all
  * reach it through the same postgres.js code path as a real server.
  */
@@ -27,7 +28,8 @@ export async function startEmbeddedDatabase({
   host?: string;
 } = {}): Promise<EmbeddedDatabase> {
   if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir, { extensions: { vector } });
+  // pgcrypto seals the face templates (D-680); the migration creates it, PGlite needs its module loaded.
+  const db = await PGlite.create(dataDir, { extensions: { vector, pgcrypto } });
   await db.exec("create extension if not exists vector");
   const server = new PGLiteSocketServer({ db: holdExtendedQueryCycles(db), port, host, maxConnections: 512 });
   await server.start();

@@ -17,7 +17,6 @@
 import * as v from "valibot";
 import { captureDevice } from "../devices/capture";
 import type { RelyingParty } from "../devices/ceremony";
-import { cosineSimilarity } from "../engine";
 import { described, instant, metadataAnswer } from "../kernel/answers";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
@@ -30,6 +29,7 @@ import { sameFace } from "./face-match";
 import { ageOn } from "./mrz";
 import { facetokenField, judgedLive, PROOF_EXAMPLE, proofField, proofFrom, type RecognitionKeys } from "./proof";
 import type { ResolvedIdentity } from "./rpc";
+import { templateSimilarity } from "./template-store";
 
 /** Every attribute a merchant may ask for; those without evidence are refused, not guessed. */
 export const attributeNames = ["document_verified", "age_over_18", "age_over_21"] as const;
@@ -90,8 +90,15 @@ export async function proveAttribute(
   const { protector } = keys.templates;
   if (!identity.template || identity.template.key_id !== protector.keyId)
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
-  if (!sameFace(cosineSimilarity(protector.protect(descriptor.face.embedding), identity.template.embedding)))
-    throw new ApiError("IDENTITY_MISMATCH");
+  // The 1:1 check is the store's, against the sealed template (D-680).
+  const similarity = await templateSimilarity(
+    keys.templates,
+    tenant.environment,
+    identity.identity_id,
+    protector.protect(descriptor.face.embedding),
+  );
+  if (similarity === null) throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
+  if (!sameFace(similarity)) throw new ApiError("IDENTITY_MISMATCH");
   // The person's own device must have signed this capture (live mode), before anything is answered or recorded.
   const device = await captureDevice(deps, tenant, {
     identityId: identity.identity_id,

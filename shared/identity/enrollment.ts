@@ -150,6 +150,7 @@ export async function enrollLive<T>(
         subject_ref: ref,
         key_id: keys.templates.protector.keyId,
         embedding,
+        code: keys.templates.protector.code(embedding),
         match_threshold: FACE_COSINE_AT_GATE,
         consent: live.consent,
         session: { token_hash: session.tokenHash, expires_at: session.expiresAt.toISOString() },

@@ -68,6 +68,7 @@ export async function identifyOnDevice(
     merchant_id: tenant.merchantId,
     key_id: keys.templates.protector.keyId,
     embedding,
+    code: keys.templates.protector.code(embedding),
     capture_nonce: descriptor.capture_nonce,
     now: deps.now.toISOString(),
   }).catch((error) => {

@@ -17,7 +17,8 @@ export interface ResolvedIdentity {
   identity_id: Uuid;
   erased: boolean;
   baseline: PresenceBaseline | null;
-  template: { key_id: string; embedding: number[] } | null;
+  /** Which key the template is under; the template itself never leaves the store (face_template_verify compares, D-680). */
+  template: { key_id: string } | null;
   document: { document_type: string; issuing_country: string; expires_on: string; date_of_birth: string | null } | null;
   consent_revoked: boolean;
   session_active: boolean | null;
@@ -45,6 +46,8 @@ export interface EnrollParams extends TenantAt {
   subject_ref: string;
   key_id: string;
   embedding: number[];
+  /** The embedding's search code (TemplateProtector.code, hex): stored with the sealed embedding (D-680). */
+  code: string;
   /** The similarity at or above which a concurrent enrolment of the same face is refused as a race. */
   match_threshold: number;
   consent: { version: string; retention_days: number };
@@ -89,7 +92,7 @@ declare module "../kernel/db/rpc" {
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];
     identity_resolve: [IdentityResolveParams, ResolvedIdentity | null];
     face_identify: [
-      { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
+      { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; code: string; capture_nonce: string; now: Iso },
       /** The best match's cosine and the runner-up's (a near miss when they are close: D-385). */
       { identity_id?: Uuid; similarity?: number; second_similarity?: number },
     ];
@@ -98,12 +101,18 @@ declare module "../kernel/db/rpc" {
         environment: Environment;
         key_id: string;
         embedding: number[];
+        /** The embedding's search code: picks the candidates that are re-checked exactly (D-680). */
+        code: string;
         limit: number;
-        exact?: boolean;
-        /** Only persons with an active consent for this merchant (an exact scan). */
+        /** Only persons with an active consent for this merchant. */
         merchant_id?: Uuid;
       },
       TemplateMatch[],
+    ];
+    face_template_verify: [
+      { environment: Environment; identity_id: Uuid; key_id: string; embedding: number[] },
+      /** The exact cosine with the identity's template under this key; null when it has none. */
+      { similarity: number | null },
     ];
     document_trust_anchors_add: [
       { environment: Environment; source: "sandbox" | "master_list"; now: Iso; anchors: TrustAnchorRow[] },

@@ -6,7 +6,8 @@ import type { TemplateMatch } from "./rpc";
 
 /**
  * Where protected templates live and the key that protects them: the template store's connection
- * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector.
+ * (TEMPLATE_STORE_URL, by default the main database) and this deployment's protector. The store
+ * answers similarities only; a template never comes back (D-680).
  */
 export interface Templates {
   store: Statements;
@@ -39,7 +40,27 @@ export async function bestMatches(
     environment,
     key_id: templates.protector.keyId,
     embedding: protectedEmbedding,
+    code: templates.protector.code(protectedEmbedding),
     limit,
     ...(merchantId ? { merchant_id: merchantId } : {}),
   });
+}
+
+/**
+ * The exact cosine of a protected live embedding and one identity's stored template, computed in the
+ * store (the template never comes back, D-680); null when the identity has no template under this key.
+ */
+export async function templateSimilarity(
+  templates: Templates,
+  environment: Environment,
+  identityId: string,
+  protectedEmbedding: number[],
+): Promise<number | null> {
+  const { similarity } = await rpc(templates.store, "face_template_verify", {
+    environment,
+    identity_id: identityId,
+    key_id: templates.protector.keyId,
+    embedding: protectedEmbedding,
+  });
+  return similarity;
 }

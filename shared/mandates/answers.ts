@@ -41,6 +41,7 @@ export const mandateObjectSchema = v.object({
   remaining_count: orNull(minorUnits, "The count left this period, when the ceiling has both an amount and a count."),
   period_resets_at: orNull(v.pipe(v.string(), v.isoTimestamp()), "When the current period ends and the ceiling resets."),
   until: instant("When the mandate expires."),
+  step_up_of: orNull(v.pipe(v.string(), v.startsWith("mdt_")), "The mandate this one steps up from (a step-up), if any."),
   assurance_level: described(v.picklist(["face", "face_voice", "face_voice_doc"]), "How the granting person was verified."),
   created_at: instant("When it was issued."),
   revoked_at: orNull(v.pipe(v.string(), v.isoTimestamp()), "When it was revoked; null while not."),

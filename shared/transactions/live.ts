@@ -1,11 +1,11 @@
 import type { CaptureDevice } from "../devices/capture";
-import { baselineFromResult, cosineSimilarity, type PresenceDescriptor } from "../engine";
+import { baselineFromResult, type PresenceDescriptor } from "../engine";
 import { verifyDocument } from "../identity/document-verification";
 import { documentRefused } from "../identity/documents";
 import { matchScore, sameFace, searchOutcome } from "../identity/face-match";
 import { judge } from "../identity/presence";
 import type { ResolvedIdentity } from "../identity/rpc";
-import { bestMatches, type Templates } from "../identity/template-store";
+import { bestMatches, type Templates, templateSimilarity } from "../identity/template-store";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
@@ -48,7 +48,9 @@ export async function judgeAndRecord(
   const live = protector.protect(descriptor.face.embedding);
   if (!identity.template || identity.template.key_id !== protector.keyId)
     throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
-  const similarity = cosineSimilarity(live, identity.template.embedding);
+  // The 1:1 check is made in the store against the sealed template (D-680); null: no template under this key.
+  const similarity = await templateSimilarity(keys.templates, tenant.environment, identity.identity_id, live);
+  if (similarity === null) throw new ApiError("ACCESS_REVOKED", { reason: "template_revoked" });
   const judged = { identity_id: identity.identity_id, face_similarity: matchScore(similarity), scenario };
   const record = (params: Omit<CaptureRecordParams, "stored_response">, answer: { status: number; body: unknown }) =>
     rpc(deps.sql, "capture_record", {

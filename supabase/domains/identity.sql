@@ -5,101 +5,130 @@
 -- scripts/local/migrations.ts, which drops any function no domain file defines.
 -- ============================================================================
 
--- face_template_search({environment, key_id, embedding, limit, exact, merchant_id?}) -> [{identity_id, similarity, reachable}]
+-- The seal of templates at rest (D-680): the protected embedding under the current key of
+-- private.template_seal_keys, which only these functions' definer reads. pgcrypto is wherever the
+-- deployment keeps it (private when the migration installed it; Supabase's `extensions`), found by name.
+create or replace function private.template_seal(p_embedding real[]) returns bytea
+language plpgsql volatile set search_path = '' as $$
+declare
+  v_sealed bytea;
+begin
+  execute format('select %s.pgp_sym_encrypt($1, encode(k.secret, ''hex''), ''cipher-algo=aes256, s2k-mode=1'')
+                  from private.template_seal_keys k where k.retired_at is null',
+                 (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'pgcrypto'))
+  into strict v_sealed using array_to_string(p_embedding, ',');
+  return v_sealed;
+end $$;
+comment on function private.template_seal(real[]) is 'A protected embedding sealed under the current seal key (D-680).';
+
+-- private.template_unseal(sealed, seal_key_id): the protected embedding a template seals. Called only by
+-- this file's functions (the exact re-check, the seal key's rotation); no RPC answers what it returns.
+create or replace function private.template_unseal(p_sealed bytea, p_key int) returns real[]
+language plpgsql stable set search_path = '' as $$
+declare
+  v_clear text;
+begin
+  execute format('select %s.pgp_sym_decrypt($1, encode(k.secret, ''hex'')) from private.template_seal_keys k where k.id = $2',
+                 (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'pgcrypto'))
+  into strict v_clear using p_sealed, p_key;
+  return string_to_array(v_clear, ',')::real[];
+end $$;
+comment on function private.template_unseal(bytea, int) is 'The protected embedding a template seals; for the store''s own functions only (D-680).';
+
+-- private.template_similarity(sealed, seal_key_id, query): the exact cosine of a sealed unit embedding
+-- and a unit query, computed where the key is; the embedding never leaves the store.
+create or replace function private.template_similarity(p_sealed bytea, p_key int, p_query real[]) returns real
+language sql stable set search_path = '' as $$
+  select sum(a * b)::real from unnest(private.template_unseal(p_sealed, p_key), p_query) as pair(a, b)
+$$;
+comment on function private.template_similarity(bytea, int, real[]) is 'The exact cosine of a sealed template and a query, unsealed in the store only (D-680).';
+
+-- private.template_seal_rotate(now) -> the number of templates re-sealed. A new seal key; every template
+-- unsealed and sealed again under it, in this transaction; the old key's row deleted (its secret survives only
+-- in backups taken before). The codes do not change: they are under the Worker's key (D-680). An operator's
+-- act (psql as the schema's owner); no RPC calls it.
+create or replace function private.template_seal_rotate(p_now timestamptz) returns int
+language plpgsql volatile set search_path = '' as $$
+declare
+  v_old int;
+  v_count int;
+begin
+  update private.template_seal_keys set retired_at = p_now where retired_at is null returning id into strict v_old;
+  insert into private.template_seal_keys (secret, created_at)
+  values (substring(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) for 32), p_now);
+  update private.face_templates
+  set sealed = private.template_seal(private.template_unseal(sealed, seal_key_id)),
+      seal_key_id = (select k.id from private.template_seal_keys k where k.retired_at is null);
+  get diagnostics v_count = row_count;
+  delete from private.template_seal_keys where id = v_old;
+  return v_count;
+end $$;
+comment on function private.template_seal_rotate(timestamptz) is 'Re-seals every template under a new seal key and deletes the old one (an operator''s act, D-680).';
+
+-- face_template_search({environment, key_id, embedding, code, limit, merchant_id?}) -> [{identity_id, similarity, reachable}]
+-- Candidates by code (D-680): the TEMPLATE_CANDIDATES nearest codes in Hamming distance, and every
+-- template without a code yet (sealed by the migration); each is re-checked exactly against its sealed
+-- embedding, and the `limit` best by that exact cosine are answered. The code's estimate never decides,
+-- so a decision at the gate is the same under every key; the true best is missed only when 32 other
+-- templates look closer by code, which at the code's spread (about 0.006 of cosine at the gate) takes
+-- 32 persons within a few hundredths of the live face.
 -- Erased identities are still found (reachable = false) until their templates are purged, so a
 -- returning face is told it cannot be reached instead of silently becoming a second identity.
 -- With merchant_id, only persons with an active consent for that merchant are searched (isolation by
 -- merchant: face-identify and the sink's mismatch search); enrollment searches the whole environment,
--- so that the same face never becomes a second identity. With pgvector the merchant's search walks the
--- HNSW index with an iterative scan (a plain filtered scan could stop before reaching a consented face);
--- without it, it is an exact scan over the merchant's consented persons.
+-- so that the same face never becomes a second identity.
 create or replace function public.face_template_search(p jsonb) returns jsonb
 language plpgsql stable security definer set search_path = '' as $$
 declare
   v_query real[] := array(select jsonb_array_elements_text(p -> 'embedding')::real);
+  v_code bit(2048) := ('x' || (p ->> 'code'))::bit(2048);
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 1), 1), 50);
   v_merchant uuid := (p ->> 'merchant_id')::uuid;
   v_result jsonb;
 begin
-  if v_merchant is not null and coalesce((p ->> 'exact')::boolean, false) = false and exists (
-    select 1 from information_schema.columns
-    where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'
-  ) then
-    -- The index walk goes on past faces without this merchant's consent (pgvector >= 0.8 iterative scan,
-    -- bounded by hnsw.max_scan_tuples), so the filter does not cost recall.
-    perform set_config('hnsw.iterative_scan', 'strict_order', true);
-    execute format($q$
-      select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
-                                order by similarity desc), '[]')
-      from (
-        select t.identity_id, 1 - (t.embedding_vector operator(public.<=>) $1::public.vector(128)) as similarity,
-               i.erased_at is null as reachable
-        from private.face_templates t
-        join private.identities i on i.id = t.identity_id
-        where t.environment = $2 and t.key_id = $3
-          and exists (select 1 from private.consents c
-                      where c.identity_id = t.identity_id and c.merchant_id = $5 and c.revoked_at is null)
-        order by t.embedding_vector operator(public.<=>) $1::public.vector(128)
-        limit $4
-      ) best$q$)
-    into v_result using v_query, p ->> 'environment', p ->> 'key_id', v_limit, v_merchant;
-    return v_result;
-  end if;
-  if v_merchant is not null then
-    select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
-                              order by similarity desc), '[]')
-    into v_result
-    from (
-      select t.identity_id,
-             (select sum(a * b) from unnest(t.embedding, v_query) as pair(a, b)) as similarity,
-             i.erased_at is null as reachable
-      from private.face_templates t
-      join private.identities i on i.id = t.identity_id
-      where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id'
-        and exists (select 1 from private.consents c
-                    where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null)
-      order by similarity desc
-      limit v_limit
-    ) best;
-    return v_result;
-  end if;
-  if coalesce((p ->> 'exact')::boolean, false) = false and exists (
-    select 1 from information_schema.columns
-    where table_schema = 'private' and table_name = 'face_templates' and column_name = 'embedding_vector'
-  ) then
-    execute format($q$
-      select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
-                                order by similarity desc), '[]')
-      from (
-        select t.identity_id, 1 - (t.embedding_vector operator(public.<=>) $1::public.vector(128)) as similarity,
-               i.erased_at is null as reachable
-        from private.face_templates t
-        join private.identities i on i.id = t.identity_id
-        where t.environment = $2 and t.key_id = $3
-        order by t.embedding_vector operator(public.<=>) $1::public.vector(128)
-        limit $4
-      ) best$q$)
-    into v_result using v_query, p ->> 'environment', p ->> 'key_id', v_limit;
-    return v_result;
-  end if;
   select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
                             order by similarity desc), '[]')
   into v_result
   from (
-    select t.identity_id,
-           (select sum(a * b) from unnest(t.embedding, v_query) as pair(a, b)) as similarity,
-           i.erased_at is null as reachable
-    from private.face_templates t
-    join private.identities i on i.id = t.identity_id
-    where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id'
+    select c.identity_id, private.template_similarity(c.sealed, c.seal_key_id, v_query) as similarity, c.reachable
+    from (
+      (select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null as reachable
+       from private.face_templates t
+       join private.identities i on i.id = t.identity_id
+       where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id' and t.code is not null
+         and (v_merchant is null or exists (select 1 from private.consents c
+                                            where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null))
+       order by pg_catalog.bit_count(t.code # v_code)
+       limit 32)
+      union all
+      select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null
+      from private.face_templates t
+      join private.identities i on i.id = t.identity_id
+      where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id' and t.code is null
+        and (v_merchant is null or exists (select 1 from private.consents c
+                                           where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null))
+    ) c
     order by similarity desc
     limit v_limit
   ) best;
   return v_result;
 end $$;
-comment on function public.face_template_search(jsonb) is '1:N search over protected templates: HNSW where pgvector exists (unless exact is asked), exact scan otherwise; with merchant_id, only persons with an active consent for that merchant.';
+comment on function public.face_template_search(jsonb) is '1:N search over sealed templates: candidates by code (Hamming), decided by the exact cosine re-checked in the store; with merchant_id, only persons with an active consent for that merchant.';
 
--- face_identify({environment, merchant_id, key_id, embedding, capture_nonce, now}) -> {identity_id, similarity, second_similarity?} | {}
+-- face_template_verify({environment, identity_id, key_id, embedding}) -> {similarity: number | null}
+-- The sink's and attributes' 1:1 check: the exact cosine of the live protected embedding and the named
+-- identity's sealed template; null when the identity has no template under this key (revoked by a key
+-- rotation). The template itself is never answered (D-680).
+create or replace function public.face_template_verify(p jsonb) returns jsonb
+language sql stable security definer set search_path = '' as $$
+  select jsonb_build_object('similarity', (
+    select private.template_similarity(t.sealed, t.seal_key_id, array(select jsonb_array_elements_text(p -> 'embedding')::real))
+    from private.face_templates t
+    where t.identity_id = (p ->> 'identity_id')::uuid and t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id'))
+$$;
+comment on function public.face_template_verify(jsonb) is 'The exact cosine of a live protected embedding and one identity''s sealed template (the 1:1 check); the template is never answered.';
+
+-- face_identify({environment, merchant_id, key_id, embedding, code, capture_nonce, now}) -> {identity_id, similarity, second_similarity?} | {}
 -- face-identify in one call: claims the capture's identification (HA411 when the capture was used
 -- before, see private.capture_nonces) and answers the best match among the persons who consented
 -- with this merchant and were not erased, with the runner-up's similarity (a near miss when the two
@@ -113,7 +142,7 @@ begin
   perform private.capture_nonce_claim(p ->> 'environment', p ->> 'capture_nonce', (p ->> 'merchant_id')::uuid, 'identify',
     (p ->> 'now')::timestamptz);
   v_found := public.face_template_search(jsonb_build_object('environment', p ->> 'environment', 'key_id', p ->> 'key_id',
-    'embedding', p -> 'embedding', 'merchant_id', p ->> 'merchant_id', 'limit', 2));
+    'embedding', p -> 'embedding', 'code', p ->> 'code', 'merchant_id', p ->> 'merchant_id', 'limit', 2));
   v_best := v_found -> 0;
   if v_best is null or not (v_best ->> 'reachable')::boolean then
     return '{}'::jsonb;
@@ -151,7 +180,7 @@ comment on function private.capture_nonce_claim(text, text, uuid, text, timestam
 -- ============================================================================
 
 -- identity_enroll({environment, merchant_id, now, capture_nonce, identity_id, existing, subject_ref, key_id, embedding,
---                  match_threshold, consent: {version, retention_days}, session: {token_hash, expires_at},
+--                  code, match_threshold, consent: {version, retention_days}, session: {token_hash, expires_at},
 --                  presented_session_hash?, baseline?, device?: {device_id, credential_id, public_key_hex, ...}})
 --   -> {identity_id, created}
 -- Enrollments of one environment are serialised by an advisory lock; a new identity is created only if,
@@ -184,7 +213,7 @@ begin
     end if;
   else
     v_best := public.face_template_search(jsonb_build_object(
-      'environment', v_env, 'key_id', p ->> 'key_id', 'embedding', p -> 'embedding', 'limit', 1, 'exact', true)) -> 0;
+      'environment', v_env, 'key_id', p ->> 'key_id', 'embedding', p -> 'embedding', 'code', p ->> 'code', 'limit', 1)) -> 0;
     if v_best is not null and (v_best ->> 'similarity')::real >= (p ->> 'match_threshold')::real then
       raise exception 'a concurrent enrollment stored this face' using errcode = 'HA410';
     end if;
@@ -194,8 +223,10 @@ begin
       raise exception 'identity insert failed: %', sqlerrm using errcode = 'HA501';
     end;
     begin
-      insert into private.face_templates (identity_id, environment, key_id, embedding, created_at)
-      values (v_identity_id, v_env, p ->> 'key_id', array(select jsonb_array_elements_text(p -> 'embedding')::real), v_now);
+      insert into private.face_templates (identity_id, environment, key_id, code, sealed, seal_key_id, created_at)
+      values (v_identity_id, v_env, p ->> 'key_id', ('x' || (p ->> 'code'))::bit(2048),
+              private.template_seal(array(select jsonb_array_elements_text(p -> 'embedding')::real)),
+              (select k.id from private.template_seal_keys k where k.retired_at is null), v_now);
     exception when others then
       raise exception 'template insert failed: %', sqlerrm using errcode = 'HA502';
     end;
@@ -388,8 +419,8 @@ language sql stable security definer set search_path = '' as $$
     'identity_id', i.id,
     'erased', i.erased_at is not null,
     'baseline', i.baseline,
-    'template', (select jsonb_build_object('key_id', t.key_id, 'embedding', to_jsonb(t.embedding))
-                 from private.face_templates t where t.identity_id = i.id),
+    -- Only which key the template is under: the 1:1 check is face_template_verify's, in the store (D-680).
+    'template', (select jsonb_build_object('key_id', t.key_id) from private.face_templates t where t.identity_id = i.id),
     'document', (select jsonb_build_object('document_type', d.document_type, 'issuing_country', d.issuing_country,
                                            'expires_on', d.expires_on, 'date_of_birth', d.date_of_birth)
                  from private.identity_documents d

@@ -602,7 +602,7 @@ comment on function public.mandate_page(jsonb) is
 -- ============================================================================
 
 -- A mandate as the resource API shows it: mandate_json's fields (agent fields null when absent),
--- with id, scope, until, the ceiling in this surface's periods and what remains of it.
+-- with id, scope, until, step_up_of (an mdt_ id or null), the ceiling in this surface's periods and what remains of it.
 create or replace function private.mandate_object_json(m private.mandates, p_at timestamptz) returns jsonb
 language sql stable set search_path = '' as $$
   select jsonb_build_object('agent_display_name', null, 'agent_descriptor', null)
@@ -610,6 +610,8 @@ language sql stable set search_path = '' as $$
     || jsonb_build_object(
       'id', private.public_id('mdt_', m.id),
       'object', 'mandate',
+      -- The parent of a step-up, in this surface's ids (D-681): POST /v1/mandates takes it, so GET shows it.
+      'step_up_of', case when m.step_up_of is not null then private.public_id('mdt_', m.step_up_of) end,
       'scope', to_jsonb(m.scopes),
       'until', m.expires_at,
       'ceiling', case when m.ceiling_kind = 'none' then null else jsonb_build_object(

@@ -45,16 +45,20 @@ describe("process-biovital-enrollment", () => {
       expect(other.subject_ref).not.toBe(first.subject_ref);
     });
 
-    it("stores only the protected template: the raw embedding is not in the database", async () => {
+    it("stores no embedding in the clear: a search code and the protected embedding sealed, not the raw one (D-680)", async () => {
       const merchant = await merchantFactory();
       const body = stranger();
       const res = await enroll(merchant.keys.pk_test, body);
       const [{ identity_id }] = await testDb()`select identity_id from private.subject_refs where subject_ref = ${res.body.subject_ref}`;
-      const [{ embedding }] =
-        await testDb()`select to_json(embedding) as embedding from private.face_templates where identity_id = ${identity_id}`;
       const raw = body.face_template.face.embedding;
-      const cosine = (embedding as number[]).reduce((sum, x, i) => sum + x * raw[i], 0);
-      expect(Math.abs(cosine)).toBeLessThan(0.5);
+      const [row] = await testDb()`select length(code) as bits, encode(sealed, 'escape') as sealed,
+          private.template_similarity(sealed, seal_key_id, ${`{${raw.join(",")}}`}::real[]) as cosine
+        from private.face_templates where identity_id = ${identity_id}`;
+      expect(row.bits).toBe(2048);
+      // No component of the raw embedding is in the stored bytes, and what the seal holds is the
+      // protected (rotated) embedding: unsealed with the store's key, still far from the raw one.
+      for (const x of raw.slice(0, 8)) expect(row.sealed.includes(String(Math.fround(x)).slice(0, 7))).toBe(false);
+      expect(Math.abs(row.cosine)).toBeLessThan(0.5);
     });
   });
 

@@ -119,6 +119,23 @@ describe("/v1/mandates", () => {
     expect(after.body).toMatchObject({ allowed: false, reason: "mandate_revoked" });
   });
 
+  it("shows step_up_of on a mandate (D-681): the parent's mdt_ id on a step-up, null on a standalone, as created and as read", async () => {
+    const { merchant, person } = await granter();
+    const parent = await created(merchant, await createBody(merchant, person));
+    expect(parent.step_up_of).toBeNull();
+    const stepUp = await created(
+      merchant,
+      await createBody(merchant, person, { step_up_of: parent.id, ceiling: { amount: 5000, currency: "USD", period: "lifetime" } }),
+    );
+    expect(stepUp.step_up_of).toBe(parent.id);
+    const read = await v1(`/mandates/${stepUp.id}`, { key: merchant.keys.sk_test });
+    expect(read.status).toBe(200);
+    expect(read.body.step_up_of).toBe(parent.id);
+    expect((await v1(`/mandates/${parent.id}`, { key: merchant.keys.sk_test })).body.step_up_of).toBeNull();
+    const listed = await v1(`/mandates?granted_to=${encodeURIComponent(stepUp.granted_to)}`, { key: merchant.keys.sk_test });
+    expect(listed.body.data.map((m: { step_up_of: string | null }) => m.step_up_of)).toEqual([parent.id]);
+  });
+
   it("refuses bad input with lowercase codes and never a 5xx", async () => {
     const { merchant, person } = await granter();
     const key = merchant.keys.sk_test;

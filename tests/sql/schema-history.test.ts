@@ -79,6 +79,10 @@ const BODIES_CHANGED_SINCE_7AD62DB: string[] = [
   "public.webhook_deliveries_claim",
   // A session names the merchant page that opens the screen in a popup (issue 27, D-643).
   "public.hosted_session_create",
+  // Templates at rest are sealed (issue 29, D-680): the search picks candidates by code and re-checks them
+  // exactly; resolving an identity no longer answers its template.
+  "public.face_template_search",
+  "public.identity_resolve",
 ];
 
 /**
@@ -117,6 +121,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261130020000_owner_console_sessions.sql": /(private|public)\.owner_(sign_in|session|merchants)|hosted_sessions_merchant_created_idx/,
   "20261130030000_hosted_session_opener_origin.sql":
     /^(column private\.hosted_sessions #\d+ opener_origin |constraint private\.hosted_sessions hosted_sessions_opener_origin_check )/,
+  "20261201000000_sealed_templates.sql":
+    /private\.template_(seal|unseal|similarity)|^column private\.face_templates #\d+ |face_templates_(embedding_check|seal_key_id_fkey)\b|^relation private\.face_templates |^function public\.face_template_verify\(/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call: D-690). */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function (private\.(keyset_page|webhook_scope)|public\.stand_in_transaction)\(/;
