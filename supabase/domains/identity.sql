@@ -66,7 +66,8 @@ end $$;
 comment on function private.template_seal_rotate(timestamptz) is 'Re-seals every template under a new seal key and deletes the old one (an operator''s act, D-680).';
 
 -- face_template_search({environment, key_id, embedding, code, limit, merchant_id?}) -> [{identity_id, similarity, reachable}]
--- Candidates by code (D-680): the TEMPLATE_CANDIDATES nearest codes in Hamming distance, and every
+-- Candidates by code (D-680): the 32 nearest codes in Hamming distance (walked on their HNSW index
+-- where pgvector exists, D-682; scanned otherwise), and every
 -- template without a code yet (sealed by the migration); each is re-checked exactly against its sealed
 -- embedding, and the `limit` best by that exact cosine are answered. The code's estimate never decides,
 -- so a decision at the gate is the same under every key; the true best is missed only when 32 other
@@ -84,33 +85,44 @@ declare
   v_code bit(2048) := ('x' || (p ->> 'code'))::bit(2048);
   v_limit int := least(greatest(coalesce((p ->> 'limit')::int, 1), 1), 50);
   v_merchant uuid := (p ->> 'merchant_id')::uuid;
+  v_vector text := (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'vector');
+  v_distance text := 'pg_catalog.bit_count(t.code operator(pg_catalog.#) $1)';
   v_result jsonb;
 begin
-  select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
-                            order by similarity desc), '[]')
-  into v_result
-  from (
-    select c.identity_id, private.template_similarity(c.sealed, c.seal_key_id, v_query) as similarity, c.reachable
+  -- The codes' HNSW index where pgvector built it (D-682); its walk goes on past templates the
+  -- filters drop (pgvector >= 0.8 iterative scan), so consent and scope do not cost candidates.
+  if v_vector is not null and to_regclass('private.face_templates_code_hnsw_idx') is not null then
+    perform set_config('hnsw.iterative_scan', 'strict_order', true);
+    perform set_config('hnsw.ef_search', '100', true);
+    v_distance := format('t.code operator(%s.<~>) $1', v_vector);
+  end if;
+  execute format($q$
+    select coalesce(jsonb_agg(jsonb_build_object('identity_id', identity_id, 'similarity', similarity, 'reachable', reachable)
+                              order by similarity desc), '[]')
     from (
-      (select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null as reachable
-       from private.face_templates t
-       join private.identities i on i.id = t.identity_id
-       where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id' and t.code is not null
-         and (v_merchant is null or exists (select 1 from private.consents c
-                                            where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null))
-       order by pg_catalog.bit_count(t.code # v_code)
-       limit 32)
-      union all
-      select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null
-      from private.face_templates t
-      join private.identities i on i.id = t.identity_id
-      where t.environment = p ->> 'environment' and t.key_id = p ->> 'key_id' and t.code is null
-        and (v_merchant is null or exists (select 1 from private.consents c
-                                           where c.identity_id = t.identity_id and c.merchant_id = v_merchant and c.revoked_at is null))
-    ) c
-    order by similarity desc
-    limit v_limit
-  ) best;
+      select c.identity_id, private.template_similarity(c.sealed, c.seal_key_id, $2) as similarity, c.reachable
+      from (
+        (select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null as reachable
+         from private.face_templates t
+         join private.identities i on i.id = t.identity_id
+         where t.environment = $4 and t.key_id = $5 and t.code is not null
+           and ($3 is null or exists (select 1 from private.consents c
+                                      where c.identity_id = t.identity_id and c.merchant_id = $3 and c.revoked_at is null))
+         order by %s
+         limit 32)
+        union all
+        select t.identity_id, t.sealed, t.seal_key_id, i.erased_at is null
+        from private.face_templates t
+        join private.identities i on i.id = t.identity_id
+        where t.environment = $4 and t.key_id = $5 and t.code is null
+          and ($3 is null or exists (select 1 from private.consents c
+                                     where c.identity_id = t.identity_id and c.merchant_id = $3 and c.revoked_at is null))
+      ) c
+      order by similarity desc
+      limit $6
+    ) best$q$, v_distance)
+  into v_result
+  using v_code, v_query, v_merchant, p ->> 'environment', p ->> 'key_id', v_limit;
   return v_result;
 end $$;
 comment on function public.face_template_search(jsonb) is '1:N search over sealed templates: candidates by code (Hamming), decided by the exact cosine re-checked in the store; with merchant_id, only persons with an active consent for that merchant.';

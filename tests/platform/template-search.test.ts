@@ -307,6 +307,42 @@ function sealedSearchSuite(name: string, open: () => Promise<Sql>, close: (sql: 
       expect(await verify(retired.keyId)).toEqual({ similarity: null });
     });
 
+    // pgvector is in the embedded default and on Supabase, not on every Postgres (this machine's has none).
+    it("walks the codes' HNSW index where pgvector exists, its answer the exact one; no index where pgvector is absent (D-682)", {
+      timeout: 120_000,
+    }, async () => {
+      const [{ vector }] = await sql`select exists (select 1 from pg_extension where extname = 'vector') as vector`;
+      const [{ index }] = await sql`select to_regclass('private.face_templates_code_hnsw_idx') is not null as index`;
+      expect(index).toBe(vector);
+      if (!vector) return;
+      // A scope of its own big enough that the planner walks the graph rather than scanning and sorting
+      // (at a few dozen rows the scope's btree and a sort cost less); the known face among 1,200 others.
+      const scope = await templateProtector(`template-search-hnsw-${randomHex(16)}`);
+      const crowd: SeedRow[] = Array.from({ length: 1_200 }, () => ({
+        id: uuid(),
+        environment: "test",
+        keyId: scope.keyId,
+        embedding: scope.protect(randomFace()),
+      }));
+      const target = crowd[600];
+      await seed(sql, crowd, (r) => scope.code(r.embedding));
+      await sql`analyze private.face_templates`;
+      const scans = async () => {
+        const [row] = await sql`select coalesce(sum(idx_scan), 0)::int as n from pg_stat_user_indexes
+                                where indexrelname = 'face_templates_code_hnsw_idx'`;
+        return row.n as number;
+      };
+      const before = await scans();
+      // a live face of the target, already in the protected space (the rotation keeps cosines)
+      const query = faceAtSimilarity(target.embedding, 0.97);
+      const answer = await search(sql, query, { key: scope, limit: 3 });
+      await sql`select pg_stat_force_next_flush()`;
+      expect((await scans()) - before).toBe(1);
+      const exact = bruteForce(crowd, query, scope.keyId, "test", 3);
+      expect(answer.map((a: { identity_id: string }) => a.identity_id)).toEqual(exact.map((e) => e.id));
+      expect(answer[0].identity_id).toBe(target.id);
+    });
+
     // Re-seals every template of the database: only where this suite is alone (the embedded one).
     it.runIf(name.startsWith("embedded"))(
       "rotates the seal key in the store: every template re-sealed, the old key gone, the answers the same",
