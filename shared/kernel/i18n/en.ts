@@ -328,7 +328,7 @@ export const en = {
   "me.erase.all": "Erase me everywhere",
   "me.erase.title.one": "Erase yourself at {merchant}?",
   "me.erase.title.all": "Erase yourself at every service?",
-  "me.erase.body": "This cannot be undone. To confirm, prove it is you once more in front of your camera.",
+  "me.erase.body": "To confirm, prove it is you once more in front of your camera.",
   "me.erase.opened": "The check has opened in another window. Prove it is you there; this page then erases what you asked.",
   "me.erase.prove": "Prove it is me and erase",
   "me.erase.done.one": "Erased at {merchant}.",

@@ -330,7 +330,7 @@ export const es: Record<keyof typeof en, string> = {
   "me.erase.all": "Borrarme en todas partes",
   "me.erase.title.one": "¿Borrarte en {merchant}?",
   "me.erase.title.all": "¿Borrarte en todos los servicios?",
-  "me.erase.body": "No se puede deshacer. Para confirmar, demuestra una vez más que eres tú ante tu cámara.",
+  "me.erase.body": "Para confirmar, demuestra una vez más que eres tú ante tu cámara.",
   "me.erase.opened": "La comprobación se abrió en otra ventana. Demuestra allí que eres tú; después esta página borra lo que pediste.",
   "me.erase.prove": "Demostrar que soy yo y borrar",
   "me.erase.done.one": "Borrado en {merchant}.",

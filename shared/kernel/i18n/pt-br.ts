@@ -331,7 +331,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "me.erase.all": "Apagar-me em todos os serviços",
   "me.erase.title.one": "Apagar-se em {merchant}?",
   "me.erase.title.all": "Apagar-se em todos os serviços?",
-  "me.erase.body": "Não dá para desfazer. Para confirmar, prove mais uma vez que é você diante da sua câmera.",
+  "me.erase.body": "Para confirmar, prove mais uma vez que é você diante da sua câmera.",
   "me.erase.opened": "A verificação abriu em outra janela. Prove lá que é você; depois esta página apaga o que você pediu.",
   "me.erase.prove": "Provar que sou eu e apagar",
   "me.erase.done.one": "Apagado em {merchant}.",
