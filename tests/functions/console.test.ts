@@ -506,7 +506,8 @@ describe("console: pages and actions, audited with the owner as actor", () => {
       expect(frame.text).toMatch(new RegExp(`preview\\.css\\?surface=mandate&(?:amp|#38);scheme=${scheme}"`));
       const css = await browser.page(`/theme/preview.css?surface=mandate&scheme=${scheme}`);
       expect(css.text).toContain(`color-scheme: ${scheme};`);
-      expect(css.text).toContain(scheme === "light" ? "--primary: 262 83% 40%;" : "--primary: 262 83% 60%;");
+      expect(css.text).toContain("--primary: 262 83% 40%;");
+      expect(css.text).toContain(scheme === "light" ? "--background: 0 0% 100%;" : "--background: 0 0% 0%;");
     }
     // In Portuguese, the mandate's words of the screen's own catalogue.
     const pt = await browser.page("/theme/preview?surface=mandate&scheme=light", { headers: { "accept-language": "pt-BR" } });
