@@ -1054,7 +1054,7 @@ async function draftPreview<E extends Env>(c: Context<E>, surface: (typeof surfa
   };
 }
 
-/** An example mandate's terms for the preview: an agent the merchant did not name, one scope, a monthly count, thirty days. */
+/** An example mandate's terms for the preview: an agent named by the merchant, one scope, a monthly count, thirty days. */
 const PREVIEW_MANDATE = { scope: "purchase", count: 5, days: 30 } as const;
 
 /**
@@ -1067,7 +1067,7 @@ function introOf(surface: (typeof surfaces)[number], locale: Locale, merchant: s
   const m = (key: MessageKey, params?: Record<string, string | number>) => translate(locale, key, params);
   if (surface === "capture")
     return { title: m("screen.mode.login.title", { merchant }), lead: m("screen.mode.login.lead", { merchant }), terms: [] };
-  const agent = m("screen.mode.verify.unnamed");
+  const agent = m("console.theme.example_agent");
   const { scope, count, days } = PREVIEW_MANDATE;
   const until = new Date(now.getTime() + days * 86_400_000);
   const plural = new Intl.PluralRules(locale).select(count) === "one" ? "one" : "other";

@@ -244,7 +244,12 @@ describe("the merchant's console in a browser", () => {
         }),
       );
       for (const preview of mandatePreviews) {
-        expect(preview).toMatchObject({ view: "intro", brand: "Corner Agents", title: "Allow An agent to act for you", shown: true });
+        expect(preview).toMatchObject({
+          view: "intro",
+          brand: "Corner Agents",
+          title: "Allow Shopping assistant to act for you",
+          shown: true,
+        });
         expect(preview.terms).toEqual(["Agent", "It may", "Limit", "Until"]);
       }
       expect(mandatePreviews.map((preview) => preview.background)).toEqual(["rgb(255, 255, 255)", "rgb(0, 0, 0)"]);

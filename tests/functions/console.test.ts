@@ -498,10 +498,10 @@ describe("console: pages and actions, audited with the owner as actor", () => {
       const frame = await browser.page(`/theme/preview?surface=mandate&scheme=${scheme}`);
       expect(frame.status, frame.text).toBe(200);
       expect(frame.text).toContain('<span id="brand-name">Corner Agents</span>');
-      expect(frame.text).toContain('<h1 id="intro-title" tabindex="-1">Allow An agent to act for you</h1>');
+      expect(frame.text).toContain('<h1 id="intro-title" tabindex="-1">Allow Shopping assistant to act for you</h1>');
       expect(frame.text).not.toContain("Sign in to Corner");
       expect(frame.text).toMatch(
-        /<dl id="intro-terms" class="terms"><dt>Agent<\/dt><dd>An agent<\/dd><dt>It may<\/dt><dd>Make purchases<\/dd><dt>Limit<\/dt><dd>5 actions per month<\/dd><dt>Until<\/dt><dd>[^<]+<\/dd><\/dl>/,
+        /<dl id="intro-terms" class="terms"><dt>Agent<\/dt><dd>Shopping assistant<\/dd><dt>It may<\/dt><dd>Make purchases<\/dd><dt>Limit<\/dt><dd>5 actions per month<\/dd><dt>Until<\/dt><dd>[^<]+<\/dd><\/dl>/,
       );
       expect(frame.text).toMatch(new RegExp(`preview\\.css\\?surface=mandate&(?:amp|#38);scheme=${scheme}"`));
       const css = await browser.page(`/theme/preview.css?surface=mandate&scheme=${scheme}`);
@@ -512,7 +512,7 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     // In Portuguese, the mandate's words of the screen's own catalogue.
     const pt = await browser.page("/theme/preview?surface=mandate&scheme=light", { headers: { "accept-language": "pt-BR" } });
     expect(pt.text).toContain(
-      escapeHtml(translate("pt-BR", "screen.mode.mandate.title", { agent: translate("pt-BR", "screen.mode.verify.unnamed") })),
+      escapeHtml(translate("pt-BR", "screen.mode.mandate.title", { agent: translate("pt-BR", "console.theme.example_agent") })),
     );
     // The capture surface's preview still shows the sign-in's, and no terms.
     const capture = await browser.page("/theme/preview?surface=capture&scheme=dark");

@@ -450,6 +450,7 @@ export const en = {
   "console.theme.publish": "Publish",
   "console.theme.intro.capture": "As the hosted screen opens a sign-in: its introduction.",
   "console.theme.intro.mandate": "As the hosted screen opens a mandate for an agent: its introduction, with an example agent and terms.",
+  "console.theme.example_agent": "Shopping assistant",
   "console.theme.preview": "Preview",
   "console.theme.scheme.light": "Light",
   "console.theme.scheme.dark": "Dark",

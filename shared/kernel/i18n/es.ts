@@ -453,6 +453,7 @@ export const es: Record<keyof typeof en, string> = {
   "console.theme.intro.capture": "Como la pantalla alojada abre un inicio de sesión: su introducción.",
   "console.theme.intro.mandate":
     "Como la pantalla alojada abre un mandato para un agente: su introducción, con un agente y unas condiciones de ejemplo.",
+  "console.theme.example_agent": "Asistente de compras",
   "console.theme.preview": "Vista previa",
   "console.theme.scheme.light": "Claro",
   "console.theme.scheme.dark": "Oscuro",

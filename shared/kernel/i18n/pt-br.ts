@@ -454,6 +454,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "console.theme.intro.capture": "Como a tela hospedada abre um login: a introdução dele.",
   "console.theme.intro.mandate":
     "Como a tela hospedada abre um mandato para um agente: a introdução dele, com um agente e termos de exemplo.",
+  "console.theme.example_agent": "Assistente de compras",
   "console.theme.preview": "Pré-visualização",
   "console.theme.scheme.light": "Claro",
   "console.theme.scheme.dark": "Escuro",
