@@ -11,17 +11,17 @@ import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { FREE_SECONDS, PACED_SECONDS } from "../../shared/contracts/hosted-screen";
 import { afterAnswer } from "../../shared/edge/after-answer";
-import { type AppEnv, createFunctionApp, depsOf } from "../../shared/edge/app";
+import { type AppEnv, createFunctionApp, depsOf, type ErrorPage } from "../../shared/edge/app";
 import { cookieOf, csrfGuard, newBrowserSecret, sameOrigin, sessionCookies, setHostCookie } from "../../shared/edge/cookie-session";
 import { sessionPage } from "../../shared/edge/hosted-screen-page";
-import { input } from "../../shared/edge/input";
+import { formOf, input } from "../../shared/edge/input";
 import { noStore } from "../../shared/edge/no-store";
-import { documented, withDoc } from "../../shared/edge/openapi";
+import { documented, type RouteDoc, withDoc } from "../../shared/edge/openapi";
 import { contentSecurityPolicy, securePage } from "../../shared/edge/pages";
 import { clientAddressBudget, clientIp, type RateLimitRule, rateLimit } from "../../shared/edge/rate-limit";
 import { serviceBaseUrl } from "../../shared/kernel/config";
 import { ApiError } from "../../shared/kernel/errors";
-import { translate } from "../../shared/kernel/i18n";
+import { type Locale, type MessageKey, translate } from "../../shared/kernel/i18n";
 import { signingKeysOf } from "../../shared/kernel/keys";
 import { mountOf } from "../../shared/kernel/registry";
 import { parseInput } from "../../shared/kernel/validation";
@@ -92,7 +92,22 @@ import { fontTokens, surfaces, themeAssetBases } from "../../shared/themes/theme
 import { deliverSoon } from "../../shared/webhooks/run";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type Html, html } from "./html";
-import { type Chrome, checkPage, checksChart, form, nextLink, page, shownOnce, signInPage, table, when, words } from "./views";
+import {
+  type Chrome,
+  checkPage,
+  checksChart,
+  form,
+  nextLink,
+  type Problem,
+  type ProblemKind,
+  page,
+  problemPage,
+  shownOnce,
+  signInPage,
+  table,
+  when,
+  words,
+} from "./views";
 
 /** The browser's sign-in secret and the owner's console session (D-590, D-621). */
 const cookies = sessionCookies("console");
@@ -224,12 +239,18 @@ async function chrome<E extends Env>(c: Context<E>, notice?: Html | string): Pro
   };
 }
 
+/** A route a person reaches in a browser: its refusals are also pages (D-700). */
+const pageDocumented = (doc: RouteDoc) => documented({ ...doc, refusalPages: true });
 const pageDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
-  documented({ summary, success: { status: 200, description: "The page", contentType: "text/html" }, answers });
+  pageDocumented({ summary, success: { status: 200, description: "The page", contentType: "text/html" }, answers });
 const actionDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
-  documented({ summary, success: { status: 303, description: "Done: back to the page", contentType: "text/html" }, answers });
+  pageDocumented({ summary, success: { status: 303, description: "Done: back to the page", contentType: "text/html" }, answers });
 const shownDoc = (summary: string, answers: Parameters<typeof documented>[0]["answers"] = []) =>
-  documented({ summary, success: { status: 200, description: "The page, with what is shown once", contentType: "text/html" }, answers });
+  pageDocumented({
+    summary,
+    success: { status: 200, description: "The page, with what is shown once", contentType: "text/html" },
+    answers,
+  });
 
 /** A form's optional text: absent when empty. */
 const optionalText = (max: number) => v.optional(v.pipe(v.string(), v.trim(), v.maxLength(max)));
@@ -254,7 +275,140 @@ const eventTypesText = v.pipe(
   }),
 );
 
-const app = createFunctionApp("console");
+// ---------------------------------------------------------------------------------------------
+// Refusals as pages (D-700)
+// ---------------------------------------------------------------------------------------------
+
+/** The weight `accept` gives `type` itself (not a wildcard), 0 when it does not name it. */
+function acceptWeight(accept: string, type: string): number {
+  for (const part of accept.split(",")) {
+    const [name, ...params] = part.trim().split(";");
+    if (name.trim().toLowerCase() !== type) continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const weight = q ? Number(q.slice(2)) : 1;
+    return Number.isFinite(weight) ? weight : 0;
+  }
+  return 0;
+}
+
+/**
+ * Whether a refusal is answered as a page: when the request names `text/html` in Accept at least as
+ * high as `application/json`, as every browser's navigation and form submission does. A client that
+ * asks for JSON, or names neither (any type: the page's script's fetch, curl, the tests' HTTP calls), keeps
+ * the coded JSON.
+ */
+export function wantsPage(accept: string | undefined): boolean {
+  const page = acceptWeight(accept ?? "", "text/html");
+  return page > 0 && page >= acceptWeight(accept ?? "", "application/json");
+}
+
+/** What went wrong, by the refusal's code (and its status for the codes not named). */
+function problemKind(error: ApiError): ProblemKind {
+  switch (error.code) {
+    case "OWNER_SESSION_REQUIRED":
+    case "OWNER_SESSION_EXPIRED":
+      return "session";
+    case "CSRF_TOKEN_INVALID":
+      return "csrf";
+    case "CROSS_SITE_REQUEST":
+      return "cross_site";
+    case "LAST_OWNER":
+      return "last_owner";
+    case "not_found":
+    case "ROUTE_NOT_FOUND":
+    case "METHOD_NOT_ALLOWED":
+      return "not_found";
+    case "RATE_LIMITED":
+      return "busy";
+  }
+  if (error.status >= 500) return "failed";
+  return [400, 413, 422].includes(error.status) ? "input" : "refused";
+}
+
+/** The page each action's form is on: an action's path up to its object. */
+const PAGE_OF_ACTION: [RegExp, (id: string) => string][] = [
+  [/^\/keys(?:\/|$)/, () => "/keys"],
+  [/^\/webhooks\/([^/]+)/, (id) => `/webhooks/${id}`],
+  [/^\/webhooks\/?$/, () => "/webhooks"],
+  [/^\/deliveries\/([^/]+)/, (id) => `/deliveries/${id}`],
+  [/^\/mandates\/([^/]+)/, (id) => `/mandates/${id}`],
+  [/^\/theme(?:\/|$)/, () => "/theme"],
+  [/^\/owners(?:\/|$)/, () => "/owners"],
+];
+
+/** The form fields a way back fills in again: what an owner types, short, never a token or a secret (a theme's draft is kept by its own page). */
+const KEPT_FIELDS = ["name", "kind", "url", "event_types", "subject_ref", "return_url", "reason", "surface"] as const;
+const KEPT_LENGTH = 2048;
+
+const urlOf = (text: string | undefined) => {
+  try {
+    return text ? new URL(text) : null;
+  } catch {
+    return null;
+  }
+};
+
+const segment = (raw: string) => {
+  try {
+    return encodeURIComponent(decodeURIComponent(raw));
+  } catch {
+    return "";
+  }
+};
+
+/**
+ * Where the refusal's page leads back to. A form's action: the page the form is on, with what the
+ * owner typed in its short fields (the page fills them in again). A page that failed to load: the
+ * console page the owner came from (Referer, on this origin only), else the overview. No session:
+ * the sign-in. Another site's request: the overview, carrying nothing of it.
+ */
+async function wayBack(c: Context<AppEnv>, kind: ProblemKind): Promise<Problem["back"]> {
+  if (kind === "session") return { href: `${base}/`, label: "sign_in" };
+  if (kind === "cross_site") return { href: `${base}/`, label: "home" };
+  const path = c.req.path.slice(base.length) || "/";
+  if (c.req.method !== "POST") {
+    const referer = urlOf(c.req.header("referer"));
+    const here = new URL(c.req.url);
+    const from = referer && referer.origin === here.origin && referer.pathname.startsWith(`${base}/`) ? referer : null;
+    const href = from && from.pathname + from.search !== here.pathname + here.search ? from.pathname + from.search : `${base}/`;
+    return { href, label: "back" };
+  }
+  const match = PAGE_OF_ACTION.map(([pattern, to]) => [pattern.exec(path), to] as const).find(([m]) => m);
+  const to = match?.[0] ? match[1](segment(match[0][1] ?? "")) : "/";
+  const kept = new URLSearchParams();
+  if (/^application\/x-www-form-urlencoded\b/i.test(c.req.header("content-type") ?? "")) {
+    const fields = await formOf(c).catch(() => ({}) as Record<string, string | string[]>);
+    for (const name of KEPT_FIELDS) {
+      const value = fields[name];
+      if (typeof value === "string" && value.length > 0 && value.length <= KEPT_LENGTH) kept.set(name, value);
+    }
+  }
+  if (to !== "/theme") kept.delete("surface");
+  const query = kept.toString();
+  return { href: `${base}${to}${query ? `?${query}` : ""}`, label: "back" };
+}
+
+/** A refusal as the console's page, with the refusal's status, for a request that reads pages (D-700). */
+const consoleErrorPage: ErrorPage = async (c, error) => {
+  if (!wantsPage(c.req.header("accept"))) return undefined;
+  const kind = problemKind(error);
+  const fields = Array.isArray(error.extra.fields) ? error.extra.fields.filter((f): f is string => typeof f === "string") : [];
+  const body = problemPage(c.var.locale, base, {
+    kind,
+    code: error.code,
+    requestId: c.var.requestId,
+    detail: error.message,
+    fields,
+    back: await wayBack(c, kind),
+  });
+  const response = c.html(body, error.status as 400);
+  secure(response.headers);
+  response.headers.set("content-language", c.var.locale);
+  response.headers.set("vary", "accept, accept-language");
+  return response;
+};
+
+const app = createFunctionApp("console", { errorPage: consoleErrorPage });
 app.use(noStore);
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +443,7 @@ const finishSchema = v.strictObject({
 
 app.post(
   "/sign-in",
-  documented({
+  pageDocumented({
     summary: "Start signing in: the hosted screen to prove presence on, for the merchant and environment chosen",
     success: { status: 200, description: "The check's page, bound to this browser by a cookie", contentType: "text/html" },
     answers: ["not_found"],
@@ -310,7 +464,7 @@ app.post(
 
 app.post(
   "/sign-in/finish",
-  documented({
+  pageDocumented({
     summary: "Finish signing in once the screen identified an owner: the session's cookie, then the overview",
     success: { status: 303, description: "Signed in: the session's cookie, then the overview", contentType: "text/html" },
     alsoAnswers: [
@@ -420,8 +574,8 @@ async function keysPage<E extends Env>(c: Context<E>, shown?: Html) {
 ${form(
   chromeOf(c),
   "/keys",
-  html`<div class="fields"><label>${tr("console.keys.name")}<input name="name" maxlength="80"></label>
-<label>${tr("console.keys.kind")}<select name="kind"><option value="secret">${tr("console.keys.secret")}</option><option value="publishable">${tr("console.keys.publishable")}</option></select></label>
+  html`<div class="fields"><label>${tr("console.keys.name")}<input name="name" maxlength="80" value="${kept(c, "name")}"></label>
+<label>${tr("console.keys.kind")}<select name="kind"><option value="secret">${tr("console.keys.secret")}</option><option value="publishable"${kept(c, "kind") === "publishable" ? html` selected` : null}>${tr("console.keys.publishable")}</option></select></label>
 <fieldset><legend>${tr("console.keys.scopes")}</legend>${keyScopes.map((s) => html`<label><span><input type="checkbox" name="scopes" value="${s}" checked> ${s}</span></label>`)}</fieldset>
 <div><button type="submit">${tr("console.keys.create")}</button></div></div>`,
   html`class="card"`,
@@ -432,6 +586,9 @@ ${table(tr, [tr("console.keys.hint"), tr("console.keys.kind"), tr("console.statu
 
 /** The chrome's form fields only (base and CSRF token), for building forms before the chrome is read. */
 const chromeOf = <E extends Env>(c: Context<E>) => ({ base, csrf: c.var.csrfToken });
+
+/** A field's value the way back from a refused action carries in the query (D-700), to fill the form in again. */
+const kept = <E extends AppEnv>(c: Context<E>, field: (typeof KEPT_FIELDS)[number]) => c.req.query(field) ?? "";
 
 app.get("/keys", pageDoc("The API keys"), ...pageGuards, async (c) => htmlAnswer(c, await keysPage(c)));
 
@@ -497,8 +654,8 @@ async function webhooksPage<E extends Env>(c: Context<E>) {
 ${form(
   chromeOf(c),
   "/webhooks",
-  html`<div class="fields"><label>${tr("console.webhooks.url")}<input name="url" type="url" required maxlength="2048" placeholder="https://"></label>
-<label>${tr("console.webhooks.events")}<input name="event_types" maxlength="4000"></label>
+  html`<div class="fields"><label>${tr("console.webhooks.url")}<input name="url" type="url" required maxlength="2048" placeholder="https://" value="${kept(c, "url")}"></label>
+<label>${tr("console.webhooks.events")}<input name="event_types" maxlength="4000" value="${kept(c, "event_types")}"></label>
 <div><button type="submit">${tr("console.webhooks.create")}</button></div></div>`,
   html`class="card"`,
 )}
@@ -522,8 +679,8 @@ async function endpointPage<E extends Env>(c: Context<E>, id: string, shown?: Ht
 ${form(
   chromeOf(c),
   at,
-  html`<div class="fields"><label>${tr("console.webhooks.url")}<input name="url" type="url" required maxlength="2048" value="${endpoint.url}"></label>
-<label>${tr("console.webhooks.events")}<input name="event_types" maxlength="4000" value="${endpoint.event_types?.join(", ") ?? ""}"></label>
+  html`<div class="fields"><label>${tr("console.webhooks.url")}<input name="url" type="url" required maxlength="2048" value="${kept(c, "url") || endpoint.url}"></label>
+<label>${tr("console.webhooks.events")}<input name="event_types" maxlength="4000" value="${kept(c, "event_types") || (endpoint.event_types?.join(", ") ?? "")}"></label>
 <div><button type="submit">${tr("console.webhooks.save")}</button></div></div>`,
   html`class="card"`,
 )}
@@ -721,7 +878,7 @@ ${
     ? form(
         chromeOf(c),
         `/mandates/${id}/revoke`,
-        html`<label>Reason<input name="reason" maxlength="500"></label> <button type="submit" class="danger">${tr("console.mandates.revoke")}</button>`,
+        html`<label>Reason<input name="reason" maxlength="500" value="${kept(c, "reason")}"></label> <button type="submit" class="danger">${tr("console.mandates.revoke")}</button>`,
         html`class="inline"`,
       )
     : null
@@ -869,6 +1026,7 @@ ${table(
   ]),
 )}
 <h2>${tr("console.theme.preview")}</h2>
+${themes.draft ? html`<p class="muted" id="preview-intro">${tr(`console.theme.intro.${surface}`)}</p>` : null}
 ${frames}`;
   return page(await chrome(c), "theme", content);
 }
@@ -896,6 +1054,41 @@ async function draftPreview<E extends Env>(c: Context<E>, surface: (typeof surfa
   };
 }
 
+/** An example mandate's terms for the preview: an agent named by the merchant, one scope, a monthly count, thirty days. */
+const PREVIEW_MANDATE = { scope: "purchase", count: 5, days: 30 } as const;
+
+/**
+ * The introduction each surface's preview shows (D-701), as the hosted screen words it
+ * (client/screen/modes.ts): the capture surface on a sign-in's, the mandate surface on a mandate
+ * session's (its title naming the agent, its lead, and its terms: the agent, what it may do, the
+ * limit, until when) for an example mandate.
+ */
+function introOf(surface: (typeof surfaces)[number], locale: Locale, merchant: string, now: Date) {
+  const m = (key: MessageKey, params?: Record<string, string | number>) => translate(locale, key, params);
+  if (surface === "capture")
+    return { title: m("screen.mode.login.title", { merchant }), lead: m("screen.mode.login.lead", { merchant }), terms: [] };
+  const agent = m("console.theme.example_agent");
+  const { scope, count, days } = PREVIEW_MANDATE;
+  const until = new Date(now.getTime() + days * 86_400_000);
+  const plural = new Intl.PluralRules(locale).select(count) === "one" ? "one" : "other";
+  return {
+    title: m("screen.mode.mandate.title", { agent }),
+    lead: m("screen.mode.mandate.lead", { merchant, agent }),
+    terms: [
+      { label: m("screen.detail.agent"), value: agent },
+      { label: m("screen.detail.scopes"), value: m(`scope.${scope}.label`) },
+      {
+        label: m("screen.detail.ceiling"),
+        value: m("screen.mandate.period.month", { limit: m(`screen.mandate.count.${plural}`, { count }) }),
+      },
+      {
+        label: m("screen.detail.until"),
+        value: new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", timeZone: "UTC" }).format(until),
+      },
+    ],
+  };
+}
+
 app.get(
   "/theme/preview",
   pageDoc("The hosted screen's introduction in the draft theme, for one colour scheme (the theme page frames it)", ["not_found"]),
@@ -911,8 +1104,7 @@ app.get(
     const body = sessionPage(locale, `${mountOf("hosted-capture")}/assets/`, {
       brand: merchant,
       logo: ownAsset(theme.logo_square_url, origin),
-      title: translate(locale, "screen.mode.login.title", { merchant }),
-      lead: translate(locale, "screen.mode.login.lead", { merchant }),
+      ...introOf(surface, locale, merchant, c.var.now),
       why: translate(locale, "screen.why.body", { seconds: FREE_SECONDS }),
       paced: translate(locale, "screen.paced.label", { seconds: PACED_SECONDS }),
       stylesheets: [...fonts, `${base}/theme/preview.css?surface=${surface}&scheme=${scheme}`],
@@ -946,44 +1138,59 @@ app.get(
   },
 );
 
+const themeDraftForm = v.strictObject({
+  surface: v.picklist(surfaces),
+  theme: v.pipe(v.string(), v.maxLength(64 * 1024)),
+  intent: v.picklist(["validate", "save", "publish"]),
+});
+
 app.post(
   "/theme/draft",
-  documented({
+  pageDocumented({
     summary: "Validate, save or publish the draft of a surface",
     success: { status: 200, description: "The theme page, saying what happened", contentType: "text/html" },
     answers: ["INVALID_INPUT", "THEME_INVALID", "not_found", "THEME_DRAFT_CHANGED"],
   }),
   ...actionGuards,
-  input(
-    "form",
-    v.strictObject({
-      surface: v.picklist(surfaces),
-      theme: v.pipe(v.string(), v.maxLength(64 * 1024)),
-      intent: v.picklist(["validate", "save", "publish"]),
-    }),
-  ),
+  input("form", themeDraftForm),
   async (c) => {
-    const { surface, theme: text, intent } = c.var.input;
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new ApiError("INVALID_INPUT", { fields: ["theme"] }, "theme: not JSON");
+      return await themeDraft(c, c.var.input);
+    } catch (error) {
+      // A refused draft comes back on the theme page itself, with what was written kept in the editor (D-700).
+      if (!(error instanceof ApiError) || !wantsPage(c.req.header("accept")) || error.status >= 500) throw error;
+      const { surface, theme: text } = c.var.input;
+      const tr = t(c);
+      const problems = Array.isArray(error.extra.problems) ? error.extra.problems.map(String) : [];
+      const extra = html`<div class="card error" id="problem" role="alert" tabindex="-1" autofocus><p>${tr(`console.problem.${problemKind(error)}` as MessageKey)}</p>${problems.length ? html`<ul>${problems.map((p) => html`<li>${p}</li>`)}</ul>` : null}<p>${tr("console.problem.code")}: <code>${error.code}</code> · <code>${c.var.requestId}</code></p><p class="muted" lang="en">${error.message}</p></div>`;
+      const response = htmlAnswer(c, await themePage(c, surface, extra, text));
+      return new Response(response.body, { status: error.status, headers: response.headers });
     }
-    const body = parseInput(draftThemeSchema, { theme: parsed });
-    const tr = t(c);
-    if (intent === "validate") {
-      const verdict = checkTheme(surface, body.theme);
-      const extra = verdict.valid
-        ? html`<p class="card notice" role="status">${tr("console.theme.valid")}</p>`
-        : html`<div class="card error" role="status"><p>${tr("console.theme.problems")}</p><ul>${verdict.problems.map((p) => html`<li>${p}</li>`)}</ul></div>`;
-      return htmlAnswer(c, await themePage(c, surface, extra, text));
-    }
-    await draftTheme(deps(c), caller(c), surface, body);
-    if (intent === "publish") await publishTheme(deps(c), caller(c), surface);
-    return htmlAnswer(c, await themePage(c, surface, html`<p class="card notice" role="status">${tr("console.done")}</p>`));
   },
 );
+
+/** Validates, saves or publishes the draft written in the theme page's form. */
+async function themeDraft<E extends Env>(c: Context<E>, form: v.InferOutput<typeof themeDraftForm>) {
+  const { surface, theme: text, intent } = form;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError("INVALID_INPUT", { fields: ["theme"] }, "theme: not JSON");
+  }
+  const body = parseInput(draftThemeSchema, { theme: parsed });
+  const tr = t(c);
+  if (intent === "validate") {
+    const verdict = checkTheme(surface, body.theme);
+    const extra = verdict.valid
+      ? html`<p class="card notice" role="status">${tr("console.theme.valid")}</p>`
+      : html`<div class="card error" role="status"><p>${tr("console.theme.problems")}</p><ul>${verdict.problems.map((p) => html`<li>${p}</li>`)}</ul></div>`;
+    return htmlAnswer(c, await themePage(c, surface, extra, text));
+  }
+  await draftTheme(deps(c), caller(c), surface, body);
+  if (intent === "publish") await publishTheme(deps(c), caller(c), surface);
+  return htmlAnswer(c, await themePage(c, surface, html`<p class="card notice" role="status">${tr("console.done")}</p>`));
+}
 
 app.post(
   "/theme/assets",
@@ -1012,8 +1219,8 @@ async function ownersPage<E extends Env>(c: Context<E>, shown?: Html) {
 ${form(
   chromeOf(c),
   "/owners/invite",
-  html`<div class="fields"><label>${tr("console.owners.subject")}<input name="subject_ref" required pattern="sub_[0-9a-f]{48}" maxlength="52"></label>
-<label>Return URL (https)<input name="return_url" type="url" required value="${returnUrl}"></label>
+  html`<div class="fields"><label>${tr("console.owners.subject")}<input name="subject_ref" required pattern="sub_[0-9a-f]{48}" maxlength="52" value="${kept(c, "subject_ref")}"></label>
+<label>Return URL (https)<input name="return_url" type="url" required value="${kept(c, "return_url") || returnUrl}"></label>
 <div><button type="submit">${tr("console.owners.invite")}</button></div></div>`,
   html`class="card"`,
 )}
@@ -1113,7 +1320,7 @@ ${table(
 
 app.get(
   "/audit/export",
-  documented({
+  pageDocumented({
     summary: "The audit log as a JSON file",
     success: { status: 200, description: "The file (as GET /v1/audit_events/export)", schema: auditExportAnswerSchema },
   }),

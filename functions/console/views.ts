@@ -131,6 +131,47 @@ ${options.notice ? html`<p class="card notice" role="status">${options.notice}</
 `.text;
 }
 
+/** What a refused request was, in the owner's words (D-700). */
+export const problemKinds = ["input", "csrf", "cross_site", "session", "not_found", "last_owner", "refused", "busy", "failed"] as const;
+export type ProblemKind = (typeof problemKinds)[number];
+
+/** A refusal as a page (D-700): what went wrong, the code for support, and the way back. */
+export interface Problem {
+  kind: ProblemKind;
+  code: string;
+  requestId: string;
+  /** The catalogue's text (English), for support: the code's own words. */
+  detail: string;
+  /** The fields the refusal names, when it names some. */
+  fields: string[];
+  back: { href: string; label: "back" | "sign_in" | "home" };
+}
+
+/**
+ * A refused request's page: the message first, focused when the page opens (`autofocus` on the
+ * message, no script), then the code for support, then one link back. No session is needed to
+ * read it, so it carries none of the signed-in chrome.
+ */
+export function problemPage(locale: Locale, base: string, problem: Problem): string {
+  const t = words(locale);
+  return html`${head(locale, base, `${t("console.problem.title")} · ${t("console.title")}`)}
+<body data-base="${base}" data-view="problem" data-problem="${problem.kind}">
+<header class="bar"><span class="brand">${t("console.brand")}</span></header>
+<main id="main">
+<div class="card error" id="problem" role="alert" tabindex="-1" autofocus>
+<h1>${t("console.problem.title")}</h1>
+<p id="problem-message">${t(`console.problem.${problem.kind}` as MessageKey)}</p>
+${problem.fields.length ? html`<p>${t("console.problem.fields")}: ${problem.fields.map((f, i) => html`${i ? ", " : ""}<code>${f}</code>`)}</p>` : null}
+</div>
+<p id="problem-code">${t("console.problem.code")}: <code>${problem.code}</code> · <code>${problem.requestId}</code></p>
+<p class="muted" lang="en">${problem.detail}</p>
+<p><a class="button" id="problem-back" href="${problem.back.href}">${t(`console.problem.${problem.back.label}` as MessageKey)}</a></p>
+</main>
+</body>
+</html>
+`.text;
+}
+
 /** The check is open: a link to the hosted screen (a window of its own) and the form that finishes the sign-in. */
 export function checkPage(locale: Locale, base: string, started: { session_id: string; url: string }, pending = false): string {
   const t = words(locale);

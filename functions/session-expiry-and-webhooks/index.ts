@@ -3,7 +3,7 @@
  * event goes out in the tick that wrote it): each tick first stores the expiry of hosted sessions that
  * expired unfinished, writing their session.expired events (shared/sessions/expire.ts), and deletes
  * the device challenges expired for a day (shared/devices/challenges.ts) and the person's page's
- * passkey sign-in challenges and refusals a day old (shared/persons/sweep.ts), then runs
+ * passkey sign-in challenges and refusals and its sign-ins a day old (shared/persons/sweep.ts), then runs
  * one pass of shared/webhooks/run.ts at the tick's scheduled time: fan new outbox events out into
  * deliveries, claim the due ones, send them signed, record the results (docs/webhooks.md). It serves no HTTP: every request answers
  * 404 FUNCTION_NOT_FOUND. Tests drive its ticks through Miniflare's scheduled-event API at a time
@@ -19,7 +19,7 @@ export default cronWorker("session-expiry-and-webhooks", async (sql, config, at)
   const sessionsExpired = await expireSessions(sql, at);
   const challengesSwept = await sweepDeviceChallenges(sql, at);
   const passkeys = await sweepPasskeySignIns(sql, at);
-  const passkeysSwept = passkeys.challenges + passkeys.refusals;
+  const passkeysSwept = passkeys.challenges + passkeys.refusals + passkeys.sign_ins;
   const summary = await runOutbox(sql, passOptions(config, passClock(at)));
   const busy = sessionsExpired || challengesSwept || passkeysSwept || summary.claimed || summary.fanned_out_events || summary.errors.length;
   return busy
@@ -28,6 +28,7 @@ export default cronWorker("session-expiry-and-webhooks", async (sql, config, at)
         device_challenges_swept: challengesSwept,
         passkey_challenges_swept: passkeys.challenges,
         passkey_refusals_swept: passkeys.refusals,
+        person_sign_ins_swept: passkeys.sign_ins,
         ...summary,
       }
     : null;

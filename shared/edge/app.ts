@@ -1,10 +1,10 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { type Bindings, type Config, readConfig } from "../kernel/config";
 import { type Database, databaseOfRequest } from "../kernel/db/client";
 import type { Deps } from "../kernel/deps";
-import { ApiError, errorCatalogue } from "../kernel/errors";
+import { ApiError } from "../kernel/errors";
 import { type Locale, negotiateLocale } from "../kernel/i18n";
 import type { Principal, ServicePrincipal } from "../kernel/principal";
 import { mountOf } from "../kernel/registry";
@@ -70,6 +70,12 @@ function corsFor(legacyHeader: string): MiddlewareHandler {
 }
 
 /**
+ * A function's own answer to a refusal, for a request it writes pages for (the console's, D-700):
+ * a Response, or undefined to answer the service's coded JSON. Its status is the refusal's.
+ */
+export type ErrorPage = (c: Context<AppEnv>, error: ApiError) => Response | undefined | Promise<Response | undefined>;
+
+/**
  * The one place every function app is built: CORS for browser callers (publishable keys, the
  * configured legacy key header included), request id, configuration, clock, locale, a lazily
  * opened per-request database client, the error handler, not-found and method-not-allowed.
@@ -83,7 +89,10 @@ function corsFor(legacyHeader: string): MiddlewareHandler {
  * app.get("/", (c) => c.json(catalogue(c.var.locale)));
  * export default app;
  */
-export function createFunctionApp(name: string, { lowercaseCodes = false }: { lowercaseCodes?: boolean } = {}) {
+export function createFunctionApp(
+  name: string,
+  { lowercaseCodes = false, errorPage }: { lowercaseCodes?: boolean; errorPage?: ErrorPage } = {},
+) {
   const basePath = mountOf(name);
   const app = new Hono<AppEnv>({ strict: false }).basePath(basePath);
   const bodyOf = (error: ApiError) => (lowercaseCodes ? { ...error.body(), code: error.code.toLowerCase() } : error.body());
@@ -126,6 +135,14 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
     }
   });
 
+  /** A refusal's answer: the function's page for it when it writes one for this request, else the coded JSON. */
+  const refuse = async (c: Context<AppEnv>, error: ApiError) => {
+    // A refusal that says when to come back says it in the header too (429, 503, 409 IDEMPOTENCY_IN_FLIGHT).
+    const retryAfter = error.extra.retry_after_seconds;
+    if (typeof retryAfter === "number") c.header("retry-after", String(retryAfter));
+    return (await errorPage?.(c, error)) ?? c.json(bodyOf(error), error.status as 400);
+  };
+
   app.notFound((c) => {
     const path = c.req.path.replace(/\/+$/, "");
     // A longer function name that shares this one's prefix (`mandate-get-x`) is another function, unknown.
@@ -135,24 +152,17 @@ export function createFunctionApp(name: string, { lowercaseCodes = false }: { lo
       .map((route) => route.method);
     if (allowed.length > 0) {
       c.header("allow", [...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])])].join(", "));
-      return c.json(bodyOf(new ApiError("METHOD_NOT_ALLOWED")), 405);
+      return refuse(c, new ApiError("METHOD_NOT_ALLOWED"));
     }
-    return c.json(bodyOf(new ApiError("ROUTE_NOT_FOUND")), 404);
+    return refuse(c, new ApiError("ROUTE_NOT_FOUND"));
   });
 
   app.onError((error, c) => {
-    if (error instanceof ApiError) {
-      // A refusal that says when to come back says it in the header too (429, 503, 409 IDEMPOTENCY_IN_FLIGHT).
-      const retryAfter = error.extra.retry_after_seconds;
-      if (typeof retryAfter === "number") c.header("retry-after", String(retryAfter));
-      return c.json(bodyOf(error), error.status as 400);
-    }
-    if (error instanceof HTTPException && error.status < 500) {
-      const code = error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT";
-      return c.json(bodyOf(new ApiError(code)), errorCatalogue[code][0]);
-    }
+    if (error instanceof ApiError) return refuse(c, error);
+    if (error instanceof HTTPException && error.status < 500)
+      return refuse(c, new ApiError(error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_INPUT"));
     console.error(JSON.stringify({ function: name, request_id: c.var.requestId, error: String(error?.stack ?? error) }));
-    return c.json(bodyOf(new ApiError("INTERNAL_ERROR")), 500);
+    return refuse(c, new ApiError("INTERNAL_ERROR"));
   });
 
   return app;

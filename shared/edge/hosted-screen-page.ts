@@ -16,6 +16,8 @@ export interface ScreenPreview {
   logo: string | null;
   title: string;
   lead: string;
+  /** The terms the introduction lists under its lead (a mandate's: the agent, what it may do, the limit, until when). */
+  terms: { label: string; value: string }[];
   why: string;
   paced: string;
   stylesheets: string[];
@@ -69,7 +71,7 @@ export function sessionPage(locale: Locale, assets: string, preview?: ScreenPrev
 <section data-view="intro"${preview ? "" : " hidden"}>
 <h1 id="intro-title" tabindex="-1">${text(preview?.title)}</h1>
 <p id="intro-lead" class="lead">${text(preview?.lead)}</p>
-<dl id="intro-terms" class="terms" hidden></dl>
+<dl id="intro-terms" class="terms"${preview?.terms.length ? "" : " hidden"}>${(preview?.terms ?? []).map((term) => `<dt>${text(term.label)}</dt><dd>${text(term.value)}</dd>`).join("")}</dl>
 <div class="card">
 <h2 id="why-title" data-words="screen.why.title">${m("screen.why.title")}</h2>
 <p id="why-body">${text(preview?.why)}</p>

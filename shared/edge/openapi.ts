@@ -24,6 +24,8 @@ export interface RouteDoc {
   input?: { source: "json" | "query" | "json-or-query" | "form"; schema: v.GenericSchema };
   /** The error codes this piece can answer. */
   answers?: readonly ErrorCode[];
+  /** Whether a refusal is also answered as an HTML page, to a request that asks for one (the console's: D-700). */
+  refusalPages?: boolean;
   /** The credentials it accepts, any one of them (security schemes' names in the document). */
   security?: readonly string[];
   /** The request headers it reads. */
@@ -109,6 +111,7 @@ function operationOf(docs: RouteDoc[], path: string, options: DocumentOptions) {
         "application/json": {
           schema: { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { enum: codes.sort() } } }] },
         },
+        ...(merged.refusalPages ? { "text/html": { schema: { type: "string" } } } : {}),
       },
     };
   }

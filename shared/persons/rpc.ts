@@ -132,7 +132,7 @@ declare module "../kernel/db/rpc" {
       },
     ];
     person_passkey_refused: [{ environment: Environment; credential_id: string; reason: string; now: Iso }, { locked_until: Iso | null }];
-    person_passkey_sweep: [{ now: Iso }, { challenges: number; refusals: number }];
+    person_passkey_sweep: [{ now: Iso }, { challenges: number; refusals: number; sign_ins: number }];
     person_passkey_sign_in_begin: [
       { session: HostedSessionRecord; browser_hash: string; identity_id: Uuid; device_id: Uuid },
       { started: false } | { started: true; session: HostedSessionView },

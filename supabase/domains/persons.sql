@@ -170,17 +170,21 @@ language sql security definer set search_path = '' as $$
 $$;
 comment on function public.person_passkey_refused(jsonb) is 'Counts a refused passkey sign-in against its credential''s lockout; answers when the lock ends, if it now holds.';
 
--- person_passkey_sweep({now}) -> {challenges, refusals}
--- The minute cron (session-expiry-and-webhooks) deletes what of the passkey sign-in can no longer count, as
--- device_challenges_sweep does for device challenges: challenges that expired more than a day ago (used or
--- not), and refusals recorded more than a day ago (the lockout reads fifteen minutes back and a lock lasts
--- fifteen minutes). The day keeps a recent refusal readable for support, as it does for a device challenge.
+-- person_passkey_sweep({now}) -> {challenges, refusals, sign_ins}
+-- The minute cron (session-expiry-and-webhooks) deletes what of the person's sign-in can no longer count, as
+-- device_challenges_sweep does for device challenges: passkey challenges that expired more than a day ago (used
+-- or not), refusals recorded more than a day ago (the lockout reads fifteen minutes back and a lock lasts
+-- fifteen minutes), and sign-ins (by presence or by passkey) that stopped counting more than a day ago: used,
+-- or their hosted session over (expired, or ended more than ten minutes before: private.sign_in_session_refusal
+-- answers stale from then). The day keeps a recent one readable for support, as it does for a device challenge.
+-- A sign-in a refusal still names waits for that refusal's sweep (its foreign key).
 create or replace function public.person_passkey_sweep(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
   v_challenges integer;
   v_refusals integer;
+  v_sign_ins integer;
 begin
   if v_now is null then
     raise exception 'now is required' using errcode = '22023';
@@ -189,10 +193,18 @@ begin
   get diagnostics v_challenges = row_count;
   delete from private.person_passkey_refusals where refused_at < v_now - interval '1 day';
   get diagnostics v_refusals = row_count;
-  return jsonb_build_object('challenges', v_challenges, 'refusals', v_refusals);
+  -- created_at bounds the scan (person_sign_ins_created_idx): a sign-in stops counting after it was started.
+  delete from private.person_sign_ins g
+  using private.hosted_sessions s
+  where s.id = g.session_id
+    and g.created_at < v_now - interval '1 day'
+    and coalesce(g.used_at, greatest(s.expires_at, s.ended_at + interval '10 minutes')) < v_now - interval '1 day'
+    and not exists (select 1 from private.person_passkey_refusals r where r.sign_in_session_id = g.session_id);
+  get diagnostics v_sign_ins = row_count;
+  return jsonb_build_object('challenges', v_challenges, 'refusals', v_refusals, 'sign_ins', v_sign_ins);
 end $$;
 comment on function public.person_passkey_sweep(jsonb) is
-  'Deletes passkey sign-in challenges that expired, and refusals recorded, more than a day before now (the minute cron): none can count any more.';
+  'Deletes passkey sign-in challenges that expired, refusals recorded, and sign-ins that stopped counting, more than a day before now (the minute cron).';
 
 -- person_passkey_sign_in_begin({session: hosted_session_create's input, browser_hash, identity_id, device_id})
 --   -> {started: true, session} | {started: false}

@@ -20,10 +20,10 @@ import { enrollStranger } from "../harness/identity";
 import { issue, mandateBody, proofCapture } from "../harness/mandates";
 import { useOwnService } from "../harness/own-service";
 import { v1 } from "../harness/resource-api";
-import { completeCaptureTheme, TEST_FONT } from "../harness/theme-fixtures";
+import { completeCaptureTheme, completeMandateTheme, TEST_FONT } from "../harness/theme-fixtures";
 import { expectSignedBy } from "../harness/webhook-receiver";
 import { captureOnCheckPage, type GuardedBrowser, openBrowser } from "./chromium";
-import { accessibilityViolations, captureThrough, PHONE, photograph, waitForView } from "./hosted-screen";
+import { accessibilityViolations, captureThrough, emulateScheme, PHONE, photograph, waitForView } from "./hosted-screen";
 import { litCamera } from "./lit-camera";
 
 const service = useOwnService("console_page", undefined, { overrides: { WEBHOOK_ALLOW_LOOPBACK_HTTP: "1" } });
@@ -50,12 +50,13 @@ const LOGO_SVG =
 const completeTheme = (logo: string, font: string) =>
   completeCaptureTheme({ logo, font, brand: "Corner Shop", family: "Corner Mono", primary: "174 77% 26%" });
 
-/** A console page: no violation in either scheme, nothing wider than the phone (tables become cards), a screenshot of it in both. */
-async function checked(page: Page, name: string) {
+/** A console page: no violation in either scheme, nothing wider than the phone (tables become cards), a screenshot of it in both (or in `schemes`). */
+async function checked(page: Page, name: string, schemes?: readonly ("light" | "dark")[]) {
+  for (const scheme of schemes ?? []) await emulateScheme(page, scheme);
   expect(await accessibilityViolations(page), name).toEqual([]);
   const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: document.documentElement.clientWidth }));
   expect(widths.page, `${name} scrolls sideways`).toBeLessThanOrEqual(widths.screen);
-  await photograph(page, `console/${name}`, { fullPage: true });
+  await photograph(page, `console/${name}`, { fullPage: true, schemes });
 }
 
 /** Waits for `selector`, failing with what the page shows otherwise. */
@@ -121,6 +122,18 @@ describe("the merchant's console in a browser", () => {
 
       // Webhooks: an endpoint at the receiver; a test event delivered, signed, in the log; resent; the secret rotated.
       await page.goto(`${base()}/webhooks`);
+      // A refused endpoint (plain http, not a loopback receiver) is a page (D-700): the message focused, the way back keeps the URL.
+      await page.fill("input[name='url']", "http://shop.example/hook");
+      const refused = page.waitForResponse((response) => response.request().method() === "POST");
+      await page.click("form[action$='/webhooks'] button[type='submit']");
+      expect((await refused).status()).toBe(400);
+      await shows(page, "body[data-view='problem'][data-problem='input']");
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("problem");
+      expect(await page.textContent("#problem-code")).toContain("INVALID_INPUT");
+      await checked(page, "refused");
+      await page.click("#problem-back");
+      await page.waitForURL(/\/webhooks\?url=/);
+      expect(await page.inputValue("input[name='url']")).toBe("http://shop.example/hook");
       await page.fill("input[name='url']", receiver.url);
       await page.fill("input[name='event_types']", "webhook.test, mandate.revoked");
       await page.click("form[action$='/webhooks'] button[type='submit']");
@@ -203,6 +216,45 @@ describe("the merchant's console in a browser", () => {
       await checked(page, "theme");
       await page.locator(".preview").screenshot({ path: "dist/screens/console/theme-preview.png" });
 
+      // The mandate surface's draft on a mandate session's introduction (D-701): the agent, its terms, the draft's colours.
+      await page.goto(`${base()}/theme?surface=mandate`);
+      const mandateTheme = completeMandateTheme({
+        logo,
+        font: font.body.id,
+        brand: "Corner Agents",
+        family: "Corner Mono",
+        primary: "262 83% 40%",
+      });
+      await page.fill("#theme-draft", JSON.stringify(mandateTheme, null, 2));
+      await page.click("button[value='save']");
+      await shows(page, "p.notice");
+      const mandatePreviews = await Promise.all(
+        (["light", "dark"] as const).map(async (scheme) => {
+          const frame = await (await page.waitForSelector(`iframe[src*='surface=mandate'][src*='scheme=${scheme}']`)).contentFrame();
+          if (!frame) throw new Error(`no ${scheme} mandate preview frame`);
+          await frame.waitForSelector("#intro-terms dt");
+          return frame.evaluate(() => ({
+            view: document.body.dataset.state,
+            brand: document.getElementById("brand-name")?.textContent,
+            title: document.getElementById("intro-title")?.textContent,
+            terms: [...document.querySelectorAll("#intro-terms dt")].map((dt) => dt.textContent),
+            shown: !(document.getElementById("intro-terms") as HTMLElement).hidden,
+            background: getComputedStyle(document.body).backgroundColor,
+          }));
+        }),
+      );
+      for (const preview of mandatePreviews) {
+        expect(preview).toMatchObject({
+          view: "intro",
+          brand: "Corner Agents",
+          title: "Allow Shopping assistant to act for you",
+          shown: true,
+        });
+        expect(preview.terms).toEqual(["Agent", "It may", "Limit", "Until"]);
+      }
+      expect(mandatePreviews.map((preview) => preview.background)).toEqual(["rgb(255, 255, 255)", "rgb(0, 0, 0)"]);
+      await checked(page, "theme-mandate");
+
       // The published theme on the hosted screen of a session of this merchant: its logo and its font, from the service's origin.
       const session = await v1("/sessions", {
         key: merchant.keys.sk_test,
@@ -252,6 +304,22 @@ describe("the merchant's console in a browser", () => {
         await checked(page, section);
       }
       expect(await page.textContent("main")).toContain("mandate.revoked");
+
+      // The pages in Portuguese (light) and Spanish (dark): the same session in a browser of each language.
+      for (const [locale, scheme] of [
+        ["pt-BR", "light"],
+        ["es", "dark"],
+      ] as const) {
+        const localized = await browser.newPage({ locale, viewport: PHONE });
+        await localized.context().addCookies(await context.cookies());
+        for (const section of ["", "keys", "webhooks", "theme"]) {
+          await localized.goto(`${base()}/${section}`);
+          await shows(localized, "#mode");
+          expect(await localized.getAttribute("html", "lang")).toBe(locale);
+          await checked(localized, `${locale}/${section || "overview"}`, [scheme]);
+        }
+        await localized.close();
+      }
 
       // Sign out: the sign-in page, and the console refuses the old session.
       await page.click("header form:not(:has(input[name='everywhere'])) button");

@@ -42,9 +42,13 @@ export async function waitForView(page: Page, view: ScreenView, timeout = 60_000
  * `name` may name a folder below the screenshots' (`me/en-signed-in`); `fullPage` takes the whole
  * page rather than the viewport.
  */
-export async function photograph(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+export async function photograph(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean; schemes?: readonly ("light" | "dark")[] } = {},
+): Promise<void> {
   mkdirSync(dirname(join(SCREENSHOTS, name)), { recursive: true });
-  for (const scheme of ["light", "dark"] as const) {
+  for (const scheme of options.schemes ?? (["light", "dark"] as const)) {
     await emulateScheme(page, scheme);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
   }

@@ -444,9 +444,11 @@ describe("the person's page in a browser", () => {
       await page.click(erase);
       await page.waitForSelector("#confirm[open]");
       expect(await page.textContent("#confirm-title")).toBe("Erase yourself at Corner Shop?");
-      expect(await page.textContent("#confirm-body")).toMatch(
-        /permission you gave agents there is revoked[\s\S]*face data and documents are deleted[\s\S]*Receipts stay[\s\S]*told that you were erased[\s\S]*cannot be undone[\s\S]*prove it is you once more/,
+      const confirmBody = ((await page.textContent("#confirm-body")) ?? "").trim();
+      expect(confirmBody).toMatch(
+        /^Erasing cannot be undone\.[\s\S]*permission you gave agents there is revoked[\s\S]*face data and documents are deleted[\s\S]*Receipts stay[\s\S]*told that you were erased[\s\S]*prove it is you once more/,
       );
+      expect(confirmBody.match(/cannot be undone/g), "said once, first").toHaveLength(1);
       expect(await page.textContent("#confirm-yes")).toBe("Prove it is me and erase");
       await photograph(page, "me/en-erase-confirm");
       expect(await accessibilityViolations(page)).toEqual([]);

@@ -6,6 +6,8 @@
  * one, another site's request, a missing or wrong CSRF token, another merchant's object.
  */
 import { describe, expect, it } from "vitest";
+import { escapeHtml } from "../../shared/edge/pages";
+import { type Locale, type MessageKey, translate } from "../../shared/kernel/i18n";
 import { addOwner } from "../../shared/merchants/accounts";
 import { ownedMerchant } from "../harness/agents";
 import { ConsoleBrowser, checkOf, shownOnce, signIn } from "../harness/console";
@@ -15,7 +17,7 @@ import { enrollStranger } from "../harness/identity";
 import { mandateFixture } from "../harness/mandates";
 import { proveOnScreen } from "../harness/me";
 import { v1 } from "../harness/resource-api";
-import { completeCaptureTheme, TEST_FONT } from "../harness/theme-fixtures";
+import { completeCaptureTheme, completeMandateTheme, TEST_FONT } from "../harness/theme-fixtures";
 
 const audit = (merchantId: string) =>
   testDb()<{ action: string; actor_kind: string; actor_id: string; client_ip: string | null }[]>`
@@ -478,5 +480,185 @@ describe("console: pages and actions, audited with the owner as actor", () => {
     await signIn(theirs, elsewhere.merchant_id, stranger);
     expect(errorOf(await theirs.page("/theme/preview?surface=capture&scheme=light"))).toEqual({ status: 404, code: "not_found" });
     expect(errorOf(await theirs.page("/theme/preview.css?surface=capture&scheme=dark"))).toEqual({ status: 404, code: "not_found" });
+
+    // The mandate surface on its own introduction (D-701): a mandate session's, as the hosted screen words it, with example terms.
+    const mandateTheme = completeMandateTheme({
+      logo: logo.id,
+      font: font.id,
+      brand: "Corner Agents",
+      family: "Corner Mono",
+      primary: "262 83% 40%",
+    });
+    const saved = await browser.form("/theme/draft", { surface: "mandate", theme: JSON.stringify(mandateTheme), intent: "save" });
+    expect(saved.status, saved.text).toBe(200);
+    const mandateEditor = await browser.page("/theme?surface=mandate");
+    expect(mandateEditor.text).toContain("As the hosted screen opens a mandate for an agent");
+    for (const scheme of ["light", "dark"]) {
+      expect(mandateEditor.text).toContain(`<iframe src="/functions/v1/console/theme/preview?surface=mandate&amp;scheme=${scheme}"`);
+      const frame = await browser.page(`/theme/preview?surface=mandate&scheme=${scheme}`);
+      expect(frame.status, frame.text).toBe(200);
+      expect(frame.text).toContain('<span id="brand-name">Corner Agents</span>');
+      expect(frame.text).toContain('<h1 id="intro-title" tabindex="-1">Allow Shopping assistant to act for you</h1>');
+      expect(frame.text).not.toContain("Sign in to Corner");
+      expect(frame.text).toMatch(
+        /<dl id="intro-terms" class="terms"><dt>Agent<\/dt><dd>Shopping assistant<\/dd><dt>It may<\/dt><dd>Make purchases<\/dd><dt>Limit<\/dt><dd>5 actions per month<\/dd><dt>Until<\/dt><dd>[^<]+<\/dd><\/dl>/,
+      );
+      expect(frame.text).toMatch(new RegExp(`preview\\.css\\?surface=mandate&(?:amp|#38);scheme=${scheme}"`));
+      const css = await browser.page(`/theme/preview.css?surface=mandate&scheme=${scheme}`);
+      expect(css.text).toContain(`color-scheme: ${scheme};`);
+      expect(css.text).toContain("--primary: 262 83% 40%;");
+      expect(css.text).toContain(scheme === "light" ? "--background: 0 0% 100%;" : "--background: 0 0% 0%;");
+    }
+    // In Portuguese, the mandate's words of the screen's own catalogue.
+    const pt = await browser.page("/theme/preview?surface=mandate&scheme=light", { headers: { "accept-language": "pt-BR" } });
+    expect(pt.text).toContain(
+      escapeHtml(translate("pt-BR", "screen.mode.mandate.title", { agent: translate("pt-BR", "console.theme.example_agent") })),
+    );
+    // The capture surface's preview still shows the sign-in's, and no terms.
+    const capture = await browser.page("/theme/preview?surface=capture&scheme=dark");
+    expect(capture.text).toContain("Sign in to Corner Shop");
+    expect(capture.text).toContain('<dl id="intro-terms" class="terms" hidden></dl>');
+  }, 240_000);
+});
+
+/** What a browser's navigation and form submission send as Accept. */
+const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+const LOCALES: Locale[] = ["en", "pt-BR", "es"];
+const unescapeHtml = (text: string) => text.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&amp;/g, "&");
+
+describe("console: a refused request is a page in the owner's words, with the way back (D-700)", () => {
+  it("answers each kind of refusal with a page in three languages, its status kept; JSON to a client asking for it", async () => {
+    const { merchant, owner } = await ownedMerchant();
+    const browser = new ConsoleBrowser();
+    await signIn(browser, merchant.merchant_id, owner);
+    // A key revoked: rolling it is refused as things stand.
+    expect((await browser.form("/keys", { kind: "secret", name: "Retired" })).status).toBe(200);
+    const retired = (await v1("/api_keys", { key: merchant.keys.sk_test })).body.data.find((k: { name?: string }) => k.name === "Retired");
+    expect((await browser.form(`/keys/${retired.id}/revoke`)).status).toBe(303);
+    const other = await merchantFactory();
+    const otherKey = (await v1("/api_keys", { key: other.keys.sk_test })).body.data[0].id as string;
+    const signedOut = new ConsoleBrowser();
+    const base = "/functions/v1/console";
+
+    type Refusal = {
+      send: (headers: Record<string, string>) => ReturnType<ConsoleBrowser["form"]>;
+      status: number;
+      code: string;
+      kind: string;
+      back: string;
+    };
+    const refusals: Refusal[] = [
+      {
+        // Bad input: a webhook at a plain-http URL; the way back keeps what was typed.
+        send: (headers) => browser.form("/webhooks", { url: "http://shop.example/hook", event_types: "mandate.revoked" }, { headers }),
+        status: 400,
+        code: "INVALID_INPUT",
+        kind: "input",
+        back: `${base}/webhooks?url=http%3A%2F%2Fshop.example%2Fhook&event_types=mandate.revoked`,
+      },
+      {
+        send: (headers) => browser.form(`/keys/${retired.id}/roll`, { overlap_hours: "1" }, { headers }),
+        status: 409,
+        code: "KEY_INACTIVE",
+        kind: "refused",
+        back: `${base}/keys`,
+      },
+      {
+        // A form whose token is not this session's (opened before a sign-in again): what was typed kept.
+        send: (headers) => browser.form("/keys", { kind: "publishable", name: "Kiosk" }, { headers, csrf: "x".repeat(43) }),
+        status: 403,
+        code: "CSRF_TOKEN_INVALID",
+        kind: "csrf",
+        back: `${base}/keys?name=Kiosk&kind=publishable`,
+      },
+      {
+        send: (headers) => browser.form(`/owners/${owner.subject_ref}/remove`, {}, { headers }),
+        status: 409,
+        code: "LAST_OWNER",
+        kind: "last_owner",
+        back: `${base}/owners`,
+      },
+      {
+        send: (headers) => browser.form(`/keys/${otherKey}/revoke`, {}, { headers }),
+        status: 404,
+        code: "not_found",
+        kind: "not_found",
+        back: `${base}/keys`,
+      },
+      {
+        send: (headers) => signedOut.form("/keys", { kind: "secret", name: "Late" }, { headers, csrf: null }),
+        status: 401,
+        code: "OWNER_SESSION_REQUIRED",
+        kind: "session",
+        back: `${base}/`,
+      },
+      {
+        send: (headers) =>
+          browser.form("/keys", { kind: "secret", name: "Forged" }, { headers: { ...headers, origin: "https://evil.example" } }),
+        status: 403,
+        code: "CROSS_SITE_REQUEST",
+        kind: "cross_site",
+        back: `${base}/`,
+      },
+    ];
+    for (const refusal of refusals) {
+      const asJson = await refusal.send({ accept: "application/json" });
+      expect(errorOf(asJson), refusal.code).toEqual({ status: refusal.status, code: refusal.code });
+      for (const locale of LOCALES) {
+        const shown = await refusal.send({ accept: BROWSER_ACCEPT, "accept-language": locale });
+        const what = `${refusal.code} in ${locale}`;
+        expect(shown.status, what).toBe(refusal.status);
+        expect(shown.headers.get("content-type"), what).toMatch(/^text\/html/);
+        expect(shown.headers.get("content-language"), what).toBe(locale);
+        expect(shown.headers.get("content-security-policy"), what).toMatch(/default-src 'none'; script-src 'self'/);
+        expect(shown.text, what).not.toMatch(/<script(?![^>]*\bsrc=)/);
+        expect(shown.text, what).toContain(`<html lang="${locale}">`);
+        expect(shown.text, what).toContain(`data-problem="${refusal.kind}"`);
+        expect(shown.text, what).toContain(escapeHtml(translate(locale, `console.problem.${refusal.kind}` as MessageKey)));
+        expect(shown.text, what).toMatch(new RegExp(`<code>${refusal.code}</code> · <code>[0-9a-f-]{36}</code>`));
+        expect(shown.text, what).toMatch(/<div class="card error" id="problem" role="alert" tabindex="-1" autofocus>/);
+        const back = unescapeHtml(/id="problem-back" href="([^"]+)"/.exec(shown.text)?.[1] ?? "");
+        expect(back, what).toBe(refusal.back);
+      }
+    }
+    // Nothing was changed by any of them: no key named by the refused forms, the owner still there.
+    const names = (await v1("/api_keys", { key: merchant.keys.sk_test })).body.data.map((k: { name?: string }) => k.name);
+    expect(names).not.toContain("Kiosk");
+    expect(names).not.toContain("Forged");
+
+    // The way back fills the form in again with what was typed.
+    const webhooks = await browser.page("/webhooks?url=http%3A%2F%2Fshop.example%2Fhook&event_types=mandate.revoked");
+    expect(webhooks.text).toContain('placeholder="https://" value="http://shop.example/hook"');
+    expect(webhooks.text).toContain('value="mandate.revoked"');
+    const keys = await browser.page("/keys?name=Kiosk&kind=publishable");
+    expect(keys.text).toContain('name="name" maxlength="80" value="Kiosk"');
+    expect(keys.text).toContain('<option value="publishable" selected>');
+
+    // A page that fails to load leads back to the console page the owner came from, on this origin only.
+    const missing = await browser.page(`/webhooks/${crypto.randomUUID()}`, {
+      headers: { accept: BROWSER_ACCEPT, referer: "http://localhost/functions/v1/console/webhooks" },
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('data-problem="not_found"');
+
+    // A theme draft refused comes back on the theme page, the draft kept in the editor.
+    for (const locale of LOCALES) {
+      const draft = await browser.form(
+        "/theme/draft",
+        { surface: "capture", theme: '{"brand_name": "Half', intent: "save" },
+        {
+          headers: { accept: BROWSER_ACCEPT, "accept-language": locale },
+        },
+      );
+      expect(draft.status).toBe(400);
+      expect(draft.headers.get("content-language")).toBe(locale);
+      expect(draft.text).toContain('id="problem" role="alert"');
+      expect(draft.text).toContain("<code>INVALID_INPUT</code>");
+      expect(draft.text).toContain(`spellcheck="false">${escapeHtml('{"brand_name": "Half')}</textarea>`);
+    }
+    expect(errorOf(await browser.form("/theme/draft", { surface: "capture", theme: "{", intent: "save" }))).toEqual({
+      status: 400,
+      code: "INVALID_INPUT",
+    });
   }, 240_000);
 });

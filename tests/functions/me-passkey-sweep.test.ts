@@ -1,18 +1,20 @@
 /**
- * The minute cron's sweep of the person's page's passkey sign-in (docs/decisions.md, D-610): a real
+ * The minute cron's sweep of the person's page's passkey sign-in (docs/decisions.md, D-610, D-702): a real
  * tick of session-expiry-and-webhooks at a chosen time deletes the challenges that expired more than
  * a day before it and the refusals recorded more than a day before it, used or not, and keeps every
  * other. The rows are made through the page's own routes on the request clock, two days back and
- * now, so nothing waits. Own service: a tick is a global pass over its database.
+ * now, so nothing waits. The same tick deletes the person's sign-ins that stopped counting (used,
+ * or their hosted session over) more than a day before it (D-702). Own service: a tick is a global
+ * pass over its database.
  */
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../shared/lib/crypto";
 import { merchantFactory, testDb } from "../harness/factories";
 import { errorOf } from "../harness/http";
-import { assertWith, Browser, newUserHandle, passkeyStart, personWithPasskey } from "../harness/me";
+import { assertWith, Browser, newUserHandle, passkeyStart, personWithPasskey, signIn } from "../harness/me";
 import { useOwnService } from "../harness/own-service";
 
-const service = useOwnService("me_passkey_sweep", ["process-biovital-enrollment", "me", "session-expiry-and-webhooks"]);
+const service = useOwnService("me_passkey_sweep", ["process-biovital-enrollment", "hosted-capture", "me", "session-expiry-and-webhooks"]);
 
 const T0 = new Date(Math.ceil(Date.now() / 1000) * 1000);
 const hoursBefore = (hours: number) => new Date(T0.getTime() - hours * 3_600_000);
@@ -61,4 +63,37 @@ describe("me: the minute cron sweeps the passkey sign-in", () => {
     // A second tick finds nothing more to delete.
     expect((await service.own.tick("session-expiry-and-webhooks", new Date(T0.getTime() + 60_000)))?.passkey_challenges_swept ?? 0).toBe(0);
   }, 120_000);
+
+  it("deletes the sign-ins that stopped counting more than a day before the tick: used or over; keeps the rest", async () => {
+    const shop = await merchantFactory();
+    const { person } = await personWithPasskey(shop);
+    /** A sign-in started at `now` and left there (its hosted session expires unused): its session's id. */
+    const started = async (now: Date) => {
+      const answer = await new Browser().call("/sign-in", { body: { merchant_id: shop.merchant_id, environment: "test" }, now });
+      expect(answer.status, answer.text).toBe(201);
+      const [row] = await testDb()`select session_id from private.person_sign_ins where created_at = ${now}`;
+      return row.session_id as string;
+    };
+    /** A sign-in that signed the person in at `now`. */
+    const used = async (now: Date) => {
+      const browser = new Browser();
+      await signIn(browser, shop.merchant_id, person, now);
+      const [row] = await testDb()`select session_id from private.person_sign_ins where used_at = ${now}`;
+      return row.session_id as string;
+    };
+    // Two days back, used or not: gone at the tick. Started 23 hours back (over 15 minutes later) or now: kept.
+    const old = [await started(hoursBefore(48)), await used(hoursBefore(47))];
+    const kept = [await started(hoursBefore(23)), await used(hoursBefore(23)), await started(T0)];
+
+    const db = testDb();
+    const ours = [...old, ...kept];
+    const signIns = async () =>
+      (await db`select session_id::text as id from private.person_sign_ins`).map((r) => r.id as string).filter((id) => ours.includes(id));
+    expect(await signIns()).toHaveLength(5);
+
+    const summary = await service.own.tick("session-expiry-and-webhooks", T0);
+    expect(summary).toMatchObject({ person_sign_ins_swept: 2 });
+    const left = await signIns();
+    expect(left.sort()).toEqual([...kept].sort());
+  }, 240_000);
 });

@@ -46,7 +46,9 @@ export async function expectDocumented(
   if (!surface) return;
   const operations = await operationsOf(surface.document);
   const code = typeof answer.body === "object" && answer.body !== null ? String((answer.body as { code?: unknown }).code ?? "") : "";
-  const coded = answer.status >= 400 ? code : "";
+  // A refusal answered as a page (the console's, to a browser: D-700) has no code to compare.
+  const page = /^text\/html\b/i.test(answer.headers.get("content-type") ?? "");
+  const coded = answer.status >= 400 ? (page ? null : code) : "";
   const problem =
     operations.problemOf(method, pathname, answer.status, coded) ??
     operations.bodyProblemOf(method, pathname, answer.status, answer.headers.get("content-type") ?? "", answer.body);

@@ -15,8 +15,11 @@ type Document = {
 type Response = { content?: Record<string, { schema?: Record<string, any> }> };
 
 export interface DocumentedOperations {
-  /** The problem with an answer to `method path`, or null when the document lists it (or names no such route). */
-  problemOf(method: string, path: string, status: number, code: string): string | null;
+  /**
+   * The problem with an answer to `method path`, or null when the document lists it (or names no such
+   * route). `code` null: a refusal answered as a page, which its response must declare (`text/html`).
+   */
+  problemOf(method: string, path: string, status: number, code: string | null): string | null;
   /** The problem with an answer's body (JSON parsed, or the text), or null when its response's schema accepts it. */
   bodyProblemOf(method: string, path: string, status: number, contentType: string, body: unknown): string | null;
   /** The problem with a webhook delivery's body, or null when the document's `webhooks` entry for its type accepts it. */
@@ -52,6 +55,10 @@ export function documentedOperations(document: Document): DocumentedOperations {
       if (!operation) return null;
       const response = operation.responses[String(status)];
       if (!response) return `${method} ${operation.template} answered ${status}, which the OpenAPI document does not list`;
+      if (code === null)
+        return response.content?.["text/html"]
+          ? null
+          : `${method} ${operation.template} answered ${status} as a page, which the document does not list`;
       const codes: string[] | undefined = response.content?.["application/json"]?.schema?.allOf?.[1]?.properties?.code?.enum;
       if (codes ? !codes.includes(code) : code !== "")
         return `${method} ${operation.template} answered ${status} ${code}, which the OpenAPI document does not list`;

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { mandateTokens } from "../../shared/themes/theme";
 
 /** A woff2 font the theme tests upload (Source Code Pro, weight 500). */
 export const TEST_FONT = readFileSync(new URL("../fixtures/fonts/source-code-pro-500.woff2", import.meta.url));
@@ -44,4 +45,10 @@ export function completeCaptureTheme({
     font_heading_weight: 500,
     font_body_weight: 500,
   };
+}
+
+/** The same theme for the mandate surface: its tokens only (shared/themes/theme.ts, `mandateTokens`). */
+export function completeMandateTheme(options: Parameters<typeof completeCaptureTheme>[0]) {
+  const capture: Record<string, string | number> = completeCaptureTheme(options);
+  return Object.fromEntries(mandateTokens.map((token) => [token, capture[token]]));
 }

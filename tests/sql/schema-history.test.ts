@@ -117,6 +117,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /theme_asset|private\.theme_url\b|^column private\.themes #\d+ (logo_(wide|square|icon)_url|font_(heading|body)_url) /,
   "20261129040000_support_read_views.sql": /receipts_merchant_page_idx|consent_ledger_merchant_page_idx/,
   "20261130010000_person_passkey_sweep.sql": /person_passkey_refusals_refused_idx|^function public\.person_passkey_sweep\(/,
+  "20261203000000_person_sign_ins_sweep.sql": /person_sign_ins_created_idx/,
   "20261130040000_anchor_finality.sql": /^column private\.receipt_anchors #\d+ final_at |receipt_anchors_(final_check|unsettled_idx)\b/,
   "20261130020000_owner_console_sessions.sql": /(private|public)\.owner_(sign_in|session|merchants)|hosted_sessions_merchant_created_idx/,
   "20261130030000_hosted_session_opener_origin.sql":
