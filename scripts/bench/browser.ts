@@ -115,6 +115,9 @@ interface Session {
   lightFit: number | null;
   /** Frames a second the camera delivered to the page when the capture started (null: no capture). */
   cameraFps: number | null;
+  /** Landmark results a second during the recording, and the engine's mouth-voice correlation (null: no capture). */
+  landmarkHz: number | null;
+  avCorrelation: number | null;
 }
 
 /** One capture of `klass` on a new page of `context`, judged by the engine. */
@@ -155,6 +158,8 @@ async function session(
       bpmError: result.heart_rate_bpm === null ? null : Math.abs(result.heart_rate_bpm - media.bpm),
       lightFit: (lit as { correlation?: number } | undefined)?.correlation ?? null,
       cameraFps: capture.stats.camera_fps ?? null,
+      landmarkHz: capture.stats.landmark_hz ?? null,
+      avCorrelation: result.liveness.checks.av_sync.correlation,
     };
   } catch (error) {
     // The page refused to record (its preflight found no light on the face) or failed: no descriptor, no acceptance.
@@ -168,6 +173,8 @@ async function session(
       bpmError: null,
       lightFit: null,
       cameraFps: null,
+      landmarkHz: null,
+      avCorrelation: null,
     };
   } finally {
     await page.close();
@@ -220,6 +227,20 @@ function report(sessions: Session[]): void {
         `- camera: ${median(fps).toFixed(1)} frames a second to the page (median; ${Math.min(...fps).toFixed(1)} to ${Math.max(...fps).toFixed(1)})`,
       );
     }
+    const landmarks = rows.filter((s) => s.landmarkHz !== null).map((s) => s.landmarkHz!);
+    if (landmarks.length) {
+      console.log(
+        `- landmarks: ${median(landmarks).toFixed(1)} a second during the recording (median; ${Math.min(...landmarks).toFixed(1)} to ${Math.max(...landmarks).toFixed(1)})`,
+      );
+    }
+    for (const klass of CLASS_NAMES) {
+      const av = rows.filter((s) => s.klass === klass && s.avCorrelation !== null).map((s) => s.avCorrelation!);
+      if (!av.length) continue;
+      const gate = presenceConfig.avSync.minCorrelation;
+      console.log(
+        `- ${klass}: mouth-voice correlation median ${median(av).toFixed(2)} (${Math.min(...av).toFixed(2)} to ${Math.max(...av).toFixed(2)}), ${av.filter((r) => r < gate).length} of ${av.length} under ${gate}`,
+      );
+    }
     const stills = rows.filter((s) => s.klass === "photo_lit" && s.pulseBefore !== null);
     if (stills.length) {
       const passedBefore = stills.filter((s) => s.pulseBefore).length;
@@ -254,7 +275,7 @@ async function main(): Promise<void> {
                 const verdict = await session(context, server.url, media, klass);
                 sessions.push({ face, heldOut, variant, klass, ...verdict });
                 process.stderr.write(
-                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB, ${verdict.cameraFps} fps)`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
+                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB, ${verdict.cameraFps} fps, landmarks ${verdict.landmarkHz?.toFixed(1)} a second, mouth-voice ${verdict.avCorrelation})`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
                 );
               }
             }
