@@ -20,6 +20,9 @@ interface Row {
   correlation: number;
   lagMs: number;
   reason: string;
+  /** Face descriptors computed, and one's median time, ms (after the recording since D-720). */
+  describeRuns: number;
+  describeMs: number;
 }
 
 const rows: Row[] = [];
@@ -36,6 +39,8 @@ for (const dir of process.argv.slice(2)) {
       correlation: av.correlation,
       lagMs: av.lag_ms,
       reason: result.reason ?? "accepted",
+      describeRuns: Number(saved.stats?.describe_ms?.runs ?? 0),
+      describeMs: Number(saved.stats?.describe_ms?.p50 ?? 0),
     });
   }
 }
@@ -59,7 +64,7 @@ for (const key of keys) {
 for (const klass of [...new Set(rows.map((r) => r.klass))].sort()) {
   const set = rows.filter((r) => r.klass === klass);
   console.log(
-    `- ${klass}, all: ${set.length} captures, landmarks ${range(set.map((r) => r.landmarkHz))} a second, correlation ${range(set.map((r) => r.correlation))}, ${set.filter((r) => r.correlation < gate).length} under ${gate}`,
+    `- ${klass}, all: ${set.length} captures, landmarks ${range(set.map((r) => r.landmarkHz))} a second, correlation ${range(set.map((r) => r.correlation))}, ${set.filter((r) => r.correlation < gate).length} under ${gate}; face descriptors ${range(set.map((r) => r.describeRuns))} a capture, ${range(set.map((r) => r.describeMs))} ms each`,
   );
 }
 const same = rows.filter((r) => r.klass !== "shifted");
