@@ -583,7 +583,13 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
         },
       ],
     },
-    { name: "mandate-issue", routes: [{ path: "", methods: ["POST"], input: "json", key: "secret", replay: true, body: issue }] },
+    {
+      name: "mandate-issue",
+      // A grant needs a fresh capture, a proof and terms that all hold: rare among generated bodies,
+      // so twice the usual draws, for the run to reach a 201 on its fixed seed.
+      weight: 16,
+      routes: [{ path: "", methods: ["POST"], input: "json", key: "secret", replay: true, body: issue }],
+    },
     { name: "mandate-check", routes: [{ path: "", methods: ["POST"], input: "json", key: "secret", replay: true, body: decision }] },
     {
       name: "mandate-consume",
@@ -754,7 +760,8 @@ export function functionPlans(skeletons: Skeletons): FunctionPlan[] {
     },
     {
       name: "resource-api",
-      weight: 16,
+      // Some twenty-five routes behind one name, and a 201 only where a whole body holds: three times the usual draws.
+      weight: 24,
       routes: [
         {
           path: "/mandates",

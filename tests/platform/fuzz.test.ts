@@ -16,7 +16,7 @@ import { functionNames } from "../../shared/kernel/registry";
 import { capture } from "../harness/captures";
 import { documentedAnswers } from "../harness/documented-answers";
 import { testDb } from "../harness/factories";
-import { functionPlans, skeletonOf } from "../harness/fuzz-plans";
+import { type FunctionPlan, functionPlans, skeletonOf } from "../harness/fuzz-plans";
 import { type Recipe, recipeOf } from "../harness/fuzz-requests";
 import {
   Attribution,
@@ -50,10 +50,7 @@ describe("generated input, every function", () => {
     });
     expect(plans.map((plan) => plan.name).sort()).toEqual([...functionNames].sort());
     const drawn = ONLY ? plans.filter((plan) => ONLY.includes(plan.name)) : plans;
-    const recipes: Recipe[] = fc.sample(fc.oneof(...drawn.map((plan) => ({ weight: plan.weight ?? 8, arbitrary: recipeOf(plan) }))), {
-      seed: SEED,
-      numRuns: REQUESTS,
-    });
+    const recipes = drawnRecipes(drawn, REQUESTS, SEED);
 
     const started = performance.now();
     const attribution = new Attribution();
@@ -114,6 +111,37 @@ describe("generated input, every function", () => {
     }
   });
 });
+
+/**
+ * Each function's requests come from a stream of its own (the seed and the function's name), its
+ * share of the run in proportion to its weight, interleaved evenly. A function added to the registry
+ * then shortens every other's stream a little and redraws none: with one shared stream it redrew
+ * every sample, and the run's reach into deep answers changed with the registry's luck.
+ */
+function drawnRecipes(plans: FunctionPlan[], requests: number, seed: number): Recipe[] {
+  const weights = plans.map((plan) => plan.weight ?? 8);
+  const total = weights.reduce((sum, w) => sum + w, 0);
+  const exact = weights.map((w) => (requests * w) / total);
+  const counts = exact.map(Math.floor);
+  // largest remainders first, ties in the registry's order, so the counts add up to the run
+  const byRemainder = exact.map((x, i) => ({ i, rest: x - Math.floor(x) })).sort((a, b) => b.rest - a.rest || a.i - b.i);
+  for (let k = 0; k < requests - counts.reduce((sum, c) => sum + c, 0); k++) counts[byRemainder[k].i]++;
+  const placed = plans.flatMap((plan, i) =>
+    counts[i] === 0
+      ? []
+      : fc
+          .sample(recipeOf(plan), { seed: streamSeed(seed, plan.name), numRuns: counts[i] })
+          .map((recipe, n) => ({ recipe, at: (n + 0.5) / counts[i], i })),
+  );
+  return placed.sort((a, b) => a.at - b.at || a.i - b.i).map((p) => p.recipe);
+}
+
+/** A 32-bit seed for one function's stream (FNV-1a over the run's seed and the function's name). */
+function streamSeed(seed: number, name: string): number {
+  let hash = 0x811c9dc5;
+  for (const ch of `${seed}:${name}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return hash | 0;
+}
 
 /** An answer of the resource API that its OpenAPI document (GET /v1/openapi.json) does not list for the route. */
 function openApiProblems(o: Outcome, openApi: DocumentedOperations): string[] {
