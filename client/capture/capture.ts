@@ -162,6 +162,11 @@ export class PresenceCapture {
   private readonly context: CanvasRenderingContext2D;
   private skin: SkinMask | null = null;
   private workerBusy = false;
+  /**
+   * The newest frame that arrived while the worker was busy: it goes to the worker the moment the
+   * worker answers, so on a slow device the worker never idles until the next frame (D-720).
+   */
+  private nextFrame: { frame: VideoFrame; t: number } | null = null;
   private lastDetectT = -Infinity;
   private lastFace: { t: number; score: number; landmarks: Point[] } | null = null;
   private eyeTrack: { t: number; x: number; y: number; iod: number }[] = [];
@@ -397,6 +402,8 @@ export class PresenceCapture {
   async close(): Promise<void> {
     this.stopped = true;
     this.stopLight?.();
+    this.nextFrame?.frame.close();
+    this.nextFrame = null;
     // A recording waiting for its faces to be described gets none: the worker is ended.
     this.deferred?.described?.();
     this.worker.terminate();
@@ -451,19 +458,22 @@ export class PresenceCapture {
     while (this.frameTimes.length > 2 && t - this.frameTimes[0]! > 2) this.frameTimes.shift();
     const skin = this.skin;
     const averaged = skin && skin.box.width > 0 && skin.box.height > 0 ? this.averageSkin(frame, skin, t) : Promise.resolve();
+    // The worker gets its own reference to the frame (now, or kept for when it is free); this one closes once the skin is read.
     if (this.workerBusy) {
-      averaged.finally(() => frame.close());
-      return;
-    }
+      this.nextFrame?.frame.close();
+      this.nextFrame = { frame: frame.clone(), t };
+    } else this.toWorker(frame.clone(), t);
+    averaged.finally(() => frame.close());
+  }
+
+  /** Hands `frame` (captured at `t`; transferred, the worker closes it) to the worker, with what it runs on it besides the landmarks. */
+  private toWorker(frame: VideoFrame, t: number): void {
     this.workerBusy = true;
     const recording = this.recording;
     const { detect, describe } = workerTurn({ t, tracking: this.lastFace !== null, lastDetectT: this.lastDetectT, recording });
     if (detect) this.lastDetectT = t;
     if (describe && recording) [recording.cuts, recording.lastCutT] = [recording.cuts + 1, t];
-    // The worker gets its own reference to the frame; this one closes once the skin is read.
-    const forWorker = frame.clone();
-    this.worker.postMessage({ type: "frame", t, frame: forWorker, detect, describe }, [forWorker]);
-    averaged.finally(() => frame.close());
+    this.worker.postMessage({ type: "frame", t, frame, detect, describe }, [frame]);
   }
 
   /**
@@ -525,6 +535,10 @@ export class PresenceCapture {
     if (message.type !== "frame") return;
     this.workerBusy = false;
     this.take(message);
+    const next = this.nextFrame;
+    this.nextFrame = null;
+    if (next && !this.stopped) this.toWorker(next.frame, next.t);
+    else next?.frame.close();
   }
 
   /** Takes what the worker saw: the face and its skin region, and while recording the mouth and descriptors. */
