@@ -23,6 +23,9 @@ export interface ResolvedIdentity {
   session_active: boolean | null;
 }
 
+/** Whom identity_resolve looks up: a first-party session's own identity, or the person a merchant knows by subject_ref. */
+export type IdentityResolveParams = TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null });
+
 export interface TemplateMatch {
   identity_id: Uuid;
   similarity: number;
@@ -84,10 +87,7 @@ declare module "../kernel/db/rpc" {
       { identity_id: Uuid; billed: boolean },
     ];
     identity_attribute_record: [TenantAt & { capture_nonce: string; stored_response?: StoredResponse }, unknown];
-    identity_resolve: [
-      TenantAt & ({ user_id: Uuid; session_token_hash: string } | { subject_ref: string | null }),
-      ResolvedIdentity | null,
-    ];
+    identity_resolve: [IdentityResolveParams, ResolvedIdentity | null];
     face_identify: [
       { environment: Environment; merchant_id: Uuid; key_id: string; embedding: number[]; capture_nonce: string; now: Iso },
       /** The best match's cosine and the runner-up's (a near miss when they are close: D-385). */

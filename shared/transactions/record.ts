@@ -1,11 +1,15 @@
-/** What every act of the transaction sink records, whether a live capture or a mandate stood in for it. */
+/** What every act of the transaction sink records, whether a live capture or a mandate stood in for it, and the person it names. */
 import type { DeviceBinding } from "../contracts/device";
 import type { CaptureDevice, DeviceEvidence } from "../devices/capture";
 import { ENGINE_VERSION } from "../engine";
 import { documentRefused } from "../identity/documents";
+import type { IdentityResolveParams, ResolvedIdentity } from "../identity/rpc";
 import type { ForcedScenario } from "../identity/scenario";
-import type { ApiError } from "../kernel/errors";
-import type { Tenant } from "../kernel/principal";
+import { isSubjectRef } from "../identity/subject-ref";
+import { rpc } from "../kernel/db/rpc";
+import type { Deps } from "../kernel/deps";
+import { ApiError } from "../kernel/errors";
+import type { HostedSessionPrincipal, Principal, Tenant } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
 import type { ReceiptRow } from "../receipts/rpc";
@@ -82,25 +86,90 @@ export async function actReceipt(
   standInFor?: string,
   deviceBinding?: DeviceBinding,
 ): Promise<ReceiptRow> {
+  const [receipt] = await actReceipts(keys, tenant, body, captureId, [assurance], now, standInFor, deviceBinding);
+  return receipt!;
+}
+
+/**
+ * actReceipt at each of `levels`, one receipt (the same id and code) signed per level: for a stand-in, whose
+ * level is the mandate's, read in the same call that records the act (stand_in_transaction keeps the one that fits).
+ */
+export async function actReceipts(
+  keys: KeySet,
+  tenant: Tenant,
+  body: TransactionBody,
+  captureId: string,
+  levels: readonly AssuranceLevel[],
+  now: Date,
+  standInFor?: string,
+  deviceBinding?: DeviceBinding,
+): Promise<ReceiptRow[]> {
   const id = crypto.randomUUID();
   const code = newReceiptCode();
   const mandateId = standInFor;
-  const { jws, seal } = await buildReceipt(keys, {
-    receiptId: id,
-    code,
-    captureId,
-    merchantId: tenant.merchantId,
-    environment: tenant.environment,
-    action: mandateId ? "ACTION_MANDATE" : body.action,
-    assuranceLevel: assurance,
-    ...(mandateId ? { mandate: { mandateId, action: body.action } } : {}),
-    serviceHash: body.service_hash,
-    issuedAt: now,
-    amountMinor: body.amount ?? null,
-    currency: body.currency ?? null,
-    ...(deviceBinding ? { deviceBinding } : {}),
-  });
-  return { id, code, jws, seal };
+  return Promise.all(
+    levels.map(async (assurance) => {
+      const { jws, seal } = await buildReceipt(keys, {
+        receiptId: id,
+        code,
+        captureId,
+        merchantId: tenant.merchantId,
+        environment: tenant.environment,
+        action: mandateId ? "ACTION_MANDATE" : body.action,
+        assuranceLevel: assurance,
+        ...(mandateId ? { mandate: { mandateId, action: body.action } } : {}),
+        serviceHash: body.service_hash,
+        issuedAt: now,
+        amountMinor: body.amount ?? null,
+        currency: body.currency ?? null,
+        ...(deviceBinding ? { deviceBinding } : {}),
+      });
+      return { id, code, jws, seal };
+    }),
+  );
+}
+
+/** Whom `user_id` names, as identity_resolve takes it: a first-party session only its own identity, a merchant its subject_ref. */
+export function resolveParams(principal: Principal | HostedSessionPrincipal, userId: string, now: Date): IdentityResolveParams {
+  const scope = { merchant_id: principal.merchantId, environment: principal.environment, now: now.toISOString() };
+  return principal.kind === "user"
+    ? { ...scope, user_id: principal.identityId, session_token_hash: principal.sessionTokenHash }
+    : { ...scope, subject_ref: isSubjectRef(userId) ? userId : null };
+}
+
+/**
+ * The identity named by `user_id`, as this principal may name it: a first-party session names
+ * only its own identity (another is `403 UNAUTHORIZED_DEVICE`; a revoked session `403
+ * ACCESS_REVOKED`); a merchant (by its key, or in its hosted session) names a person by the
+ * subject_ref it was given. An unknown person
+ * is `403 IDENTITY_MISMATCH`, and so is a person who never consented with this merchant (its
+ * pseudonym resolves to nothing); an erased identity or withdrawn consent `403 ACCESS_REVOKED`.
+ */
+export async function resolveIdentity(
+  deps: Deps,
+  principal: Principal | HostedSessionPrincipal,
+  userId: string,
+): Promise<ResolvedIdentity> {
+  assertMayName(principal, userId);
+  const identity = await rpc(deps.sql, "identity_resolve", resolveParams(principal, userId, deps.now));
+  assertUsable(identity);
+  return identity;
+}
+
+/** A first-party session names only its own identity (`403 UNAUTHORIZED_DEVICE`); checked before any call. */
+export function assertMayName(principal: Principal | HostedSessionPrincipal, userId: string): void {
+  if (principal.kind === "user" && userId !== principal.identityId) throw new ApiError("UNAUTHORIZED_DEVICE");
+}
+
+/** resolveIdentity's verdicts on what identity_resolve (or stand_in_transaction) found. */
+export function assertUsable<T extends Pick<ResolvedIdentity, "erased" | "consent_revoked" | "session_active">>(
+  identity: T | null,
+): asserts identity is T {
+  if (!identity) throw new ApiError("IDENTITY_MISMATCH", { reason: "unknown_user" });
+  if (identity.session_active === false) throw new ApiError("ACCESS_REVOKED", { reason: "session_revoked" });
+  if (identity.erased || identity.consent_revoked) {
+    throw new ApiError("ACCESS_REVOKED", { reason: identity.erased ? "identity_erased" : "consent_revoked" });
+  }
 }
 
 /** `403 DOCUMENT_REQUIRED` for an act that needs a valid identity document on record and has none (rule 3). */

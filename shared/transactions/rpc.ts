@@ -4,6 +4,7 @@
  */
 import type { DeviceBinding } from "../contracts/device";
 import type { PresenceBaseline } from "../engine";
+import type { IdentityResolveParams } from "../identity/rpc";
 import type { Environment } from "../kernel/principal";
 import type { IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
 import type { ConsumeParams, Decision } from "../mandates/rpc";
@@ -102,8 +103,31 @@ export interface CaptureRecordParams {
   stored_response?: StoredResponse;
 }
 
+/** What stand_in_transaction answers of the person it resolved (identity_resolve's verdicts, no template). */
+export interface StandInPerson {
+  identity_id: Uuid;
+  erased: boolean;
+  consent_revoked: boolean;
+  session_active: boolean | null;
+  has_document: boolean;
+}
+
 declare module "../kernel/db/rpc" {
   interface RpcCatalogue {
+    stand_in_transaction: [
+      {
+        resolve: IdentityResolveParams;
+        document_required: boolean;
+        consume: ConsumeParams;
+        /** Its assurance level is the mandate's, set by the call. */
+        capture: Omit<CaptureRow, "assurance_level">;
+        /** The receipt signed for each level the mandate may have been granted at: the call keeps the mandate's. */
+        receipts: Record<AssuranceLevel, ReceiptRow>;
+        stored_response?: { record: IdempotencyRecord };
+      },
+      /** identity null: unknown; decision null: nothing was acted (identity says why). */
+      { identity: StandInPerson | null; decision: Decision | null; approval: StandInApproval | null },
+    ];
     capture_record: [CaptureRecordParams, unknown];
     mandate_transaction: [
       {

@@ -1,14 +1,25 @@
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
-import type { Tenant } from "../kernel/principal";
+import type { HostedSessionPrincipal, Principal } from "../kernel/principal";
 import { sha256Hex } from "../lib/crypto";
 import type { KeySet } from "../lib/signing";
-import { mandateUuid } from "../mandates/ids";
+import { mandatePublicId, mandateUuid } from "../mandates/ids";
 import { answer } from "../mandates/refusals";
 import type { Decision } from "../mandates/rpc";
 import type { Scope } from "../mandates/scopes";
+import type { ReceiptRow } from "../receipts/rpc";
+import type { AssuranceLevel } from "../receipts/signed-receipt";
 import { DOCUMENT_ACTIONS, type TransactionAction, type TransactionBody } from "./input";
-import { type ActOptions, actReceipt, captureRow, documentRequired } from "./record";
+import {
+  type ActOptions,
+  actReceipts,
+  assertMayName,
+  assertUsable,
+  captureRow,
+  documentRequired as documentRefusal,
+  resolveIdentity,
+  resolveParams,
+} from "./record";
 import type { StandInApproval } from "./rpc";
 
 /** The scope an act consumes when the request names none. */
@@ -39,6 +50,9 @@ export function standInConsumeKey(idempotencyKey: string | undefined, replayNonc
   return idempotencyKey ?? (replayNonce === undefined ? undefined : `x-service-nonce ${replayNonce}`);
 }
 
+/** Every level a mandate can have been granted at: the stand-in's receipt is signed at each (see stand_in_transaction). */
+const GRANT_LEVELS: readonly AssuranceLevel[] = ["face", "face_voice", "face_voice_doc"];
+
 /**
  * Spec 4.4 rule 5: the mandate stands in for the live capture. The act consumes the mandate
  * through the same row-locked consume, idempotent per consume key (standInConsumeKey: the
@@ -47,13 +61,17 @@ export function standInConsumeKey(idempotencyKey: string | undefined, replayNonc
  * (`storedResponse`). A refusal is the spec's 200 refusal (StandInRefusal); a replayed key after
  * revocation is refused too. The receipt says nobody was present: act `ACTION_MANDATE`, assurance
  * `mandate`, with the mandate, the act and the grant's level.
+ *
+ * One round trip (D-690): stand_in_transaction resolves the person named by `user_id`, reads the mandate
+ * and acts; the person's refusals (resolveIdentity's, and DOCUMENT_REQUIRED) come from what it answers,
+ * in the order they always had. A request refused before the database (no consume key, a mandate id that
+ * cannot be one) still resolves the person first, so that an unknown person is answered as such.
  */
 export async function transactWithMandate(
   deps: Deps,
   signing: KeySet,
-  tenant: Tenant,
+  principal: Principal | HostedSessionPrincipal,
   body: TransactionBody & { mandate_id: string },
-  identity: { identity_id: string; hasDocument: boolean },
   { idempotencyKey, replayNonce, storedResponse }: Pick<ActOptions, "idempotencyKey" | "replayNonce" | "storedResponse">,
 ): Promise<StandInApproval | StandInRefusal> {
   const refuse = (decision: Decision): StandInRefusal => ({
@@ -62,23 +80,24 @@ export async function transactWithMandate(
     ...(answer(decision, deps.locale) as { allowed: false; reason: string }),
   });
   const consumeKey = standInConsumeKey(idempotencyKey, replayNonce);
-  if (!consumeKey) return refuse({ allowed: false, reason: "idempotency_key_required" });
   const mandateId = mandateUuid(body.mandate_id);
-  if (!mandateId) return refuse({ allowed: false, reason: "mandate_not_found" });
-  if (DOCUMENT_ACTIONS.has(body.action) && !identity.hasDocument) throw documentRequired(body.action);
-  const scope = { merchant_id: tenant.merchantId, environment: tenant.environment, now: deps.now.toISOString() };
-  const mandate = await rpc(deps.sql, "mandate_get", { ...scope, mandate_id: mandateId });
-  if (!mandate) return refuse({ allowed: false, reason: "mandate_not_found" });
-
+  if (!consumeKey || !mandateId) {
+    await resolveIdentity(deps, principal, body.user_id);
+    return refuse({ allowed: false, reason: consumeKey ? "mandate_not_found" : "idempotency_key_required" });
+  }
+  assertMayName(principal, body.user_id);
+  const documentRequired = DOCUMENT_ACTIONS.has(body.action);
+  const scope = { merchant_id: principal.merchantId, environment: principal.environment, now: deps.now.toISOString() };
   const captureId = crypto.randomUUID();
-  const capture = captureRow(tenant, body, deps.now, {
+  const { assurance_level: _mandates, ...capture } = captureRow(principal, body, deps.now, {
     id: captureId,
     captureNonce: `mandate:${captureId}`,
-    assurance: mandate.assurance_level,
+    assurance: null,
   });
-  const receipt = await actReceipt(signing, tenant, body, captureId, mandate.assurance_level, deps.now, mandate.mandate_id);
-  const { decision, approval } = await rpc(deps.sql, "mandate_transaction", {
-    identity_id: identity.identity_id,
+  const signed = await actReceipts(signing, principal, body, captureId, GRANT_LEVELS, deps.now, mandatePublicId(mandateId));
+  const { identity, decision, approval } = await rpc(deps.sql, "stand_in_transaction", {
+    resolve: resolveParams(principal, body.user_id, deps.now),
+    document_required: documentRequired,
     consume: {
       ...scope,
       mandate_id: mandateId,
@@ -90,10 +109,12 @@ export async function transactWithMandate(
       context: body.context,
     },
     capture,
-    receipt,
+    receipts: Object.fromEntries(GRANT_LEVELS.map((level, i) => [level, signed[i]!])) as Record<AssuranceLevel, ReceiptRow>,
     ...(storedResponse && { stored_response: { record: storedResponse.record } }),
   });
-  if (!approval) return refuse(decision);
+  assertUsable(identity);
+  if (documentRequired && !identity.has_document) throw documentRefusal(body.action);
+  if (!approval) return refuse(decision ?? { allowed: false, reason: "mandate_not_found" });
   if (storedResponse) storedResponse.stored = true;
   return approval;
 }

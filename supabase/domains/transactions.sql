@@ -78,6 +78,50 @@ begin
 end $$;
 comment on function public.mandate_transaction(jsonb) is 'The transaction sink''s mandate path: consume (row-locked, idempotent), record the act with its receipt and store its answer under the Idempotency-Key, atomically.';
 
+-- stand_in_transaction({resolve: {...identity_resolve params}, document_required, consume: {...mandate_consume params},
+--   capture: {... without assurance_level}, receipts: {face | face_voice | face_voice_doc: {...}},
+--   stored_response?: {record: {...}}})
+--   -> {identity: {identity_id, erased, consent_revoked, session_active, has_document} | null,
+--       decision: {...} | null, approval: the sink's answer | null}
+-- The sink's whole stand-in in one round trip (issue 28, D-690): the person as identity_resolve finds them, the
+-- mandate of this merchant, then mandate_transaction. Nothing is written, and decision is null, when the person is
+-- unknown, their session revoked, erased, their consent withdrawn, or the act needs a document they lack: the Worker
+-- answers those from identity as it always has. The receipt is signed in the Worker, which cannot know the level the
+-- mandate was granted at before this call: it sends one per level (the same id and code), and the mandate's is kept.
+create or replace function public.stand_in_transaction(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_resolved jsonb := public.identity_resolve(p -> 'resolve');
+  v_identity jsonb;
+  v_level text;
+begin
+  if v_resolved is null then
+    return jsonb_build_object('identity', null, 'decision', null, 'approval', null);
+  end if;
+  v_identity := jsonb_build_object('identity_id', v_resolved -> 'identity_id', 'erased', v_resolved -> 'erased',
+    'consent_revoked', v_resolved -> 'consent_revoked', 'session_active', v_resolved -> 'session_active',
+    'has_document', jsonb_typeof(v_resolved -> 'document') = 'object');
+  if (v_resolved ->> 'erased')::boolean or (v_resolved ->> 'consent_revoked')::boolean
+     or (v_resolved ->> 'session_active')::boolean is false
+     or ((p ->> 'document_required')::boolean and not (v_identity ->> 'has_document')::boolean) then
+    return jsonb_build_object('identity', v_identity, 'decision', null, 'approval', null);
+  end if;
+  select m.assurance_level into v_level from private.mandates m
+  where m.id = (p -> 'consume' ->> 'mandate_id')::uuid and m.merchant_id = (p -> 'consume' ->> 'merchant_id')::uuid
+    and m.environment = p -> 'consume' ->> 'environment';
+  if v_level is null then
+    return jsonb_build_object('identity', v_identity,
+      'decision', jsonb_build_object('allowed', false, 'reason', 'mandate_not_found'), 'approval', null);
+  end if;
+  return jsonb_build_object('identity', v_identity) || public.mandate_transaction(jsonb_build_object(
+    'identity_id', v_resolved -> 'identity_id',
+    'consume', p -> 'consume',
+    'capture', (p -> 'capture') || jsonb_build_object('assurance_level', v_level),
+    'receipt', p -> 'receipts' -> v_level)
+    || case when p ? 'stored_response' then jsonb_build_object('stored_response', p -> 'stored_response') else '{}' end);
+end $$;
+comment on function public.stand_in_transaction(jsonb) is 'The transaction sink''s mandate path in one round trip: resolve the person, find the mandate, keep the receipt signed for its level, and act as mandate_transaction.';
+
 -- capture_record({capture: {..., purpose, grant_terms_digest?, refusal_code?, device_id?, device_binding?}, receipt: {...} | null, document: {...} | null,
 --   baseline: {...} | null, stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
 -- A refused act (the face is another person's or below the gate, liveness failed, coercion, no document) is recorded

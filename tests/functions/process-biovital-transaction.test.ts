@@ -638,6 +638,63 @@ describe("process-biovital-transaction", () => {
     });
   });
 
+  describe("round trips on the wire: a mandate standing in (issue 28, D-690)", () => {
+    // The function behind a proxy that reads every statement it sends to the database.
+    let proxy: DatabaseProxy;
+    let behindProxy: RunningServer;
+
+    beforeAll(async () => {
+      proxy = await startDatabaseProxy(serviceUnderTest().databaseUrl);
+      behindProxy = await startVariantServer(["process-biovital-transaction"], {
+        DATABASE_URL: proxy.url,
+        DB_POOLER: "0",
+        DEPLOYMENT_ID: `trips-${crypto.randomUUID().slice(0, 8)}`,
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await behindProxy?.stop();
+      await proxy?.stop();
+    });
+
+    /** The request's answer and the RPCs it called, in order (one statement is one round trip). */
+    async function tripsOf(key: string, request: unknown, headers: Record<string, string> = {}) {
+      proxy.takeStatements();
+      const answer = await callOn(behindProxy, "process-biovital-transaction", {
+        key,
+        body: request,
+        headers: { ...replayHeaders(), ...headers },
+      });
+      const rpcs = proxy.takeStatements().map((text) => /public\.([a-z_]+)\(/.exec(text)?.[1] ?? text);
+      return { answer, rpcs };
+    }
+
+    it("the act is one call after authentication: the person, the mandate, the consume, the capture and its receipt", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login", "payment"],
+        ceiling: { kind: "count", count: 5, period: "lifetime" },
+      });
+      const bare = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id));
+      expect(bare.answer.status, JSON.stringify(bare.answer.body)).toBe(200);
+      expect(bare.answer.body.assurance_level).toBe("mandate");
+      expect(bare.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+
+      const keyed = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
+        "idempotency-key": `idem-${crypto.randomUUID()}`,
+      });
+      expect(keyed.answer.status, JSON.stringify(keyed.answer.body)).toBe(200);
+      expect(keyed.rpcs).toEqual(["request_authenticate", "idempotency_begin", "stand_in_transaction"]);
+
+      // Refusals are decided in the same call: another merchant's mandate, and a person this merchant does not know.
+      const other = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+      const foreign = await tripsOf(merchant.keys.sk_test, standInRequest(person, other.mandate.mandate_id));
+      expect([foreign.answer.body.allowed, foreign.answer.body.reason]).toEqual([false, "mandate_not_found"]);
+      expect(foreign.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+      const stranger = await tripsOf(merchant.keys.sk_test, standInRequest(other.person, mandate.mandate_id));
+      expect([stranger.answer.status, stranger.answer.body.code]).toEqual([403, "IDENTITY_MISMATCH"]);
+      expect(stranger.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+    });
+  });
+
   describe("a database outage (issue 11): the act and its stored answer commit together", () => {
     // The function behind a proxy to the same database, which the test can take away at any instant.
     let proxy: DatabaseProxy;

@@ -1,6 +1,13 @@
 import { type AddressInfo, createServer, connect as netConnect, type Server, type Socket } from "node:net";
 
 const READY_FOR_QUERY = "Z".charCodeAt(0);
+const PARSE = "P".charCodeAt(0);
+const QUERY = "Q".charCodeAt(0);
+
+/** The NUL-terminated string of `message` at `at`. */
+function cString(message: Buffer, at: number): string {
+  return message.subarray(at, message.indexOf(0, at)).toString("utf8");
+}
 
 export interface DatabaseProxy {
   /** `upstreamUrl` with the proxy's host and port. */
@@ -15,6 +22,12 @@ export interface DatabaseProxy {
    * that statement committed.
    */
   refuseAfter(text: string): void;
+  /**
+   * The statements clients sent since the last call, in order: the text of each Parse and simple
+   * Query message (one per round trip for the service's clients, which write a statement's
+   * Parse to Sync at once), so a test can count a request's round trips on the wire.
+   */
+  takeStatements(): string[];
   stop(): Promise<void>;
 }
 
@@ -27,6 +40,7 @@ export async function startDatabaseProxy(upstreamUrl: string): Promise<DatabaseP
   const upstream = new URL(upstreamUrl);
   const connections = new Set<() => void>();
   let trigger: string | null = null;
+  let statements: string[] = [];
   let listening: Server | null = null;
   let port = 0;
 
@@ -47,7 +61,26 @@ export async function startDatabaseProxy(upstreamUrl: string): Promise<DatabaseP
     // The statement named by refuseAfter: seen from the client, then answered, then the next message refused.
     let stage: "none" | "sent" | "answered" = "none";
     let tail = "";
+    // The client's messages, framed to read each statement's text: the first (startup or SSLRequest) has no type byte.
+    let sent = Buffer.alloc(0);
+    let typed = false;
+    const readStatements = (chunk: Buffer) => {
+      sent = Buffer.concat([sent, chunk]);
+      for (;;) {
+        const header = typed ? 5 : 4;
+        if (sent.length < header) return;
+        const length = sent.readInt32BE(typed ? 1 : 0) + (typed ? 1 : 0);
+        if (sent.length < length) return;
+        const message = sent.subarray(0, length);
+        sent = sent.subarray(length);
+        // A startup message goes on to typed messages; an SSLRequest (80877103) is followed by another startup.
+        if (!typed) typed = message.length < 8 || message.readInt32BE(4) !== 80877103;
+        else if (message[0] === PARSE) statements.push(cString(message, message.indexOf(0, 5) + 1));
+        else if (message[0] === QUERY) statements.push(cString(message, 5));
+      }
+    };
     client.on("data", (chunk: Buffer) => {
+      readStatements(chunk);
       if (stage === "answered") return refuse();
       const text = tail + chunk.toString("latin1");
       tail = text.slice(-200);
@@ -95,6 +128,11 @@ export async function startDatabaseProxy(upstreamUrl: string): Promise<DatabaseP
     accept,
     refuseAfter: (text) => {
       trigger = text;
+    },
+    takeStatements: () => {
+      const taken = statements;
+      statements = [];
+      return taken;
     },
     async stop() {
       refuse();

@@ -216,3 +216,94 @@ describe("the act and its stored answer commit together", () => {
     });
   });
 });
+
+describe("stand_in_transaction: the sink's stand-in in one call (issue 28, D-690)", () => {
+  /** The call as the sink makes it for the grantor's mandate, receipts signed at every level (one id and code). */
+  function standIn(tx: Tx, grantor: Grantor, mandateId: string, seconds: number, extra: Answer = {}) {
+    const stand = act(grantor, seconds);
+    const { assurance_level: _level, identity_id: _identity, liveness_passed: _l, liveness_reason: _r, ...capture } = stand.capture;
+    const receipts = Object.fromEntries(
+      ["face", "face_voice", "face_voice_doc"].map((level) => [
+        level,
+        { ...stand.receipt, jws: `jws.${level}`, seal: createHash("sha256").update(`${stand.receipt.id} ${level}`).digest("hex") },
+      ]),
+    );
+    const call = rawRpc<Answer>(tx, "stand_in_transaction", {
+      resolve: { merchant_id: grantor.merchantId, environment: "test", now: at(seconds), subject_ref: grantor.subjectRef },
+      document_required: false,
+      consume: {
+        mandate_id: mandateId,
+        merchant_id: grantor.merchantId,
+        environment: "test",
+        now: at(seconds),
+        idempotency_key: `idem-${randomUUID()}`,
+        request_hash: "h",
+        scope: "login",
+      },
+      capture,
+      receipts,
+      ...extra,
+    });
+    return { call, capture: stand.capture, receipt: stand.receipt, receipts };
+  }
+
+  it("acts with the receipt of the mandate's level; writes nothing for a person it refuses or a mandate not this merchant's", async () => {
+    await rolledBack(async (tx) => {
+      const grantor = await seedGrantor(tx, { at: T0 });
+      // The person consented with the merchant (seedGrantor seeds no consent): identity_resolve finds only such a person.
+      await tx.unsafe(
+        `insert into private.consents (identity_id, merchant_id, version, retention_days, granted_at) values ($1, $2, 'v1', 30, $3)`,
+        [grantor.identityId, grantor.merchantId, at(0)],
+      );
+      const { id: mandateId } = await issueMandate(tx, grantor, {
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 3, period: "lifetime" },
+      });
+      const [{ level }] = await tx.unsafe(`select assurance_level as level from private.mandates where id = $1`, [mandateId]);
+
+      const approved = standIn(tx, grantor, mandateId, 1);
+      const answer = await approved.call;
+      expect(answer.identity).toEqual({
+        identity_id: grantor.identityId,
+        erased: false,
+        consent_revoked: false,
+        session_active: null,
+        has_document: true,
+      });
+      expect(answer.approval).toMatchObject({
+        status: "approved",
+        immutability_seal: approved.receipts[level]!.seal,
+        receipt_id: approved.receipt.id,
+      });
+      const [kept] = await tx.unsafe(
+        `select r.jws, c.assurance_level from private.receipts r join private.captures c on c.id = r.capture_id where r.id = $1`,
+        [approved.receipt.id],
+      );
+      expect(kept).toEqual({ jws: `jws.${level}`, assurance_level: level });
+
+      // A mandate of another merchant: refused, nothing written.
+      const other = await seedGrantor(tx, { at: T0 });
+      const { id: foreignId } = await issueMandate(tx, other, { scopes: ["login"] });
+      const foreign = standIn(tx, grantor, foreignId, 2);
+      expect(await foreign.call).toMatchObject({ decision: { allowed: false, reason: "mandate_not_found" }, approval: null });
+      expect(await captured(tx, foreign.capture.id)).toBe(false);
+
+      // An act that needs a document the person lacks: the person comes back, no decision, nothing written.
+      await tx.unsafe(`delete from private.identity_documents where identity_id = $1`, [grantor.identityId]);
+      const undocumented = standIn(tx, grantor, mandateId, 3, { document_required: true });
+      expect(await undocumented.call).toMatchObject({ identity: { has_document: false }, decision: null, approval: null });
+      expect(await captured(tx, undocumented.capture.id)).toBe(false);
+
+      // An erased person: the same.
+      await tx.unsafe(`update private.identities set erased_at = $2 where id = $1`, [grantor.identityId, at(4)]);
+      const erased = standIn(tx, grantor, mandateId, 5);
+      expect(await erased.call).toMatchObject({ identity: { erased: true }, decision: null, approval: null });
+      expect(await captured(tx, erased.capture.id)).toBe(false);
+
+      // A person this merchant does not know.
+      const unknown = standIn(tx, other, mandateId, 6);
+      expect(await unknown.call).toEqual({ identity: null, decision: null, approval: null });
+      expect(await captured(tx, unknown.capture.id)).toBe(false);
+    });
+  });
+});
