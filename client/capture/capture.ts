@@ -6,8 +6,9 @@
  *
  * Per camera frame the main thread only averages the skin pixels under the latest skin region
  * (a few hundred microseconds to a millisecond; under the light, the two background bands beside
- * the head too); whenever the worker is free it gets the newest frame for landmarks (and, about
- * once a second, the detector; on a few frames the descriptor).
+ * the head too); whenever the worker is free it gets the newest frame for landmarks (before the
+ * recording also, about once a second, the detector; during it, on a few frames, the face is cut
+ * out to be described after it: client/capture/turns.ts).
  *
  * Frames come from the camera track itself where the browser can hand them over one by one
  * (MediaStreamTrackProcessor: every frame the camera delivered, queued while the page is busy,
@@ -39,6 +40,7 @@ import {
 } from "../descriptor";
 import { Microphone } from "./microphone";
 import type { FrameResult, WorkerMessage } from "./protocol";
+import { workerTurn } from "./turns";
 
 /** Why the capture cannot start yet (the page words each one). */
 export type GateProblem = "no_face" | "hold_still" | "more_light" | "camera_slow";
@@ -143,9 +145,6 @@ interface TrackProcessor {
 }
 type TrackProcessorConstructor = new (init: { track: MediaStreamTrack; maxBufferSize?: number }) => TrackProcessor;
 
-const DETECT_EVERY_S = 1;
-const DESCRIBE_EVERY_S = 1.5;
-const MAX_DESCRIPTORS = 12;
 const MIN_FPS = 14;
 const MIN_LIGHT = 60;
 /** The eyes may move this fraction of their distance over the last second and still count as still. */
@@ -163,8 +162,12 @@ export class PresenceCapture {
   private readonly context: CanvasRenderingContext2D;
   private skin: SkinMask | null = null;
   private workerBusy = false;
+  /**
+   * The newest frame that arrived while the worker was busy: it goes to the worker the moment the
+   * worker answers, so on a slow device the worker never idles until the next frame (D-720).
+   */
+  private nextFrame: { frame: VideoFrame; t: number } | null = null;
   private lastDetectT = -Infinity;
-  private lastDescribeT = -Infinity;
   private lastFace: { t: number; score: number; landmarks: Point[] } | null = null;
   private eyeTrack: { t: number; x: number; y: number; iod: number }[] = [];
   private frameTimes: number[] = [];
@@ -176,6 +179,10 @@ export class PresenceCapture {
   private recording: null | {
     t0: number;
     end: number;
+    seconds: number;
+    /** Faces cut out for the worker to describe after the recording, and the time of the last. */
+    cuts: number;
+    lastCutT: number;
     skin: SkinSample[];
     mouth: MouthSample[];
     faces: FaceObservation[];
@@ -184,14 +191,14 @@ export class PresenceCapture {
   } = null;
   private stopped = false;
   /**
-   * The recording's faces whose descriptors wait for the recognition network (D-407): how many are
-   * still to come, where they go, and who waits for the last.
+   * The recording whose faces the worker describes after it (D-720; and once the recognition
+   * network is ready, D-407): where their descriptors go, and who waits for the worker to say it
+   * has described them all.
    */
   private deferred: {
     window: { t0: number; end: number };
     faces: FaceObservation[];
-    pending: number;
-    drained?: () => void;
+    described?: () => void;
   } | null = null;
   readonly stats: CaptureStats;
 
@@ -317,17 +324,19 @@ export class PresenceCapture {
     const capturedAt = new Date(performance.timeOrigin + t0 * 1000).toISOString();
     this.stats.sampleRateHz = sampleRateHz;
     this.stats.cameraFps = Math.round(this.fps() * 10) / 10;
-    this.lastDescribeT = -Infinity;
     const recording = {
       t0,
       end: t0 + seconds,
+      seconds,
+      cuts: 0,
+      lastCutT: -Infinity,
       skin: [] as SkinSample[],
       mouth: [] as MouthSample[],
       faces: [] as FaceObservation[],
       meter: this.microphone ? new VoiceMeter(grid, this.microphone.sampleRate) : null,
     };
     this.recording = recording;
-    const deferred: NonNullable<typeof this.deferred> = { window: recording, faces: recording.faces, pending: 0 };
+    const deferred: NonNullable<typeof this.deferred> = { window: recording, faces: recording.faces };
     this.deferred = deferred;
     let lit: LitSample[] | null = null;
     if (options.light) {
@@ -343,8 +352,13 @@ export class PresenceCapture {
       this.lit = null;
       this.recording = null;
     }
-    // Faces seen before the recognition network was ready are described once it is.
-    if (deferred.pending > 0) await new Promise<void>((resolve) => (deferred.drained = resolve));
+    // The faces cut during the recording are described now (the worker answers after every frame sent before).
+    if (!this.stopped) {
+      await new Promise<void>((resolve) => {
+        deferred.described = resolve;
+        this.worker.postMessage({ type: "describe" });
+      });
+    }
     this.deferred = null;
     const frames = lit?.filter((s) => this.inWindow(s.t, recording)).sort((a, b) => a.t - b.t);
     return buildDescriptor({
@@ -388,6 +402,10 @@ export class PresenceCapture {
   async close(): Promise<void> {
     this.stopped = true;
     this.stopLight?.();
+    this.nextFrame?.frame.close();
+    this.nextFrame = null;
+    // A recording waiting for its faces to be described gets none: the worker is ended.
+    this.deferred?.described?.();
     this.worker.terminate();
     for (const track of this.stream.getTracks()) track.stop();
     await this.microphone?.close();
@@ -440,22 +458,22 @@ export class PresenceCapture {
     while (this.frameTimes.length > 2 && t - this.frameTimes[0]! > 2) this.frameTimes.shift();
     const skin = this.skin;
     const averaged = skin && skin.box.width > 0 && skin.box.height > 0 ? this.averageSkin(frame, skin, t) : Promise.resolve();
+    // The worker gets its own reference to the frame (now, or kept for when it is free); this one closes once the skin is read.
     if (this.workerBusy) {
-      averaged.finally(() => frame.close());
-      return;
-    }
-    this.workerBusy = true;
-    const detect = t - this.lastDetectT >= DETECT_EVERY_S || !this.lastFace;
-    const describe =
-      this.recording !== null &&
-      t - this.lastDescribeT >= DESCRIBE_EVERY_S &&
-      this.recording.faces.length + (this.deferred?.pending ?? 0) < MAX_DESCRIPTORS;
-    if (detect) this.lastDetectT = t;
-    if (describe) this.lastDescribeT = t;
-    // The worker gets its own reference to the frame; this one closes once the skin is read.
-    const forWorker = frame.clone();
-    this.worker.postMessage({ type: "frame", t, frame: forWorker, detect, describe }, [forWorker]);
+      this.nextFrame?.frame.close();
+      this.nextFrame = { frame: frame.clone(), t };
+    } else this.toWorker(frame.clone(), t);
     averaged.finally(() => frame.close());
+  }
+
+  /** Hands `frame` (captured at `t`; transferred, the worker closes it) to the worker, with what it runs on it besides the landmarks. */
+  private toWorker(frame: VideoFrame, t: number): void {
+    this.workerBusy = true;
+    const recording = this.recording;
+    const { detect, describe } = workerTurn({ t, tracking: this.lastFace !== null, lastDetectT: this.lastDetectT, recording });
+    if (detect) this.lastDetectT = t;
+    if (describe && recording) [recording.cuts, recording.lastCutT] = [recording.cuts + 1, t];
+    this.worker.postMessage({ type: "frame", t, frame, detect, describe }, [frame]);
   }
 
   /**
@@ -500,22 +518,27 @@ export class PresenceCapture {
   }
 
   private onWorker(message: WorkerMessage): void {
+    const deferred = this.deferred;
     if (message.type === "error") {
       this.workerBusy = false;
       console.error(`face worker: ${message.message}`);
+      // Whatever failed, a recording waiting for its faces does not wait for ever (without one it is refused).
+      deferred?.described?.();
       return;
     }
     if (message.type === "recognition") performance.mark(FACE_RECOGNITION_READY_MARK);
-    const deferred = this.deferred;
     if (message.type === "descriptor" && deferred && this.inWindow(message.t, deferred.window)) {
       this.stats.describeMs.push(message.ms);
       deferred.faces.push({ score: message.score, descriptor: message.descriptor });
-      // Counted down here and up when the frame's result says it was deferred, in either order.
-      if (--deferred.pending <= 0) deferred.drained?.();
     }
+    if (message.type === "described") deferred?.described?.();
     if (message.type !== "frame") return;
     this.workerBusy = false;
     this.take(message);
+    const next = this.nextFrame;
+    this.nextFrame = null;
+    if (next && !this.stopped) this.toWorker(next.frame, next.t);
+    else next?.frame.close();
   }
 
   /** Takes what the worker saw: the face and its skin region, and while recording the mouth and descriptors. */
@@ -524,7 +547,6 @@ export class PresenceCapture {
     this.stats.workerMs.push(timings.total);
     if (timings.detect) this.stats.detectMs.push(timings.detect);
     if (timings.landmarks) this.stats.landmarksMs.push(timings.landmarks);
-    if (timings.describe) this.stats.describeMs.push(timings.describe);
     if (!face) {
       this.lastFace = null;
       this.skin = null;
@@ -544,8 +566,6 @@ export class PresenceCapture {
     if (this.inWindow(t)) {
       this.stats.landmarkTimes.push(t);
       this.recording!.mouth.push({ t, opening: face.mouth });
-      if (face.descriptor) this.recording!.faces.push({ score: face.score, descriptor: face.descriptor });
-      if (face.deferred && this.deferred && ++this.deferred.pending <= 0) this.deferred.drained?.();
     }
   }
 }

@@ -3,8 +3,10 @@
  * For each camera frame it is handed, it either runs the tiny face detector on the frame scaled to
  * 320x240 (when the page asks, about once a second) or follows the face from the last detection,
  * moving its region with the landmarks; then the 68 landmarks on that region, cut out and scaled to
- * the network's 112x112 by the browser; on a few frames also the 128-d descriptor of the aligned
- * face (150x150). Only those small images become tensors. It returns the landmarks with the skin
+ * the network's 112x112 by the browser; on a few frames of a recording it also cuts out the
+ * aligned face (150x150), whose 128-d descriptor it computes when the page asks, after the
+ * recording, so the landmarks have every turn while the mouth is measured (D-720). Only those small
+ * images become tensors. It returns the landmarks with the skin
  * region and mouth opening computed from them (client/descriptor/), so the page's per-frame work
  * is only averaging pixels. Models and .wasm files come from the service itself.
  */
@@ -90,11 +92,8 @@ async function init(base: string): Promise<void> {
   scope.postMessage({ type: "ready", backend: tf.getBackend(), loadMs: Math.round(performance.now() - started) });
   await faceapi.nets.faceRecognitionNet.loadFromUri(models);
   await warmUp(150, (input) => faceapi.nets.faceRecognitionNet.computeFaceDescriptor(input));
-  recognitionReady = true;
   scope.postMessage({ type: "recognition", loadMs: Math.round(performance.now() - started) });
-  // After the frame results of the faces waiting have gone out (they leave in microtasks), so the page counts each before its descriptor.
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  for (const face of waiting.splice(0)) await describeLater(face);
+  recognitionLoaded();
 }
 
 /** The first run of a network compiles its kernels: done on a blank image, not in the first real frame. */
@@ -104,12 +103,21 @@ async function warmUp(size: number, run: (input: faceapi.tf.Tensor3D) => Promise
   blank.dispose();
 }
 
-/** Whether the recognition network is loaded; until it is, aligned faces wait in `waiting`. */
-let recognitionReady = false;
+/** Resolves once the recognition network is loaded and warmed up (it loads last: D-407). */
+let recognitionLoaded!: () => void;
+const recognitionReady = new Promise<void>((resolve) => (recognitionLoaded = resolve));
+/** The aligned faces cut from frames (FrameRequest.describe), waiting for the page's DescribeRequest. */
 const waiting: { t: number; score: number; face: ImageBitmap }[] = [];
 
-/** The descriptor of a face that waited for the recognition network, sent on its own. */
-async function describeLater({ t, score, face }: { t: number; score: number; face: ImageBitmap }): Promise<void> {
+/** Describes every face waiting (once the recognition network is ready), each sent on its own, then says so. */
+async function describeWaiting(): Promise<void> {
+  await recognitionReady;
+  for (const face of waiting.splice(0)) await describe(face);
+  scope.postMessage({ type: "described" });
+}
+
+/** The descriptor of a face cut from a frame, sent on its own. */
+async function describe({ t, score, face }: { t: number; score: number; face: ImageBitmap }): Promise<void> {
   const started = performance.now();
   const input = tf.browser.fromPixels(face);
   face.close();
@@ -166,8 +174,6 @@ async function look(request: FrameRequest): Promise<FrameResult> {
     for (const p of landmarks) [cx, cy] = [cx + p.x / 68, cy + p.y / 68];
     const drift = { x: cx - (region.x + region.width / 2), y: cy - (region.y + region.height / 2) };
     tracked = { ...tracked, region: squareAround({ ...region, x: region.x + drift.x, y: region.y + drift.y }, width, height) };
-    let descriptor: Float32Array | null = null;
-    let deferred = false;
     if (request.describe) {
       const t2 = performance.now();
       const placed = new faceapi.FaceLandmarks68(
@@ -175,19 +181,12 @@ async function look(request: FrameRequest): Promise<FrameResult> {
         { width, height },
       );
       const aligned = squareAround(placed.align(), width, height);
-      if (recognitionReady) {
-        const face = await cut(frame, aligned, 150);
-        descriptor = (await faceapi.nets.faceRecognitionNet.computeFaceDescriptor(face)) as Float32Array;
-        face.dispose();
-      } else {
-        const face = await createImageBitmap(frame, aligned.x, aligned.y, aligned.width, aligned.height, {
-          resizeWidth: 150,
-          resizeHeight: 150,
-          resizeQuality: "medium",
-        });
-        waiting.push({ t: request.t, score: tracked.score, face });
-        deferred = true;
-      }
+      const face = await createImageBitmap(frame, aligned.x, aligned.y, aligned.width, aligned.height, {
+        resizeWidth: 150,
+        resizeHeight: 150,
+        resizeQuality: "medium",
+      });
+      waiting.push({ t: request.t, score: tracked.score, face });
       timings.describe = performance.now() - t2;
     }
     const skin = skinMask(landmarks, width, height);
@@ -199,8 +198,6 @@ async function look(request: FrameRequest): Promise<FrameResult> {
         landmarks,
         skin: { box: skin.box, mask: skin.mask },
         mouth: mouthOpening(landmarks),
-        descriptor,
-        deferred,
       },
       timings: { ...timings, total: performance.now() - started },
     };
@@ -209,14 +206,21 @@ async function look(request: FrameRequest): Promise<FrameResult> {
   }
 }
 
+/** Frames and describe requests are handled one after another, in the order they came. */
+let queue = Promise.resolve();
+
 scope.onmessage = (event) => {
   const request = event.data;
   if (request.type === "init") {
     init(request.base).catch((error: unknown) => scope.postMessage({ type: "error", message: String(error) }));
     return;
   }
-  look(request).then(
-    (result) => scope.postMessage(result, result.face ? [result.face.skin.mask.buffer] : []),
-    (error: unknown) => scope.postMessage({ type: "error", message: String(error) }),
-  );
+  const fail = (error: unknown) => scope.postMessage({ type: "error", message: String(error) });
+  if (request.type === "describe") {
+    queue = queue.then(describeWaiting).catch(fail);
+    return;
+  }
+  queue = queue
+    .then(() => look(request).then((result) => scope.postMessage(result, result.face ? [result.face.skin.mask.buffer] : [])))
+    .catch(fail);
 };

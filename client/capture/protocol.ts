@@ -16,11 +16,24 @@ export interface FrameRequest {
   frame: VideoFrame;
   /** Run the detector (else the landmarks run on the tracked region). */
   detect: boolean;
-  /** Also compute the 128-d face descriptor. */
+  /**
+   * Also cut the aligned face out of the frame, to be described (the 128-d face descriptor) when
+   * the page sends a DescribeRequest: the recognition network takes no turn from the landmarks
+   * while recording (D-720).
+   */
   describe: boolean;
 }
 
-export type WorkerRequest = InitRequest | FrameRequest;
+/**
+ * Page → worker, after a recording: describe every face cut so far (once the recognition network
+ * is ready, D-407), each in a DescriptorMessage, then answer DescribedMessage. The worker handles
+ * its messages one after another, so every frame sent before this has been answered by then.
+ */
+export interface DescribeRequest {
+  type: "describe";
+}
+
+export type WorkerRequest = InitRequest | FrameRequest | DescribeRequest;
 
 export interface ReadyMessage {
   type: "ready";
@@ -41,11 +54,8 @@ export interface FrameResult {
     /** The skin region of these landmarks, for the page to average every frame. */
     skin: { box: PixelBox; mask: Uint8Array };
     mouth: number;
-    descriptor: Float32Array | null;
-    /** The descriptor was asked for before the recognition network was ready: a DescriptorMessage brings it later. */
-    deferred: boolean;
   };
-  /** Time spent per network on this frame, ms. */
+  /** Time spent per network on this frame (describe: cutting the face out), ms. */
   timings: { detect: number; landmarks: number; describe: number; total: number };
 }
 
@@ -56,7 +66,7 @@ export interface RecognitionReadyMessage {
   loadMs: number;
 }
 
-/** Worker → page: the descriptor of a face that waited for the recognition network (a frame result said `deferred`). */
+/** Worker → page: the descriptor of a face cut from a frame (FrameRequest.describe), sent on a DescribeRequest. */
 export interface DescriptorMessage {
   type: "descriptor";
   /** Capture-clock time of the frame the face was cut from, seconds. */
@@ -67,9 +77,14 @@ export interface DescriptorMessage {
   ms: number;
 }
 
+/** Worker → page: every face cut so far has been described (the answer to a DescribeRequest). */
+export interface DescribedMessage {
+  type: "described";
+}
+
 export interface ErrorMessage {
   type: "error";
   message: string;
 }
 
-export type WorkerMessage = ReadyMessage | RecognitionReadyMessage | DescriptorMessage | FrameResult | ErrorMessage;
+export type WorkerMessage = ReadyMessage | RecognitionReadyMessage | DescriptorMessage | DescribedMessage | FrameResult | ErrorMessage;

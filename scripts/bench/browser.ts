@@ -23,12 +23,13 @@
  *
  * Options: --sessions N (per class, face and variant; 1 by default, a quick run of 30 sessions), --seconds S (15),
  * --faces astronaut,hopper, --variants plain,mirror-dim,pulse1 (and jpeg60, fps24, fps25, fps30), --classes bona_fide,photo_lit,...,
- * --save DIR (every descriptor as JSON, with its class and verdict, to replay through the engine).
+ * --save DIR (every descriptor as JSON, with its class and verdict, to replay through the engine), --cpu-slowdown N (the
+ * page run N times slower by Chromium's CPU throttling, as on a slower device: D-720).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Browser, BrowserContext } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { evaluatePresence, presenceConfig } from "../../shared/engine";
 import { checkPulse } from "../../shared/engine/checks";
 import { captureOnCheckPage } from "../../tests/browser/check-page";
@@ -47,6 +48,7 @@ if (hasFlag("help")) {
   --variants plain,mirror-dim,pulse1   (and jpeg60, fps24, fps25, fps30)
   --classes bona_fide,photo_lit,shifted,replay,puppet   (and photo_unlit: the photograph without the light)
   --save DIR            write every descriptor, its class and verdict to DIR (one JSON file each)
+  --cpu-slowdown 1      run the page N times slower (Chromium's CPU throttling), as on a slower device
 
 Environment: BENCH_ADMIN_URL (the server of the scratch database, default postgres://postgres@127.0.0.1:5432/postgres).
 `);
@@ -85,6 +87,7 @@ const PUPPET_DELAY_S = 0.3;
 
 const SESSIONS = Math.max(1, Math.round(flag("sessions", 1)));
 const SECONDS = flag("seconds", 15);
+const CPU_SLOWDOWN = flag("cpu-slowdown", 1);
 const FACES = (textFlag("faces") ?? PORTRAITS.map((p) => p.id).join(",")).split(",");
 const VARIANT_NAMES = (textFlag("variants") ?? DEFAULT_VARIANTS).split(",");
 const CLASS_NAMES = (
@@ -115,6 +118,34 @@ interface Session {
   lightFit: number | null;
   /** Frames a second the camera delivered to the page when the capture started (null: no capture). */
   cameraFps: number | null;
+  /** Landmark results a second during the recording, and the engine's mouth-voice correlation (null: no capture). */
+  landmarkHz: number | null;
+  avCorrelation: number | null;
+}
+
+/**
+ * A slower device: Chromium runs the page's main thread and its workers (the face worker) CPU_SLOWDOWN
+ * times slower (DevTools' CPU throttling); the fake camera and microphone, in the browser's own
+ * processes, keep their pace. Throttling the whole browser instead (a CPU quota) makes the fake
+ * camera fall behind the microphone, which no real camera does (tests/browser/launch.ts).
+ */
+async function slowDown(page: Page): Promise<void> {
+  const rate = { rate: CPU_SLOWDOWN };
+  await (await page.context().newCDPSession(page)).send("Emulation.setCPUThrottlingRate", rate);
+  const browserSession = await page.context().browser()!.newBrowserCDPSession();
+  const throttled = new Set<string>();
+  page.on("worker", async () => {
+    // A worker is a target of its own: attached (not flattened, so the message goes through this session) and throttled too.
+    const { targetInfos } = await browserSession.send("Target.getTargets");
+    for (const target of targetInfos.filter((t) => t.type === "worker" && !throttled.has(t.targetId))) {
+      throttled.add(target.targetId);
+      const { sessionId } = await browserSession.send("Target.attachToTarget", { targetId: target.targetId, flatten: false });
+      await browserSession.send("Target.sendMessageToTarget", {
+        sessionId,
+        message: JSON.stringify({ id: 1, method: "Emulation.setCPUThrottlingRate", params: rate }),
+      });
+    }
+  });
 }
 
 /** One capture of `klass` on a new page of `context`, judged by the engine. */
@@ -126,6 +157,7 @@ async function session(
 ): Promise<Omit<Session, "face" | "heldOut" | "variant" | "klass">> {
   const page = await context.newPage();
   try {
+    if (CPU_SLOWDOWN > 1) await slowDown(page);
     const light = klass === "puppet" ? { ...media.light, lagS: PUPPET_DELAY_S } : media.light;
     await litCamera(page, light, klass === "replay" ? { reflect: `n_replayed_${crypto.randomUUID().slice(0, 12)}` } : {});
     const withLight = klass !== "photo_unlit";
@@ -155,6 +187,8 @@ async function session(
       bpmError: result.heart_rate_bpm === null ? null : Math.abs(result.heart_rate_bpm - media.bpm),
       lightFit: (lit as { correlation?: number } | undefined)?.correlation ?? null,
       cameraFps: capture.stats.camera_fps ?? null,
+      landmarkHz: capture.stats.landmark_hz ?? null,
+      avCorrelation: result.liveness.checks.av_sync.correlation,
     };
   } catch (error) {
     // The page refused to record (its preflight found no light on the face) or failed: no descriptor, no acceptance.
@@ -168,6 +202,8 @@ async function session(
       bpmError: null,
       lightFit: null,
       cameraFps: null,
+      landmarkHz: null,
+      avCorrelation: null,
     };
   } finally {
     await page.close();
@@ -220,6 +256,20 @@ function report(sessions: Session[]): void {
         `- camera: ${median(fps).toFixed(1)} frames a second to the page (median; ${Math.min(...fps).toFixed(1)} to ${Math.max(...fps).toFixed(1)})`,
       );
     }
+    const landmarks = rows.filter((s) => s.landmarkHz !== null).map((s) => s.landmarkHz!);
+    if (landmarks.length) {
+      console.log(
+        `- landmarks: ${median(landmarks).toFixed(1)} a second during the recording (median; ${Math.min(...landmarks).toFixed(1)} to ${Math.max(...landmarks).toFixed(1)})`,
+      );
+    }
+    for (const klass of CLASS_NAMES) {
+      const av = rows.filter((s) => s.klass === klass && s.avCorrelation !== null).map((s) => s.avCorrelation!);
+      if (!av.length) continue;
+      const gate = presenceConfig.avSync.minCorrelation;
+      console.log(
+        `- ${klass}: mouth-voice correlation median ${median(av).toFixed(2)} (${Math.min(...av).toFixed(2)} to ${Math.max(...av).toFixed(2)}), ${av.filter((r) => r < gate).length} of ${av.length} under ${gate}`,
+      );
+    }
     const stills = rows.filter((s) => s.klass === "photo_lit" && s.pulseBefore !== null);
     if (stills.length) {
       const passedBefore = stills.filter((s) => s.pulseBefore).length;
@@ -254,7 +304,7 @@ async function main(): Promise<void> {
                 const verdict = await session(context, server.url, media, klass);
                 sessions.push({ face, heldOut, variant, klass, ...verdict });
                 process.stderr.write(
-                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB, ${verdict.cameraFps} fps)`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
+                  `${face}/${variant} ${klass} ${i + 1}/${SESSIONS}: ${verdict.reason}${verdict.pulseDb === null ? "" : ` (pulse ${verdict.pulseDb} dB, ${verdict.cameraFps} fps, landmarks ${verdict.landmarkHz?.toFixed(1)} a second, mouth-voice ${verdict.avCorrelation})`} at ${((performance.now() - wall) / 60_000).toFixed(1)} min\n`,
                 );
               }
             }
