@@ -74,17 +74,20 @@ const enrollMode: ScreenMode = {
 function personMode(name: "recognise" | "attribute" | "mandate", terms: ScreenMode["terms"], title?: ScreenMode["title"]): ScreenMode {
   return {
     title: title ?? ((boot, words) => words(`screen.mode.${name}.title`, { merchant: boot.display_name })),
-    lead: (boot, words) => words(`screen.mode.${name}.lead`, { merchant: boot.display_name, agent: agentOf(boot, words) }),
+    lead: (boot, words) => words(`screen.mode.${name}.lead`, { merchant: boot.display_name, agent: agentOf(boot, words, true) }),
     terms,
     consent: () => null,
     completion: capture,
   };
 }
 
-/** The agent a mandate session would empower: the name the merchant gave it, else its identifier. */
-function agentOf(boot: ScreenBoot, words: Words): string {
+/**
+ * The agent a mandate session would empower: the name the merchant gave it, else its identifier, else
+ * "an agent", in lower case where the words go inside a sentence (`inline`: the title and the lead).
+ */
+function agentOf(boot: ScreenBoot, words: Words, inline = false): string {
   const mandate = boot.mode?.mandate;
-  return mandate?.agent_display_name ?? mandate?.granted_to ?? words("screen.mode.verify.unnamed");
+  return mandate?.agent_display_name ?? mandate?.granted_to ?? words(inline ? "screen.mode.unnamed_inline" : "screen.mode.verify.unnamed");
 }
 
 /** Items in the locale's own list form ("a, b and c"). */
@@ -181,7 +184,7 @@ const modes = {
     const worded = words(key);
     return [{ label: words("screen.detail.question"), value: worded === key ? attribute : worded }];
   }),
-  mandate: personMode("mandate", mandateTerms, (boot, words) => words("screen.mode.mandate.title", { agent: agentOf(boot, words) })),
+  mandate: personMode("mandate", mandateTerms, (boot, words) => words("screen.mode.mandate.title", { agent: agentOf(boot, words, true) })),
 } satisfies Record<ScreenAction, ScreenMode>;
 export const screenModes: Record<ScreenAction, ScreenMode> = modes;
 

@@ -243,7 +243,10 @@ export function checksChart(t: ReturnType<typeof words>, days: { day: string; co
     completed: 0,
     failed: 0,
   });
-  const summary = t("console.overview.chart", { ...totals, max });
+  // the busiest day's own count (the scale's floor of 1 keeps an empty chart's bars at zero height, not its words)
+  const busiest = Math.max(0, ...days.map((d) => d.completed + d.failed));
+  // a label followed by its count: no plural to agree with the number (pt-BR "1 verificações")
+  const summary = t("console.overview.chart", { ...totals, max: busiest });
   return html`<figure class="card"><svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${summary}">
 ${days.map((d, i) => {
   const x = (i * step + 2).toFixed(1);

@@ -106,6 +106,7 @@ export const en = {
   "screen.mode.verify.title": "{agent} asks you to prove you are here",
   "screen.mode.verify.title_owner": "Prove you are here for {merchant}",
   "screen.mode.verify.unnamed": "An agent",
+  "screen.mode.unnamed_inline": "an agent",
   "screen.mode.verify.lead":
     "Proving that you are present verifies this request for {merchant}. It authorises nothing: no payment, no mandate.",
   "screen.detail.asked_by": "Asked by",
@@ -399,7 +400,7 @@ export const en = {
   "console.overview.persons": "Persons billed for life",
   "console.overview.allowance": "Monthly allowance",
   "console.overview.checks": "Checks per day, last 30 days",
-  "console.overview.chart": "{completed} completed and {failed} failed checks in 30 days; the busiest day had {max}.",
+  "console.overview.chart": "Checks in the last 30 days: {completed} completed, {failed} failed; {max} on the busiest day.",
   "console.overview.completed": "Completed",
   "console.overview.failed": "Failed",
   "console.overview.failures": "Recent failures",

@@ -109,6 +109,7 @@ export const es: Record<keyof typeof en, string> = {
   "screen.mode.verify.title": "{agent} te pide que demuestres que estás aquí",
   "screen.mode.verify.title_owner": "Demuestra que estás aquí para {merchant}",
   "screen.mode.verify.unnamed": "Un agente",
+  "screen.mode.unnamed_inline": "un agente",
   "screen.mode.verify.lead":
     "Demostrar que estás presente verifica esta solicitud para {merchant}. No autoriza nada: ningún pago, ningún mandato.",
   "screen.detail.asked_by": "Solicitado por",
@@ -401,7 +402,8 @@ export const es: Record<keyof typeof en, string> = {
   "console.overview.persons": "Personas facturadas de por vida",
   "console.overview.allowance": "Franquicia mensual",
   "console.overview.checks": "Verificaciones por día, últimos 30 días",
-  "console.overview.chart": "{completed} verificaciones completadas y {failed} fallidas en 30 días; el día de más actividad tuvo {max}.",
+  "console.overview.chart":
+    "Verificaciones en los últimos 30 días — completadas: {completed}; fallidas: {failed}; en el día de más actividad: {max}.",
   "console.overview.completed": "Completadas",
   "console.overview.failed": "Fallidas",
   "console.overview.failures": "Fallos recientes",

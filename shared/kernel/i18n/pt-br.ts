@@ -109,6 +109,7 @@ export const ptBR: Record<keyof typeof en, string> = {
   "screen.mode.verify.title": "{agent} pede que você comprove que está aqui",
   "screen.mode.verify.title_owner": "Comprove que você está aqui para {merchant}",
   "screen.mode.verify.unnamed": "Um agente",
+  "screen.mode.unnamed_inline": "um agente",
   "screen.mode.verify.lead":
     "Comprovar que você está presente verifica este pedido para {merchant}. Isso não autoriza nada: nenhum pagamento, nenhum mandato.",
   "screen.detail.asked_by": "Pedido por",
@@ -402,7 +403,8 @@ export const ptBR: Record<keyof typeof en, string> = {
   "console.overview.persons": "Pessoas cobradas para sempre",
   "console.overview.allowance": "Franquia mensal",
   "console.overview.checks": "Verificações por dia, últimos 30 dias",
-  "console.overview.chart": "{completed} verificações concluídas e {failed} falhas em 30 dias; o dia mais movimentado teve {max}.",
+  "console.overview.chart":
+    "Verificações nos últimos 30 dias — concluídas: {completed}; com falha: {failed}; no dia de mais movimento: {max}.",
   "console.overview.completed": "Concluídas",
   "console.overview.failed": "Falharam",
   "console.overview.failures": "Falhas recentes",

@@ -178,6 +178,19 @@ describe("screen modes", () => {
       mode: modeTerms({ name: "mandate", mandate: { ...mandate, agent_display_name: undefined } }),
     });
     expect(screenModes.mandate.title(unnamed, catalogued("en"))).toBe("Allow agent_travel_7 to act for you");
+    // neither a name nor an identifier (the contract requires granted_to; this is the fallback the screen
+    // would show): "an agent" inside the sentences, "An agent" where it stands alone
+    const anonymous = boot({
+      action: "mandate",
+      mode: modeTerms({
+        name: "mandate",
+        mandate: { ...mandate, agent_display_name: undefined, granted_to: undefined } as unknown as ScreenMandateTerms,
+      }),
+    });
+    expect(screenModes.mandate.title(anonymous, catalogued("en"))).toBe("Allow an agent to act for you");
+    expect(screenModes.mandate.title(anonymous, catalogued("pt-BR"))).toBe("Permita que um agente aja por você");
+    expect(screenModes.mandate.lead(anonymous, catalogued("es"))).toMatch(/ un agente /);
+    expect(screenModes.mandate.terms(anonymous, catalogued("en"), "en")[0]).toMatchObject({ value: "An agent" });
   });
 
   it("words a ceiling by what it limits and its period, with the locale's plural; none is said as none", () => {
