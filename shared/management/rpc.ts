@@ -175,6 +175,7 @@ declare module "../kernel/db/rpc" {
     owner_session_touch: [{ token_hash: string; now: Iso }, { session: OwnerSessionView } | { reason: "unknown" | "ended" | "expired" }];
     owner_session_end: [{ session_id: Uuid; now: Iso; everywhere: boolean; ip: string | null }, { ended: number }];
     owner_merchants: [{ identity_id: Uuid }, { data: { merchant_id: Uuid; name: string; environment: Environment }[] }];
+    owner_console_sweep: [{ now: Iso }, { sign_ins: number; sessions: number }];
     management_theme_publish: [ManagementWrite & { surface: string; version: number }, { published: StoredTheme }];
   }
 }

@@ -126,6 +126,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
     /private\.template_(seal|unseal|similarity)|^column private\.face_templates #\d+ |face_templates_(embedding_check|seal_key_id_fkey)\b|^relation private\.face_templates |^function public\.face_template_verify\(/,
   // Only where pgvector exists, which the scratch database lacks: it adds nothing here.
   "20261206000000_template_code_hnsw.sql": /face_templates_code_hnsw_idx/,
+  "20261206010000_owner_console_sweep.sql": /owner_sign_ins_created_idx|owner_sessions_created_idx|^function public\.owner_console_sweep\(/,
 };
 /** Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call: D-690). */
 const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function (private\.(keyset_page|webhook_scope)|public\.stand_in_transaction)\(/;
