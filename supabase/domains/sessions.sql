@@ -186,11 +186,12 @@ language sql stable set search_path = '' as $$
 $$;
 comment on function private.sign_in_session_refusal(private.hosted_sessions, timestamptz) is 'Why a hosted login session signs nobody in yet (pending, refused, stale), or null: the rule of the owner''s and the person''s sign-in.';
 
--- When a sign-in by presence (a row of private.person_sign_ins or private.owner_sign_ins, by its used_at)
--- stops counting: when it was used; unused, at the later of its hosted session's expiry and
--- private.sign_in_stale_at (until both have passed, private.sign_in_session_refusal may still let it
--- sign in). The sweeps of the person's page (person_passkey_sweep) and of the console
--- (owner_console_sweep) delete it a day after (D-702, D-730, D-750).
+-- When a sign-in by presence (a row of private.person_sign_ins, private.owner_sign_ins or
+-- private.agent_sign_ins, by its used_at) stops counting: when it was used; unused, at the later of its
+-- hosted session's expiry and private.sign_in_stale_at (until both have passed,
+-- private.sign_in_session_refusal may still let it sign in). The sweeps of the person's page
+-- (person_passkey_sweep), of the console (owner_console_sweep) and of the MCP authorization endpoint
+-- (agent_sign_in_sweep) delete it a day after (D-702, D-730, D-750, D-751).
 create or replace function private.sign_in_counts_until(p_used_at timestamptz, s private.hosted_sessions) returns timestamptz
 language sql stable set search_path = '' as $$
   select coalesce(p_used_at, greatest(s.expires_at, private.sign_in_stale_at(s)))

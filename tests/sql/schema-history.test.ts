@@ -127,6 +127,7 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   // Only where pgvector exists, which the scratch database lacks: it adds nothing here.
   "20261206000000_template_code_hnsw.sql": /face_templates_code_hnsw_idx/,
   "20261206010000_owner_console_sweep.sql": /owner_sign_ins_created_idx|owner_sessions_created_idx|^function public\.owner_console_sweep\(/,
+  "20261208000000_agent_sign_ins_sweep.sql": /agent_sign_ins_created_idx|^function public\.agent_sign_in_sweep\(/,
 };
 /**
  * Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call:
