@@ -128,8 +128,8 @@ comment on function public.agent_sign_in_begin(jsonb) is 'Opens a hosted login s
 --   -> {signed_in: true, identity_id, merchant_id, environment} | {signed_in: false, reason}
 -- reason: unknown (no such sign-in for this request and browser), used, pending (the screen has not
 -- identified anyone yet: ask again), refused (the capture was refused, cancelled or the session
--- expired), stale (identified more than ten minutes ago), not_owner (the person identified does not
--- own the business). Only a sign-in that succeeds is used up.
+-- expired), stale (identified too long ago: private.sign_in_stale_at), not_owner (the person identified
+-- does not own the business). Only a sign-in that succeeds is used up.
 create or replace function public.agent_sign_in_finish(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
