@@ -39,7 +39,7 @@ import {
   type SkinSample,
   VoiceMeter,
 } from "../descriptor";
-import { Microphone, type MicrophoneBlock } from "./microphone";
+import { Microphone, type MicrophoneBlock, type MicrophoneClock } from "./microphone";
 import type { FrameResult, WorkerMessage } from "./protocol";
 import { workerTurn } from "./turns";
 
@@ -70,6 +70,9 @@ export interface CaptureStats {
   sampleRateHz: number;
   /** Per microphone block: how far its last sample's capture-clock time lies after the block's arrival, ms (never above 0 when timed right). */
   audioLeadMs: number[];
+  /** The microphone's recorded stretch, seconds (the blocks' samples), and the clock its blocks came on. */
+  audioSeconds: number;
+  audioClock: MicrophoneClock | null;
   backend: string;
   modelLoadMs: number;
 }
@@ -221,6 +224,8 @@ export class PresenceCapture {
       cameraFps: 0,
       sampleRateHz: 0,
       audioLeadMs: [],
+      audioSeconds: 0,
+      audioClock: microphone?.clock ?? null,
       backend: ready.backend,
       modelLoadMs: ready.loadMs,
     };
@@ -373,13 +378,14 @@ export class PresenceCapture {
     });
   }
 
-  /** The `voice` series of a recording's microphone blocks, each timed knowing every block after it (blockTimes, D-770). */
+  /** The `voice` series of a recording's microphone blocks, each timed knowing every block of it (blockTimes, D-770, D-780). */
   private voice(grid: CaptureGrid, microphone: Microphone, blocks: readonly MicrophoneBlock[]): number[] {
     const meter = new VoiceMeter(grid, microphone.sampleRate);
     const times = microphone.timesOf(blocks);
     blocks.forEach((block, i) => {
       const t = times[i]!;
       this.stats.audioLeadMs.push((t + block.samples.length / microphone.sampleRate) * 1000 - block.receivedMs);
+      this.stats.audioSeconds += block.samples.length / microphone.sampleRate;
       meter.push(block.samples, t);
     });
     return meter.envelope();

@@ -100,6 +100,8 @@ async function record(capture: PresenceCapture, readyMs: number, loaded: number)
       landmarks_ms: { p50: percentileOf(s.landmarksMs, 0.5), p95: percentileOf(s.landmarksMs, 0.95), runs: s.landmarksMs.length },
       describe_ms: { p50: percentileOf(s.describeMs, 0.5), p95: percentileOf(s.describeMs, 0.95), runs: s.describeMs.length },
       audio_lead_ms: { p50: percentileOf(s.audioLeadMs, 0.5), max: percentileOf(s.audioLeadMs, 1), blocks: s.audioLeadMs.length },
+      audio_seconds: Math.round(s.audioSeconds * 1000) / 1000,
+      audio_clock: s.audioClock,
     };
     output.textContent = JSON.stringify(descriptor);
     statsOutput.textContent = JSON.stringify(stats);
