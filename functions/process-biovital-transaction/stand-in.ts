@@ -78,7 +78,8 @@ async function oneCallOf(c: Context<AppEnv>, functionName: string): Promise<OneC
   const key = idempotencyKeyOf(headers);
   if (key === null) return null;
   const read = await validJsonBody(c.req.raw, transactionSchema);
-  if (!read || !standsInOneCall(read.input)) return null;
+  const actor = "user" in caller.caller ? caller.caller.user : { kind: "merchant_key" as const, ...caller.tenant };
+  if (!read || !standsInOneCall(read.input, actor)) return null;
   return {
     call: {
       caller: caller.caller,

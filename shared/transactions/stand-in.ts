@@ -156,11 +156,13 @@ export function standInAnswer(
 }
 
 /**
- * Whether a body is a stand-in standInRequest can take: a mandate id that can be one (one that cannot is refused
- * before the database, after the person is resolved: transactWithMandate).
+ * Whether a body is a stand-in standInRequest can take from `actor`: a mandate id that can be one, naming a person
+ * the actor may name. The others are refused before the database, after authentication (a person's session naming
+ * another, `403 UNAUTHORIZED_DEVICE`) or after the person is resolved (transactWithMandate), as they always were.
  */
-export function standsInOneCall(body: TransactionBody): body is TransactionBody & { mandate_id: string } {
-  return body.mandate_id !== undefined && mandateUuid(body.mandate_id) !== null;
+export function standsInOneCall(body: TransactionBody, actor: Actor): body is TransactionBody & { mandate_id: string } {
+  const named = actor.kind !== "user" || body.user_id === actor.identityId;
+  return named && body.mandate_id !== undefined && mandateUuid(body.mandate_id) !== null;
 }
 
 /**
