@@ -768,6 +768,22 @@ describe("process-biovital-transaction", () => {
       expect(got.body.consumptions).toHaveLength(1);
     });
 
+    it("a person's own session is one call from its first request; naming another is 403 UNAUTHORIZED_DEVICE after authentication, as before", async () => {
+      const { person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+      const session = { authorization: `Bearer ${person.session_token}` };
+      const own = standInRequest(person, mandate.mandate_id, { user_id: decodeJwt(person.session_token).sub });
+      const acted = await tripsOf("", own, session);
+      expect([acted.answer.status, acted.answer.body.assurance_level], JSON.stringify(acted.answer.body)).toEqual([200, "mandate"]);
+      expect(acted.rpcs).toEqual(["stand_in_request"]);
+      const other = await tripsOf("", standInRequest(person, mandate.mandate_id, { user_id: crypto.randomUUID() }), session);
+      expect([other.answer.status, other.answer.body.code]).toEqual([403, "UNAUTHORIZED_DEVICE"]);
+      expect(other.rpcs).toEqual(["request_authenticate"]);
+      await testDb()`update private.sessions set revoked_at = now() where token_hash = encode(sha256(${person.session_token}::bytea), 'hex')`;
+      const revoked = await tripsOf("", { ...own, service_hash: `svc:${crypto.randomUUID()}` }, session);
+      expect([revoked.answer.status, revoked.answer.body.code]).toEqual([403, "ACCESS_REVOKED"]);
+      expect(revoked.rpcs).toEqual(["stand_in_request"]);
+    });
+
     it("refusals are decided in the same call: another merchant's mandate (200) and a person this merchant does not know (403)", async () => {
       const { merchant, person, mandate } = await knownMerchantFixture();
       const other = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
