@@ -128,8 +128,8 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   "20261206000000_template_code_hnsw.sql": /face_templates_code_hnsw_idx/,
   "20261206010000_owner_console_sweep.sql": /owner_sign_ins_created_idx|owner_sessions_created_idx|^function public\.owner_console_sweep\(/,
 };
-/** Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call: D-690). */
-const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function (private\.(keyset_page|webhook_scope)|public\.stand_in_transaction)\(/;
+/** Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call: D-690; in one round trip: D-740). */
+const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function (private\.(keyset_page|webhook_scope)|public\.stand_in_(transaction|request))\(/;
 const addedSinceHistory = (line: string) =>
   FUNCTIONS_ADDED_SINCE_7AD62DB.test(line) || Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
