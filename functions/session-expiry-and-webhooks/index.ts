@@ -4,12 +4,14 @@
  * expired unfinished, writing their session.expired events (shared/sessions/expire.ts), and deletes
  * the device challenges expired for a day (shared/devices/challenges.ts) and the person's page's
  * passkey sign-in challenges and refusals and its sign-ins a day old (shared/persons/sweep.ts) and the
- * console's sign-ins and sessions a day over (shared/management/sweep.ts), then runs
+ * console's sign-ins and sessions a day over (shared/management/sweep.ts) and the MCP authorization
+ * endpoint's sign-ins a day over (shared/agents/sweep.ts), then runs
  * one pass of shared/webhooks/run.ts at the tick's scheduled time: fan new outbox events out into
  * deliveries, claim the due ones, send them signed, record the results (docs/webhooks.md). It serves no HTTP: every request answers
  * 404 FUNCTION_NOT_FOUND. Tests drive its ticks through Miniflare's scheduled-event API at a time
  * they choose (tests/harness/own-service.ts).
  */
+import { sweepAgentSignIns } from "../../shared/agents/sweep";
 import { sweepDeviceChallenges } from "../../shared/devices/challenges";
 import { cronWorker } from "../../shared/edge/cron";
 import { sweepConsoleSignIns } from "../../shared/management/sweep";
@@ -23,6 +25,7 @@ export default cronWorker("session-expiry-and-webhooks", async (sql, config, at)
   const passkeys = await sweepPasskeySignIns(sql, at);
   const passkeysSwept = passkeys.challenges + passkeys.refusals + passkeys.sign_ins;
   const consoleSwept = await sweepConsoleSignIns(sql, at);
+  const agentSignInsSwept = await sweepAgentSignIns(sql, at);
   const summary = await runOutbox(sql, passOptions(config, passClock(at)));
   const busy =
     sessionsExpired ||
@@ -30,6 +33,7 @@ export default cronWorker("session-expiry-and-webhooks", async (sql, config, at)
     passkeysSwept ||
     consoleSwept.sign_ins ||
     consoleSwept.sessions ||
+    agentSignInsSwept ||
     summary.claimed ||
     summary.fanned_out_events ||
     summary.errors.length;
@@ -42,6 +46,7 @@ export default cronWorker("session-expiry-and-webhooks", async (sql, config, at)
         person_sign_ins_swept: passkeys.sign_ins,
         owner_sign_ins_swept: consoleSwept.sign_ins,
         owner_sessions_swept: consoleSwept.sessions,
+        agent_sign_ins_swept: agentSignInsSwept,
         ...summary,
       }
     : null;

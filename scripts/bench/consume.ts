@@ -57,6 +57,9 @@ if (hasFlag("help")) {
   --poolers pgbouncer,direct  HTTP paths: pgbouncer, direct (default: pgbouncer where it is
                               installed, else direct)
   --no-profile                skip the profile of the 32-client hot cell
+  --no-front                  send the HTTP requests straight to workerd (Miniflare's own address, with
+                              the CF-Connecting-IP the local front would set) instead of through the
+                              front, the local stand-in for the edge (scripts/local/client-address.ts)
   --keep                      keep the scratch database hauth_bench_consume
   --cpu-profile               only a CPU profile of the mandate-consume worker in workerd at 32
                               clients on one hot mandate (V8's sampling profiler through workerd's
@@ -75,6 +78,8 @@ const REPEAT = Number(textFlag("repeat") ?? 3);
 const WORK = Number(textFlag("work") ?? 600);
 const SPREAD = Number(textFlag("mandates") ?? 1000);
 const PROFILE = !hasFlag("no-profile");
+/** Straight to workerd: the local front is a Node proxy of its own, with no counterpart in a Worker's bill or path. */
+const NO_FRONT = hasFlag("no-front");
 const KEEP = hasFlag("keep");
 const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
@@ -218,7 +223,8 @@ function post(url: URL, agent: Agent, headers: Record<string, string>, body: str
 }
 
 async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], clients: number, work: number): Promise<RunResult> {
-  const url = new URL(`${server.url}/functions/v1/mandate-consume`);
+  const url = new URL(`${NO_FRONT ? server.runtimeUrl : server.url}/functions/v1/mandate-consume`);
+  const address: Record<string, string> = NO_FRONT ? { "cf-connecting-ip": "127.0.0.1" } : {};
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   const other: Record<string, number> = {};
@@ -233,6 +239,7 @@ async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], c
         url,
         agent,
         {
+          ...address,
           "content-type": "application/json",
           "x-service-api-key": fixture.apiKey,
           "x-service-timestamp": String(Math.floor(Date.now() / 1000)),

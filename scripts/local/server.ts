@@ -79,6 +79,11 @@ function internetTrusting(certificates: string[]): WorkerOptions["outboundServic
 
 export interface RunningServer {
   url: string;
+  /**
+   * Miniflare's own address, behind the front: a request sent here must carry the CF-Connecting-IP
+   * the front would set. For benchmarks that time the Worker without the local stand-in for the edge.
+   */
+  runtimeUrl: string;
   databaseUrl: string;
   /** The bindings every function worker received (secrets included): for test harnesses only. */
   bindings: Readonly<Record<string, string>>;
@@ -240,6 +245,7 @@ export async function startServer({
 
   return {
     url,
+    runtimeUrl: runtimeUrl.toString().replace(/\/$/, ""),
     databaseUrl,
     bindings,
     miniflare,

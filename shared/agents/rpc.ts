@@ -63,5 +63,6 @@ declare module "../kernel/db/rpc" {
         | { signed_in: false; reason: "unknown" | "used" | "pending" | "refused" | "stale" | "not_owner" }
       ),
     ];
+    agent_sign_in_sweep: [{ now: Iso }, { sign_ins: number }];
   }
 }

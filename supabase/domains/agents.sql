@@ -128,8 +128,8 @@ comment on function public.agent_sign_in_begin(jsonb) is 'Opens a hosted login s
 --   -> {signed_in: true, identity_id, merchant_id, environment} | {signed_in: false, reason}
 -- reason: unknown (no such sign-in for this request and browser), used, pending (the screen has not
 -- identified anyone yet: ask again), refused (the capture was refused, cancelled or the session
--- expired), stale (identified more than ten minutes ago), not_owner (the person identified does not
--- own the business). Only a sign-in that succeeds is used up.
+-- expired), stale (identified too long ago: private.sign_in_stale_at), not_owner (the person identified
+-- does not own the business). Only a sign-in that succeeds is used up.
 create or replace function public.agent_sign_in_finish(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -163,3 +163,32 @@ begin
                             'environment', v_owner.environment);
 end $$;
 comment on function public.agent_sign_in_finish(jsonb) is 'Signs the owner in once from a completed hosted login session, for the request and browser it was bound to.';
+
+-- agent_sign_in_sweep({now}) -> {sign_ins}
+-- The minute cron (session-expiry-and-webhooks) deletes the MCP authorization endpoint's sign-ins that stopped
+-- counting more than a day ago (private.sign_in_counts_until), as person_passkey_sweep and owner_console_sweep
+-- do for the person's page's and the console's (D-702, D-730). A swept one answers agent_sign_in_finish as one
+-- never started (unknown), which it answers the same way as a used or stale one: no sign-in. The hosted session
+-- stays (the check's record); the OAuth grants and tokens live in the provider's store, with lifetimes of their
+-- own. The day (private.sweep_cutoff) keeps a recent one readable for support.
+create or replace function public.agent_sign_in_sweep(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_cutoff timestamptz := private.sweep_cutoff(v_now);
+  v_sign_ins integer;
+begin
+  if v_now is null then
+    raise exception 'now is required' using errcode = '22023';
+  end if;
+  -- created_at bounds the scan (agent_sign_ins_created_idx): a sign-in stops counting after it was started.
+  delete from private.agent_sign_ins g
+  using private.hosted_sessions s
+  where s.id = g.session_id
+    and g.created_at < v_cutoff
+    and private.sign_in_counts_until(g.used_at, s) < v_cutoff;
+  get diagnostics v_sign_ins = row_count;
+  return jsonb_build_object('sign_ins', v_sign_ins);
+end $$;
+comment on function public.agent_sign_in_sweep(jsonb) is
+  'Deletes the MCP authorization endpoint''s sign-ins that stopped counting more than a day before now (the minute cron).';

@@ -436,12 +436,13 @@ create or replace function public.device_challenges_sweep(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_cutoff timestamptz := private.sweep_cutoff(v_now);
   v_deleted integer;
 begin
   if v_now is null then
     raise exception 'now is required' using errcode = '22023';
   end if;
-  delete from private.device_challenges where expires_at < v_now - interval '1 day';
+  delete from private.device_challenges where expires_at < v_cutoff;
   get diagnostics v_deleted = row_count;
   return jsonb_build_object('deleted', v_deleted);
 end $$;

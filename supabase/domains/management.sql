@@ -1031,14 +1031,15 @@ comment on function public.management_mandate_revoke(jsonb) is 'Revokes one of t
 -- owner_console_sweep({now}) -> {sign_ins, sessions}
 -- The minute cron (session-expiry-and-webhooks) deletes what of the console's sign-in can no longer count, as
 -- person_passkey_sweep does for the person's page (D-702): sign-ins that stopped counting more than a day ago
--- (used, or their hosted session over: expired, or ended more than ten minutes before, when
--- private.sign_in_session_refusal answers stale), and console sessions over for more than a day (signed out,
--- idle past their idle time, or past their absolute end). A cookie of a swept session reads as unknown, which
--- the console answers as it answers an ended one: the sign-in page. The day keeps a recent one for support.
+-- (private.sign_in_counts_until), and console sessions over for more than a day (signed out, idle past their
+-- idle time, or past their absolute end). A cookie of a swept session reads as unknown, which the console
+-- answers as it answers an ended one: the sign-in page. The day (private.sweep_cutoff) keeps a recent one for
+-- support.
 create or replace function public.owner_console_sweep(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_cutoff timestamptz := private.sweep_cutoff(v_now);
   v_sign_ins integer;
   v_sessions integer;
 begin
@@ -1049,13 +1050,13 @@ begin
   delete from private.owner_sign_ins g
   using private.hosted_sessions s
   where s.id = g.session_id
-    and g.created_at < v_now - interval '1 day'
-    and coalesce(g.used_at, greatest(s.expires_at, s.ended_at + interval '10 minutes')) < v_now - interval '1 day';
+    and g.created_at < v_cutoff
+    and private.sign_in_counts_until(g.used_at, s) < v_cutoff;
   get diagnostics v_sign_ins = row_count;
   delete from private.owner_sessions o
-  where o.created_at < v_now - interval '1 day'
+  where o.created_at < v_cutoff
     and least(coalesce(o.ended_at, o.expires_at), o.expires_at, o.last_seen_at + make_interval(secs => o.idle_seconds))
-        < v_now - interval '1 day';
+        < v_cutoff;
   get diagnostics v_sessions = row_count;
   return jsonb_build_object('sign_ins', v_sign_ins, 'sessions', v_sessions);
 end $$;

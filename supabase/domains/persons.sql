@@ -30,7 +30,7 @@ comment on function public.person_sign_in_begin(jsonb) is 'Opens a hosted login 
 --   ttl_seconds}}) -> {signed_in: true, environment, expires_at, idle_expires_at} | {signed_in: false, reason}
 -- reason: unknown (no such sign-in for this browser), used, pending (the screen has not identified anyone
 -- yet: ask again), refused (the capture was refused, cancelled or the session expired), stale (identified
--- more than ten minutes ago), unreachable (the identity was erased meanwhile). Only a sign-in that
+-- too long ago: private.sign_in_stale_at), unreachable (the identity was erased meanwhile). Only a sign-in that
 -- succeeds is used up; it opens the person's session in the same transaction.
 create or replace function public.person_sign_in_finish(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
@@ -174,14 +174,14 @@ comment on function public.person_passkey_refused(jsonb) is 'Counts a refused pa
 -- The minute cron (session-expiry-and-webhooks) deletes what of the person's sign-in can no longer count, as
 -- device_challenges_sweep does for device challenges: passkey challenges that expired more than a day ago (used
 -- or not), refusals recorded more than a day ago (the lockout reads fifteen minutes back and a lock lasts
--- fifteen minutes), and sign-ins (by presence or by passkey) that stopped counting more than a day ago: used,
--- or their hosted session over (expired, or ended more than ten minutes before: private.sign_in_session_refusal
--- answers stale from then). The day keeps a recent one readable for support, as it does for a device challenge.
--- A sign-in a refusal still names waits for that refusal's sweep (its foreign key).
+-- fifteen minutes), and sign-ins (by presence or by passkey) that stopped counting more than a day ago
+-- (private.sign_in_counts_until). The day (private.sweep_cutoff) keeps a recent one readable for support, as it
+-- does for a device challenge. A sign-in a refusal still names waits for that refusal's sweep (its foreign key).
 create or replace function public.person_passkey_sweep(p jsonb) returns jsonb
 language plpgsql security definer set search_path = '' as $$
 declare
   v_now timestamptz := (p ->> 'now')::timestamptz;
+  v_cutoff timestamptz := private.sweep_cutoff(v_now);
   v_challenges integer;
   v_refusals integer;
   v_sign_ins integer;
@@ -189,16 +189,16 @@ begin
   if v_now is null then
     raise exception 'now is required' using errcode = '22023';
   end if;
-  delete from private.person_passkey_challenges where expires_at < v_now - interval '1 day';
+  delete from private.person_passkey_challenges where expires_at < v_cutoff;
   get diagnostics v_challenges = row_count;
-  delete from private.person_passkey_refusals where refused_at < v_now - interval '1 day';
+  delete from private.person_passkey_refusals where refused_at < v_cutoff;
   get diagnostics v_refusals = row_count;
   -- created_at bounds the scan (person_sign_ins_created_idx): a sign-in stops counting after it was started.
   delete from private.person_sign_ins g
   using private.hosted_sessions s
   where s.id = g.session_id
-    and g.created_at < v_now - interval '1 day'
-    and coalesce(g.used_at, greatest(s.expires_at, s.ended_at + interval '10 minutes')) < v_now - interval '1 day'
+    and g.created_at < v_cutoff
+    and private.sign_in_counts_until(g.used_at, s) < v_cutoff
     and not exists (select 1 from private.person_passkey_refusals r where r.sign_in_session_id = g.session_id);
   get diagnostics v_sign_ins = row_count;
   return jsonb_build_object('challenges', v_challenges, 'refusals', v_refusals, 'sign_ins', v_sign_ins);

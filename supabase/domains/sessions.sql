@@ -164,19 +164,39 @@ comment on function public.hosted_sessions_expire(jsonb) is 'Stores the expiry o
 -- A sign-in by presence: the login session's verdict
 -- ----------------------------------------------------------------------------
 
+-- When a login session's identification goes stale: ten minutes after the session ended (null while it
+-- has not). A sign-in finished later is refused as stale; the sweeps count a sign-in until then.
+create or replace function private.sign_in_stale_at(s private.hosted_sessions) returns timestamptz
+language sql stable set search_path = '' as $$
+  select s.ended_at + interval '10 minutes'
+$$;
+comment on function private.sign_in_stale_at(private.hosted_sessions) is 'When a login session''s identification goes stale: ten minutes after it ended (null while it has not).';
+
 -- Why a hosted login session does not sign anyone in yet, or null when it does: pending (the screen has
 -- not identified anyone: ask again), refused (the capture was refused, cancelled or the session
--- expired), stale (identified more than ten minutes ago). The one rule of an owner's sign-in
--- (agent_sign_in_finish) and a person's (person_sign_in_finish).
+-- expired), stale (identified before private.sign_in_stale_at). The one rule of an owner's sign-in
+-- (agent_sign_in_finish, owner_sign_in_finish) and a person's (person_sign_in_finish).
 create or replace function private.sign_in_session_refusal(s private.hosted_sessions, p_now timestamptz) returns text
 language sql stable set search_path = '' as $$
   select case
     when s.state in ('open', 'opened') and s.expires_at > p_now then 'pending'
     when s.state is distinct from 'completed' or (s.result ->> 'approved') is distinct from 'true' then 'refused'
-    when s.ended_at < p_now - interval '10 minutes' then 'stale'
+    when private.sign_in_stale_at(s) < p_now then 'stale'
   end
 $$;
 comment on function private.sign_in_session_refusal(private.hosted_sessions, timestamptz) is 'Why a hosted login session signs nobody in yet (pending, refused, stale), or null: the rule of the owner''s and the person''s sign-in.';
+
+-- When a sign-in by presence (a row of private.person_sign_ins, private.owner_sign_ins or
+-- private.agent_sign_ins, by its used_at) stops counting: when it was used; unused, at the later of its
+-- hosted session's expiry and private.sign_in_stale_at (until both have passed,
+-- private.sign_in_session_refusal may still let it sign in). The sweeps of the person's page
+-- (person_passkey_sweep), of the console (owner_console_sweep) and of the MCP authorization endpoint
+-- (agent_sign_in_sweep) delete it a day after (D-702, D-730, D-750, D-751).
+create or replace function private.sign_in_counts_until(p_used_at timestamptz, s private.hosted_sessions) returns timestamptz
+language sql stable set search_path = '' as $$
+  select coalesce(p_used_at, greatest(s.expires_at, private.sign_in_stale_at(s)))
+$$;
+comment on function private.sign_in_counts_until(timestamptz, private.hosted_sessions) is 'When a sign-in by presence stops counting: used, or its login session expired or stale, whichever is later.';
 
 -- ----------------------------------------------------------------------------
 -- Hosted sessions: a card's session is the service's

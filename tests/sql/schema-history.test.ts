@@ -127,9 +127,14 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
   // Only where pgvector exists, which the scratch database lacks: it adds nothing here.
   "20261206000000_template_code_hnsw.sql": /face_templates_code_hnsw_idx/,
   "20261206010000_owner_console_sweep.sql": /owner_sign_ins_created_idx|owner_sessions_created_idx|^function public\.owner_console_sweep\(/,
+  "20261208000000_agent_sign_ins_sweep.sql": /agent_sign_ins_created_idx|^function public\.agent_sign_in_sweep\(/,
 };
-/** Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call: D-690; in one round trip: D-740). */
-const FUNCTIONS_ADDED_SINCE_7AD62DB = /^function (private\.(keyset_page|webhook_scope)|public\.stand_in_(transaction|request))\(/;
+/**
+ * Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call:
+ * D-690, in one round trip: D-740; when a sign-in stops counting and the sweeps' day, each stated once: D-750).
+ */
+const FUNCTIONS_ADDED_SINCE_7AD62DB =
+  /^function (private\.(keyset_page|webhook_scope|sweep_cutoff|sign_in_stale_at|sign_in_counts_until)|public\.stand_in_(transaction|request))\(/;
 const addedSinceHistory = (line: string) =>
   FUNCTIONS_ADDED_SINCE_7AD62DB.test(line) || Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 

@@ -19,6 +19,13 @@ create or replace function private.public_id(p_prefix text, p_id uuid) returns t
 language sql immutable set search_path = '' as $$ select p_prefix || replace(p_id::text, '-', '') $$;
 comment on function private.public_id(text, uuid) is 'Opaque prefixed id as responses show it (mdt_…, cns_…).';
 
+-- What the minute cron's sweeps (device_challenges_sweep, person_passkey_sweep, owner_console_sweep,
+-- agent_sign_in_sweep) delete stopped counting before this: a day before now, which keeps a recent row
+-- readable for support (D-350, D-610, D-702, D-730, D-751).
+create or replace function private.sweep_cutoff(p_now timestamptz) returns timestamptz
+language sql stable set search_path = '' as $$ select p_now - interval '1 day' $$;
+comment on function private.sweep_cutoff(timestamptz) is 'A day before now: what stopped counting before it, the minute cron''s sweeps delete.';
+
 -- keyset_page(rows, limit) -> {data, more, last}: every list's page (shared/kernel/cursor.ts). `rows`
 -- is a jsonb array of {item, at, id} in page order, read with limit + 1 rows so that the extra one says
 -- whether another page follows; `last` is then the (at, id) the next page starts after. `at` keeps
