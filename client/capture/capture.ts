@@ -23,6 +23,7 @@ import { LIGHT_CHIP_SECONDS, LIGHT_PALETTE, lightSequence } from "../../shared/e
 import {
   backgroundBands,
   buildDescriptor,
+  type CaptureGrid,
   type FaceObservation,
   interOcularDistance,
   type LitSample,
@@ -38,7 +39,7 @@ import {
   type SkinSample,
   VoiceMeter,
 } from "../descriptor";
-import { Microphone } from "./microphone";
+import { Microphone, type MicrophoneBlock } from "./microphone";
 import type { FrameResult, WorkerMessage } from "./protocol";
 import { workerTurn } from "./turns";
 
@@ -186,8 +187,8 @@ export class PresenceCapture {
     skin: SkinSample[];
     mouth: MouthSample[];
     faces: FaceObservation[];
-    /** Null without a microphone (a face-only capture). */
-    meter: VoiceMeter | null;
+    /** The microphone's blocks, timed when the recording ends (blockTimes); null without a microphone (a face-only capture). */
+    blocks: MicrophoneBlock[] | null;
   } = null;
   private stopped = false;
   /**
@@ -224,11 +225,7 @@ export class PresenceCapture {
       modelLoadMs: ready.loadMs,
     };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => this.onWorker(event.data);
-    microphone?.onBlock((block) => {
-      if (!this.recording?.meter) return;
-      this.stats.audioLeadMs.push((block.t + block.samples.length / microphone.sampleRate) * 1000 - performance.now());
-      this.recording.meter.push(block.samples, block.t);
-    });
+    microphone?.onBlock((block) => this.recording?.blocks?.push(block));
     const Processor = (globalThis as { MediaStreamTrackProcessor?: TrackProcessorConstructor }).MediaStreamTrackProcessor;
     const track = stream.getVideoTracks()[0];
     if (Processor && track) {
@@ -333,7 +330,7 @@ export class PresenceCapture {
       skin: [] as SkinSample[],
       mouth: [] as MouthSample[],
       faces: [] as FaceObservation[],
-      meter: this.microphone ? new VoiceMeter(grid, this.microphone.sampleRate) : null,
+      blocks: this.microphone ? ([] as MicrophoneBlock[]) : null,
     };
     this.recording = recording;
     const deferred: NonNullable<typeof this.deferred> = { window: recording, faces: recording.faces };
@@ -368,11 +365,24 @@ export class PresenceCapture {
       skin: frames ? frames.map((s) => ({ t: s.t, ...s.skin })) : recording.skin.sort((a, b) => a.t - b.t),
       mouth: recording.mouth,
       // Without a microphone the voice is silent: every grid sample 0, as where no audio reached it.
-      voice: recording.meter ? recording.meter.envelope() : new Array<number>(grid.samples).fill(0),
+      voice:
+        this.microphone && recording.blocks ? this.voice(grid, this.microphone, recording.blocks) : new Array<number>(grid.samples).fill(0),
       faces: recording.faces,
       schedule: options.schedule,
       background: frames?.map((s) => ({ t: s.t, ...s.background })),
     });
+  }
+
+  /** The `voice` series of a recording's microphone blocks, each timed knowing every block after it (blockTimes, D-770). */
+  private voice(grid: CaptureGrid, microphone: Microphone, blocks: readonly MicrophoneBlock[]): number[] {
+    const meter = new VoiceMeter(grid, microphone.sampleRate);
+    const times = microphone.timesOf(blocks);
+    blocks.forEach((block, i) => {
+      const t = times[i]!;
+      this.stats.audioLeadMs.push((t + block.samples.length / microphone.sampleRate) * 1000 - block.receivedMs);
+      meter.push(block.samples, t);
+    });
+    return meter.envelope();
   }
 
   /**

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { evaluatePresence, type PresenceDescriptor } from "../../shared/engine";
 
 /** A phone-sized viewport (the screenshots in docs/screens/ are taken at it). */
@@ -23,6 +23,21 @@ export function screenUrl(url: string, seconds?: number): string {
   if (seconds === undefined) return url;
   const [address, fragment] = url.split("#");
   return `${address}?seconds=${seconds}#${fragment}`;
+}
+
+/**
+ * Makes every hosted screen `target` opens (a page, or a context with every window it opens) record
+ * `seconds`, as `screenUrl` does, for a screen whose URL another page chooses (the person's page
+ * opens the one its sign-in answered): the `?seconds=` is added to the screen's address before its
+ * script reads it.
+ */
+export async function readingSecondsOf(target: Page | BrowserContext, seconds: number): Promise<void> {
+  await target.addInitScript((wanted) => {
+    const address = new URL(location.href);
+    if (!address.pathname.endsWith("/hosted-capture/session") || address.searchParams.has("seconds")) return;
+    address.searchParams.set("seconds", String(wanted));
+    history.replaceState(history.state, "", address);
+  }, seconds);
 }
 
 export type ScreenView = "loading" | "handoff" | "intro" | "capture" | "sending" | "outcome" | "error";

@@ -3,7 +3,9 @@
  * benchmark (scripts/bench/screen.ts): its flags, the fake camera and microphone, and a CPU cgroup
  * that puts it ahead of the service and the database. Free of vitest, so scripts can use it.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 
@@ -30,21 +32,15 @@ export function chromiumFlags(media?: { video: string; audio: string }): string[
   ];
 }
 
-/** A CPU cgroup the browser runs in: its processes file, and the one the test process returns to. */
-interface CpuGroup {
-  procs: string;
-  home: string;
-}
-
 /** The browser's CPU share against the rest of the machine: eight times a default process's. */
 const BROWSER_SHARE = { shares: "8192", weight: "800" };
 
 /**
- * The browser's CPU cgroup, made if missing: under cgroup v1's `cpu` hierarchy (`cpu.shares`), or
- * v2's where the cpu controller is delegated (`cpu.weight`). Null where cgroups cannot be made
- * (not root, or neither is mounted).
+ * The processes file of the browser's CPU cgroup, made if missing: under cgroup v1's `cpu`
+ * hierarchy (`cpu.shares`), or v2's where the cpu controller is delegated (`cpu.weight`). Null
+ * where cgroups cannot be made (not root, or neither is mounted).
  */
-function browserCpuGroup(): CpuGroup | null {
+function browserCpuGroup(): string | null {
   if (!existsSync("/proc/self/cgroup")) return null;
   const own = readFileSync("/proc/self/cgroup", "utf8").split("\n");
   const layouts = [
@@ -62,12 +58,28 @@ function browserCpuGroup(): CpuGroup | null {
       if (!line || !existsSync(join(root, "cgroup.procs"))) continue;
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, file), value);
-      return { procs: join(dir, "cgroup.procs"), home: join(root, line.split(":").slice(2).join(":"), "cgroup.procs") };
+      return join(dir, "cgroup.procs");
     } catch {
       // This layout is not mounted, or not ours to change: try the next.
     }
   }
   return null;
+}
+
+/**
+ * The program to launch: Chromium itself, or where the group exists a two-line shell script that
+ * puts itself in the group and then becomes Chromium (exec), so the browser starts inside it.
+ */
+function executableIn(group: string | null): string {
+  if (group === null) return CHROMIUM;
+  const script = `#!/bin/sh\necho $$ > '${group}' 2>/dev/null\nexec ${CHROMIUM} "$@"\n`;
+  const path = join(tmpdir(), `hauth-chromium-${createHash("sha256").update(script).digest("hex").slice(0, 12)}.sh`);
+  if (!existsSync(path)) {
+    // Written under another name and renamed, so a launch beside this one never runs half a script.
+    writeFileSync(`${path}.${process.pid}`, script, { mode: 0o755 });
+    renameSync(`${path}.${process.pid}`, path);
+  }
+  return path;
 }
 
 /**
@@ -77,23 +89,10 @@ function browserCpuGroup(): CpuGroup | null {
  * reads its file on a timer that never catches up: when other work on a busy machine delays it,
  * the video falls behind the fake microphone for good, which no real camera does, and the mouth
  * and the voice drift apart. A nice value would not do: Chromium sets its own threads' priorities,
- * and starts renderers and services at the default one.
+ * and starts renderers and services at the default one. Only the browser enters the group, never
+ * the test process: the test files beside it (D-760) run in that process's other threads and
+ * children, which must not inherit the browser's share.
  */
 export async function launchAhead(media?: { video: string; audio: string }): Promise<Browser> {
-  const group = browserCpuGroup();
-  const enter = (procs: string) => {
-    try {
-      writeFileSync(procs, String(process.pid));
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  // The test process steps into the group for the launch only, so the browser starts inside it.
-  const moved = group !== null && enter(group.procs);
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: chromiumFlags(media) });
-  } finally {
-    if (moved) enter(group.home);
-  }
+  return chromium.launch({ executablePath: executableIn(browserCpuGroup()), args: chromiumFlags(media) });
 }
