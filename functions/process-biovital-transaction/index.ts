@@ -3,6 +3,7 @@
  * (shared/transactions/transact.ts). Server key or first-party user JWT; replay guard; optional
  * Idempotency-Key, also with a mandate (an exact retry is replayed before its nonce is claimed, and the act stores its
  * answer in its own transaction); rate limited per merchant and environment; circuit breaker per merchant.
+ * A mandate standing in is one round trip when this isolate knows the caller (./stand-in.ts, D-740).
  */
 
 import { relyingPartyOf } from "../../shared/devices/ceremony";
@@ -19,6 +20,7 @@ import { keyMaterialOf } from "../../shared/kernel/keys";
 import { issueRuleCodes } from "../../shared/mandates/issue";
 import { transactionSchema } from "../../shared/transactions/input";
 import { transact } from "../../shared/transactions/transact";
+import { standInInOneCall } from "./stand-in";
 
 const NAME = "process-biovital-transaction";
 /** Per merchant and environment, counted before the breaker and the body (docs/decisions.md, D-074). */
@@ -46,6 +48,7 @@ app.post(
       "CAPTURE_REPLAYED",
     ],
   }),
+  standInInOneCall(NAME, TRANSACTION_LIMIT),
   secretKeyOrUserAuth({ replay: "idempotent", breaker: NAME }),
   rateLimit<AppEnv & Authenticated>((c) => ({ rule: TRANSACTION_LIMIT, identifier: tenantBudget(c.var.principal) })),
   circuitBreaker(NAME),

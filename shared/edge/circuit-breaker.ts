@@ -1,6 +1,7 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { rpc } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
+import type { Tenant } from "../kernel/principal";
 import type {} from "../kernel/rpc";
 import type { AppEnv } from "./app";
 import { withDoc } from "./openapi";
@@ -40,6 +41,38 @@ export function isServiceFailure(status: number, error: unknown, elapsedMs: numb
   return elapsedMs > policy.latencyObjectiveMs;
 }
 
+/** A function's breaker for one tenant, as circuit_breaker_state and circuit_breaker_record take it. */
+function breakerScopeOf(c: Context<AppEnv>, functionName: string, tenant: Tenant) {
+  return {
+    deployment: c.var.config.DEPLOYMENT_ID,
+    function_name: functionName,
+    merchant_id: tenant.merchantId,
+    environment: tenant.environment,
+    now: c.var.now.toISOString(),
+  };
+}
+
+/**
+ * Counts a finished request against its tenant's breaker when it failed the service (isServiceFailure): what
+ * circuitBreaker does after the handler, for a route that meets the breaker inside its own call (the sink's
+ * stand-in in one call, D-740). A failure to count is not the request's.
+ */
+export async function countBreach(
+  c: Context<AppEnv>,
+  functionName: string,
+  tenant: Tenant,
+  finished: { status: number; error: unknown; startedAt: number },
+  policy: BreakerPolicy = DEFAULT_BREAKER_POLICY,
+): Promise<void> {
+  if (!isServiceFailure(finished.status, finished.error, performance.now() - finished.startedAt, policy)) return;
+  await rpc(c.var.db(), "circuit_breaker_record", {
+    ...breakerScopeOf(c, functionName, tenant),
+    window_seconds: policy.windowSeconds,
+    threshold: policy.threshold,
+    open_seconds: policy.openSeconds,
+  }).catch(() => undefined);
+}
+
 /**
  * A circuit breaker per deployment (DEPLOYMENT_ID), function, merchant and environment, kept in
  * Postgres so every isolate sees it. Each of the service's own failures (isServiceFailure: a 5xx
@@ -58,29 +91,18 @@ export function circuitBreaker(functionName: string, policy: BreakerPolicy = DEF
     async function guardWithCircuitBreaker(c, next) {
       const principal = c.var.principal;
       if (!principal) return next();
-      const scope = {
-        deployment: c.var.config.DEPLOYMENT_ID,
-        function_name: functionName,
-        merchant_id: principal.merchantId,
-        environment: principal.environment,
-        now: c.var.now.toISOString(),
-      };
       // Read with authentication where the route asked for it (AuthOptions.breaker, D-506), else here.
       const known = c.var.breakerState;
-      const state = known?.function_name === functionName ? known : await rpc(c.var.db(), "circuit_breaker_state", scope);
+      const state =
+        known?.function_name === functionName
+          ? known
+          : await rpc(c.var.db(), "circuit_breaker_state", breakerScopeOf(c, functionName, principal));
       if (state.open) {
         throw new ApiError("SLO_BREACH_PAUSED", { retry_after_seconds: state.retry_after_seconds });
       }
-      const started = performance.now();
+      const startedAt = performance.now();
       await next();
-      if (isServiceFailure(c.res.status, c.error, performance.now() - started, policy)) {
-        await rpc(c.var.db(), "circuit_breaker_record", {
-          ...scope,
-          window_seconds: policy.windowSeconds,
-          threshold: policy.threshold,
-          open_seconds: policy.openSeconds,
-        }).catch(() => undefined);
-      }
+      await countBreach(c, functionName, principal, { status: c.res.status, error: c.error, startedAt }, policy);
     },
     { answers: ["SLO_BREACH_PAUSED"] },
   );

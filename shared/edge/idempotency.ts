@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { replayParam } from "../kernel/authenticate";
-import { rpc } from "../kernel/db/rpc";
+import type { Queryable } from "../kernel/db/client";
+import { type RpcResult, rpc } from "../kernel/db/rpc";
 import { ApiError } from "../kernel/errors";
 import type { Principal } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
@@ -21,7 +22,13 @@ const LEASE_SECONDS = 60;
 const SETTLING_SECONDS = 5;
 
 /** Retry-After for a request that met its key in flight (seconds, at least 1). */
-function inFlightRetryAfter({ running_seconds, lease_left_seconds }: { running_seconds: number; lease_left_seconds: number }): number {
+export function inFlightRetryAfter({
+  running_seconds,
+  lease_left_seconds,
+}: {
+  running_seconds: number;
+  lease_left_seconds: number;
+}): number {
   return running_seconds < SETTLING_SECONDS ? 1 : Math.max(1, Math.ceil(lease_left_seconds));
 }
 
@@ -62,7 +69,7 @@ export function markReplay(c: Context, answer: unknown): void {
  * store keeps jsonb, whose key order is its own, so a replay written as it comes back would be the
  * same JSON in other bytes; written canonically a replay from the store is byte for byte the original.
  */
-async function writeKeyedAnswer(c: Context): Promise<unknown> {
+export async function writeKeyedAnswer(c: Context): Promise<unknown> {
   const body = c.res.status < 500 ? await jsonOf(c.res) : null;
   if (body === null) return null;
   c.res = new Response(canonicalJson(body), c.res);
@@ -85,6 +92,42 @@ function withoutSecrets(body: unknown, forget: readonly string[]): unknown {
   const kept: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   for (const field of forget) if (field in kept) kept[field] = null;
   return kept;
+}
+
+/**
+ * The response store's begin of a key for a function, as idempotency_begin takes it but for the tenant, the instant
+ * and the nonce: `rawBody` is the body as sent, whose hash tells a retry from another request under the same key.
+ */
+export async function beginOf(functionName: string, key: string, rawBody: string) {
+  return {
+    function_name: functionName,
+    key,
+    request_hash: await sha256Hex(rawBody),
+    lease_seconds: LEASE_SECONDS,
+    retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
+  };
+}
+
+/**
+ * The answer of a begin that is no start: `409 IDEMPOTENCY_IN_FLIGHT`, `422 IDEMPOTENCY_KEY_REUSED` (thrown), or
+ * the stored answer replayed; undefined for a request that runs (started, or sent to the mandate's ledger).
+ */
+export function answerBegun(c: Context, begin: RpcResult<"idempotency_begin">): Response | undefined {
+  if (begin.outcome === "in_flight") throw new ApiError("IDEMPOTENCY_IN_FLIGHT", { retry_after_seconds: inFlightRetryAfter(begin) });
+  if (begin.outcome === "mismatch") throw new ApiError("IDEMPOTENCY_KEY_REUSED");
+  if (begin.outcome !== "replay") return undefined;
+  c.header("idempotency-status", "replayed");
+  return c.body(canonicalJson(begin.body), begin.status as 200, { "content-type": "application/json" });
+}
+
+/** Stores the answer of a request whose act stored none (a 5xx drops the record instead, so that a retry runs). */
+export async function finishUnstored(sql: Queryable, pending: PendingResponse, status: number, body: unknown): Promise<void> {
+  await rpc(sql, "idempotency_finish", {
+    ...pending.record,
+    status,
+    body,
+    ...(pending.mandateId && { mandate_id: pending.mandateId }),
+  });
 }
 
 /** A route behind idempotency(): the handler's act completes `storedResponse` (absent without a key). */
@@ -136,17 +179,11 @@ export function idempotency(
     const record = { merchant_id: principal.merchantId, environment: principal.environment, function_name: functionName, key };
     const begin = await rpc(c.var.db(), "idempotency_begin", {
       ...record,
-      request_hash: await sha256Hex(await c.req.raw.clone().text()),
+      ...(await beginOf(functionName, key, await c.req.raw.clone().text())),
       ...replayParam(c.var.unclaimedNonce, c.var.now),
-      lease_seconds: LEASE_SECONDS,
-      retention_seconds: IDEMPOTENCY_RETENTION_SECONDS,
     });
-    if (begin.outcome === "in_flight") throw new ApiError("IDEMPOTENCY_IN_FLIGHT", { retry_after_seconds: inFlightRetryAfter(begin) });
-    if (begin.outcome === "mismatch") throw new ApiError("IDEMPOTENCY_KEY_REUSED");
-    if (begin.outcome === "replay") {
-      c.header("idempotency-status", "replayed");
-      return c.body(canonicalJson(begin.body), begin.status as 200, { "content-type": "application/json" });
-    }
+    const answered = answerBegun(c, begin);
+    if (answered) return answered;
     if (begin.outcome === "ledger") {
       c.set("storedResponse", undefined);
       await next();
@@ -162,12 +199,7 @@ export function idempotency(
     } finally {
       if (!pending.stored) {
         const status = c.res.status;
-        await rpc(c.var.db(), "idempotency_finish", {
-          ...record,
-          status: body === null ? 500 : status,
-          body: withoutSecrets(body, forget),
-          ...(pending.mandateId && { mandate_id: pending.mandateId }),
-        });
+        await finishUnstored(c.var.db(), pending, body === null ? 500 : status, withoutSecrets(body, forget));
       }
     }
   }

@@ -73,6 +73,26 @@ export async function formOf(c: Context): Promise<Record<string, string | string
   return fields;
 }
 
+/**
+ * The JSON body of `request` (a copy of it: the request's own body is left for `input()`) if `input("json",
+ * schema)` would take it, with the text as sent; null where it would refuse it, or where the parsed JSON is not
+ * `worthValidating` (the schema is then not run). For a route that answers some valid requests another way before
+ * its middleware runs (the sink's stand-in in one call, D-740).
+ */
+export async function validJsonBody<S extends v.GenericSchema>(
+  request: Request,
+  schema: S,
+  worthValidating: (value: unknown) => boolean = () => true,
+): Promise<{ input: v.InferOutput<S>; text: string } | null> {
+  try {
+    const body = await readJsonBody(request.clone());
+    if (!worthValidating(body.value)) return null;
+    return { input: parseInput(schema, body.value, writtenNumbers(body.text)), text: body.text };
+  } catch {
+    return null;
+  }
+}
+
 /** A route whose input middleware has validated `input`. */
 export type WithInput<T> = { Variables: { input: T; rawBody: string | null } };
 

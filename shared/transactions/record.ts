@@ -9,7 +9,7 @@ import { isSubjectRef } from "../identity/subject-ref";
 import { rpc } from "../kernel/db/rpc";
 import type { Deps } from "../kernel/deps";
 import { ApiError } from "../kernel/errors";
-import type { HostedSessionPrincipal, Principal, Tenant } from "../kernel/principal";
+import type { HostedSessionPrincipal, Principal, Tenant, UserPrincipal } from "../kernel/principal";
 import type { PendingResponse } from "../kernel/rpc";
 import type { KeySet } from "../lib/signing";
 import type { ReceiptRow } from "../receipts/rpc";
@@ -129,8 +129,15 @@ export async function actReceipts(
   );
 }
 
+/**
+ * Whoever acts, as far as naming a person goes: a person's own session, or a merchant (by its key,
+ * or in its hosted session). A key's tenant is enough: the stand-in in one call (D-740) acts for a
+ * key before the database has said which key it is.
+ */
+export type Actor = UserPrincipal | (Tenant & { kind: "merchant_key" | "hosted_session" });
+
 /** Whom `user_id` names, as identity_resolve takes it: a first-party session only its own identity, a merchant its subject_ref. */
-export function resolveParams(principal: Principal | HostedSessionPrincipal, userId: string, now: Date): IdentityResolveParams {
+export function resolveParams(principal: Actor, userId: string, now: Date): IdentityResolveParams {
   const scope = { merchant_id: principal.merchantId, environment: principal.environment, now: now.toISOString() };
   return principal.kind === "user"
     ? { ...scope, user_id: principal.identityId, session_token_hash: principal.sessionTokenHash }
@@ -157,7 +164,7 @@ export async function resolveIdentity(
 }
 
 /** A first-party session names only its own identity (`403 UNAUTHORIZED_DEVICE`); checked before any call. */
-export function assertMayName(principal: Principal | HostedSessionPrincipal, userId: string): void {
+export function assertMayName(principal: Actor, userId: string): void {
   if (principal.kind === "user" && userId !== principal.identityId) throw new ApiError("UNAUTHORIZED_DEVICE");
 }
 

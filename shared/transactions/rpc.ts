@@ -5,8 +5,9 @@
 import type { DeviceBinding } from "../contracts/device";
 import type { PresenceBaseline } from "../engine";
 import type { IdentityResolveParams } from "../identity/rpc";
+import type { RpcParams, RpcResult } from "../kernel/db/rpc";
 import type { Environment } from "../kernel/principal";
-import type { IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
+import type { AuthenticatedRequest, BreakerScope, BreakerState, IdempotencyRecord, Iso, StoredResponse, Uuid } from "../kernel/rpc";
 import type { ConsumeParams, Decision } from "../mandates/rpc";
 import type { ReceiptRow } from "../receipts/rpc";
 import type { AssuranceLevel } from "../receipts/signed-receipt";
@@ -127,6 +128,21 @@ declare module "../kernel/db/rpc" {
       },
       /** identity null: unknown; decision null: nothing was acted (identity says why). */
       { identity: StandInPerson | null; decision: Decision | null; approval: StandInApproval | null },
+    ];
+    /** The stand-in in one round trip (D-740): authentication, breaker, response store, then stand_in_transaction. */
+    stand_in_request: [
+      AuthenticatedRequest & {
+        breaker: BreakerScope;
+        idempotency?: Omit<RpcParams<"idempotency_begin">, "merchant_id" | "environment">;
+        act: Omit<RpcParams<"stand_in_transaction">, "stored_response">;
+      },
+      {
+        caller: RpcResult<"request_authenticate">;
+        breaker: BreakerState;
+        /** Under an Idempotency-Key; the act is absent unless it started (or goes to the ledger). */
+        begun?: RpcResult<"idempotency_begin">;
+        act?: RpcResult<"stand_in_transaction">;
+      },
     ];
     capture_record: [CaptureRecordParams, unknown];
     mandate_transaction: [

@@ -122,6 +122,53 @@ begin
 end $$;
 comment on function public.stand_in_transaction(jsonb) is 'The transaction sink''s mandate path in one round trip: resolve the person, find the mandate, keep the receipt signed for its level, and act as mandate_transaction.';
 
+-- stand_in_request({credential: {...} | tenant: {...}, now, nonce?, window_seconds?, breaker: {deployment, function_name},
+--   idempotency?: {function_name, key, request_hash, lease_seconds, retention_seconds, nonce?, window_seconds?},
+--   act: {...stand_in_transaction params without stored_response}})
+--   -> {caller: {key_id, merchant_id, environment}, breaker: {open, retry_after_seconds},
+--       begun?: idempotency_begin's answer, act?: stand_in_transaction's answer}
+-- The sink's whole stand-in as one round trip (D-740), in the order the edge's middleware checks a request: the key
+-- and, without an Idempotency-Key, the nonce (private.request_authenticate: HA401, HA402); the circuit breaker (an
+-- open one answers with nothing acted, the nonce spent as before); under an Idempotency-Key the response store
+-- (idempotency_begin: a replay, a mismatch or a request in flight answers with nothing acted; only a request that
+-- starts claims the nonce); then stand_in_transaction, storing its approval under the key. The Worker signed the act's
+-- receipts for the merchant it learnt the key belongs to (a key never changes merchant); a key of another tenant
+-- raises, so nothing is ever recorded under a merchant the caller is not.
+create or replace function public.stand_in_request(p jsonb) returns jsonb
+language plpgsql security definer set search_path = '' as $$
+declare
+  v_caller jsonb := private.request_authenticate(p);
+  v_breaker jsonb;
+  v_begun jsonb;
+  v_act jsonb := p -> 'act';
+begin
+  if (v_act -> 'consume' ->> 'merchant_id') is distinct from (v_caller ->> 'merchant_id')
+     or (v_act -> 'consume' ->> 'environment') is distinct from (v_caller ->> 'environment') then
+    raise exception 'the act was prepared for another tenant than the key''s';
+  end if;
+  v_breaker := public.circuit_breaker_state(jsonb_build_object(
+    'deployment', p -> 'breaker' ->> 'deployment', 'function_name', p -> 'breaker' ->> 'function_name',
+    'merchant_id', v_caller ->> 'merchant_id', 'environment', v_caller ->> 'environment', 'now', p ->> 'now'));
+  if (v_breaker ->> 'open')::boolean then
+    return jsonb_build_object('caller', v_caller, 'breaker', v_breaker);
+  end if;
+  if p ? 'idempotency' then
+    v_begun := public.idempotency_begin(p -> 'idempotency' || jsonb_build_object(
+      'merchant_id', v_caller ->> 'merchant_id', 'environment', v_caller ->> 'environment', 'now', p ->> 'now'));
+    if v_begun ->> 'outcome' not in ('started', 'ledger') then
+      return jsonb_build_object('caller', v_caller, 'breaker', v_breaker, 'begun', v_begun);
+    end if;
+    if v_begun ->> 'outcome' = 'started' then
+      v_act := v_act || jsonb_build_object('stored_response', jsonb_build_object('record', jsonb_build_object(
+        'merchant_id', v_caller ->> 'merchant_id', 'environment', v_caller ->> 'environment',
+        'function_name', p -> 'idempotency' ->> 'function_name', 'key', p -> 'idempotency' ->> 'key')));
+    end if;
+  end if;
+  return jsonb_build_object('caller', v_caller, 'breaker', v_breaker, 'act', public.stand_in_transaction(v_act))
+    || case when v_begun is null then '{}'::jsonb else jsonb_build_object('begun', v_begun) end;
+end $$;
+comment on function public.stand_in_request(jsonb) is 'The transaction sink''s mandate path in one round trip: authenticate the key and claim the nonce, read the circuit breaker, begin the Idempotency-Key, and act as stand_in_transaction.';
+
 -- capture_record({capture: {..., purpose, grant_terms_digest?, refusal_code?, device_id?, device_binding?}, receipt: {...} | null, document: {...} | null,
 --   baseline: {...} | null, stored_response?: {record: {merchant_id, environment, function_name, key}, status, body}}) -> {capture_id}
 -- A refused act (the face is another person's or below the gate, liveness failed, coercion, no document) is recorded

@@ -27,6 +27,32 @@ function body(
   };
 }
 
+/**
+ * The function on a server of its own behind a proxy to the service's database, which reads every statement the
+ * function sends (one per round trip) and can take the database away at any instant; set up once for the describe
+ * block it is called in. `deployment` names its circuit breakers.
+ */
+function functionBehindProxy(name: string) {
+  const wire = { deployment: `${name}-${crypto.randomUUID().slice(0, 8)}` } as {
+    deployment: string;
+    proxy: DatabaseProxy;
+    server: RunningServer;
+  };
+  beforeAll(async () => {
+    wire.proxy = await startDatabaseProxy(serviceUnderTest().databaseUrl);
+    wire.server = await startVariantServer(["process-biovital-transaction"], {
+      DATABASE_URL: wire.proxy.url,
+      DB_POOLER: "0",
+      DEPLOYMENT_ID: wire.deployment,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await wire.server?.stop();
+    await wire.proxy?.stop();
+  });
+  return wire;
+}
+
 describe("process-biovital-transaction", () => {
   describe("happy", () => {
     it("approves a live capture of the named person and records a capture with a verifiable receipt", async () => {
@@ -638,91 +664,158 @@ describe("process-biovital-transaction", () => {
     });
   });
 
-  describe("round trips on the wire: a mandate standing in (issue 28, D-690)", () => {
-    // The function behind a proxy that reads every statement it sends to the database.
-    let proxy: DatabaseProxy;
-    let behindProxy: RunningServer;
-
-    beforeAll(async () => {
-      proxy = await startDatabaseProxy(serviceUnderTest().databaseUrl);
-      behindProxy = await startVariantServer(["process-biovital-transaction"], {
-        DATABASE_URL: proxy.url,
-        DB_POOLER: "0",
-        DEPLOYMENT_ID: `trips-${crypto.randomUUID().slice(0, 8)}`,
-      });
-    }, 120_000);
-    afterAll(async () => {
-      await behindProxy?.stop();
-      await proxy?.stop();
-    });
+  describe("round trips on the wire: a mandate standing in (issue 28, D-690, D-740)", () => {
+    const wire = functionBehindProxy("trips");
 
     /** The request's answer and the RPCs it called, in order (one statement is one round trip). */
     async function tripsOf(key: string, request: unknown, headers: Record<string, string> = {}) {
-      proxy.takeStatements();
-      const answer = await callOn(behindProxy, "process-biovital-transaction", {
+      wire.proxy.takeStatements();
+      const answer = await callOn(wire.server, "process-biovital-transaction", {
         key,
         body: request,
         headers: { ...replayHeaders(), ...headers },
       });
-      const rpcs = proxy.takeStatements().map((text) => /public\.([a-z_]+)\(/.exec(text)?.[1] ?? text);
+      const rpcs = wire.proxy.takeStatements().map((text) => /public\.([a-z_]+)\(/.exec(text)?.[1] ?? text);
       return { answer, rpcs };
     }
 
-    it("the act is one call after authentication: the person, the mandate, the consume, the capture and its receipt", async () => {
-      const { merchant, person, mandate } = await mandateFixture({
-        scopes: ["login", "payment"],
-        ceiling: { kind: "count", count: 5, period: "lifetime" },
-      });
+    /** A mandate and its merchant, whose key the function behind the proxy has seen authenticate once (D-740). */
+    async function knownMerchantFixture() {
+      const fixture = await mandateFixture({ scopes: ["login", "payment"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+      const first = await tripsOf(fixture.merchant.keys.sk_test, standInRequest(fixture.person, fixture.mandate.mandate_id));
+      expect(first.answer.status, JSON.stringify(first.answer.body)).toBe(200);
+      return fixture;
+    }
+
+    it("the act is one round trip, with or without an Idempotency-Key: the key, the nonce, the breaker, the response store and the act", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
       const bare = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id));
       expect(bare.answer.status, JSON.stringify(bare.answer.body)).toBe(200);
       expect(bare.answer.body.assurance_level).toBe("mandate");
-      expect(bare.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+      expect(bare.rpcs).toEqual(["stand_in_request"]);
 
       const keyed = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
         "idempotency-key": `idem-${crypto.randomUUID()}`,
       });
       expect(keyed.answer.status, JSON.stringify(keyed.answer.body)).toBe(200);
-      expect(keyed.rpcs).toEqual(["request_authenticate", "idempotency_begin", "stand_in_transaction"]);
+      expect(keyed.rpcs).toEqual(["stand_in_request"]);
+      const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+      expect(got.body.consumptions).toHaveLength(3);
+    });
 
-      // Refusals are decided in the same call: another merchant's mandate, and a person this merchant does not know.
+    it("a key this isolate has never seen authenticate takes the two calls: its merchant, which the receipt names, is not known before", async () => {
+      const { merchant, person, mandate } = await mandateFixture({
+        scopes: ["login"],
+        ceiling: { kind: "count", count: 5, period: "lifetime" },
+      });
+      const cold = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id));
+      expect(cold.answer.status, JSON.stringify(cold.answer.body)).toBe(200);
+      expect(cold.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+    });
+
+    it("a replayed nonce is 409 NONCE_REUSED in the same call, and nothing is acted", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
+      const headers = replayHeaders();
+      const request = standInRequest(person, mandate.mandate_id);
+      expect((await tripsOf(merchant.keys.sk_test, request, headers)).answer.status).toBe(200);
+      const again = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), headers);
+      expect([again.answer.status, again.answer.body.code]).toEqual([409, "NONCE_REUSED"]);
+      expect(again.rpcs).toEqual(["stand_in_request"]);
+      const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+      expect(got.body.consumptions).toHaveLength(2);
+    });
+
+    it("a key revoked since this isolate learnt it is 401 INVALID_API_KEY in the same call, before its nonce, its body or the breaker", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
+      await testDb()`update private.api_keys set revoked_at = now() where merchant_id = ${merchant.merchant_id} and kind = 'secret'`;
+      const revoked = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), {
+        "idempotency-key": `idem-${crypto.randomUUID()}`,
+      });
+      expect([revoked.answer.status, revoked.answer.body.code]).toEqual([401, "INVALID_API_KEY"]);
+      expect(revoked.rpcs).toEqual(["stand_in_request"]);
+    });
+
+    it("an idempotent retry answers the first act from the mandate's ledger in one call, with Idempotency-Status: replayed", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
+      const request = standInRequest(person, mandate.mandate_id);
+      const idempotencyKey = `idem-${crypto.randomUUID()}`;
+      const first = await tripsOf(merchant.keys.sk_test, request, { "idempotency-key": idempotencyKey });
+      expect(first.answer.status, JSON.stringify(first.answer.body)).toBe(200);
+      const retried = await tripsOf(merchant.keys.sk_test, request, { "idempotency-key": idempotencyKey });
+      expect([retried.answer.status, retried.answer.headers.get("idempotency-status")]).toEqual([200, "replayed"]);
+      expect(retried.answer.body).toEqual({
+        ...first.answer.body,
+        mandate: { ...(first.answer.body.mandate as object), idempotent_replay: true, mandate_status: "active" },
+      });
+      expect(retried.rpcs).toEqual(["stand_in_request"]);
+      // Another body under the key is refused in the same call.
+      const other = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), { "idempotency-key": idempotencyKey });
+      expect([other.answer.status, other.answer.body.code]).toEqual([422, "IDEMPOTENCY_KEY_REUSED"]);
+      expect(other.rpcs).toEqual(["stand_in_request"]);
+      const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+      expect(got.body.consumptions).toHaveLength(2);
+    });
+
+    it("an open breaker is 503 SLO_BREACH_PAUSED from the same call, with nothing acted", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
+      await testDb()`insert into private.circuit_breakers (deployment, function_name, merchant_id, environment, window_started_at, breaches, open_until)
+        values (${wire.deployment}, 'process-biovital-transaction', ${merchant.merchant_id}, 'test', now(), 10, now() + interval '30 seconds')`;
+      const paused = await tripsOf(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id));
+      expect([paused.answer.status, paused.answer.body.code]).toEqual([503, "SLO_BREACH_PAUSED"]);
+      expect(Number(paused.answer.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(paused.rpcs).toEqual(["stand_in_request"]);
+      const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
+      expect(got.body.consumptions).toHaveLength(1);
+    });
+
+    it("a person's own session is one call from its first request; naming another is 403 UNAUTHORIZED_DEVICE after authentication, as before", async () => {
+      const { person, mandate } = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
+      const session = { authorization: `Bearer ${person.session_token}` };
+      const own = standInRequest(person, mandate.mandate_id, { user_id: decodeJwt(person.session_token).sub });
+      const acted = await tripsOf("", own, session);
+      expect([acted.answer.status, acted.answer.body.assurance_level], JSON.stringify(acted.answer.body)).toEqual([200, "mandate"]);
+      expect(acted.rpcs).toEqual(["stand_in_request"]);
+      const other = await tripsOf("", standInRequest(person, mandate.mandate_id, { user_id: crypto.randomUUID() }), session);
+      expect([other.answer.status, other.answer.body.code]).toEqual([403, "UNAUTHORIZED_DEVICE"]);
+      expect(other.rpcs).toEqual(["request_authenticate"]);
+      await testDb()`update private.sessions set revoked_at = now() where token_hash = encode(sha256(${person.session_token}::bytea), 'hex')`;
+      const revoked = await tripsOf("", { ...own, service_hash: `svc:${crypto.randomUUID()}` }, session);
+      expect([revoked.answer.status, revoked.answer.body.code]).toEqual([403, "ACCESS_REVOKED"]);
+      expect(revoked.rpcs).toEqual(["stand_in_request"]);
+    });
+
+    it("refusals are decided in the same call: another merchant's mandate (200) and a person this merchant does not know (403)", async () => {
+      const { merchant, person, mandate } = await knownMerchantFixture();
       const other = await mandateFixture({ scopes: ["login"], ceiling: { kind: "count", count: 5, period: "lifetime" } });
       const foreign = await tripsOf(merchant.keys.sk_test, standInRequest(person, other.mandate.mandate_id));
-      expect([foreign.answer.body.allowed, foreign.answer.body.reason]).toEqual([false, "mandate_not_found"]);
-      expect(foreign.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+      expect([foreign.answer.status, foreign.answer.body.allowed, foreign.answer.body.reason]).toEqual([200, false, "mandate_not_found"]);
+      expect(foreign.rpcs).toEqual(["stand_in_request"]);
       const stranger = await tripsOf(merchant.keys.sk_test, standInRequest(other.person, mandate.mandate_id));
       expect([stranger.answer.status, stranger.answer.body.code]).toEqual([403, "IDENTITY_MISMATCH"]);
-      expect(stranger.rpcs).toEqual(["request_authenticate", "stand_in_transaction"]);
+      expect(stranger.rpcs).toEqual(["stand_in_request"]);
+      // Under an Idempotency-Key a refusal, which the act stores nothing for, is stored after it: one call more.
+      const idempotencyKey = `idem-${crypto.randomUUID()}`;
+      const keyed = await tripsOf(merchant.keys.sk_test, standInRequest(other.person, mandate.mandate_id), {
+        "idempotency-key": idempotencyKey,
+      });
+      expect([keyed.answer.status, keyed.answer.body.code]).toEqual([403, "IDENTITY_MISMATCH"]);
+      expect(keyed.rpcs).toEqual(["stand_in_request", "idempotency_finish"]);
     });
   });
 
   describe("a database outage (issue 11): the act and its stored answer commit together", () => {
-    // The function behind a proxy to the same database, which the test can take away at any instant.
-    let proxy: DatabaseProxy;
-    let behindProxy: RunningServer;
-
-    beforeAll(async () => {
-      proxy = await startDatabaseProxy(serviceUnderTest().databaseUrl);
-      behindProxy = await startVariantServer(["process-biovital-transaction"], {
-        DATABASE_URL: proxy.url,
-        DB_POOLER: "0",
-        DEPLOYMENT_ID: `outage-${crypto.randomUUID().slice(0, 8)}`,
-      });
-    }, 120_000);
-    afterAll(async () => {
-      await behindProxy?.stop();
-      await proxy?.stop();
-    });
-    afterEach(() => proxy.accept());
+    const wire = functionBehindProxy("outage");
+    afterEach(() => wire.proxy.accept());
 
     const send = (key: string, request: unknown, headers: Record<string, string>) =>
-      callOn(behindProxy, "process-biovital-transaction", { key, body: request, headers: { ...replayHeaders(), ...headers } });
+      callOn(wire.server, "process-biovital-transaction", { key, body: request, headers: { ...replayHeaders(), ...headers } });
 
     /** The act through the proxy, with the database gone right after `statement` answered; then the retry on the service. */
     async function actThenOutage(key: string, request: Record<string, unknown>, statement: string) {
       const idempotencyKey = `idem-${crypto.randomUUID()}`;
-      proxy.refuseAfter(statement);
+      wire.proxy.refuseAfter(statement);
       const acted = await send(key, request, { "idempotency-key": idempotencyKey });
-      await proxy.accept();
+      await wire.proxy.accept();
       const retried = await transact(key, request, { headers: { "idempotency-key": idempotencyKey } });
       return { acted, retried };
     }
@@ -737,29 +830,28 @@ describe("process-biovital-transaction", () => {
       expect(retried.body).toEqual(acted.body);
     });
 
-    it("so does an act a mandate stood in for (where the outage was measured)", async () => {
+    it("so does an act a mandate stood in for (where the outage was measured), in two calls and in one", async () => {
       const { merchant, person, mandate } = await mandateFixture({
         scopes: ["login"],
         ceiling: { kind: "count", count: 5, period: "lifetime" },
       });
-      const { acted, retried } = await actThenOutage(
-        merchant.keys.sk_test,
-        standInRequest(person, mandate.mandate_id),
-        "public.mandate_transaction(",
-      );
-      expect(acted.status, JSON.stringify(acted.body)).toBe(200);
-      expect([retried.status, retried.headers.get("idempotency-status")], retried.text).toEqual([200, "replayed"]);
-      expect(retried.body).toEqual({
-        ...acted.body,
-        mandate: { ...(acted.body.mandate as object), idempotent_replay: true, mandate_status: "active" },
-      });
+      // The key's first request in the function's isolate acts in the call after authentication; later ones in one (D-740).
+      for (const statement of ["public.stand_in_transaction(", "public.stand_in_request("]) {
+        const { acted, retried } = await actThenOutage(merchant.keys.sk_test, standInRequest(person, mandate.mandate_id), statement);
+        expect(acted.status, JSON.stringify(acted.body)).toBe(200);
+        expect([retried.status, retried.headers.get("idempotency-status")], retried.text).toEqual([200, "replayed"]);
+        expect(retried.body).toEqual({
+          ...acted.body,
+          mandate: { ...(acted.body.mandate as object), idempotent_replay: true, mandate_status: "active" },
+        });
+      }
       const got = await call("mandate-get", { key: merchant.keys.sk_test, query: { id: mandate.mandate_id } });
-      expect(got.body.consumptions).toHaveLength(1);
+      expect(got.body.consumptions).toHaveLength(2);
     });
 
     it("503 DATABASE_UNAVAILABLE carries Retry-After while the database is away", async () => {
       const merchant = await merchantFactory();
-      proxy.refuse();
+      wire.proxy.refuse();
       const withAndWithoutKey: Record<string, string>[] = [{}, { "idempotency-key": `idem-${crypto.randomUUID()}` }];
       for (const headers of withAndWithoutKey) {
         const away = await send(merchant.keys.sk_test, body("sub_x", capture(1)), headers);

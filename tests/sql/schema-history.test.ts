@@ -131,10 +131,10 @@ const MIGRATIONS_SINCE_7AD62DB: Record<string, RegExp> = {
 };
 /**
  * Functions a domain file added since 7ad62db that no migration's table needs (the sink's stand-in in one call:
- * D-690; when a sign-in stops counting and the sweeps' day, each stated once: D-750).
+ * D-690, in one round trip: D-740; when a sign-in stops counting and the sweeps' day, each stated once: D-750).
  */
 const FUNCTIONS_ADDED_SINCE_7AD62DB =
-  /^function (private\.(keyset_page|webhook_scope|sweep_cutoff|sign_in_stale_at|sign_in_counts_until)|public\.stand_in_transaction)\(/;
+  /^function (private\.(keyset_page|webhook_scope|sweep_cutoff|sign_in_stale_at|sign_in_counts_until)|public\.stand_in_(transaction|request))\(/;
 const addedSinceHistory = (line: string) =>
   FUNCTIONS_ADDED_SINCE_7AD62DB.test(line) || Object.values(MIGRATIONS_SINCE_7AD62DB).some((added) => added.test(line));
 
