@@ -7,8 +7,9 @@
  * Miniflare's internal `MF-*` headers a client could also send), and passes the request on to
  * Miniflare, streaming both ways.
  */
-import { Agent, createServer, request as forward, type IncomingHttpHeaders, type Server } from "node:http";
+import { Agent, createServer, request as forward, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ApiError } from "../../shared/kernel/errors";
 
 /** Headers of one connection, not of the request: never forwarded (RFC 9110, 7.6.1). */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer"]);
@@ -33,6 +34,28 @@ function forwardedHeaders(headers: IncomingHttpHeaders, remoteAddress: string | 
 /** The most bytes of request line and headers the front reads: as much as the service's largest body. */
 const MAX_HEAD_BYTES = 256 * 1024;
 
+/**
+ * The largest request body the front reads and passes on: far above the service's own limit (256
+ * KiB), so that every function answers its own `413 PAYLOAD_TOO_LARGE` (with its CORS headers and
+ * request id) to any body a client plausibly sends; a larger one is answered here, in the same shape.
+ */
+const MAX_FORWARDED_BODY_BYTES = 16 * 1024 * 1024;
+
+/** The request's body, read whole; null once it passed `MAX_FORWARDED_BODY_BYTES` (the rest is read and dropped). */
+function wholeBody(incoming: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    incoming.on("data", (chunk: Buffer) => {
+      length += chunk.length;
+      if (length <= MAX_FORWARDED_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    incoming.on("end", () => resolve(length <= MAX_FORWARDED_BODY_BYTES ? Buffer.concat(chunks, length) : null));
+    incoming.on("error", reject);
+  });
+}
+
 export interface ClientAddressFront {
   url: string;
   stop(): Promise<void>;
@@ -47,16 +70,26 @@ export async function startClientAddressFront({ host, port, target }: { host: st
   const agent = new Agent({ keepAlive: false });
   // Node's default (16 KiB of request line and headers) is far below workerd's, which answered
   // every request the front now takes first: a long query string must reach the Worker's own answer.
-  const server: Server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, (incoming, outgoing) => {
+  const server: Server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, async (incoming, outgoing) => {
+    // The body is read whole before the request goes on, and sent in one write. A function may
+    // answer without reading the body (a CORS preflight, a refusal by declared length); workerd then
+    // reads what has arrived and closes the connection, and a body still trickling in from here is
+    // reset, with the answer unread: a 502 for one OPTIONS with a 300 KB body in four, seen. A
+    // client writing straight to workerd sends its body at once and never saw it.
+    const body = await wholeBody(incoming).catch(() => undefined);
+    if (body === undefined) return void outgoing.destroy();
+    if (body === null) {
+      const tooLarge = new ApiError("PAYLOAD_TOO_LARGE");
+      outgoing.writeHead(tooLarge.status, { "content-type": "application/json" });
+      return void outgoing.end(JSON.stringify(tooLarge.body()));
+    }
+    const headers = forwardedHeaders(incoming.headers, incoming.socket.remoteAddress);
+    if (headers["transfer-encoding"] !== undefined || headers["content-length"] !== undefined) {
+      delete headers["transfer-encoding"];
+      headers["content-length"] = String(body.length);
+    }
     const proxied = forward(
-      {
-        agent,
-        host: upstream.hostname,
-        port: upstream.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: forwardedHeaders(incoming.headers, incoming.socket.remoteAddress),
-      },
+      { agent, host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers },
       (answer) => {
         const headers: IncomingHttpHeaders = {};
         for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
@@ -65,10 +98,12 @@ export async function startClientAddressFront({ host, port, target }: { host: st
       },
     );
     proxied.on("error", () => {
-      if (!outgoing.headersSent) outgoing.writeHead(502, { "content-type": "text/plain" });
+      // Once the answer has begun, a fault can only cut it short: the client sees a truncated answer.
+      if (outgoing.headersSent) return void outgoing.destroy();
+      outgoing.writeHead(502, { "content-type": "text/plain" });
       outgoing.end("the local runtime did not answer");
     });
-    incoming.pipe(proxied);
+    proxied.end(body);
   });
   // A request the front cannot parse (a request line and headers over MAX_HEAD_BYTES, say) is
   // answered as the runtime answers it (docs/functions.md, "Every function": 431, or 400, no JSON),
