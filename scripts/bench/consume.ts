@@ -60,6 +60,9 @@ if (hasFlag("help")) {
   --no-front                  send the HTTP requests straight to workerd (Miniflare's own address, with
                               the CF-Connecting-IP the local front would set) instead of through the
                               front, the local stand-in for the edge (scripts/local/client-address.ts)
+  --own-socket                send them to the mandate-consume worker's own socket: neither the front
+                              nor Miniflare's entry worker, which routes every request on workerd's
+                              shared address and has no counterpart at the edge
   --keep                      keep the scratch database hauth_bench_consume
   --cpu-profile               only a CPU profile of the mandate-consume worker in workerd at 32
                               clients on one hot mandate (V8's sampling profiler through workerd's
@@ -80,6 +83,8 @@ const SPREAD = Number(textFlag("mandates") ?? 1000);
 const PROFILE = !hasFlag("no-profile");
 /** Straight to workerd: the local front is a Node proxy of its own, with no counterpart in a Worker's bill or path. */
 const NO_FRONT = hasFlag("no-front");
+/** Straight to the function's worker: what a deployed Worker's request runs, as near as workerd gives it. */
+const OWN_SOCKET = hasFlag("own-socket");
 const KEEP = hasFlag("keep");
 const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
@@ -223,8 +228,9 @@ function post(url: URL, agent: Agent, headers: Record<string, string>, body: str
 }
 
 async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], clients: number, work: number): Promise<RunResult> {
-  const url = new URL(`${NO_FRONT ? server.runtimeUrl : server.url}/functions/v1/mandate-consume`);
-  const address: Record<string, string> = NO_FRONT ? { "cf-connecting-ip": "127.0.0.1" } : {};
+  const base = OWN_SOCKET ? server.ownSocketUrls["mandate-consume"] : NO_FRONT ? server.runtimeUrl : server.url;
+  const url = new URL(`${base}/functions/v1/mandate-consume`);
+  const address: Record<string, string> = OWN_SOCKET || NO_FRONT ? { "cf-connecting-ip": "127.0.0.1" } : {};
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   const other: Record<string, number> = {};
@@ -477,8 +483,8 @@ function cpuReport(a: CpuSample, b: CpuSample, done: number): string {
   return (
     `machine ${(busy * 100).toFixed(0)}% busy; ` +
     used.map(([name, x]) => `${name} ${(x / wall).toFixed(2)} cores`).join(", ") +
-    `; ${(perConsume * 1000).toFixed(1)} ms of CPU per consume (` +
-    used.map(([name, x]) => `${name} ${((x / done) * 1000).toFixed(1)}`).join(", ") +
+    `; ${(perConsume * 1000).toFixed(2)} ms of CPU per consume (` +
+    used.map(([name, x]) => `${name} ${((x / done) * 1000).toFixed(2)}`).join(", ") +
     ")"
   );
 }
@@ -558,6 +564,7 @@ async function serverOptions(path: string) {
     env,
     ...(path === "external" ? { serviceDatabaseUrl: HTTP_DATABASE_URL } : {}),
     ...(CPU_PROFILE ? { inspectorPort: await freePort() } : {}),
+    ...(OWN_SOCKET ? { ownSockets: ["mandate-consume"] } : {}),
   };
 }
 
@@ -782,7 +789,7 @@ async function main() {
   const started = performance.now();
   const loadAtStart = loadNow();
   log(
-    `scratch database ${DB_NAME} on ${new URL(BENCH_ADMIN_URL).host}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}`,
+    `scratch database ${DB_NAME} on ${new URL(BENCH_ADMIN_URL).host}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}, sent ${OWN_SOCKET ? "to the worker's own socket" : NO_FRONT ? "to Miniflare's address" : "through the local front"}`,
   );
   const { scratch, servers } = await startServers();
   const benchUrl = scratch.databaseUrl;

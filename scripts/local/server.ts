@@ -49,6 +49,13 @@ interface ServerOptions {
   onRuntimeExit?: () => void;
   /** workerd's V8 inspector on this port (DevTools protocol: a CPU profile of a worker, bench:consume --cpu-profile), with source maps beside the bundles. */
   inspectorPort?: number;
+  /**
+   * These functions' workers also listen on a loopback socket of their own (`ownSocketUrls`): a
+   * request there reaches the function's worker without Miniflare's entry worker, which routes every
+   * request on the shared address and has no counterpart at the edge. For benchmarks that measure
+   * what a deployed Worker spends.
+   */
+  ownSockets?: string[];
 }
 
 /** The parts of a Tail Worker's trace item that `cronTail` passes on. */
@@ -90,6 +97,8 @@ export interface RunningServer {
   miniflare: Miniflare;
   /** workerd's inspector port, when started with one. */
   inspectorPort?: number;
+  /** Each function of `ownSockets` → its worker's own address (requests there must carry CF-Connecting-IP, as on `runtimeUrl`). */
+  ownSocketUrls: Readonly<Record<string, string>>;
   /** Runs one cron tick of a scheduled worker now, as the minute timer does; `scheduledTime` sets the tick's clock (tests, benchmarks). */
   triggerCron(name: string, scheduledTime?: Date): Promise<void>;
   stop(): Promise<void>;
@@ -117,6 +126,7 @@ export async function startServer({
   trustedCertificates,
   onRuntimeExit,
   inspectorPort,
+  ownSockets = [],
 }: ServerOptions = {}): Promise<RunningServer> {
   const configuredUrl = configuredDatabaseUrl(env);
   const embedded = configuredUrl
@@ -176,6 +186,7 @@ export async function startServer({
         // agent-verification-request reads them too (it accepts an agent's bearer, spec 5 rule 4).
         ...(OAUTH_WORKERS.has(b.name) ? { kvNamespaces: ["OAUTH_KV"] } : {}),
         ...(tailed.includes(b.name) ? { tails: [`${b.name}-tail`] } : {}),
+        ...(ownSockets.includes(b.name) ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
         // Static assets reach the function only through its ASSETS binding (run_worker_first), as deployed.
         // Miniflare backs every Worker's assets with one storage directory, so each binding gets the
         // root of all functions' folders, and a function fetches its files below its own (assets.ts).
@@ -232,6 +243,8 @@ export async function startServer({
   const runtimeUrl = await miniflare.ready.catch(stopBeforeReady);
   const front = await startClientAddressFront({ host, port, target: runtimeUrl.toString() }).catch(stopBeforeReady);
   const url = front.url;
+  const ownSocketUrls: Record<string, string> = {};
+  for (const name of ownSockets) ownSocketUrls[name] = (await miniflare.unsafeGetDirectURL(name)).toString().replace(/\/$/, "");
 
   const triggerCron = async (name: string, scheduledTime?: Date) => {
     const worker = (await miniflare.getWorker(name)) as unknown as {
@@ -246,6 +259,7 @@ export async function startServer({
   return {
     url,
     runtimeUrl: runtimeUrl.toString().replace(/\/$/, ""),
+    ownSocketUrls,
     databaseUrl,
     bindings,
     miniflare,

@@ -34,8 +34,14 @@ export function randomHex(bytes: number): string {
   return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
+/** Each byte's two hex digits, made once: a request hashes its key and body, and a lookup costs a fraction of formatting each byte (the edge bills CPU). */
+const HEX_DIGITS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
-  return Array.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  let hex = "";
+  for (let i = 0; i < view.length; i++) hex += HEX_DIGITS[view[i]!];
+  return hex;
 }
 
 /** Hex (as toHex writes it) back to bytes. */
