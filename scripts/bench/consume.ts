@@ -770,7 +770,7 @@ async function profileHotCell(servers: Record<string, RunningServer>, fixture: F
 function report(cells: Cell[], profile: string[], conditions: string): string {
   const poolSize = process.env.DB_POOLER_SIZE ?? "20";
   return [
-    `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}\` ` +
+    `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}${OWN_SOCKET ? " --own-socket" : NO_FRONT ? " --no-front" : ""}\` ` +
       `(HTTP paths ${PATHS.join(", ")}; ${poolSize} backends per pooler; ${REPEAT} repeats per cell, interleaved; ${WORK} consumes a run, ${workFor(1)} for one client, ${workFor(128)} for 128; ` +
       `fresh mandates every run, amount ${AMOUNT} against a lifetime ceiling never reached; medians). Run: ${conditions}.`,
     "",
