@@ -81,10 +81,23 @@ const REPEAT = Number(textFlag("repeat") ?? 3);
 const WORK = Number(textFlag("work") ?? 600);
 const SPREAD = Number(textFlag("mandates") ?? 1000);
 const PROFILE = !hasFlag("no-profile");
-/** Straight to workerd: the local front is a Node proxy of its own, with no counterpart in a Worker's bill or path. */
-const NO_FRONT = hasFlag("no-front");
-/** Straight to the function's worker: what a deployed Worker's request runs, as near as workerd gives it. */
-const OWN_SOCKET = hasFlag("own-socket");
+/**
+ * Where the HTTP requests go: through the local front (a Node proxy of its own, with no counterpart in a
+ * Worker's bill or path), to Miniflare's address (`--no-front`), or to the function worker's own socket
+ * (`--own-socket`: what a deployed Worker's request runs, as near as workerd gives it). Each but the
+ * front carries the CF-Connecting-IP the front would set.
+ */
+const TARGETS = {
+  front: { flag: "", said: "through the local front", base: (server: RunningServer) => server.url },
+  "no-front": { flag: " --no-front", said: "to Miniflare's address", base: (server: RunningServer) => server.runtimeUrl },
+  "own-socket": {
+    flag: " --own-socket",
+    said: "to the worker's own socket",
+    base: (server: RunningServer) => server.ownSocketUrls["mandate-consume"]!,
+  },
+} as const;
+const TARGET_NAME: keyof typeof TARGETS = hasFlag("own-socket") ? "own-socket" : hasFlag("no-front") ? "no-front" : "front";
+const TARGET = TARGETS[TARGET_NAME];
 const KEEP = hasFlag("keep");
 const CPU_PROFILE = hasFlag("cpu-profile");
 const AMOUNT = 7;
@@ -228,9 +241,8 @@ function post(url: URL, agent: Agent, headers: Record<string, string>, body: str
 }
 
 async function httpRun(server: RunningServer, fixture: Fixture, ids: string[], clients: number, work: number): Promise<RunResult> {
-  const base = OWN_SOCKET ? server.ownSocketUrls["mandate-consume"] : NO_FRONT ? server.runtimeUrl : server.url;
-  const url = new URL(`${base}/functions/v1/mandate-consume`);
-  const address: Record<string, string> = OWN_SOCKET || NO_FRONT ? { "cf-connecting-ip": "127.0.0.1" } : {};
+  const url = new URL(`${TARGET.base(server)}/functions/v1/mandate-consume`);
+  const address: Record<string, string> = TARGET_NAME === "front" ? {} : { "cf-connecting-ip": "127.0.0.1" };
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   const other: Record<string, number> = {};
@@ -564,7 +576,7 @@ async function serverOptions(path: string) {
     env,
     ...(path === "external" ? { serviceDatabaseUrl: HTTP_DATABASE_URL } : {}),
     ...(CPU_PROFILE ? { inspectorPort: await freePort() } : {}),
-    ...(OWN_SOCKET ? { ownSockets: ["mandate-consume"] } : {}),
+    ...(TARGET_NAME === "own-socket" ? { ownSockets: ["mandate-consume"] } : {}),
   };
 }
 
@@ -770,7 +782,7 @@ async function profileHotCell(servers: Record<string, RunningServer>, fixture: F
 function report(cells: Cell[], profile: string[], conditions: string): string {
   const poolSize = process.env.DB_POOLER_SIZE ?? "20";
   return [
-    `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}${OWN_SOCKET ? " --own-socket" : NO_FRONT ? " --no-front" : ""}\` ` +
+    `Run: \`${HTTP_DATABASE_URL ? "BENCH_HTTP_DATABASE_URL=<pooler> " : ""}npm run bench:consume -- --poolers ${POOLERS.join(",")}${TARGET.flag}\` ` +
       `(HTTP paths ${PATHS.join(", ")}; ${poolSize} backends per pooler; ${REPEAT} repeats per cell, interleaved; ${WORK} consumes a run, ${workFor(1)} for one client, ${workFor(128)} for 128; ` +
       `fresh mandates every run, amount ${AMOUNT} against a lifetime ceiling never reached; medians). Run: ${conditions}.`,
     "",
@@ -789,7 +801,7 @@ async function main() {
   const started = performance.now();
   const loadAtStart = loadNow();
   log(
-    `scratch database ${DB_NAME} on ${new URL(BENCH_ADMIN_URL).host}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}, sent ${OWN_SOCKET ? "to the worker's own socket" : NO_FRONT ? "to Miniflare's address" : "through the local front"}`,
+    `scratch database ${DB_NAME} on ${new URL(BENCH_ADMIN_URL).host}; starting mandate-consume on workerd, HTTP paths: ${PATHS.join(", ")}, sent ${TARGET.said}`,
   );
   const { scratch, servers } = await startServers();
   const benchUrl = scratch.databaseUrl;

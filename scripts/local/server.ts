@@ -244,7 +244,7 @@ export async function startServer({
   const front = await startClientAddressFront({ host, port, target: runtimeUrl.toString() }).catch(stopBeforeReady);
   const url = front.url;
   const ownSocketUrls: Record<string, string> = {};
-  for (const name of ownSockets) ownSocketUrls[name] = (await miniflare.unsafeGetDirectURL(name)).toString().replace(/\/$/, "");
+  for (const name of ownSockets) ownSocketUrls[name] = (await miniflare.unsafeGetDirectURL(name)).origin;
 
   const triggerCron = async (name: string, scheduledTime?: Date) => {
     const worker = (await miniflare.getWorker(name)) as unknown as {
