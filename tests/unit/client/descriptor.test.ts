@@ -153,6 +153,87 @@ function renderBox(
 describe("skin region", () => {
   const skin = skinMask(LANDMARKS, SIZE, SIZE);
 
+  it("marks exactly the pixels the per-pixel definition does, row by row: landmarks moved, turned, clipped by the frame, holes and margins", () => {
+    // The definition (docs/presence-descriptor.md 3.2, step 1), pixel by pixel: inside the polygon by
+    // the even-odd rule, outside every hole, no nearer than `margin` to any boundary, centres at +0.5.
+    const inside = (polygon: readonly Point[], x: number, y: number) => {
+      let result = false;
+      for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+        const a = polygon[i]!;
+        const b = polygon[j]!;
+        if (a.y > y !== b.y > y && x < ((b.x - a.x) * (y - a.y)) / (b.y - a.y) + a.x) result = !result;
+      }
+      return result;
+    };
+    const near = (polygon: readonly Point[], x: number, y: number, margin: number) =>
+      polygon.some((a, i) => {
+        const b = polygon[(i + polygon.length - 1) % polygon.length]!;
+        const [dx, dy] = [b.x - a.x, b.y - a.y];
+        const length2 = dx * dx + dy * dy;
+        const t = length2 > 0 ? Math.max(0, Math.min(1, ((x - a.x) * dx + (y - a.y) * dy) / length2)) : 0;
+        return (x - (a.x + t * dx)) ** 2 + (y - (a.y + t * dy)) ** 2 < margin * margin;
+      });
+    const rng = createRng(20261128);
+    const outlineOf = (l: readonly Point[]) => [...l.slice(0, 17), ...l.slice(17, 27).reverse()];
+    let compared = 0;
+    const compare = (trial: number | string, polygon: readonly Point[], holes: readonly (readonly Point[])[], margin: number) => {
+      const { box, mask, pixels } = regionMask(polygon, holes, 160, 120, margin);
+      let counted = 0;
+      for (let row = 0; row < box.height; row++) {
+        for (let column = 0; column < box.width; column++) {
+          const [x, y] = [box.x + column + 0.5, box.y + row + 0.5];
+          const expected =
+            inside(polygon, x, y) &&
+            !(margin > 0 && near(polygon, x, y, margin)) &&
+            !holes.some((hole) => inside(hole, x, y) || (margin > 0 && near(hole, x, y, margin)));
+          if (mask[row * box.width + column] !== (expected ? 1 : 0)) {
+            throw new Error(`${trial}: pixel (${column}, ${row}) of ${JSON.stringify(box)} is ${mask[row * box.width + column]}`);
+          }
+          counted += expected ? 1 : 0;
+          compared++;
+        }
+      }
+      expect(pixels).toBe(counted);
+    };
+    // Boundaries through pixel centres and at exactly the margin from them: the ties of both rules.
+    const square = (x0: number, y0: number, x1: number, y1: number) => [
+      { x: x0, y: y0 },
+      { x: x1, y: y0 },
+      { x: x1, y: y1 },
+      { x: x0, y: y1 },
+    ];
+    compare("centres", square(2.5, 3.5, 40.5, 30.5), [square(10.5, 10.5, 20.5, 20.5)], 0);
+    compare("centres, margin 2", square(2.5, 3.5, 40.5, 30.5), [square(10.5, 10.5, 20.5, 20.5)], 2);
+    compare(
+      "a diamond on centres",
+      [
+        { x: 30.5, y: 5.5 },
+        { x: 50.5, y: 25.5 },
+        { x: 30.5, y: 45.5 },
+        { x: 10.5, y: 25.5 },
+      ],
+      [],
+      1,
+    );
+    for (let trial = 0; trial < 60; trial++) {
+      // A face somewhere in (or partly out of) a 160 x 120 frame, turned, each landmark jittered.
+      const [cx, cy, w] = [10 + 140 * rng.next(), 10 + 100 * rng.next(), 12 + 40 * rng.next()];
+      const angle = (rng.next() - 0.5) * 1.2;
+      const landmarks = syntheticLandmarks(cx, cy, w, 1 + 4 * rng.next()).map((p) => {
+        const [x, y] = [p.x - cx, p.y - cy];
+        return {
+          x: cx + x * Math.cos(angle) - y * Math.sin(angle) + 2 * (rng.next() - 0.5),
+          y: cy + x * Math.sin(angle) + y * Math.cos(angle) + 2 * (rng.next() - 0.5),
+        };
+      });
+      const polygon = outlineOf(landmarks);
+      const holes = [landmarks.slice(36, 42), landmarks.slice(42, 48), landmarks.slice(48, 60)];
+      const margin = trial % 4 === 0 ? 0 : 0.5 + 5 * rng.next();
+      compare(`trial ${trial}`, polygon, holes, margin);
+    }
+    expect(compared).toBeGreaterThan(50_000);
+  });
+
   it("keeps face skin and leaves out the eyes, the lips and the background", () => {
     expect(skin.pixels).toBeGreaterThan(2000);
     for (let row = 0; row < skin.box.height; row++) {
