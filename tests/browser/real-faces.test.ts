@@ -11,6 +11,11 @@ import { type RealFace, realFaces } from "../../scripts/media/faces";
 import { merchantFactory, testDb } from "../harness/factories";
 import { call, errorOf, replayHeaders } from "../harness/http";
 import { enrollStranger } from "../harness/identity";
+import { useOwnService } from "../harness/own-service";
+
+// A service and database of this file's own: each test empties the sandbox gallery before it enrols,
+// which on the run's database would take the templates of every test running beside it (D-760).
+useOwnService("real_faces", ["face-identify", "process-biovital-enrollment", "process-biovital-transaction"]);
 
 let faces: RealFace[];
 
@@ -51,9 +56,9 @@ describe("real faces: a different person never matches an enrolled one", () => {
 
   for (const enrolledPerson of ["astronaut", "hopper"]) {
     it(`enrols ${enrolledPerson}, recognises them mirrored, and refuses every other real person at identification and at login`, async () => {
-      // The sandbox gallery holds this face once, from this portrait: the other browser tests' camera
-      // shows the astronaut, and an enrolment of a face the environment knows keeps that person's
-      // template (captured through the lit camera), not this one. The browser project runs alone, last.
+      // The sandbox gallery holds this face once, from this portrait: an enrolment of a face the
+      // environment knows keeps that person's template, not this one; the other test enrolled the
+      // other portrait here.
       await testDb()`delete from private.face_templates where environment = 'test'`;
       const merchant = await merchantFactory();
       const own = faceOf(enrolledPerson, "plain");
