@@ -80,6 +80,15 @@ function syntheticLandmarks(cx: number, cy: number, w: number, gap = 2): Point[]
   return [...jaw, ...leftBrow, ...rightBrow, ...nose, ...leftEye, ...rightEye, ...outer, ...inner];
 }
 
+/** The regions of 68 landmarks as the skin region draws them: the face's outline (jaw, then the brows back), the eyes, the outer lips. */
+function partsOf(landmarks: readonly Point[]) {
+  return {
+    outline: [...landmarks.slice(0, 17), ...landmarks.slice(17, 27).reverse()],
+    eyes: [landmarks.slice(36, 42), landmarks.slice(42, 48)],
+    lips: landmarks.slice(48, 60),
+  };
+}
+
 const SIZE = 160;
 const LANDMARKS = syntheticLandmarks(80, 72, 48);
 /**
@@ -88,9 +97,7 @@ const LANDMARKS = syntheticLandmarks(80, 72, 48);
  */
 function labelsOf(landmarks: readonly Point[], width: number, height: number): Uint8Array {
   const labels = new Uint8Array(width * height);
-  const eyes = [landmarks.slice(36, 42), landmarks.slice(42, 48)];
-  const lips = landmarks.slice(48, 60);
-  const outline = [...landmarks.slice(0, 17), ...landmarks.slice(17, 27).reverse()];
+  const { outline, eyes, lips } = partsOf(landmarks);
   const regions: Array<[number, ReturnType<typeof regionMask>]> = [
     [1, regionMask(outline, [...eyes, lips], width, height, 0)],
     ...eyes.map((eye): [number, ReturnType<typeof regionMask>] => [2, regionMask(eye, [], width, height, 0)]),
@@ -174,7 +181,6 @@ describe("skin region", () => {
         return (x - (a.x + t * dx)) ** 2 + (y - (a.y + t * dy)) ** 2 < margin * margin;
       });
     const rng = createRng(20261128);
-    const outlineOf = (l: readonly Point[]) => [...l.slice(0, 17), ...l.slice(17, 27).reverse()];
     let compared = 0;
     const compare = (trial: number | string, polygon: readonly Point[], holes: readonly (readonly Point[])[], margin: number) => {
       const { box, mask, pixels } = regionMask(polygon, holes, 160, 120, margin);
@@ -226,8 +232,8 @@ describe("skin region", () => {
           y: cy + x * Math.sin(angle) + y * Math.cos(angle) + 2 * (rng.next() - 0.5),
         };
       });
-      const polygon = outlineOf(landmarks);
-      const holes = [landmarks.slice(36, 42), landmarks.slice(42, 48), landmarks.slice(48, 60)];
+      const { outline: polygon, eyes, lips } = partsOf(landmarks);
+      const holes = [...eyes, lips];
       const margin = trial % 4 === 0 ? 0 : 0.5 + 5 * rng.next();
       compare(`trial ${trial}`, polygon, holes, margin);
     }
