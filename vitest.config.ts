@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     // Two test files at a time (vitest's default is one fewer than the cores: one here). Most files
     // wait on the service's workers and Postgres, in other processes, so a second one fills the wait.
-    // The browser project's files run one at a time beside them, in a pool of their own (D-760).
+    // The browser project's files run two at a time beside them, in a pool of their own (D-760, D-804).
     maxWorkers: 2,
     projects: [
       {
@@ -42,17 +42,16 @@ export default defineConfig({
       },
       {
         test: {
-          // Real Chromium on the fake camera and microphone (tests/browser/chromium.ts), one file at a
-          // time, so no two browsers' models share the cores. From the start of the run, beside the
-          // other projects' files (D-760): its own pool, `threads` with one thread, because vitest runs
-          // a pool's single-fork files only after that pool's other files. Chromium keeps time on the
-          // busy machine by its CPU cgroup (tests/browser/launch.ts), which the test files beside it
-          // are not in.
+          // Real Chromium on the fake camera and microphone (tests/browser/chromium.ts), two files at a
+          // time (D-804): their length is captures in real time, not CPU. From the start of the run,
+          // beside the other projects' files (D-760): its own pool, `threads`, because vitest runs a
+          // pool's single-fork files only after that pool's other files. Chromium keeps time on the
+          // busy machine by its CPU cgroup, with the real-time time its audio threads ask for
+          // (tests/browser/launch.ts, D-803), which the test files beside it are not in.
           name: "browser",
           include: ["tests/browser/**/*.test.ts"],
           globalSetup: ["tests/harness/global-setup.ts", "tests/browser/media-setup.ts"],
           pool: "threads",
-          poolOptions: { threads: { singleThread: true } },
           testTimeout: 60_000,
           hookTimeout: 180_000,
           // One more try for a browser test that fails: real Chromium on a fake camera on two cores

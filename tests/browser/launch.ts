@@ -36,6 +36,15 @@ export function chromiumFlags(media?: { video: string; audio: string }): string[
 const BROWSER_SHARE = { shares: "8192", weight: "800" };
 
 /**
+ * Real-time time the browser's group may use each second under cgroup v1 (`cpu.rt_runtime_us`, of
+ * the machine's 950,000): a new group has none, so Chromium's audio threads (the fake microphone,
+ * the page's AudioWorklet), which ask for SCHED_RR, silently fell back to nice -10 inside it, and
+ * under load the voice slipped against the mouth (docs/benchmarks.md, "Real-time audio in the
+ * browser's group"). They use a few percent; the cap only bounds a runaway.
+ */
+const BROWSER_REALTIME_US = "400000";
+
+/**
  * The processes file of the browser's CPU cgroup, made if missing: under cgroup v1's `cpu`
  * hierarchy (`cpu.shares`), or v2's where the cpu controller is delegated (`cpu.weight`). Null
  * where cgroups cannot be made (not root, or neither is mounted).
@@ -49,21 +58,33 @@ function browserCpuGroup(): string | null {
       line: own.find((l) => l.split(":")[1]?.split(",").includes("cpu")),
       file: "cpu.shares",
       value: BROWSER_SHARE.shares,
+      realtime: "cpu.rt_runtime_us",
     },
+    // Under v2 the cpu controller budgets no real-time time: there is none to allot.
     { root: "/sys/fs/cgroup", line: own.find((l) => l.startsWith("0::")), file: "cpu.weight", value: BROWSER_SHARE.weight },
   ];
-  for (const { root, line, file, value } of layouts) {
+  for (const { root, line, file, value, realtime } of layouts) {
     const dir = join(root, "hauth-browser");
     try {
       if (!line || !existsSync(join(root, "cgroup.procs"))) continue;
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, file), value);
+      if (realtime) allowRealtime(join(dir, realtime));
       return join(dir, "cgroup.procs");
     } catch {
       // This layout is not mounted, or not ours to change: try the next.
     }
   }
   return null;
+}
+
+/** Gives the group its real-time time where the kernel groups it (a kernel without RT group scheduling has no such file). */
+function allowRealtime(file: string): void {
+  try {
+    if (existsSync(file)) writeFileSync(file, BROWSER_REALTIME_US);
+  } catch {
+    // The machine's real-time time is spoken for elsewhere: the audio threads fall back to nice -10, as before.
+  }
 }
 
 /**
@@ -85,10 +106,10 @@ function executableIn(group: string | null): string {
 /**
  * Launches Chromium in a CPU cgroup with a larger share than the test process, the service under
  * test and the database (where the user may make one: root in CI); every process the browser
- * starts later (renderers, the fake camera's capture service) is in it too. Chromium's fake camera
- * reads its file on a timer that never catches up: when other work on a busy machine delays it,
- * the video falls behind the fake microphone for good, which no real camera does, and the mouth
- * and the voice drift apart. A nice value would not do: Chromium sets its own threads' priorities,
+ * starts later (renderers, the fake camera's capture service) is in it too. Chromium's fake
+ * devices read their files on timers that never catch up: when other work on a busy machine delays
+ * them, the mouth and the voice drift apart for good, which no real camera and microphone do (the
+ * voice fell behind until the group allotted real-time time, D-803). A nice value would not do: Chromium sets its own threads' priorities,
  * and starts renderers and services at the default one. Only the browser enters the group, never
  * the test process: the test files beside it (D-760) run in that process's other threads and
  * children, which must not inherit the browser's share.
