@@ -55,6 +55,9 @@ describe.skipIf(!groupsRealtime)("Chromium in its CPU group", () => {
     await expect.poll(() => threadsNamed("FakeAudioInput").length, { timeout: 10_000 }).toBeGreaterThan(0);
     // Every browser of the run is in the group; each one's microphone thread must be real-time.
     const threads = threadsNamed("FakeAudioInput");
-    expect(threads.filter((t) => t.policy !== SCHED_RR), JSON.stringify(threads)).toEqual([]);
+    expect(
+      threads.filter((t) => t.policy !== SCHED_RR),
+      JSON.stringify(threads),
+    ).toEqual([]);
   });
 });
