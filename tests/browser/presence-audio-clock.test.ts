@@ -14,7 +14,7 @@
  * not stamp the blocks after it early by the stretch (D-770: by the smallest offset seen before
  * them, they came 400 ms early and the engine refused the mouth-voice sync). No block is stamped
  * after it arrived, nor long before (the check page's `audio_lead_ms`). (Comparing two captures'
- * lags would not do: on a loaded machine the fake camera falls behind the fake microphone by
+ * lags would not do: on a loaded machine the fake camera and microphone fall out of step by
  * different amounts from one capture to the next.)
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
