@@ -9,9 +9,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { serviceUnderTest } from "../harness/service";
 import { type GuardedBrowser, openBrowser } from "./chromium";
+import { BROWSER_GROUP, CGROUP_V1_CPU } from "./launch";
 
-const GROUPS = "/sys/fs/cgroup/cpu";
-const GROUP = `${GROUPS}/hauth-browser`;
+const GROUP = `${CGROUP_V1_CPU}/${BROWSER_GROUP}`;
 const SCHED_RR = 2;
 
 /** Every thread of the group named `name`, with its scheduling policy (`/proc/<tid>/stat`, field 41). */
@@ -31,7 +31,7 @@ function threadsNamed(name: string): { tid: string; policy: number; nice: number
   return found;
 }
 
-const groupsRealtime = process.getuid?.() === 0 && existsSync(`${GROUPS}/cpu.rt_runtime_us`);
+const groupsRealtime = process.getuid?.() === 0 && existsSync(`${CGROUP_V1_CPU}/cpu.rt_runtime_us`);
 
 describe.skipIf(!groupsRealtime)("Chromium in its CPU group", () => {
   const media = inject("media");

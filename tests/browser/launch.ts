@@ -32,6 +32,10 @@ export function chromiumFlags(media?: { video: string; audio: string }): string[
   ];
 }
 
+/** The cgroup v1 `cpu` hierarchy, and the browser's group in it (or in v2's single hierarchy). */
+export const CGROUP_V1_CPU = "/sys/fs/cgroup/cpu";
+export const BROWSER_GROUP = "hauth-browser";
+
 /** The browser's CPU share against the rest of the machine: eight times a default process's. */
 const BROWSER_SHARE = { shares: "8192", weight: "800" };
 
@@ -54,7 +58,7 @@ function browserCpuGroup(): string | null {
   const own = readFileSync("/proc/self/cgroup", "utf8").split("\n");
   const layouts = [
     {
-      root: "/sys/fs/cgroup/cpu",
+      root: CGROUP_V1_CPU,
       line: own.find((l) => l.split(":")[1]?.split(",").includes("cpu")),
       file: "cpu.shares",
       value: BROWSER_SHARE.shares,
@@ -64,7 +68,7 @@ function browserCpuGroup(): string | null {
     { root: "/sys/fs/cgroup", line: own.find((l) => l.startsWith("0::")), file: "cpu.weight", value: BROWSER_SHARE.weight },
   ];
   for (const { root, line, file, value, realtime } of layouts) {
-    const dir = join(root, "hauth-browser");
+    const dir = join(root, BROWSER_GROUP);
     try {
       if (!line || !existsSync(join(root, "cgroup.procs"))) continue;
       mkdirSync(dir, { recursive: true });
@@ -109,8 +113,8 @@ function executableIn(group: string | null): string {
  * starts later (renderers, the fake camera's capture service) is in it too. Chromium's fake
  * devices read their files on timers that never catch up: when other work on a busy machine delays
  * them, the mouth and the voice drift apart for good, which no real camera and microphone do (the
- * voice fell behind until the group allotted real-time time, D-803). A nice value would not do: Chromium sets its own threads' priorities,
- * and starts renderers and services at the default one. Only the browser enters the group, never
+ * voice fell behind until the group allotted real-time time, D-803). A nice value would not do:
+ * Chromium sets its own threads' priorities, and starts renderers and services at the default one. Only the browser enters the group, never
  * the test process: the test files beside it (D-760) run in that process's other threads and
  * children, which must not inherit the browser's share.
  */
