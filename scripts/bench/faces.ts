@@ -7,10 +7,11 @@
  * photographs are never paired, they may be the same person). The held-out portrait is reported
  * apart. Prints what docs/benchmarks.md, "Face matching on real faces", quotes (D-385).
  */
+import { basename, dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { FACE_COSINE_AT_GATE, NEAR_MISS_COSINE_GAP } from "../../shared/identity/face-match";
-import { describeFaces, type FaceDescriptor, GROUP_PHOTOS, PORTRAITS } from "../media/faces";
-import { loadNow, quantile, runConditions } from "./common";
+import { describeFaces, type FaceDescriptor, GROUP_PHOTOS, type OtherModels, PORTRAITS, VARIANTS } from "../media/faces";
+import { loadNow, median, quantile, runConditions, textFlag } from "./common";
 
 interface Face extends FaceDescriptor {
   person: string;
@@ -53,6 +54,86 @@ const TAIL_SHARE = 0.05;
 const fixed = (x: number, digits = 3) => x.toFixed(digits);
 const spread = (xs: number[]) => [0, 0.05, 0.5, 0.95, 1].map((p) => fixed(quantile(xs, p))).join(" / ");
 
+/** The resolution of the gates sought. */
+const GATE_STEP = 0.0005;
+
+/** The rate per comparison the stricter gates are sought for (the issue's goal). */
+const TARGET_FMR = 1e-4;
+
+/** Mean and sample standard deviation. */
+function meanSd(xs: readonly number[]): [number, number] {
+  const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
+  return [mean, Math.sqrt(xs.reduce((s, x) => s + (x - mean) ** 2, 0) / (xs.length - 1))];
+}
+
+/**
+ * The false-match rate beyond the measured pairs, two ways: a normal fitted to every distinct-person
+ * score, and an exponential fitted to the excess of their top 5% (peaks over a threshold: the
+ * tail's own slope).
+ */
+function tailFits(impostor: readonly number[]) {
+  const [mean, sd] = meanSd(impostor);
+  const tailFrom = quantile(impostor, 1 - TAIL_SHARE);
+  const excess = impostor.filter((c) => c > tailFrom).map((c) => c - tailFrom);
+  const meanExcess = excess.reduce((s, x) => s + x, 0) / Math.max(1, excess.length);
+  return {
+    mean,
+    sd,
+    tailFrom,
+    meanExcess,
+    normal: (gate: number) => normalTail((gate - mean) / sd),
+    tail: (gate: number) => TAIL_SHARE * Math.exp(-(gate - tailFrom) / meanExcess),
+    /** The lowest gate on the grid of GATE_STEP, from `from` up, whose rate is at most `rate`. */
+    gateFor: (fmr: (gate: number) => number, rate: number, from: number) => {
+      let step = Math.floor(from / GATE_STEP);
+      while (step * GATE_STEP < 1 && fmr(step * GATE_STEP) > rate) step++;
+      return step * GATE_STEP;
+    },
+  };
+}
+
+/** Same-person scores of all faces, of the portraits and of the held-out portrait, and distinct-person scores. */
+interface Scores {
+  genuine: number[];
+  portraits: number[];
+  heldOut: number[];
+  impostor: number[];
+}
+
+/**
+ * How well one embedding separates the persons, in terms that compare across networks whose
+ * cosines live on different scales: d', the equal error rate, what the gate just above the closest
+ * distinct pair refuses, and what the gate for 1 in 10,000 (by each fit) refuses.
+ */
+function separation(name: string, { genuine, portraits, heldOut, impostor }: Scores): void {
+  const [gm, gs] = meanSd(genuine);
+  const [im, is] = meanSd(impostor);
+  const refused = (set: number[], gate: number) => `${set.filter((c) => c < gate).length} / ${set.length}`;
+  const refusals = (gate: number) =>
+    `${refused(genuine, gate)} all, ${refused(portraits, gate)} portraits, ${refused(heldOut, gate)} held out`;
+  let eer = { gap: 2, gate: 0, rate: 0 };
+  for (let gate = -1; gate <= 1; gate += 0.0005) {
+    const fmr = impostor.filter((c) => c >= gate).length / impostor.length;
+    const fnmr = genuine.filter((c) => c < gate).length / genuine.length;
+    if (Math.abs(fmr - fnmr) < eer.gap) eer = { gap: Math.abs(fmr - fnmr), gate, rate: (fmr + fnmr) / 2 };
+  }
+  const closest = Math.max(...impostor);
+  const fits = tailFits(impostor);
+  console.log(`
+${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal error rate ${fixed(100 * eer.rate, 2)}% at cosine ${fixed(eer.gate)}`);
+  console.log(`  gate just above the closest distinct pair (${fixed(closest)}): same person refused ${refusals(closest + 1e-9)}`);
+  console.log(
+    `  distinct persons: normal mean ${fixed(fits.mean, 4)}, sd ${fixed(fits.sd, 4)}; top ${100 * TAIL_SHARE}% above ${fixed(fits.tailFrom)}, mean excess ${fixed(fits.meanExcess, 4)}`,
+  );
+  for (const [fit, fmr] of [
+    ["normal", fits.normal],
+    ["tail", fits.tail],
+  ] as const) {
+    const gate = fits.gateFor(fmr, TARGET_FMR, im);
+    console.log(`  gate for 1 in 10,000 (${fit} fit): ${fixed(gate, 4)}, same person refused ${refusals(gate)}`);
+  }
+}
+
 /** The upper tail of the standard normal at z (Abramowitz and Stegun 7.1.26). */
 function normalTail(z: number): number {
   const t = 1 / (1 + 0.3275911 * (z / Math.SQRT2));
@@ -60,11 +141,30 @@ function normalTail(z: number): number {
   return z < 0 ? 1 - normalTail(-z) : 0.5 * poly * Math.exp(-(z * z) / 2);
 }
 
+/**
+ * `--onnx FILE --ort DIR`: an ONNX embedding network to compare on the same faces (fed the ArcFace
+ * crop, pixels to (x - 127.5) / 128), run in the page by onnxruntime-web from DIR (its package's
+ * `dist/`). Neither is a dependency of the project: the comparison is run on request (D-805).
+ */
+function otherModels(): OtherModels | null {
+  const file = textFlag("onnx");
+  if (!file) return null;
+  const ort = textFlag("ort");
+  if (!ort) throw new Error("--onnx needs --ort DIR: onnxruntime-web's dist/ directory");
+  const name = basename(file).replace(/\.onnx$/, "");
+  return {
+    dir: dirname(resolve(file)),
+    ort: resolve(ort),
+    models: [{ name, file: basename(file), format: "onnx", scale: 255 / 128, offset: -127.5 / 128, dimension: 0 }],
+  };
+}
+
 async function main() {
   const started = performance.now();
   const loadAtStart = loadNow();
   const files = [...PORTRAITS.map((p) => p.file), ...GROUP_PHOTOS];
-  const faces = label(await describeFaces(files));
+  const other = otherModels();
+  const faces = label(await describeFaces(files, VARIANTS, other));
   const norms = faces.map((f) => norm(f.descriptor));
   const genuine: Pair[] = [];
   const impostor: Pair[] = [];
@@ -113,16 +213,7 @@ async function main() {
     console.log(`  refused same person: ${p.a.person}/${p.a.variant} ~ ${p.b.variant} cosine ${fixed(p.cosine)}`);
   }
 
-  // The tail beyond the measured pairs: a normal fitted to the distinct persons' cosines, and an
-  // exponential fitted to the top 5% only (peaks over a threshold: the tail's own slope).
-  const cs = impostor.map((p) => p.cosine);
-  const mean = cs.reduce((s, x) => s + x, 0) / cs.length;
-  const sd = Math.sqrt(cs.reduce((s, x) => s + (x - mean) ** 2, 0) / (cs.length - 1));
-  const tailFrom = quantile(cs, 1 - TAIL_SHARE);
-  const excess = cs.filter((c) => c > tailFrom).map((c) => c - tailFrom);
-  const meanExcess = excess.reduce((s, x) => s + x, 0) / Math.max(1, excess.length);
-  const normalFmr = (gate: number) => normalTail((gate - mean) / sd);
-  const tailFmr = (gate: number) => TAIL_SHARE * Math.exp(-(gate - tailFrom) / meanExcess);
+  const { mean, sd, tailFrom, meanExcess, normal: normalFmr, tail: tailFmr, gateFor } = tailFits(impostor.map((p) => p.cosine));
   const fmr = normalFmr(FACE_COSINE_AT_GATE);
   console.log(
     `\ndistinct persons' cosine: mean ${fixed(mean, 4)}, sd ${fixed(sd, 4)}; normal tail at the gate ${FACE_COSINE_AT_GATE}: ${fmr.toExponential(1)}`,
@@ -133,18 +224,20 @@ async function main() {
   console.log("\nstricter gates: expected false-match rate per comparison (normal fit; tail fit), and what they refuse of the same person");
   console.log("gate     normal    tail      same person refused (all)  (portraits)  (held-out portrait)");
   const heldOutGenuine = portraitGenuine.filter((p) => PORTRAITS[p.a.photo]?.heldOut);
+  const scores = (score: (p: Pair) => number): Scores => ({
+    genuine: genuine.map(score),
+    portraits: portraitGenuine.map(score),
+    heldOut: heldOutGenuine.map(score),
+    impostor: impostor.map(score),
+  });
   for (const gate of [FACE_COSINE_AT_GATE, 0.97, 0.975, 0.98, 0.985, 0.99]) {
     const refused = (set: Pair[]) => `${set.filter((p) => p.cosine < gate).length} / ${set.length}`;
     console.log(
       `${fixed(gate)}    ${normalFmr(gate).toExponential(1)}   ${tailFmr(gate).toExponential(1)}   ${refused(genuine).padEnd(26)} ${refused(portraitGenuine).padEnd(12)} ${refused(heldOutGenuine)}`,
     );
   }
-  const solve = (f: (g: number) => number) => {
-    let g = FACE_COSINE_AT_GATE;
-    while (g < 1 && f(g) > 1e-4) g += 0.0005;
-    return g;
-  };
-  console.log(`gate for 1 in 10,000: ${fixed(solve(normalFmr))} (normal), ${fixed(solve(tailFmr))} (tail)`);
+  const solve = (f: (g: number) => number) => gateFor(f, TARGET_FMR, FACE_COSINE_AT_GATE);
+  console.log(`gate for 1 in 10,000: ${fixed(solve(normalFmr), 4)} (normal), ${fixed(solve(tailFmr), 4)} (tail)`);
   for (const gallery of [1_000, 100_000, 10_000_000]) {
     const any = 1 - (1 - fmr) ** gallery;
     console.log(
@@ -159,6 +252,28 @@ async function main() {
       return p.cosine - Math.max(...others);
     });
   console.log(`gap of a genuine match over the best distinct person: ${spread(gaps)} (near miss below ${NEAR_MISS_COSINE_GAP})`);
+  separation(
+    "face-api's recognition net (cosine)",
+    scores((p) => p.cosine),
+  );
+  for (const model of other?.models ?? []) {
+    const embedding = (f: Face) => f.others?.[model.name] as number[];
+    const ms = faces.map((f) => f.others?.[`${model.name}Ms`] as number);
+    const faceApiMs = faces.map((f) => f.others?.faceApiMs as number);
+    const score = (p: Pair) => cosine(embedding(p.a), embedding(p.b));
+    const { genuine: same, impostor: distinct } = scores(score);
+    console.log(
+      `\n${model.name} (${model.file}, ${embedding(faces[0] as Face).length} numbers, ${fixed(median(ms), 0)} ms a face in the page, median; face-api's recognition net ${fixed(median(faceApiMs), 0)} ms in the same page)`,
+    );
+    console.log(
+      `same person (${same.length} pairs): cosine ${spread(same)}; distinct persons (${distinct.length}): cosine ${spread(distinct)}`,
+    );
+    const closest = [...impostor].sort((x, y) => score(y) - score(x))[0] as Pair;
+    console.log(
+      `closest distinct pair: ${closest.a.person}/${closest.a.variant} ~ ${closest.b.person}/${closest.b.variant} cosine ${fixed(score(closest))} (face-api ${fixed(closest.cosine)})`,
+    );
+    separation(model.name, scores(score));
+  }
   console.log(`\n${runConditions(started, loadAtStart)}`);
 }
 

@@ -72,19 +72,34 @@ export interface FaceDescriptor {
   others?: Record<string, number[] | number>;
 }
 
-/** Another embedding network to compare with face-api's (a TensorFlow.js graph model in `dir`). */
+/**
+ * Another embedding network to compare with face-api's, in `dir`: a TensorFlow.js graph model fed
+ * face-api's aligned box, or an ONNX model (run by onnxruntime-web) fed the ArcFace crop (112x112,
+ * five points onto InsightFace's reference, channels first).
+ */
 export interface OtherModel {
   name: string;
-  /** The model's JSON file name in the directory. */
+  /** The model's file name in the directory (the graph model's JSON, or the .onnx file). */
   file: string;
-  /** What the aligned face's pixels (0 to 1) are multiplied by before the network. */
+  format?: "tfjs" | "onnx";
+  /** What the face's pixels (0 to 1) are multiplied by before the network. */
   scale: number;
-  /** The embedding's length, to find it among the outputs. */
+  /** Then added to them (ONNX models: `-127.5 / 128` with `scale` `255 / 128` is ArcFace's input). */
+  offset?: number;
+  /** The embedding's length, to find it among a graph model's outputs. */
   dimension: number;
+}
+
+/** The other networks to run beside face-api: their directory, and onnxruntime-web's `dist/` for ONNX ones. */
+export interface OtherModels {
+  dir: string;
+  models: readonly OtherModel[];
+  ort?: string;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
   ".js": "text/javascript",
+  ".mjs": "text/javascript",
   ".json": "application/json",
   ".bin": "application/octet-stream",
   ".wasm": "application/wasm",
@@ -99,7 +114,7 @@ const CONTENT_TYPES: Record<string, string> = {
 export async function describeFaces(
   files: readonly string[],
   variants: readonly Variant[] = VARIANTS,
-  others: { dir: string; models: readonly OtherModel[] } | null = null,
+  others: OtherModels | null = null,
 ): Promise<FaceDescriptor[]> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   try {
@@ -112,11 +127,13 @@ export async function describeFaces(
           ? join(TFJS_WASM, path.slice("/wasm/".length))
           : path.startsWith("/other/") && others
             ? join(others.dir, path.slice("/other/".length))
-            : path === "/page.js"
-              ? join(import.meta.dirname, "faces-page.js")
-              : path.startsWith("/image/")
-                ? (files[Number(path.slice("/image/".length))] ?? "")
-                : "";
+            : path.startsWith("/ort/") && others?.ort
+              ? join(others.ort, path.slice("/ort/".length))
+              : path === "/page.js"
+                ? join(import.meta.dirname, "faces-page.js")
+                : path.startsWith("/image/")
+                  ? (files[Number(path.slice("/image/".length))] ?? "")
+                  : "";
       if (path === "/")
         return route.fulfill({ status: 200, body: "<!doctype html><title>faces</title>", headers: { "content-type": "text/html" } });
       if (!file) return route.fulfill({ status: 404, body: "" });
