@@ -112,7 +112,8 @@ function separation(name: string, { genuine, portraits, heldOut, impostor }: Sco
   const refusals = (gate: number) =>
     `${refused(genuine, gate)} all, ${refused(portraits, gate)} portraits, ${refused(heldOut, gate)} held out`;
   let eer = { gap: 2, gate: 0, rate: 0 };
-  for (let gate = -1; gate <= 1; gate += 0.0005) {
+  for (let step = -1 / GATE_STEP; step <= 1 / GATE_STEP; step++) {
+    const gate = step * GATE_STEP;
     const fmr = impostor.filter((c) => c >= gate).length / impostor.length;
     const fnmr = genuine.filter((c) => c < gate).length / genuine.length;
     if (Math.abs(fmr - fnmr) < eer.gap) eer = { gap: Math.abs(fmr - fnmr), gate, rate: (fmr + fnmr) / 2 };
@@ -213,7 +214,7 @@ async function main() {
     console.log(`  refused same person: ${p.a.person}/${p.a.variant} ~ ${p.b.variant} cosine ${fixed(p.cosine)}`);
   }
 
-  const { mean, sd, tailFrom, meanExcess, normal: normalFmr, tail: tailFmr, gateFor } = tailFits(impostor.map((p) => p.cosine));
+  const { mean, sd, tailFrom, meanExcess, normal: normalFmr, tail: tailFmr } = tailFits(impostor.map((p) => p.cosine));
   const fmr = normalFmr(FACE_COSINE_AT_GATE);
   console.log(
     `\ndistinct persons' cosine: mean ${fixed(mean, 4)}, sd ${fixed(sd, 4)}; normal tail at the gate ${FACE_COSINE_AT_GATE}: ${fmr.toExponential(1)}`,
@@ -236,8 +237,6 @@ async function main() {
       `${fixed(gate)}    ${normalFmr(gate).toExponential(1)}   ${tailFmr(gate).toExponential(1)}   ${refused(genuine).padEnd(26)} ${refused(portraitGenuine).padEnd(12)} ${refused(heldOutGenuine)}`,
     );
   }
-  const solve = (f: (g: number) => number) => gateFor(f, TARGET_FMR, FACE_COSINE_AT_GATE);
-  console.log(`gate for 1 in 10,000: ${fixed(solve(normalFmr), 4)} (normal), ${fixed(solve(tailFmr), 4)} (tail)`);
   for (const gallery of [1_000, 100_000, 10_000_000]) {
     const any = 1 - (1 - fmr) ** gallery;
     console.log(
@@ -261,18 +260,19 @@ async function main() {
     const ms = faces.map((f) => f.others?.[`${model.name}Ms`] as number);
     const faceApiMs = faces.map((f) => f.others?.faceApiMs as number);
     const score = (p: Pair) => cosine(embedding(p.a), embedding(p.b));
-    const { genuine: same, impostor: distinct } = scores(score);
+    const scored = scores(score);
+    const { genuine: same, impostor: distinct } = scored;
     console.log(
       `\n${model.name} (${model.file}, ${embedding(faces[0] as Face).length} numbers, ${fixed(median(ms), 0)} ms a face in the page, median; face-api's recognition net ${fixed(median(faceApiMs), 0)} ms in the same page)`,
     );
     console.log(
       `same person (${same.length} pairs): cosine ${spread(same)}; distinct persons (${distinct.length}): cosine ${spread(distinct)}`,
     );
-    const closest = [...impostor].sort((x, y) => score(y) - score(x))[0] as Pair;
+    const closest = impostor[distinct.indexOf(Math.max(...distinct))] as Pair;
     console.log(
       `closest distinct pair: ${closest.a.person}/${closest.a.variant} ~ ${closest.b.person}/${closest.b.variant} cosine ${fixed(score(closest))} (face-api ${fixed(closest.cosine)})`,
     );
-    separation(model.name, scores(score));
+    separation(model.name, scored);
   }
   console.log(`\n${runConditions(started, loadAtStart)}`);
 }
