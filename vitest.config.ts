@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongRunningFirst from "./tests/harness/sequencer";
 
 export default defineConfig({
   test: {
@@ -6,6 +7,9 @@ export default defineConfig({
     // wait on the service's workers and Postgres, in other processes, so a second one fills the wait.
     // The browser project's files run two at a time beside them, in a pool of their own (D-760, D-804).
     maxWorkers: 2,
+    // Files tagged @long-running start first, so that a clean clone's run does not end on one of
+    // them alone (tests/harness/sequencer.ts).
+    sequence: { sequencer: LongRunningFirst },
     projects: [
       {
         test: {

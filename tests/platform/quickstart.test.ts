@@ -4,6 +4,8 @@
  * in one bash shell, as written. The only changes are the ports (8787 and 8788 become free ones, and
  * PGPORT_EMBEDDED points the CLI at this server's embedded database), so the run collides with
  * nothing else on the machine. A command of the README that breaks fails this test.
+ *
+ * @long-running: a fresh embedded `npm start` and every step, about a minute (tests/harness/sequencer.ts).
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";

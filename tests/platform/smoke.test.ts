@@ -15,6 +15,8 @@ import { childEnv, cliProcess, npmStart } from "../harness/spawn";
  * (scripts/dev.ts) → workerd (and, with DATABASE_URL, a private PgBouncer); SIGTERM and SIGINT sent
  * to npm or node must stop all of it and free both ports, and so must workerd ending on its own
  * (SIGTERM to workerd alone). The cases run side by side to keep the run short.
+ *
+ * @long-running: six services started side by side and stopped, about a minute (tests/harness/sequencer.ts).
  */
 
 type Started = ChildProcessByStdio<null, Readable, Readable>;

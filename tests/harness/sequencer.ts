@@ -1,0 +1,25 @@
+import { readFileSync } from "node:fs";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/** The tag a test file's opening comment carries when the file runs long for its size. */
+export const LONG_RUNNING_TAG = "@long-running";
+
+/**
+ * The order test files start in. vitest starts the files it has timed before longest first, but a
+ * clean clone (CI's checkout) has no timings, and then the largest files go first. A small file
+ * that runs long (it starts the service as a newcomer would, and waits on it) then starts last, and
+ * the run ends on it alone while the other worker has nothing left to do. A file tagged
+ * `@long-running` in its opening comment starts before the rest; the others keep vitest's order.
+ */
+export default class LongRunningFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const long = sorted.filter((file) => isLongRunning(file.moduleId));
+    return [...long, ...sorted.filter((file) => !long.includes(file))];
+  }
+}
+
+function isLongRunning(path: string): boolean {
+  const opening = readFileSync(path, "utf8").slice(0, 4_000);
+  return opening.includes(LONG_RUNNING_TAG);
+}
