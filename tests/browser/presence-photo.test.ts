@@ -3,8 +3,6 @@
  * without the light challenge (version 1) and under it (version 2), where the print reflects the
  * screen's light like a face and the light check passes: the screen's light left in its "pulse"
  * must not read as one (D-395). Several lit captures, each for its own nonce.
- *
- * @long-running: several captures in real time, about a minute and a half (tests/harness/sequencer.ts).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { evaluatePresence, presenceConfig } from "../../shared/engine";

@@ -15,8 +15,6 @@ import { requestCard } from "../harness/verifications";
  * (docs/decisions.md, D-022); face-identify also per client IP for publishable keys; the
  * transaction sink has its own limit; the hosted screen's endpoints count per session secret and
  * per client IP. The figures are the documented ones: the tests spend them.
- *
- * @long-running: it spends whole limits and waits out a window, one to two minutes (tests/harness/sequencer.ts).
  */
 
 /** Sends `requests` in waves of `width` concurrent requests; answers in order. */
