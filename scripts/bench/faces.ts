@@ -5,13 +5,16 @@
  * distance). The faces are scripts/media/faces.ts's: the public-domain portraits with their
  * variants, and face-api's group photographs (distinct persons within each; faces of different
  * photographs are never paired, they may be the same person). The held-out portrait is reported
- * apart. Prints what docs/benchmarks.md, "Face matching on real faces", quotes (D-385).
+ * apart. Prints what docs/benchmarks.md, "Face matching on real faces", quotes (D-385). With
+ * `--impostors DIR` (a public set of portraits, one person each, kept outside the project), the
+ * false-match rate at the service's gate is counted on every pair of them, not fitted (D-807).
  */
-import { basename, dirname, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { FACE_COSINE_AT_GATE, NEAR_MISS_COSINE_GAP } from "../../shared/identity/face-match";
 import { describeFaces, type FaceDescriptor, GROUP_PHOTOS, type OtherModels, PORTRAITS, VARIANTS } from "../media/faces";
-import { loadNow, median, quantile, runConditions, textFlag } from "./common";
+import { flag, hasFlag, loadNow, median, quantile, runConditions, textFlag, wilson } from "./common";
 
 interface Face extends FaceDescriptor {
   person: string;
@@ -98,6 +101,27 @@ interface Scores {
   portraits: number[];
   heldOut: number[];
   impostor: number[];
+  /** Every pair of `--impostors`' portraits (distinct persons, none of them tuned on), when given. */
+  measured?: number[];
+}
+
+/** Cosines of every pair of vectors, computed on unit vectors once (a few hundred thousand pairs). */
+function allPairCosines(vectors: readonly number[][]): number[] {
+  const units = vectors.map((v) => {
+    const n = norm(v);
+    return Float64Array.from(v, (x) => x / n);
+  });
+  const out: number[] = [];
+  for (let i = 0; i < units.length; i++) {
+    const a = units[i] as Float64Array;
+    for (let j = i + 1; j < units.length; j++) {
+      const b = units[j] as Float64Array;
+      let dot = 0;
+      for (let k = 0; k < a.length; k++) dot += (a[k] as number) * (b[k] as number);
+      out.push(dot);
+    }
+  }
+  return out;
 }
 
 /**
@@ -105,7 +129,7 @@ interface Scores {
  * cosines live on different scales: d', the equal error rate, what the gate just above the closest
  * distinct pair refuses, and what the gate for 1 in 10,000 (by each fit) refuses.
  */
-function separation(name: string, { genuine, portraits, heldOut, impostor }: Scores): void {
+function separation(name: string, { genuine, portraits, heldOut, impostor, measured }: Scores, inService: number[] = []): void {
   const [gm, gs] = meanSd(genuine);
   const [im, is] = meanSd(impostor);
   const refused = (set: number[], gate: number) => `${set.filter((c) => c < gate).length} / ${set.length}`;
@@ -133,6 +157,47 @@ ${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal e
     const gate = fits.gateFor(fmr, TARGET_FMR, im);
     console.log(`  gate for 1 in 10,000 (${fit} fit): ${fixed(gate, 4)}, same person refused ${refusals(gate)}`);
   }
+  if (!measured) return;
+  // Counted, not fitted: the portraits of --impostors are persons these gates were never set on.
+  const falseMatches = (gate: number) => measured.filter((c) => c >= gate).length;
+  const rate = (gate: number) => {
+    const k = falseMatches(gate);
+    const [low, high] = wilson(k, measured.length);
+    return `${k} / ${measured.length} (${(k / measured.length).toExponential(1)}, 95% ${low.toExponential(1)} to ${high.toExponential(1)})`;
+  };
+  console.log(`  --impostors, ${measured.length} pairs of distinct persons: cosine ${spread(measured)}`);
+  for (const gate of inService) {
+    console.log(`    false matches at the service's gate ${fixed(gate, 4)}: ${rate(gate)}`);
+    // A 1:N search compares the live face with every enrolled one: its false candidates grow with the gallery.
+    const bound = wilson(falseMatches(gate), measured.length)[1] as number;
+    for (const gallery of [1_000, 100_000, 10_000_000])
+      console.log(`      1:N at ${gallery.toLocaleString("en")}: at most ${(bound * gallery).toPrecision(2)} false candidates expected (the 95% bound)`);
+  }
+  for (const [fit, fmr] of [
+    ["normal", fits.normal],
+    ["tail", fits.tail],
+  ] as const)
+    console.log(`    false matches at the ${fit} fit's gate for 1 in 10,000: ${rate(fits.gateFor(fmr, TARGET_FMR, im))}`);
+  console.log(`    false matches just above the closest distinct pair of the faces at hand: ${rate(closest + 1e-9)}`);
+  // The lowest gate whose measured rate, and then whose interval's upper end, is at most 1 in 10,000.
+  const lowestGate = (within: (gate: number) => boolean) => {
+    let step = Math.floor(measured.reduce((low, c) => Math.min(low, c), 1) / GATE_STEP);
+    while (step * GATE_STEP < 1 && !within(step * GATE_STEP)) step++;
+    return step * GATE_STEP;
+  };
+  const counted = lowestGate((gate) => falseMatches(gate) / measured.length <= TARGET_FMR);
+  const bounded = lowestGate((gate) => (wilson(falseMatches(gate), measured.length)[1] as number) <= TARGET_FMR);
+  console.log(`    gate counted at 1 in 10,000: ${fixed(counted, 4)}, ${rate(counted)}; same person refused ${refusals(counted)}`);
+  console.log(
+    `    gate whose 95% bound is 1 in 10,000: ${bounded < 1 ? `${fixed(bounded, 4)}, ${rate(bounded)}; same person refused ${refusals(bounded)}` : `none (${measured.length} pairs cannot bound it)`}`,
+  );
+}
+
+/** The mean of equally long vectors. */
+function centroid(vectors: readonly number[][]): number[] {
+  const sum = new Array<number>(vectors[0]?.length ?? 0).fill(0);
+  for (const v of vectors) for (let k = 0; k < sum.length; k++) sum[k] = (sum[k] as number) + (v[k] as number);
+  return sum.map((x) => x / vectors.length);
 }
 
 /** The upper tail of the standard normal at z (Abramowitz and Stegun 7.1.26). */
@@ -143,21 +208,56 @@ function normalTail(z: number): number {
 }
 
 /**
- * `--onnx FILE --ort DIR`: an ONNX embedding network to compare on the same faces (fed the ArcFace
- * crop, pixels to (x - 127.5) / 128), run in the page by onnxruntime-web from DIR (its package's
- * `dist/`). Neither is a dependency of the project: the comparison is run on request (D-805).
+ * Other embedding networks to compare on the same faces; none is a dependency of the project, the
+ * comparison is run on request (D-805, D-807).
+ * - `--onnx FILE --ort DIR`: an ONNX network fed the ArcFace crop, pixels to (x - 127.5) / 128, run
+ *   in the page by onnxruntime-web from DIR (its package's `dist/`).
+ * - `--tfjs FILE [--crop arcface|box] [--scale S] [--offset O] [--dimension N]`: a TensorFlow.js
+ *   graph model (FILE its JSON) fed the ArcFace crop (the default) or face-api's aligned box, its
+ *   pixels (0 to 1) times S (1) plus O (0); N picks the embedding among its outputs by length.
+ * - `--centre`: the other network's embeddings less their mean over the faces, before the cosine.
  */
 function otherModels(): OtherModels | null {
-  const file = textFlag("onnx");
-  if (!file) return null;
+  const onnx = textFlag("onnx");
+  const tfjs = textFlag("tfjs");
+  if (onnx && tfjs) throw new Error("one of --onnx and --tfjs at a time");
+  if (tfjs) {
+    const crop = textFlag("crop") ?? "arcface";
+    if (crop !== "arcface" && crop !== "box") throw new Error("--crop is arcface or box");
+    const name = basename(tfjs).replace(/\.json$/, "");
+    const model = { name, file: basename(tfjs), format: "tfjs", crop, scale: flag("scale", 1), offset: flag("offset", 0) } as const;
+    return { dir: dirname(resolve(tfjs)), models: [{ ...model, dimension: flag("dimension", 0) }] };
+  }
+  if (!onnx) return null;
   const ort = textFlag("ort");
   if (!ort) throw new Error("--onnx needs --ort DIR: onnxruntime-web's dist/ directory");
-  const name = basename(file).replace(/\.onnx$/, "");
+  const name = basename(onnx).replace(/\.onnx$/, "");
   return {
-    dir: dirname(resolve(file)),
+    dir: dirname(resolve(onnx)),
     ort: resolve(ort),
-    models: [{ name, file: basename(file), format: "onnx", scale: 255 / 128, offset: -127.5 / 128, dimension: 0 }],
+    models: [{ name, file: basename(onnx), format: "onnx", scale: 255 / 128, offset: -127.5 / 128, dimension: 0 }],
   };
+}
+
+/**
+ * `--impostors DIR`: portraits of distinct persons, one a file (JPEG or PNG), each described as it
+ * is (no variants; the best-scoring face of each). They are not part of the project: a public set
+ * of many persons is too large to keep, and its persons are ones the gates were never set on.
+ */
+async function impostorFaces(other: OtherModels | null): Promise<FaceDescriptor[] | null> {
+  const dir = textFlag("impostors");
+  if (!dir) return null;
+  const files = readdirSync(dir)
+    .filter((f) => /\.(jpe?g|png)$/i.test(f))
+    .sort()
+    .map((f) => join(resolve(dir), f));
+  const best = new Map<string, FaceDescriptor>();
+  for (const face of await describeFaces(files, ["plain"], other)) {
+    const held = best.get(face.image);
+    if (!held || held.score < face.score) best.set(face.image, face);
+  }
+  console.log(`--impostors: ${best.size} of ${files.length} portraits in ${dir} with a face found`);
+  return [...best.values()];
 }
 
 async function main() {
@@ -166,6 +266,7 @@ async function main() {
   const files = [...PORTRAITS.map((p) => p.file), ...GROUP_PHOTOS];
   const other = otherModels();
   const faces = label(await describeFaces(files, VARIANTS, other));
+  const strangers = await impostorFaces(other);
   const norms = faces.map((f) => norm(f.descriptor));
   const genuine: Pair[] = [];
   const impostor: Pair[] = [];
@@ -225,11 +326,13 @@ async function main() {
   console.log("\nstricter gates: expected false-match rate per comparison (normal fit; tail fit), and what they refuse of the same person");
   console.log("gate     normal    tail      same person refused (all)  (portraits)  (held-out portrait)");
   const heldOutGenuine = portraitGenuine.filter((p) => PORTRAITS[p.a.photo]?.heldOut);
-  const scores = (score: (p: Pair) => number): Scores => ({
+  /** Scores of the pairs, and of every pair of --impostors' portraits by the same network's vectors. */
+  const scores = (score: (p: Pair) => number, vector: (f: FaceDescriptor) => number[]): Scores => ({
     genuine: genuine.map(score),
     portraits: portraitGenuine.map(score),
     heldOut: heldOutGenuine.map(score),
     impostor: impostor.map(score),
+    ...(strangers ? { measured: allPairCosines(strangers.map(vector)) } : {}),
   });
   for (const gate of [FACE_COSINE_AT_GATE, 0.97, 0.975, 0.98, 0.985, 0.99]) {
     const refused = (set: Pair[]) => `${set.filter((p) => p.cosine < gate).length} / ${set.length}`;
@@ -253,14 +356,24 @@ async function main() {
   console.log(`gap of a genuine match over the best distinct person: ${spread(gaps)} (near miss below ${NEAR_MISS_COSINE_GAP})`);
   separation(
     "face-api's recognition net (cosine)",
-    scores((p) => p.cosine),
+    scores(
+      (p) => p.cosine,
+      (f) => f.descriptor,
+    ),
+    [FACE_COSINE_AT_GATE],
   );
   for (const model of other?.models ?? []) {
-    const embedding = (f: Face) => f.others?.[model.name] as number[];
+    const raw = (f: FaceDescriptor) => f.others?.[model.name] as number[];
+    // `--centre`: each embedding less the mean of every face's, for a network whose outputs share a
+    // large common part (its mean is taken over these same faces, so the figures flatter it a little).
+    const mean = hasFlag("centre") ? centroid(faces.map(raw)) : null;
+    const centre = (v: number[]) => (mean ? v.map((x, k) => x - (mean[k] as number)) : v);
+    const centred = new Map(faces.map((f) => [f, centre(raw(f))]));
+    const embedding = (f: Face) => centred.get(f) as number[];
     const ms = faces.map((f) => f.others?.[`${model.name}Ms`] as number);
     const faceApiMs = faces.map((f) => f.others?.faceApiMs as number);
     const score = (p: Pair) => cosine(embedding(p.a), embedding(p.b));
-    const scored = scores(score);
+    const scored = scores(score, (f) => centre(raw(f)));
     const { genuine: same, impostor: distinct } = scored;
     console.log(
       `\n${model.name} (${model.file}, ${embedding(faces[0] as Face).length} numbers, ${fixed(median(ms), 0)} ms a face in the page, median; face-api's recognition net ${fixed(median(faceApiMs), 0)} ms in the same page)`,

@@ -57,8 +57,9 @@ export async function describe({ count, variants, models: others = [] }) {
   await faceapi.nets.ssdMobilenetv1.loadFromUri(models);
   await faceapi.nets.faceLandmark68Net.loadFromUri(models);
   await faceapi.nets.faceRecognitionNet.loadFromUri(models);
-  // Other embedding networks to compare: TensorFlow.js graph models fed face-api's aligned box, or
-  // ONNX models (on onnxruntime-web's WebAssembly build, served at /ort/) fed the ArcFace crop.
+  // Other embedding networks to compare: TensorFlow.js graph models fed face-api's aligned box or
+  // the ArcFace crop, or ONNX models (on onnxruntime-web's WebAssembly build, served at /ort/) fed
+  // the ArcFace crop.
   const ort = others.some((o) => o.format === "onnx") ? await import("/ort/ort.wasm.min.mjs") : null;
   if (ort) Object.assign(ort.env.wasm, { wasmPaths: "http://faces.test/ort/", numThreads: 1 });
   const graphs = [];
@@ -80,6 +81,18 @@ export async function describe({ count, variants, models: others = [] }) {
     return Array.from(outputs[graph.model.outputNames[0]].data);
   };
   const embedGraph = async (graph, pixels, face) => {
+    if (graph.crop === "arcface") {
+      const rgb = arcfaceCrop(pixels, face.landmarks.positions);
+      const values = Float32Array.from(rgb, (v) => (v / 255) * graph.scale + (graph.offset ?? 0));
+      const output = faceapi.tf.tidy(() => {
+        const outputs = graph.model.execute(faceapi.tf.tensor(values, [1, 112, 112, 3]));
+        const list = Array.isArray(outputs) ? outputs : [outputs];
+        return list.find((t) => t.shape[1] === graph.dimension) ?? list[0];
+      });
+      const embedding = Array.from(await output.data());
+      output.dispose();
+      return embedding;
+    }
     const size = graph.model.inputs[0].shape[1];
     const box = face.alignedRect.box;
     const output = faceapi.tf.tidy(() => {

@@ -74,19 +74,22 @@ export interface FaceDescriptor {
 
 /**
  * Another embedding network to compare with face-api's, in `dir`: a TensorFlow.js graph model fed
- * face-api's aligned box, or an ONNX model (run by onnxruntime-web) fed the ArcFace crop (112x112,
- * five points onto InsightFace's reference, channels first).
+ * face-api's aligned box or the ArcFace crop (channels last), or an ONNX model (run by
+ * onnxruntime-web) fed the ArcFace crop (112x112, five points onto InsightFace's reference,
+ * channels first).
  */
 export interface OtherModel {
   name: string;
   /** The model's file name in the directory (the graph model's JSON, or the .onnx file). */
   file: string;
   format?: "tfjs" | "onnx";
+  /** What a graph model is fed: face-api's aligned box at its input size (the default), or the ArcFace crop. */
+  crop?: "box" | "arcface";
   /** What the face's pixels (0 to 1) are multiplied by before the network. */
   scale: number;
   /** Then added to them (ONNX models: `-127.5 / 128` with `scale` `255 / 128` is ArcFace's input). */
   offset?: number;
-  /** The embedding's length, to find it among a graph model's outputs. */
+  /** The embedding's length, to find it among a graph model's outputs (0: the first output). */
   dimension: number;
 }
 
