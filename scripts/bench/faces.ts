@@ -171,7 +171,9 @@ ${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal e
     // A 1:N search compares the live face with every enrolled one: its false candidates grow with the gallery.
     const bound = wilson(falseMatches(gate), measured.length)[1] as number;
     for (const gallery of [1_000, 100_000, 10_000_000])
-      console.log(`      1:N at ${gallery.toLocaleString("en")}: at most ${(bound * gallery).toPrecision(2)} false candidates expected (the 95% bound)`);
+      console.log(
+        `      1:N at ${gallery.toLocaleString("en")}: at most ${(bound * gallery).toPrecision(2)} false candidates expected (the 95% bound)`,
+      );
   }
   for (const [fit, fmr] of [
     ["normal", fits.normal],
