@@ -8,7 +8,7 @@ export default defineConfig({
     // The browser project's files run two at a time beside them, in a pool of their own (D-760, D-804).
     maxWorkers: 2,
     // Files tagged @long-running start first, so that a clean clone's run does not end on one of
-    // them alone (tests/harness/sequencer.ts).
+    // them alone (tests/harness/sequencer.ts, D-806).
     sequence: { sequencer: LongRunningFirst },
     projects: [
       {

@@ -9,7 +9,7 @@ export const LONG_RUNNING_TAG = "@long-running";
  * clean clone (CI's checkout) has no timings, and then the largest files go first. A small file
  * that runs long (it starts the service as a newcomer would, and waits on it) then starts last, and
  * the run ends on it alone while the other worker has nothing left to do. A file tagged
- * `@long-running` in its opening comment starts before the rest; the others keep vitest's order.
+ * `@long-running` in its opening comment starts before the rest; the others keep vitest's order (D-806).
  * Tag only a file that mostly waits on processes it starts: the run's first minutes are its busiest
  * (Chromium and workerd starting), and a file that must finish work inside a clock window (the rate
  * limits' minute) missed it there in a clean run.
