@@ -97,20 +97,30 @@ describe("rate limits", { timeout: 60_000 }, () => {
   });
 
   describe("process-biovital-transaction", () => {
-    it("limits a merchant to 1200 a minute per environment, counted over all of its keys", async () => {
-      await inOneWindow(20);
-      const merchant = await merchantFactory();
-      const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
-      const keys = [merchant.keys.sk_test, second.key];
+    it("limits a merchant to 1200 a minute per environment, counted over all of its keys", { timeout: 180_000 }, async () => {
       const send = (key: string) => call("process-biovital-transaction", { key, body: {}, headers: replayHeaders() });
-      const spent = await inWaves(Array.from({ length: 1200 }, (_, i) => () => send(keys[i % 2])));
-      expect(statuses(spent)).toEqual({ 400: 1200 });
-      for (const key of keys) {
-        const refused = await send(key);
-        expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
-        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      // The 1,200 requests and the refusals must land in one minute of the limiter's windows. On a
+      // busy machine they can outlast the 20 s inOneWindow leaves (seen at a run's start); then the
+      // window has moved on and the answers prove nothing either way, so the spend is made once more,
+      // in a fresh minute with a fresh merchant. Within one minute, every assertion holds as before.
+      for (let attempt = 1; ; attempt++) {
+        await inOneWindow(20);
+        const minute = Math.floor(Date.now() / 60_000);
+        const merchant = await merchantFactory();
+        const second = await createKey(testDb(), merchant.merchant_id, "secret", "test");
+        const keys = [merchant.keys.sk_test, second.key];
+        const spent = await inWaves(Array.from({ length: 1200 }, (_, i) => () => send(keys[i % 2])));
+        expect(statuses(spent)).toEqual({ 400: 1200 });
+        const refusals = [];
+        for (const key of keys) refusals.push(await send(key));
+        if (Math.floor(Date.now() / 60_000) !== minute && attempt < 2) continue;
+        for (const refused of refusals) {
+          expect(errorOf(refused)).toEqual({ status: 429, code: "RATE_LIMITED" });
+          expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+        }
+        expect((await send(merchant.keys.sk_live)).status).toBe(400);
+        return;
       }
-      expect((await send(merchant.keys.sk_live)).status).toBe(400);
     });
   });
 
