@@ -13,7 +13,7 @@ import { readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { FACE_COSINE_AT_GATE, NEAR_MISS_COSINE_GAP } from "../../shared/identity/face-match";
-import { describeFaces, type FaceDescriptor, GROUP_PHOTOS, type OtherModels, PORTRAITS, VARIANTS } from "../media/faces";
+import { bestScoring, describeFaces, type FaceDescriptor, GROUP_PHOTOS, type OtherModels, PORTRAITS, VARIANTS } from "../media/faces";
 import { flag, hasFlag, loadNow, median, quantile, runConditions, textFlag, wilson } from "./common";
 
 interface Face extends FaceDescriptor {
@@ -36,12 +36,11 @@ function label(found: FaceDescriptor[]): Face[] {
   const portraits = PORTRAITS.length;
   const faces: Face[] = [];
   for (const [i, portrait] of PORTRAITS.entries()) {
-    const byVariant = new Map<string, FaceDescriptor>();
-    for (const f of found.filter((f) => Number(f.image) === i)) {
-      const held = byVariant.get(f.variant);
-      if (!held || held.score < f.score) byVariant.set(f.variant, f);
-    }
-    for (const f of byVariant.values()) faces.push({ ...f, person: portrait.id, photo: i });
+    for (const f of bestScoring(
+      found.filter((f) => Number(f.image) === i),
+      (f) => f.variant,
+    ))
+      faces.push({ ...f, person: portrait.id, photo: i });
   }
   for (const f of found.filter((f) => Number(f.image) >= portraits)) {
     const plain = found.filter((p) => p.image === f.image && p.variant === "plain");
@@ -159,7 +158,18 @@ ${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal e
   }
   if (!measured) return;
   // Counted, not fitted: the portraits of --impostors are persons these gates were never set on.
-  const falseMatches = (gate: number) => measured.filter((c) => c >= gate).length;
+  // Sorted once, highest first: the pairs at or above a gate are a prefix, found by bisection.
+  const descending = Float64Array.from(measured).sort().reverse();
+  const falseMatches = (gate: number) => {
+    let [low, high] = [0, descending.length];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if ((descending[mid] as number) >= gate) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  };
+  const upperBound = (gate: number) => wilson(falseMatches(gate), measured.length)[1] as number;
   const rate = (gate: number) => {
     const k = falseMatches(gate);
     const [low, high] = wilson(k, measured.length);
@@ -169,7 +179,7 @@ ${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal e
   for (const gate of inService) {
     console.log(`    false matches at the service's gate ${fixed(gate, 4)}: ${rate(gate)}`);
     // A 1:N search compares the live face with every enrolled one: its false candidates grow with the gallery.
-    const bound = wilson(falseMatches(gate), measured.length)[1] as number;
+    const bound = upperBound(gate);
     for (const gallery of [1_000, 100_000, 10_000_000])
       console.log(
         `      1:N at ${gallery.toLocaleString("en")}: at most ${(bound * gallery).toPrecision(2)} false candidates expected (the 95% bound)`,
@@ -183,12 +193,12 @@ ${name}: d' ${fixed((gm - im) / Math.sqrt((gs * gs + is * is) / 2), 2)}; equal e
   console.log(`    false matches just above the closest distinct pair of the faces at hand: ${rate(closest + 1e-9)}`);
   // The lowest gate whose measured rate, and then whose interval's upper end, is at most 1 in 10,000.
   const lowestGate = (within: (gate: number) => boolean) => {
-    let step = Math.floor(measured.reduce((low, c) => Math.min(low, c), 1) / GATE_STEP);
+    let step = Math.floor((descending[descending.length - 1] ?? 1) / GATE_STEP);
     while (step * GATE_STEP < 1 && !within(step * GATE_STEP)) step++;
     return step * GATE_STEP;
   };
   const counted = lowestGate((gate) => falseMatches(gate) / measured.length <= TARGET_FMR);
-  const bounded = lowestGate((gate) => (wilson(falseMatches(gate), measured.length)[1] as number) <= TARGET_FMR);
+  const bounded = lowestGate((gate) => upperBound(gate) <= TARGET_FMR);
   console.log(`    gate counted at 1 in 10,000: ${fixed(counted, 4)}, ${rate(counted)}; same person refused ${refusals(counted)}`);
   console.log(
     `    gate whose 95% bound is 1 in 10,000: ${bounded < 1 ? `${fixed(bounded, 4)}, ${rate(bounded)}; same person refused ${refusals(bounded)}` : `none (${measured.length} pairs cannot bound it)`}`,
@@ -253,13 +263,9 @@ async function impostorFaces(other: OtherModels | null): Promise<FaceDescriptor[
     .filter((f) => /\.(jpe?g|png)$/i.test(f))
     .sort()
     .map((f) => join(resolve(dir), f));
-  const best = new Map<string, FaceDescriptor>();
-  for (const face of await describeFaces(files, ["plain"], other)) {
-    const held = best.get(face.image);
-    if (!held || held.score < face.score) best.set(face.image, face);
-  }
-  console.log(`--impostors: ${best.size} of ${files.length} portraits in ${dir} with a face found`);
-  return [...best.values()];
+  const best = bestScoring(await describeFaces(files, ["plain"], other), (f) => f.image);
+  console.log(`--impostors: ${best.length} of ${files.length} portraits in ${dir} with a face found`);
+  return best;
 }
 
 async function main() {

@@ -81,30 +81,27 @@ export async function describe({ count, variants, models: others = [] }) {
     return Array.from(outputs[graph.model.outputNames[0]].data);
   };
   const embedGraph = async (graph, pixels, face) => {
-    if (graph.crop === "arcface") {
-      const rgb = arcfaceCrop(pixels, face.landmarks.positions);
-      const values = Float32Array.from(rgb, (v) => (v / 255) * graph.scale + (graph.offset ?? 0));
-      const output = faceapi.tf.tidy(() => {
-        const outputs = graph.model.execute(faceapi.tf.tensor(values, [1, 112, 112, 3]));
-        const list = Array.isArray(outputs) ? outputs : [outputs];
-        return list.find((t) => t.shape[1] === graph.dimension) ?? list[0];
-      });
-      const embedding = Array.from(await output.data());
-      output.dispose();
-      return embedding;
-    }
-    const size = graph.model.inputs[0].shape[1];
-    const box = face.alignedRect.box;
     const output = faceapi.tf.tidy(() => {
-      const image = faceapi.tf.browser.fromPixels(pixels).toFloat().div(255).expandDims(0);
-      const [h, w] = [pixels.height, pixels.width];
-      const crop = faceapi.tf.image.cropAndResize(
-        image,
-        [[box.y / h, box.x / w, (box.y + box.height) / h, (box.x + box.width) / w]],
-        [0],
-        [size, size],
-      );
-      const outputs = graph.model.execute(crop.mul(graph.scale));
+      let input;
+      if (graph.crop === "arcface") {
+        const rgb = arcfaceCrop(pixels, face.landmarks.positions);
+        input = faceapi.tf.tensor(
+          Float32Array.from(rgb, (v) => v / 255),
+          [1, 112, 112, 3],
+        );
+      } else {
+        const size = graph.model.inputs[0].shape[1];
+        const box = face.alignedRect.box;
+        const [h, w] = [pixels.height, pixels.width];
+        const image = faceapi.tf.browser.fromPixels(pixels).toFloat().div(255).expandDims(0);
+        input = faceapi.tf.image.cropAndResize(
+          image,
+          [[box.y / h, box.x / w, (box.y + box.height) / h, (box.x + box.width) / w]],
+          [0],
+          [size, size],
+        );
+      }
+      const outputs = graph.model.execute(input.mul(graph.scale).add(graph.offset ?? 0));
       const list = Array.isArray(outputs) ? outputs : [outputs];
       return list.find((t) => t.shape[1] === graph.dimension) ?? list[0];
     });

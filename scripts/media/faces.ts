@@ -169,6 +169,16 @@ const normalised = (descriptor: readonly number[]): number[] => {
   return descriptor.map((x) => Math.round((x / norm) * 1e6) / 1e6);
 };
 
+/** The best-scoring face for each key of `keyOf` among `found` (on a tie, the first found). */
+export function bestScoring(found: readonly FaceDescriptor[], keyOf: (f: FaceDescriptor) => string): FaceDescriptor[] {
+  const best = new Map<string, FaceDescriptor>();
+  for (const f of found) {
+    const held = best.get(keyOf(f));
+    if (!held || held.score < f.score) best.set(keyOf(f), f);
+  }
+  return [...best.values()];
+}
+
 /**
  * Every real person's face under `variants`, one per person and variant (a portrait's
  * best-scoring face; a group photograph's faces by their place in the plain photograph),
@@ -185,11 +195,17 @@ export async function realFaces(variants: readonly Variant[] = ["plain", "mirror
   const found = await describeFaces(files, variants);
   const faces: RealFace[] = [];
   for (const [i, portrait] of PORTRAITS.entries()) {
-    for (const variant of variants) {
-      const best = found.filter((f) => Number(f.image) === i && f.variant === variant).sort((a, b) => b.score - a.score)[0];
-      if (best)
-        faces.push({ person: portrait.id, variant, portrait: true, heldOut: portrait.heldOut, embedding: normalised(best.descriptor) });
-    }
+    for (const best of bestScoring(
+      found.filter((f) => Number(f.image) === i),
+      (f) => f.variant,
+    ))
+      faces.push({
+        person: portrait.id,
+        variant: best.variant,
+        portrait: true,
+        heldOut: portrait.heldOut,
+        embedding: normalised(best.descriptor),
+      });
   }
   for (let i = PORTRAITS.length; i < files.length; i++) {
     const plain = found.filter((f) => Number(f.image) === i && f.variant === "plain");

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** The tag a test file's opening comment carries when the file runs long for its size. */
-export const LONG_RUNNING_TAG = "@long-running";
+const LONG_RUNNING_TAG = "@long-running";
 
 /**
  * The order test files start in. vitest starts the files it has timed before longest first, but a
