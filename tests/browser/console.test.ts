@@ -12,7 +12,7 @@
  * device check page on the same camera), so the only capture the walk-through waits for is the
  * sign-in's own.
  */
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { addOwner } from "../../shared/merchants/accounts";
 import { merchantFactory, testDb } from "../harness/factories";
@@ -60,6 +60,17 @@ async function checked(page: Page, name: string, schemes?: readonly ("light" | "
 }
 
 /** Waits for `selector`, failing with what the page shows otherwise. */
+/**
+ * A theme preview's frame once its document has loaded: the draft's colours come in a style sheet of
+ * their own (`theme/preview.css`), and until it has loaded the body wears the default theme's.
+ */
+async function loadedPreview(page: Page, selector: string): Promise<Frame> {
+  const frame = await (await page.waitForSelector(selector)).contentFrame();
+  if (!frame) throw new Error(`no preview frame at ${selector}`);
+  await frame.waitForLoadState("load");
+  return frame;
+}
+
 async function shows(page: Page, selector: string) {
   await page.waitForSelector(selector, { timeout: 60_000 }).catch(async (error: Error) => {
     throw new Error(`${error.message}; ${page.url()} shows ${(await page.content()).slice(0, 1500)}`);
@@ -190,8 +201,7 @@ describe("the merchant's console in a browser", () => {
       // The preview: the hosted screen's introduction in the theme, one frame per scheme (D-670).
       const previews = await Promise.all(
         (["light", "dark"] as const).map(async (scheme) => {
-          const frame = await (await page.waitForSelector(`iframe[src*='scheme=${scheme}']`)).contentFrame();
-          if (!frame) throw new Error(`no ${scheme} preview frame`);
+          const frame = await loadedPreview(page, `iframe[src*='scheme=${scheme}']`);
           await frame.waitForFunction(() => {
             const image = document.getElementById("logo") as HTMLImageElement;
             return image.complete && image.naturalWidth > 0;
@@ -230,8 +240,7 @@ describe("the merchant's console in a browser", () => {
       await shows(page, "p.notice");
       const mandatePreviews = await Promise.all(
         (["light", "dark"] as const).map(async (scheme) => {
-          const frame = await (await page.waitForSelector(`iframe[src*='surface=mandate'][src*='scheme=${scheme}']`)).contentFrame();
-          if (!frame) throw new Error(`no ${scheme} mandate preview frame`);
+          const frame = await loadedPreview(page, `iframe[src*='surface=mandate'][src*='scheme=${scheme}']`);
           await frame.waitForSelector("#intro-terms dt");
           return frame.evaluate(() => ({
             view: document.body.dataset.state,
